@@ -1,0 +1,24 @@
+// `npm run bench`: runs every benchmark script in bench/ (or those named: `npm run bench -- matmul`),
+// each in its own Node process with TypeScript and the ?raw shader hook registered. Benchmarks print
+// ratios measured in one run; absolute times on SwiftShader are not GPU times.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { ensureChromium } from './ensure-chromium.mjs';
+
+if (!ensureChromium()) process.exit(1);
+const names = process.argv.slice(2);
+const scripts = readdirSync('bench')
+  .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('_'))
+  .map((f) => f.replace(/\.ts$/, ''))
+  .filter((name) => names.length === 0 || names.includes(name))
+  .sort();
+const env = { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' };
+let failed = 0;
+for (const name of scripts) {
+  console.log(`\n##### bench/${name}.ts`);
+  const started = Date.now();
+  const result = spawnSync('node', ['--expose-gc', '--import', './scripts/register.mjs', `bench/${name}.ts`], { stdio: 'inherit', env });
+  console.log(`##### bench/${name}.ts: exit ${result.status} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (result.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);

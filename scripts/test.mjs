@@ -1,0 +1,75 @@
+// `npm test`: every tier in one command — type check, unit (Vitest), GPU (Vitest on Dawn +
+// SwiftShader), end-to-end (Playwright on Debian's headless Chromium against the production
+// build). Ends with the plain line `N passed, N failed` totalled over all tiers.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { ensureChromium } from './ensure-chromium.mjs';
+
+const reports = '.reports';
+rmSync(reports, { recursive: true, force: true });
+mkdirSync(reports, { recursive: true });
+const env = { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp', FORCE_COLOR: '0' };
+const only = process.argv.slice(2); // e.g. `npm test -- unit gpu`
+const wanted = (tier) => only.length === 0 || only.includes(tier);
+
+function run(label, command, args, extraEnv = {}) {
+  console.log(`\n=== ${label}: ${command} ${args.join(' ')}`);
+  const started = Date.now();
+  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
+  console.log(`=== ${label}: exit ${result.status} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return result.status ?? 1;
+}
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const tiers = [];
+
+if (wanted('typecheck')) {
+  const status = run('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
+  tiers.push({ name: 'typecheck', passed: status === 0 ? 1 : 0, failed: status === 0 ? 0 : 1 });
+}
+
+for (const tier of ['unit', 'gpu']) {
+  if (!wanted(tier)) continue;
+  if (tier === 'gpu' && !ensureChromium()) {
+    tiers.push({ name: tier, passed: 0, failed: 1, note: 'setup failed' });
+    continue;
+  }
+  const out = `${reports}/${tier}.json`;
+  const status = run(tier, 'npx', ['vitest', 'run', '--project', tier, '--reporter=default', '--reporter=json', `--outputFile.json=${out}`]);
+  const json = readJson(out);
+  if (!json) tiers.push({ name: tier, passed: 0, failed: 1, note: `runner exited ${status} without a report` });
+  else {
+    const broken = json.testResults?.filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length ?? 0;
+    tiers.push({ name: tier, passed: json.numPassedTests, failed: json.numFailedTests + broken + (status !== 0 && json.numFailedTests + broken === 0 ? 1 : 0) });
+  }
+}
+
+if (wanted('e2e')) {
+  if (!ensureChromium()) tiers.push({ name: 'e2e', passed: 0, failed: 1, note: 'setup failed' });
+  else if (run('build', 'npx', ['vite', 'build', '--logLevel', 'warn']) !== 0) tiers.push({ name: 'e2e', passed: 0, failed: 1, note: 'build failed' });
+  else {
+    const out = `${reports}/e2e.json`;
+    const status = run('e2e', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_NAME: out });
+    const json = existsSync(out) ? readJson(out) : undefined;
+    if (!json?.stats) tiers.push({ name: 'e2e', passed: 0, failed: 1, note: `runner exited ${status} without a report` });
+    else {
+      const s = json.stats;
+      const failed = s.unexpected + s.flaky + (json.errors?.length ?? 0);
+      tiers.push({ name: 'e2e', passed: s.expected, failed: failed + (status !== 0 && failed === 0 ? 1 : 0) });
+    }
+  }
+}
+
+console.log('\n=== summary');
+for (const t of tiers) console.log(`${t.name.padEnd(10)} ${t.passed} passed, ${t.failed} failed${t.note ? ` (${t.note})` : ''}`);
+const passed = tiers.reduce((n, t) => n + t.passed, 0);
+const failed = tiers.reduce((n, t) => n + t.failed, 0);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);

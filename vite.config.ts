@@ -1,0 +1,38 @@
+// One config for the app build and the two Vitest tiers: `unit` (pure logic, *.test.ts) and
+// `gpu` (WGSL kernels on Dawn + SwiftShader in Node, *.gpu.test.ts, one process, no parallel GPU work).
+import { defineConfig } from 'vitest/config';
+import react from '@vitejs/plugin-react';
+
+export default defineConfig({
+  plugins: [react()],
+  base: './',
+  build: { target: 'es2022', sourcemap: true, chunkSizeWarningLimit: 2000 },
+  worker: { format: 'es' },
+  server: { host: '127.0.0.1' },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'bench/**/*.test.ts'],
+          exclude: ['src/**/*.gpu.test.ts', 'node_modules/**'],
+          environment: 'node',
+          testTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'gpu',
+          include: ['src/**/*.gpu.test.ts'],
+          environment: 'node',
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
