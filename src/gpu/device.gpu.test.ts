@@ -15,7 +15,7 @@ describe('createGpu in Node', () => {
     expect(process.env.VK_ICD_FILENAMES).toBe(SWIFTSHADER_ICD);
     const events: string[] = [];
     gpu.onEvent((e) => events.push(e.type === 'uncaptured-error' ? `${e.type}:${e.kind}` : e.type));
-    // An invalid buffer size (not a multiple of 4 with MAP_READ|STORAGE conflicts) raises a validation error.
+    // MAP_READ may only be combined with COPY_DST: this descriptor raises a validation error.
     gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE });
     await gpu.device.queue.onSubmittedWorkDone();
     await new Promise((r) => setTimeout(r, 50));
