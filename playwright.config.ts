@@ -3,6 +3,8 @@
 import { defineConfig } from '@playwright/test';
 
 const PORT = Number(process.env.MW_E2E_PORT ?? 4173);
+/** The README's start command (`npm start`, Vite's dev server) is checked on its own port. */
+export const START_PORT = PORT + 1000;
 
 export const CHROMIUM_ARGS = [
   '--enable-unsafe-webgpu',
@@ -30,10 +32,19 @@ export default defineConfig({
     launchOptions: { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS },
     viewport: { width: 1440, height: 900 },
   },
-  webServer: {
-    command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,
-    url: `http://127.0.0.1:${PORT}`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-  },
+  webServer: [
+    {
+      command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,
+      url: `http://127.0.0.1:${PORT}`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+    {
+      command: 'npm start',
+      env: { MW_PORT: String(START_PORT) },
+      url: `http://127.0.0.1:${START_PORT}`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+  ],
 });

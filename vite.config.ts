@@ -8,7 +8,7 @@ export default defineConfig({
   base: './',
   build: { target: 'es2022', sourcemap: true, chunkSizeWarningLimit: 2000 },
   worker: { format: 'es' },
-  server: { host: '127.0.0.1' },
+  server: { host: '127.0.0.1', port: Number(process.env.MW_PORT ?? 5173), strictPort: !!process.env.MW_PORT },
   test: {
     projects: [
       {
