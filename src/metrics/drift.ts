@@ -1,0 +1,61 @@
+// Drift metrics of SPEC §5: how far a replay method's log-probabilities are from a reference
+// (the rollout's own logprobs, or the exact live-prefix score), over the targets both score.
+
+export interface DriftSummary {
+  /** Targets compared (scored by the method and present in the reference). */
+  n: number;
+  /** mean |ℓ_m − ℓ_ref| */
+  logdiff: number;
+  /** signed drift μ = mean(ℓ_m − ℓ_ref) */
+  mu: number;
+  /** Of the targets whose difference is non-zero beyond `epsilon`, the share below zero. */
+  negativeShare: number;
+}
+
+/** Differences ℓ_m(t) − ℓ_ref(t) for targets present in both maps, in the method's order. */
+export function signedDifferences(method: ReadonlyMap<number, number>, reference: ReadonlyMap<number, number>): Float64Array {
+  const out: number[] = [];
+  for (const [id, logprob] of method) {
+    const ref = reference.get(id);
+    if (ref !== undefined) out.push(logprob - ref);
+  }
+  return Float64Array.from(out);
+}
+
+export function summarizeDrift(differences: ArrayLike<number>, epsilon = 1e-6): DriftSummary {
+  const n = differences.length;
+  let abs = 0;
+  let sum = 0;
+  let moved = 0;
+  let negative = 0;
+  for (let i = 0; i < n; i++) {
+    const d = differences[i];
+    abs += Math.abs(d);
+    sum += d;
+    if (Math.abs(d) > epsilon) {
+      moved++;
+      if (d < 0) negative++;
+    }
+  }
+  return { n, logdiff: n ? abs / n : 0, mu: n ? sum / n : 0, negativeShare: moved ? negative / moved : 0 };
+}
+
+export interface Histogram {
+  /** Bin edges, length bins + 1. */
+  edges: number[];
+  counts: number[];
+}
+
+/** A symmetric histogram of signed differences over [-range, range]; values outside land in the end bins. */
+export function driftHistogram(differences: ArrayLike<number>, bins = 40, range?: number): Histogram {
+  let extent = range ?? 0;
+  if (range === undefined) for (let i = 0; i < differences.length; i++) extent = Math.max(extent, Math.abs(differences[i]));
+  if (!(extent > 0)) extent = 1;
+  const edges = Array.from({ length: bins + 1 }, (_, i) => -extent + (2 * extent * i) / bins);
+  const counts = new Array<number>(bins).fill(0);
+  for (let i = 0; i < differences.length; i++) {
+    const bin = Math.floor(((differences[i] + extent) / (2 * extent)) * bins);
+    counts[Math.min(bins - 1, Math.max(0, bin))]++;
+  }
+  return { edges, counts };
+}
