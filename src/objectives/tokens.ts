@@ -1,0 +1,152 @@
+// Token objectives at scored targets (SPEC §7), float64: SFT (negative log-likelihood) and RL
+// (PPO-clipped policy gradient with an optional k3 KL to a frozen reference). Each target j has a
+// log-probability ℓ_j = log softmax(z_row)[token], a loss contribution f_j(ℓ_j) and dℓ_j = f_j'(ℓ_j);
+// the model backward starts from dLogits (N, V), row r = Σ_{j at r} dℓ_j · (onehot(token_j) − softmax(z_r)).
+// shaders/loss_grad.wgsl computes the same in fp32 (src/gpu/loss_grad.ts); this is its oracle.
+
+import { type Vec, checkLogits, rowLogSumExp } from './rows';
+
+/** One scored target, ready for an objective: `weight` already holds the 1/T of a mean. */
+export interface ObjectiveTarget {
+  row: number; // predictor: the logits row that scores the token
+  token: number; // in [0, V)
+  weight: number; // multiplies the target's loss; 1/T for a mean over T targets
+  rolloutLogprob?: number; // ℓ_rollout from the record (PPO)
+  advantage?: number; // A, e.g. grpoAdvantages of the target's rollout (PPO)
+  refLogprob?: number; // ℓ_ref under the frozen reference model (PPO with klCoef ≠ 0)
+}
+
+/**
+ * `sft`: loss_j = −w·ℓ_j.
+ * `ppo`: r = exp(ℓ − ℓ_rollout), loss_j = −w·min(r·A, clip(r, 1−ε, 1+ε)·A) + w·β·k3, with
+ * k3 = exp(ℓ_ref − ℓ) − (ℓ_ref − ℓ) − 1 (Schulman's estimator of KL(π_θ ‖ π_ref) at the sampled
+ * token, GRPO's choice: it needs only the reference's logprob of each target, not its full row).
+ */
+export type TokenObjective = { kind: 'sft' } | { kind: 'ppo'; epsilon?: number; klCoef?: number };
+
+export const DEFAULT_PPO_EPSILON = 0.2;
+
+export interface TargetTerm {
+  loss: number; // the target's (weighted) loss contribution
+  dLogprob: number; // d loss / d ℓ
+  ratio: number; // π_θ / π_rollout (1 for sft)
+}
+
+/**
+ * The per-target term of an objective, as a function of the target's log-probability.
+ * PPO's gradient flows through the unclipped branch whenever it is the minimum (ties included:
+ * inside the clip range both branches are equal and both have derivative r·A); it is 0 where the
+ * clipped, constant branch is the minimum (r > 1+ε with A > 0, r < 1−ε with A < 0).
+ */
+export function targetTerm(objective: TokenObjective, target: ObjectiveTarget, logprob: number): TargetTerm {
+  const w = target.weight;
+  if (objective.kind === 'sft') return { loss: -w * logprob, dLogprob: -w, ratio: 1 };
+  const epsilon = objective.epsilon ?? DEFAULT_PPO_EPSILON;
+  const beta = objective.klCoef ?? 0;
+  const A = target.advantage!;
+  const ratio = Math.exp(logprob - target.rolloutLogprob!);
+  const clipped = Math.min(Math.max(ratio, 1 - epsilon), 1 + epsilon);
+  const unclippedObj = ratio * A;
+  const clippedObj = clipped * A;
+  let loss = -w * Math.min(unclippedObj, clippedObj);
+  let dLogprob = unclippedObj <= clippedObj ? -w * ratio * A : 0;
+  if (beta !== 0) {
+    const d = target.refLogprob! - logprob;
+    const e = Math.exp(d);
+    loss += w * beta * (e - d - 1);
+    dLogprob += w * beta * (1 - e);
+  }
+  return { loss, dLogprob, ratio };
+}
+
+/** k3 = exp(ℓ_ref − ℓ) − (ℓ_ref − ℓ) − 1 ≥ 0, the per-target KL estimate the `ppo` objective adds. */
+export function k3(logprob: number, refLogprob: number): number {
+  const d = refLogprob - logprob;
+  return Math.exp(d) - d - 1;
+}
+
+/** Throws naming the first target the objective cannot score (the GPU binding runs the same check). */
+export function validateTargets(targets: readonly ObjectiveTarget[], N: number, V: number, objective: TokenObjective): void {
+  if (objective.kind === 'ppo') {
+    const epsilon = objective.epsilon ?? DEFAULT_PPO_EPSILON;
+    if (!(epsilon >= 0 && epsilon < 1)) throw new Error(`ppo: clip epsilon must be in [0, 1), got ${epsilon}`);
+    const beta = objective.klCoef ?? 0;
+    if (!(beta >= 0 && Number.isFinite(beta))) throw new Error(`ppo: klCoef must be a finite number ≥ 0, got ${beta}`);
+  }
+  targets.forEach((t, j) => {
+    if (!Number.isInteger(t.row) || t.row < 0 || t.row >= N) throw new Error(`target ${j}: row ${t.row} outside [0, ${N})`);
+    if (!Number.isInteger(t.token) || t.token < 0 || t.token >= V) throw new Error(`target ${j}: token ${t.token} outside [0, ${V})`);
+    if (!Number.isFinite(t.weight)) throw new Error(`target ${j}: weight ${t.weight} is not finite`);
+    if (objective.kind !== 'ppo') return;
+    if (!(Number.isFinite(t.rolloutLogprob) && t.rolloutLogprob! <= 0)) {
+      throw new Error(`target ${j}: ppo needs the rollout's logprob (a finite number ≤ 0), got ${t.rolloutLogprob}`);
+    }
+    if (!Number.isFinite(t.advantage)) throw new Error(`target ${j}: ppo needs a finite advantage, got ${t.advantage}`);
+    if ((objective.klCoef ?? 0) !== 0 && !(Number.isFinite(t.refLogprob) && t.refLogprob! <= 0)) {
+      throw new Error(`target ${j}: a KL to the reference needs the reference's logprob (a finite number ≤ 0), got ${t.refLogprob}`);
+    }
+  });
+}
+
+export interface TokenObjectiveResult {
+  loss: number; // Σ_j loss_j (a mean when the weights are 1/T)
+  logprobs: Float64Array; // (T) ℓ_j
+  losses: Float64Array; // (T) loss_j
+  dLogprobs: Float64Array; // (T) d loss / d ℓ_j
+  ratios: Float64Array; // (T) π_θ / π_rollout (1 for sft)
+  dLogits: Float64Array; // (N, V) d loss / d logits; zero rows where no target is scored
+}
+
+/** The objective over logits (N, V) at `targets`, with its gradient with respect to every logit. */
+export function tokenObjective(logits: Vec, N: number, V: number, targets: readonly ObjectiveTarget[], objective: TokenObjective): TokenObjectiveResult {
+  checkLogits(logits, N, V);
+  validateTargets(targets, N, V, objective);
+  const T = targets.length;
+  const result: TokenObjectiveResult = {
+    loss: 0,
+    logprobs: new Float64Array(T),
+    losses: new Float64Array(T),
+    dLogprobs: new Float64Array(T),
+    ratios: new Float64Array(T),
+    dLogits: new Float64Array(N * V),
+  };
+  targets.forEach((target, j) => {
+    const { row, token } = target;
+    const lse = rowLogSumExp(logits, V, row);
+    const logprob = logits[row * V + token] - lse;
+    const term = targetTerm(objective, target, logprob);
+    result.logprobs[j] = logprob;
+    result.losses[j] = term.loss;
+    result.dLogprobs[j] = term.dLogprob;
+    result.ratios[j] = term.ratio;
+    result.loss += term.loss;
+    // d ℓ / d z_v = [v == token] − softmax(z)_v
+    for (let v = 0; v < V; v++) result.dLogits[row * V + v] -= term.dLogprob * Math.exp(logits[row * V + v] - lse);
+    result.dLogits[row * V + token] += term.dLogprob;
+  });
+  return result;
+}
+
+/** A scored target: the token and the logits row that predicts it (SPEC §4). */
+export interface ScoredTarget {
+  row: number;
+  token: number;
+}
+
+/** SFT (SPEC §7): mean NLL over the targets, so every weight is 1/T. */
+export function sftTargets(scored: readonly ScoredTarget[]): ObjectiveTarget[] {
+  const weight = 1 / scored.length;
+  return scored.map(({ row, token }) => ({ row, token, weight }));
+}
+
+export interface RlScoredTarget extends ScoredTarget {
+  rolloutLogprob: number;
+  advantage: number;
+  refLogprob?: number;
+}
+
+/** RL (SPEC §7): the token-level PPO objective, a mean over all targets of the batch (weights 1/T). */
+export function rlTargets(scored: readonly RlScoredTarget[]): ObjectiveTarget[] {
+  const weight = 1 / scored.length;
+  return scored.map((t) => ({ ...t, weight }));
+}
