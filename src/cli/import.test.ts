@@ -1,0 +1,86 @@
+// `mw import` end to end on files: format detection, the written JSONL read back by the core,
+// the report on stderr, and no output file at all when the import fails.
+
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ValidationError } from '../rollout/errors';
+import { parseRolloutFile } from '../rollout/parse';
+import { fixturePath } from '../rollout/importers/testing';
+import { deriveTree } from '../tree/derive';
+import { UsageError } from './command';
+import { importCommand } from './import';
+import { parseCommandArgs } from './shared';
+
+const SHARED = (name: string) => fileURLToPath(new URL(`../../../shared/fixtures/${name}`, import.meta.url));
+
+async function mwImport(argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await importCommand.run(parseCommandArgs(importCommand, argv), {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+  });
+  return { code, out, err };
+}
+
+describe('mw import', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mw-import-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('detects an agent session, writes one rollout the core reads (K = 3) and reports on stderr', async () => {
+    const out = join(dir, 'session.jsonl');
+    const { code, out: stdout, err } = await mwImport([fixturePath('agent-session-two-compactions.jsonl'), '--out', out]);
+    expect(code).toBe(0);
+    expect(stdout).toBe('');
+    expect(err).toContain('agent-session: 34 records read, 25 imported -> 1 rollout, 24 events (2 compactions, 1 microcompaction)');
+    expect(err).toContain('skipped 2: sidechain (sub-agent traffic) [lines 9-10]');
+    expect(err).toContain('agent-session-two-compactions.jsonl:27: not JSON');
+    const text = readFileSync(out, 'utf8');
+    expect(text.split('\n')).toHaveLength(2); // one line and the final newline
+    const [rollout] = parseRolloutFile(text, out);
+    expect(deriveTree(rollout).figures).toMatchObject({ K: 3, branches: 4, targets: 778, divergingLeaves: 36 });
+    expect((rollout.meta as { import: { records: number } }).import.records).toBe(34);
+  });
+
+  it('detects chat JSONL and writes one rollout per conversation', async () => {
+    const out = join(dir, 'chat.jsonl');
+    const { err } = await mwImport([fixturePath('chat.jsonl'), '--out', out]);
+    expect(err).toContain('chat: 6 records read, 3 imported -> 3 rollouts, 13 events');
+    expect(parseRolloutFile(readFileSync(out, 'utf8'), out).map((r) => r.id)).toEqual(['chat-1', 'conv-2', 'chat-3']);
+  });
+
+  it('imports a calls log through the core importer, auto-detected or named', async () => {
+    const expected = JSON.parse(readFileSync(SHARED('calls-example.expected.json'), 'utf8')) as { events: unknown };
+    for (const from of ['auto', 'calls']) {
+      const out = join(dir, `calls-${from}.jsonl`);
+      const { err } = await mwImport([SHARED('calls-example.json'), '--from', from, '--out', out]);
+      expect(err).toContain('1 rollout');
+      expect((JSON.parse(readFileSync(out, 'utf8')) as { events: unknown }).events).toEqual(expected.events);
+    }
+  });
+
+  it('fails with one clear error and leaves no file when the import fails', async () => {
+    const input = join(dir, 'empty-session.jsonl');
+    writeFileSync(input, `${JSON.stringify({ type: 'user', uuid: 'u1', parentUuid: null, isMeta: true, message: { role: 'user', content: 'x' } })}\n`);
+    const out = join(dir, 'never.jsonl');
+    await expect(mwImport([input, '--out', out])).rejects.toThrow(
+      new ValidationError({ file: input }, 'no user or assistant messages on the main chain'),
+    );
+    await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'agent-session', '--out', out])).rejects.toThrow(
+      'no agent-session records',
+    );
+    await expect(mwImport([join(dir, 'missing.jsonl'), '--out', out])).rejects.toThrow('missing.jsonl: no such file');
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
+  });
+
+  it('refuses a command line without --out or with an unknown format', async () => {
+    await expect(mwImport([fixturePath('chat.jsonl')])).rejects.toThrow(new UsageError('--out OUT.jsonl is required'));
+    await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'xml', '--out', join(dir, 'x.jsonl')])).rejects.toThrow(
+      'unknown format "xml" (auto, agent-session, chat, calls)',
+    );
+  });
+});

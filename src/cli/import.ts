@@ -1,0 +1,183 @@
+// `mw import FILE [--from FORMAT] --out OUT.jsonl`: converts a file of another format into v1
+// rollouts (SPEC §8). Agent-session logs and chat JSONL stream line by line (memory follows the
+// record count, not the bytes); the output appears only when the import succeeded, written to a
+// temporary file first. The import report goes to stderr.
+
+import { closeSync, createReadStream, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { open, readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ValidationError, quote } from '../rollout/errors';
+import type { RolloutJson } from '../rollout/format';
+import { streamAgentSession, looksLikeAgentSession } from '../rollout/importers/agentSession';
+import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
+import { looksLikeChat, streamChat } from '../rollout/importers/chat';
+import { sampleRecords, type OpenSource } from '../rollout/importers/lines';
+import { formatImportReport, type ImportReport } from '../rollout/importers/report';
+import { readJsonRecords } from '../rollout/records';
+import { stringifyRollout } from '../rollout/serialize';
+import { validateRollout } from '../rollout/validate';
+import { UsageError, type Command } from './command';
+import { fileArgument, loadRolloutFile } from './shared';
+
+const FORMATS = ['auto', 'agent-session', 'chat', 'calls'] as const;
+type Format = (typeof FORMATS)[number];
+/** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
+type Detected = Exclude<Format, 'auto'> | 'rollout';
+
+/** Bytes of the file's head that format detection looks at. */
+const SNIFF_BYTES = 256 * 1024;
+
+async function detectFormat(file: string): Promise<Detected> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = new Uint8Array(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    const values = sampleRecords(new TextDecoder().decode(buffer.subarray(0, bytesRead)));
+    if (looksLikeChat(values)) return 'chat';
+    if (looksLikeAgentSession(values)) return 'agent-session';
+    return 'rollout';
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Synchronous buffered writes to a file descriptor: importers emit from synchronous callbacks. */
+function createWriter(fd: number) {
+  let parts: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (parts.length) writeSync(fd, parts.join(''));
+    parts = [];
+    size = 0;
+  };
+  return {
+    write(text: string) {
+      parts.push(text);
+      size += text.length;
+      if (size >= 1 << 20) flush();
+    },
+    flush,
+  };
+}
+
+type Writer = ReturnType<typeof createWriter>;
+
+/** Writes through `produce` to a temporary file beside `out`, renamed to `out` only on success. */
+async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T>): Promise<T> {
+  const temp = `${out}.${process.pid}.partial`;
+  const fd = openSync(temp, 'w');
+  let done = false;
+  try {
+    const writer = createWriter(fd);
+    const result = await produce(writer);
+    writer.flush();
+    closeSync(fd);
+    done = true;
+    renameSync(temp, out);
+    return result;
+  } finally {
+    if (!done) {
+      closeSync(fd);
+      unlinkSync(temp);
+    }
+  }
+}
+
+function importAgentSessionFile(file: string, out: string): Promise<ImportReport> {
+  const source: OpenSource = () => createReadStream(file);
+  return writeAtomically(out, async (w) => {
+    let first = true;
+    const head = await streamAgentSession(
+      source,
+      (event) => {
+        w.write(first ? JSON.stringify(event) : `,${JSON.stringify(event)}`);
+        first = false;
+      },
+      // The rollout's fields before its events; `meta` (with the report) follows them.
+      { file, onStart: (fields) => w.write(`${JSON.stringify(fields).slice(0, -1)},"events":[`) },
+    );
+    w.write(`],"meta":${JSON.stringify(head.meta)}}\n`);
+    return head.meta.import;
+  });
+}
+
+function importChatFile(file: string, out: string): Promise<ImportReport> {
+  return writeAtomically(out, (w) =>
+    streamChat(
+      () => createReadStream(file),
+      (rollout) => {
+        validateRollout(rollout, { file, line: (rollout.meta as { line: number }).line });
+        w.write(`${JSON.stringify(rollout)}\n`);
+      },
+      { file },
+    ),
+  );
+}
+
+/** Calls logs and anything else the core reads are small documents: read whole, validated. */
+async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout'): Promise<number> {
+  let rollouts: RolloutJson[];
+  if (format === 'calls') {
+    rollouts = readJsonRecords(await readFile(file, 'utf8'), file).records.map(({ value, line }) => {
+      const source = line === undefined ? { file } : { file, line };
+      const obj = value as Record<string, unknown> | null;
+      if (typeof obj !== 'object' || obj === null || obj.format !== CALLS_FORMAT) {
+        throw new ValidationError(source, `not a ${CALLS_FORMAT} record (format ${quote(obj?.format)})`);
+      }
+      const rollout = importCalls(obj, source);
+      validateRollout(rollout, source);
+      return rollout;
+    });
+  } else {
+    rollouts = (await loadRolloutFile(file)).rollouts.map((r) => JSON.parse(stringifyRollout(r)) as RolloutJson);
+  }
+  await writeAtomically(out, async (w) => {
+    for (const rollout of rollouts) w.write(`${JSON.stringify(rollout)}\n`);
+  });
+  return rollouts.length;
+}
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'convert an agent-session log, chat JSONL or calls log into memorywalker.rollout/v1 JSONL',
+  usage: ['mw import FILE [--from FORMAT] --out OUT.jsonl'],
+  details: [
+    `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
+    'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
+    '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
+    'chat: one {"messages": [...]} conversation per line, one rollout each.',
+    `calls: ${CALLS_FORMAT} black-box call logs (SPEC §8).`,
+    'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
+    'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
+  ].join('\n'),
+  flags: {
+    from: { type: 'string', value: 'FORMAT', help: `input format: ${FORMATS.join(', ')} (default auto)` },
+    out: { type: 'string', value: 'OUT', help: 'the rollout JSONL file to write' },
+  },
+  async run(args, io) {
+    const file = fileArgument(args);
+    const from = args.flags.from ?? 'auto';
+    if (typeof from !== 'string' || !(FORMATS as readonly string[]).includes(from)) {
+      throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
+    }
+    const out = args.flags.out;
+    if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
+    if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
+    try {
+      if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
+    } catch (error) {
+      if (error instanceof ValidationError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
+    }
+    const format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
+    if (format === 'agent-session' || format === 'chat') {
+      const report = format === 'agent-session' ? await importAgentSessionFile(file, out) : await importChatFile(file, out);
+      io.err(`${formatImportReport(report, file)}\nwrote ${out}\n`);
+    } else {
+      const n = await importWholeFile(file, out, format);
+      io.err(`${file}: ${format === 'calls' ? CALLS_FORMAT : 'read by the core'}: ${n} rollout${n === 1 ? '' : 's'}\nwrote ${out}\n`);
+    }
+    return 0;
+  },
+};

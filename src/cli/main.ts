@@ -1,0 +1,88 @@
+// The `mw` command line: a registry of commands (one file each) and main(), which maps errors to
+// exit codes: 0 ok, 1 usage, 2 invalid input (one line `FILE[:LINE]: event N: reason` on stderr,
+// nothing on stdout), 70 internal error.
+
+import { ValidationError } from '../rollout/errors';
+import { UsageError, type CliIO, type Command } from './command';
+import { importCommand } from './import';
+import { planCommand } from './plan';
+import { parseCommandArgs } from './shared';
+import { treeCommand } from './tree';
+
+/** Every command, in the order `mw --help` lists them. Adding a command is one line here. */
+export const commands: readonly Command[] = [treeCommand, planCommand, importCommand];
+
+const processIO: CliIO = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+export function mainUsage(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'usage: mw <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    "Run 'mw <command> --help' for a command's options.",
+    '',
+  ].join('\n');
+}
+
+export function commandUsage(command: Command): string {
+  const flags = Object.entries(command.flags).map(([name, spec]) => {
+    const head = spec.type === 'string' ? `--${name} ${spec.value ?? 'VALUE'}` : `--${name}`;
+    return [head, spec.help] as const;
+  });
+  const width = Math.max(0, ...flags.map(([head]) => head.length));
+  return [
+    ...command.usage.map((u, i) => (i === 0 ? `usage: ${u}` : `       ${u}`)),
+    '',
+    command.summary,
+    '',
+    'options:',
+    ...flags.map(([head, help]) => `  ${head.padEnd(width)}  ${help}`),
+    `  ${'--help'.padEnd(width)}  print this help`,
+    ...(command.details ? ['', command.details] : []),
+    '',
+  ].join('\n');
+}
+
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    io.err(mainUsage());
+    return 1;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const command = commands.find((c) => c.name === rest[0]);
+    io.out(command ? commandUsage(command) : mainUsage());
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.err(`mw: unknown command "${name}"\n${mainUsage()}`);
+    return 1;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(commandUsage(command));
+    return 0;
+  }
+  try {
+    return await command.run(parseCommandArgs(command, rest), io);
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      io.err(`${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof UsageError) {
+      io.err(`mw ${command.name}: ${error.message}\nRun 'mw ${command.name} --help' for usage.\n`);
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.err(`mw ${command.name}: internal error: ${message}\n`);
+    if (process.env.MW_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+    return 70;
+  }
+}

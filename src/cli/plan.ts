@@ -1,0 +1,53 @@
+// `mw plan FILE --method M [--json]`: the scoring plan a replay method feeds the model.
+
+import { buildPlan } from '../plan/build';
+import { planToJson } from '../plan/json';
+import { METHODS, isMethod, type Plan, type PlanSequence } from '../plan/types';
+import { deriveTree } from '../tree/derive';
+import { UsageError, type Command } from './command';
+import { fileArgument, formatIds, formatTable, loadRolloutFile, perFile, printJson } from './shared';
+
+const TEACHERS = ['logit-tree', 'packed-4d'] as const;
+
+function sequenceRow(name: string, s: PlanSequence): (string | number)[] {
+  return [name, s.ids.length, s.targets.length, formatIds(s.targets.map((t) => t.id), 32)];
+}
+
+function planTable(id: string, plan: Plan): string {
+  const rows =
+    plan.method === 'sdcc'
+      ? [sequenceRow('student', plan.student), ...plan.teachers.map((s, i) => sequenceRow(`teacher ${i}`, s))]
+      : plan.sequences.map((s, i) => sequenceRow(`sequence ${i}`, s));
+  const all = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
+  rows.push(['total', all.reduce((n, s) => n + s.ids.length, 0), all.reduce((n, s) => n + s.targets.length, 0), '']);
+  const pairs = plan.method === 'sdcc' ? `, ${plan.pairs.length} KL pairs (diverging leaves)` : '';
+  return `${id}: ${plan.method}${pairs}\n${formatTable(['', 'tokens', 'targets', 'target ids'], rows)}`;
+}
+
+export const planCommand: Command = {
+  name: 'plan',
+  summary: 'the scoring plan of a replay method: sequences, positions, end[] visibility, targets',
+  usage: ['mw plan FILE --method M [--json] [--teacher T]'],
+  details: `M is one of ${METHODS.join(', ')}.`,
+  flags: {
+    method: { type: 'string', value: 'M', help: 'the replay method' },
+    json: { type: 'boolean', help: 'print the plan as JSON (an array of plans for JSONL)' },
+    teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default logit-tree)` },
+  },
+  async run(args, io) {
+    const method = args.flags.method;
+    if (typeof method !== 'string') throw new UsageError(`--method is required (${METHODS.join(', ')})`);
+    if (!isMethod(method)) throw new UsageError(`unknown method "${method}" (${METHODS.join(', ')})`);
+    const teacher = args.flags.teacher;
+    if (teacher !== undefined && !(TEACHERS as readonly unknown[]).includes(teacher)) {
+      throw new UsageError(`unknown teacher layout "${teacher}" (${TEACHERS.join(', ')})`);
+    }
+    const file = await loadRolloutFile(fileArgument(args));
+    const plans = file.rollouts.map((rollout) =>
+      buildPlan(deriveTree(rollout), method, { sdccTeacher: teacher as (typeof TEACHERS)[number] | undefined }),
+    );
+    if (args.flags.json) printJson(io, perFile(file, plans.map(planToJson)));
+    else io.out(plans.map((plan, i) => planTable(file.rollouts[i].id, plan)).join('\n'));
+    return 0;
+  },
+};

@@ -1,0 +1,116 @@
+// buildPlan: a conditioning tree to the scoring plan of one method (SPEC §4 table).
+
+import type { ConditioningTree } from '../tree/types';
+import type { Method, Plan, PlanOptions, PlanSequence, PlanTarget, SdccPair, SdccPlan, SequenceMethod, SequencePlan } from './types';
+
+function target(tree: ConditioningTree, index: number, id: number, predictor: number): PlanTarget {
+  const t: PlanTarget = { index, id, token: tree.rollout.tokens[id], predictor };
+  const lp = tree.rollout.logprobs[id];
+  if (!Number.isNaN(lp)) t.rolloutLogprob = lp;
+  return t;
+}
+
+function tokensOf(tree: ConditioningTree, ids: Int32Array): Int32Array {
+  const tokens = new Int32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) tokens[i] = tree.rollout.tokens[ids[i]];
+  return tokens;
+}
+
+/** A causal sequence over `ids` scoring `targets` (index, id) in index order; each is predicted by index - 1. */
+function causal(tree: ConditioningTree, ids: Int32Array, targets: { index: number[]; id: number[] }): PlanSequence {
+  const n = ids.length;
+  const positions = new Int32Array(n);
+  for (let i = 0; i < n; i++) positions[i] = i;
+  return {
+    ids,
+    tokens: tokensOf(tree, ids),
+    positions,
+    end: new Uint32Array(n).fill(n),
+    targets: targets.index.map((index, j) => target(tree, index, targets.id[j], index - 1)),
+  };
+}
+
+/** The whole trie in packed order, scoring `ids` at their own nodes. */
+function packed(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequence {
+  const nodes = new Int32Array(ids.length);
+  for (let j = 0; j < ids.length; j++) nodes[j] = tree.scoringNode[ids[j]];
+  nodes.sort();
+  return {
+    ids: tree.packedOrder.slice(),
+    tokens: tokensOf(tree, tree.packedOrder),
+    positions: tree.depth.slice(),
+    end: tree.end.slice(),
+    targets: Array.from(nodes, (node) => target(tree, node, tree.packedOrder[node], tree.parent[node])),
+  };
+}
+
+/** The final walk, scoring each non-dropped target on its final prefix. */
+function naiveCompressed(tree: ConditioningTree): PlanSequence {
+  const { finalWalk, dropped } = tree;
+  const targets = { index: [] as number[], id: [] as number[] };
+  for (let index = 0; index < finalWalk.length; index++) {
+    const id = finalWalk[index];
+    if (tree.rollout.isTarget[id] && !dropped[id]) {
+      targets.index.push(index);
+      targets.id.push(id);
+    }
+  }
+  return causal(tree, finalWalk.slice(), targets);
+}
+
+/** One causal sequence per branch holding targets that `keep` selects (of its own segment), branches ascending. */
+function logitTree(tree: ConditioningTree, keep: (id: number) => boolean): PlanSequence[] {
+  const sequences: PlanSequence[] = [];
+  const { targets: all } = tree;
+  const { segments } = tree.rollout;
+  // Targets come grouped by segment (ids ascending), each group in branch order.
+  for (let i = 0; i < all.length; ) {
+    const k = segments[all[i]];
+    const targets = { index: [] as number[], id: [] as number[] };
+    for (; i < all.length && segments[all[i]] === k; i++) {
+      if (!keep(all[i])) continue;
+      targets.index.push(tree.ownPosition[all[i]]);
+      targets.id.push(all[i]);
+    }
+    if (targets.id.length) sequences.push(causal(tree, tree.branchIds(k), targets));
+  }
+  return sequences;
+}
+
+function sdcc(tree: ConditioningTree, options: PlanOptions): SdccPlan {
+  const student = naiveCompressed(tree);
+  const isLeaf = (id: number) => tree.diverging[id] === 1;
+  let teachers: PlanSequence[];
+  if (tree.divergingLeaves.length === 0) teachers = [];
+  else if (options.sdccTeacher === 'packed-4d') teachers = [packed(tree, tree.divergingLeaves)];
+  else teachers = logitTree(tree, isLeaf);
+  const where = new Map<number, [number, number]>();
+  teachers.forEach((seq, s) => seq.targets.forEach((t) => where.set(t.id, [s, t.index])));
+  const pairs: SdccPair[] = Array.from(tree.divergingLeaves, (id) => {
+    const [teacher, teacherIndex] = where.get(id)!;
+    return { id, studentIndex: tree.finalPosition[id], teacher, teacherIndex };
+  });
+  return { method: 'sdcc', student, teachers, pairs };
+}
+
+export function buildPlan(tree: ConditioningTree, method: 'sdcc', options?: PlanOptions): SdccPlan;
+export function buildPlan(tree: ConditioningTree, method: SequenceMethod, options?: PlanOptions): SequencePlan;
+export function buildPlan(tree: ConditioningTree, method: Method, options?: PlanOptions): Plan;
+export function buildPlan(tree: ConditioningTree, method: Method, options: PlanOptions = {}): Plan {
+  switch (method) {
+    case 'naive-compressed':
+      return { method, sequences: [naiveCompressed(tree)] };
+    case 'naive-full': {
+      const ids = new Int32Array(tree.rollout.length);
+      for (let i = 0; i < ids.length; i++) ids[i] = i;
+      const targets = Array.from(tree.targets);
+      return { method, sequences: [causal(tree, ids, { index: targets, id: targets })] };
+    }
+    case 'logit-tree':
+      return { method, sequences: logitTree(tree, () => true) };
+    case 'packed-4d':
+      return { method, sequences: [packed(tree, tree.targets)] };
+    case 'sdcc':
+      return sdcc(tree, options);
+  }
+}

@@ -1,0 +1,151 @@
+// Every method's plan on thousands of random rollouts: what each target sees through end[] is
+// exactly the prefix its method promises (SPEC §4), with gap-free positions and the right
+// predictor; and packed batches of several rollouts never see each other.
+
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { generateRandomRollout, type RandomSize } from '../rollout/generate-random';
+import type { Rollout } from '../rollout/rollout';
+import { validateRollout } from '../rollout/validate';
+import { deriveTree } from '../tree/derive';
+import type { ConditioningTree } from '../tree/types';
+import { packBatch } from './batch';
+import { buildPlan } from './build';
+import type { PlanSequence } from './types';
+import { visibleKeys } from './visibility';
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+function sameIds(got: readonly number[], want: ArrayLike<number>, what: string): void {
+  if (got.length !== want.length || got.some((x, i) => x !== want[i])) {
+    fail(`${what}:\n  got  [${got.join(',')}]\n  want [${Array.from(want).join(',')}]`);
+  }
+}
+
+/**
+ * Checks every target of `seq` against `expected(id)` (the prefix its method promises) and
+ * returns the scored ids. Visibility is read from end[] alone, as the attention kernel reads it.
+ */
+function checkSequence(rollout: Rollout, seq: PlanSequence, expected: (id: number) => ArrayLike<number>, what: string): number[] {
+  const n = seq.ids.length;
+  if (seq.tokens.length !== n || seq.positions.length !== n || seq.end.length !== n) fail(`${what}: array lengths differ`);
+  for (let k = 0; k < n; k++) {
+    if (seq.end[k] <= k || seq.end[k] > n) fail(`${what}: end[${k}] = ${seq.end[k]} outside (k, n]`);
+    if (seq.tokens[k] !== rollout.tokens[seq.ids[k]]) fail(`${what}: token at ${k}`);
+  }
+  let last = -1;
+  return seq.targets.map((t) => {
+    if (t.index <= last) fail(`${what}: targets out of index order`);
+    last = t.index;
+    if (seq.ids[t.index] !== t.id || t.token !== rollout.tokens[t.id] || !rollout.isTarget[t.id]) fail(`${what}: target ${t.id} record`);
+    const lp = rollout.logprobs[t.id];
+    if (Number.isNaN(lp) ? t.rolloutLogprob !== undefined : t.rolloutLogprob !== lp) fail(`${what}: logprob of ${t.id}`);
+    const keys = visibleKeys(seq.end, t.index);
+    if (keys[keys.length - 1] !== t.index) fail(`${what}: target ${t.id} does not see itself`);
+    sameIds(
+      keys.slice(0, -1).map((k) => seq.ids[k]),
+      expected(t.id),
+      `${what}: prefix of target ${t.id}`,
+    );
+    keys.forEach((k, j) => seq.positions[k] !== j && fail(`${what}: positions seen by ${t.id} are not gap-free (${k} has ${seq.positions[k]}, want ${j})`));
+    if (t.predictor !== keys[keys.length - 2]) fail(`${what}: predictor of ${t.id} is ${t.predictor}, want ${keys[keys.length - 2]}`);
+    return t.id;
+  });
+}
+
+function checkAllPlans(tree: ConditioningTree): void {
+  const { rollout } = tree;
+  const all = Array.from(rollout.targets);
+  const kept = all.filter((t) => !tree.dropped[t]);
+  const live = (id: number) => tree.livePrefix(id);
+  const final = (id: number) => tree.finalPrefix(id) ?? fail(`target ${id} is dropped but scored`);
+
+  const compressed = buildPlan(tree, 'naive-compressed').sequences;
+  if (compressed.length !== 1) fail('naive-compressed has one sequence');
+  sameIds(checkSequence(rollout, compressed[0], final, 'naive-compressed'), kept, 'naive-compressed scores the non-dropped targets');
+
+  const full = buildPlan(tree, 'naive-full').sequences;
+  if (full.length !== 1) fail('naive-full has one sequence');
+  sameIds(checkSequence(rollout, full[0], (id) => tree.fullPrefix(id), 'naive-full'), all, 'naive-full scores every target');
+
+  // Exact methods: each target scored exactly once, on its live prefix.
+  const logit = buildPlan(tree, 'logit-tree').sequences;
+  const logitScored = logit.flatMap((s, i) => checkSequence(rollout, s, live, `logit-tree sequence ${i}`)).sort((a, b) => a - b);
+  sameIds(logitScored, all, 'logit-tree scores every target once');
+  for (const s of logit) if (s.targets.length === 0) fail('logit-tree sequence without targets');
+  for (const s of logit) for (let k = 0; k < s.end.length; k++) if (s.end[k] !== s.ids.length) fail('logit-tree sequence not causal');
+
+  const packed = buildPlan(tree, 'packed-4d').sequences;
+  if (packed.length !== 1) fail('packed-4d has one sequence');
+  if (packed[0].ids.length !== tree.figures.packedLength) fail('packed-4d length is not N_packed');
+  const packedScored = checkSequence(rollout, packed[0], live, 'packed-4d').sort((a, b) => a - b);
+  sameIds(packedScored, all, 'packed-4d scores every target once');
+
+  for (const teacher of ['logit-tree', 'packed-4d'] as const) {
+    const plan = buildPlan(tree, 'sdcc', { sdccTeacher: teacher });
+    sameIds(checkSequence(rollout, plan.student, final, 'sdcc student'), kept, 'sdcc student = naive-compressed');
+    const taught = plan.teachers.flatMap((s, i) => checkSequence(rollout, s, live, `sdcc teacher ${i}`)).sort((a, b) => a - b);
+    sameIds(taught, tree.divergingLeaves, 'sdcc teachers hold exactly the diverging leaves');
+    sameIds(plan.pairs.map((p) => p.id), tree.divergingLeaves, 'sdcc pairs are the diverging leaves');
+    for (const p of plan.pairs) {
+      if (plan.student.ids[p.studentIndex] !== p.id) fail(`sdcc pair ${p.id}: student index`);
+      if (plan.teachers[p.teacher].ids[p.teacherIndex] !== p.id) fail(`sdcc pair ${p.id}: teacher index`);
+      if (!plan.teachers[p.teacher].targets.some((t) => t.index === p.teacherIndex)) fail(`sdcc pair ${p.id}: not a teacher target`);
+    }
+  }
+}
+
+const sizes = fc.oneof(
+  { weight: 5, arbitrary: fc.constant<RandomSize>('small') },
+  { weight: 10, arbitrary: fc.constant<RandomSize>('medium') },
+  { weight: 1, arbitrary: fc.constant<RandomSize>('large') },
+);
+const seeds = fc.integer({ min: 0, max: 2 ** 31 - 1 });
+const treeOf = (seed: number, size: RandomSize) => deriveTree(validateRollout(generateRandomRollout({ seed, size }), { file: `random-${seed}` }));
+
+describe('scoring plans on random rollouts', () => {
+  it('give each target exactly the prefix its method promises', () => {
+    let diverging = 0;
+    fc.assert(
+      fc.property(seeds, sizes, (seed, size) => {
+        const tree = treeOf(seed, size);
+        diverging += tree.divergingLeaves.length;
+        checkAllPlans(tree);
+      }),
+      { numRuns: 2000, seed: 4242 },
+    );
+    expect(diverging).toBeGreaterThan(1000);
+  });
+
+  it('pack several rollouts block-diagonally: no query sees another block', () => {
+    fc.assert(
+      fc.property(fc.array(seeds, { minLength: 1, maxLength: 4 }), fc.constantFrom('logit-tree', 'packed-4d', 'naive-compressed'), (list, method) => {
+        const sequences = list.flatMap((seed) => buildPlan(treeOf(seed, 'small'), method).sequences);
+        const batch = packBatch(sequences);
+        const n = batch.ids.length;
+        expect(batch.offsets[sequences.length]).toBe(n);
+        expect(batch.targets).toHaveLength(sequences.reduce((c, s) => c + s.targets.length, 0));
+        sequences.forEach((s, b) => {
+          const o = batch.offsets[b];
+          for (let k = 0; k < s.ids.length; k++) {
+            // A key is visible only inside its own block, and exactly as in its own sequence.
+            if (batch.end[o + k] !== s.end[k] + o || batch.end[o + k] > batch.offsets[b + 1]) fail(`end of block ${b} at ${k}`);
+            if (batch.ids[o + k] !== s.ids[k] || batch.tokens[o + k] !== s.tokens[k] || batch.positions[o + k] !== s.positions[k]) fail(`copy of block ${b}`);
+          }
+        });
+        for (const t of batch.targets) {
+          const src = sequences[t.sequence];
+          const o = batch.offsets[t.sequence];
+          const own = src.targets.find((x) => x.index === t.index - o) ?? fail('target lost');
+          if (t.predictor !== own.predictor + o || t.id !== own.id || t.token !== own.token) fail('target not shifted');
+          const keys = visibleKeys(batch.end, t.index);
+          if (keys[0] < o) fail(`target ${t.id} of block ${t.sequence} sees index ${keys[0]} of an earlier block`);
+          sameIds(keys.map((k) => k - o), visibleKeys(src.end, own.index), `visibility of ${t.id} in the batch`);
+        }
+      }),
+      { numRuns: 300, seed: 7 },
+    );
+  });
+});

@@ -1,0 +1,65 @@
+// Scoring plans (SPEC §4) as plain data for the engine: sequences of physical ids with token
+// values, position ids, the `end[]` visibility encoding, and the targets each sequence scores.
+
+export const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d', 'sdcc'] as const;
+export type Method = (typeof METHODS)[number];
+/** Methods whose plan is a list of sequences (every method but sdcc). */
+export type SequenceMethod = Exclude<Method, 'sdcc'>;
+
+export function isMethod(name: string): name is Method {
+  return (METHODS as readonly string[]).includes(name);
+}
+
+export interface PlanTarget {
+  /** Index of the target in its sequence. */
+  index: number;
+  /** Physical id. */
+  id: number;
+  /** Token value (the label). */
+  token: number;
+  /** Index whose logits predict the target: the largest visible index below `index`. */
+  predictor: number;
+  /** The rollout-time logprob, when the rollout has one. */
+  rolloutLogprob?: number;
+}
+
+/** One attention block: query i sees key k iff k <= i < end[k]. */
+export interface PlanSequence {
+  ids: Int32Array;
+  tokens: Int32Array;
+  positions: Int32Array;
+  end: Uint32Array;
+  /** Ordered by index. */
+  targets: PlanTarget[];
+}
+
+export interface SequencePlan {
+  method: SequenceMethod;
+  sequences: PlanSequence[];
+}
+
+export interface SdccPair {
+  /** The diverging leaf's physical id. */
+  id: number;
+  /** Its index in the student sequence (final prefix). */
+  studentIndex: number;
+  /** Which teacher sequence holds it, and where (live prefix). */
+  teacher: number;
+  teacherIndex: number;
+}
+
+export interface SdccPlan {
+  method: 'sdcc';
+  /** The naive-compressed sequence: task loss, with gradient. */
+  student: PlanSequence;
+  /** Sequences holding the diverging leaves under their live prefixes: no gradient. */
+  teachers: PlanSequence[];
+  pairs: SdccPair[];
+}
+
+export type Plan = SequencePlan | SdccPlan;
+
+export interface PlanOptions {
+  /** How SDCC's teachers are laid out: one causal sequence per branch (default) or one packed tree. */
+  sdccTeacher?: 'logit-tree' | 'packed-4d';
+}

@@ -1,0 +1,91 @@
+// Line-by-line reading of a byte source, the same in Node (fs streams, Buffers), the browser
+// (File.stream()) and tests (strings). Memory follows the longest line, not the file: importers
+// of multi-megabyte session logs read them through this, never as one string.
+
+/** Anything that yields the file's bytes (or text) in order; `open` is called once per pass. */
+export type ByteSource =
+  | AsyncIterable<Uint8Array | string>
+  | Iterable<Uint8Array | string>
+  | ReadableStream<Uint8Array>;
+
+export type OpenSource = () => ByteSource;
+
+export interface Line {
+  /** The line without its terminator (`\n` or `\r\n`); a leading UTF-8 BOM is dropped. */
+  text: string;
+  /** 1-based, counting blank lines too, so it matches what an editor shows. */
+  line: number;
+}
+
+/** An OpenSource over text already in memory (tests, pasted input, small files). */
+export function textSource(text: string): OpenSource {
+  return () => [text];
+}
+
+async function* chunks(source: ByteSource): AsyncGenerator<Uint8Array | string> {
+  if (typeof (source as ReadableStream<Uint8Array>).getReader === 'function') {
+    const reader = (source as ReadableStream<Uint8Array>).getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+  yield* source as AsyncIterable<Uint8Array | string>;
+}
+
+/** Yields every line, blank ones included (importers skip those themselves, keeping the count). */
+export async function* readLines(source: ByteSource): AsyncGenerator<Line> {
+  const decoder = new TextDecoder('utf-8');
+  // The unfinished line as a list of fragments: a long line spread over many chunks is joined once.
+  let pending: string[] = [];
+  let line = 0;
+  let first = true;
+  const finish = (text: string): Line => {
+    line++;
+    if (first) {
+      first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    return { text: text.endsWith('\r') ? text.slice(0, -1) : text, line };
+  };
+  for await (const chunk of chunks(source)) {
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let from = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+      pending.push(text.slice(from, nl));
+      yield finish(pending.length === 1 ? pending[0] : pending.join(''));
+      pending = [];
+      from = nl + 1;
+    }
+    if (from < text.length) pending.push(text.slice(from));
+  }
+  const tail = decoder.decode();
+  if (tail) pending.push(tail);
+  if (pending.length > 0) yield finish(pending.join(''));
+}
+
+/**
+ * The first `max` non-blank lines of a text that parse as JSON (others are passed over): enough
+ * for format detection from the head of a file, whose last line may be cut.
+ */
+export function sampleRecords(text: string, max = 50): unknown[] {
+  const out: unknown[] = [];
+  for (let from = 0; from < text.length && out.length < max; ) {
+    let to = text.indexOf('\n', from);
+    if (to < 0) to = text.length;
+    const line = text.slice(from, to).trim();
+    from = to + 1;
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      // a malformed or cut line says nothing about the format
+    }
+  }
+  return out;
+}

@@ -1,0 +1,12 @@
+// The rollout stage: files of any importable format in, validated `Rollout`s out.
+export * from './format';
+export { ValidationError, isValidationError, type SourceLocation } from './errors';
+export type { AppendEvent, EditEvent, Rollout, RolloutEvent, ViewPiece } from './rollout';
+export { validateRollout } from './validate';
+export { parseRolloutFile, readRolloutFile, type RolloutFile } from './parse';
+export { readJsonRecords, type FileLayout, type JsonRecord } from './records';
+export { rolloutToJson, stringifyRollout, stringifyRollouts } from './serialize';
+export { byteTokenizer, getTokenizer, tokenizers, BOS, EOS, ROLE_MARKER, BYTE_VOCAB, type Tokenizer } from './tokenizer';
+export { runsToIds, type Runs } from './live-view';
+export { fileImporters, recordImporters, type FileImporter, type RecordImporter, type ImportedRollout } from './importers/detect';
+export { CALLS_FORMAT, importCalls } from './importers/calls';

@@ -1,0 +1,59 @@
+// Reading a rollout file of any known format: JSON or JSONL records, whole-file importers, then
+// per-record `format` dispatch (native v1 or an importer), then validation. All or nothing: the
+// first problem throws a ValidationError and no rollout of the file is returned.
+
+import { ValidationError, quote } from './errors';
+import { ROLLOUT_FORMAT } from './format';
+import { findFileImporter, recordImporters, type ImportedRollout } from './importers/detect';
+import { readJsonRecords, type FileLayout } from './records';
+import type { Rollout } from './rollout';
+import { validateRollout } from './validate';
+
+export interface RolloutFile {
+  /** How the text was read: one JSON document, or JSON lines. */
+  layout: FileLayout;
+  rollouts: Rollout[];
+}
+
+export function readRolloutFile(text: string, file: string): RolloutFile {
+  const importer = findFileImporter(text, file);
+  if (importer) return { layout: 'jsonl', rollouts: validateAll(importer.readText(text, file), file) };
+  const { layout, records } = readJsonRecords(text, file);
+  const imported: ImportedRollout[] = records.map((record) => {
+    const source = { file, line: record.line };
+    const value = record.value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new ValidationError(source, `expected a rollout object, got ${quote(value)}`);
+    }
+    const obj = value as Record<string, unknown>;
+    if (obj.format === ROLLOUT_FORMAT) return { value: obj as ImportedRollout['value'], line: record.line };
+    const format = obj.format;
+    if (typeof format === 'string' && Object.hasOwn(recordImporters, format)) {
+      return { value: recordImporters[format](obj, source), line: record.line };
+    }
+    throw new ValidationError(
+      source,
+      format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`,
+    );
+  });
+  return { layout, rollouts: validateAll(imported, file) };
+}
+
+/** Validates imported rollouts; ids must be unique in their file. */
+function validateAll(imported: ImportedRollout[], file: string): Rollout[] {
+  const seen = new Map<string, number | undefined>();
+  return imported.map(({ value, line }) => {
+    const rollout = validateRollout(value, { file, line });
+    if (seen.has(rollout.id)) {
+      const first = seen.get(rollout.id);
+      throw new ValidationError({ file, line }, `id ${quote(rollout.id)} is not unique in its file${first ? ` (also on line ${first})` : ''}`);
+    }
+    seen.set(rollout.id, line);
+    return rollout;
+  });
+}
+
+/** The rollouts of a file in file order, whatever importable format it is in. */
+export function parseRolloutFile(text: string, file: string): Rollout[] {
+  return readRolloutFile(text, file).rollouts;
+}

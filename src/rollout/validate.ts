@@ -1,0 +1,263 @@
+// Validation of one `memorywalker.rollout/v1` object (SPEC §2) into a `Rollout`: every rule is
+// checked in event order and the first violation throws a ValidationError; nothing half-built
+// escapes. The live view is replayed as runs (live-view.ts), so edits cost their piece count.
+
+import { ROLE_CODE, ROLLOUT_FORMAT, type AppendRole, type InsertRole, type Role } from './format';
+import { ValidationError, quote, type SourceLocation } from './errors';
+import { applyEdit, emptyRuns, pushRun, type EditPiece, type Runs } from './live-view';
+import { DEFAULT_TOKENIZER, getTokenizer } from './tokenizer';
+import type { AppendEvent, EditEvent, Rollout, RolloutEvent, ViewPiece } from './rollout';
+
+const KNOWN_TOP = new Set(['format', 'id', 'vocab', 'tokenizer', 'reward', 'group', 'meta', 'events']);
+const APPEND_FIELDS = new Set(['op', 'role', 'tokens', 'text', 'logprobs']);
+const EDIT_FIELDS = new Set(['op', 'view']);
+const INSERT_FIELDS = new Set(['role', 'tokens', 'text']);
+const APPEND_ROLES: readonly string[] = ['prompt', 'obs', 'act'] satisfies AppendRole[];
+const INSERT_ROLES: readonly string[] = ['summary', 'obs', 'prompt'] satisfies InsertRole[];
+const MAX_VOCAB = 2 ** 31 - 1;
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Growable typed arrays for the physical tape. */
+function createTape() {
+  let capacity = 1024;
+  let tokens = new Int32Array(capacity);
+  let roles = new Uint8Array(capacity);
+  let segments = new Int32Array(capacity);
+  let isTarget = new Uint8Array(capacity);
+  let logprobs = new Float64Array(capacity).fill(NaN);
+  let length = 0;
+  const grow = (need: number) => {
+    if (need <= capacity) return;
+    while (capacity < need) capacity *= 2;
+    const t = new Int32Array(capacity);
+    t.set(tokens);
+    tokens = t;
+    const r = new Uint8Array(capacity);
+    r.set(roles);
+    roles = r;
+    const s = new Int32Array(capacity);
+    s.set(segments);
+    segments = s;
+    const g = new Uint8Array(capacity);
+    g.set(isTarget);
+    isTarget = g;
+    const l = new Float64Array(capacity).fill(NaN);
+    l.set(logprobs);
+    logprobs = l;
+  };
+  return {
+    get length() {
+      return length;
+    },
+    /** Creates ids for `values`, returns the first id. */
+    create(values: readonly number[], role: Role, segment: number): number {
+      grow(length + values.length);
+      const first = length;
+      for (let i = 0; i < values.length; i++) tokens[first + i] = values[i];
+      roles.fill(ROLE_CODE[role], first, first + values.length);
+      segments.fill(segment, first, first + values.length);
+      length += values.length;
+      return first;
+    },
+    markTarget(id: number, logprob: number | undefined) {
+      isTarget[id] = 1;
+      if (logprob !== undefined) logprobs[id] = logprob;
+    },
+    setLogprob(id: number, logprob: number) {
+      logprobs[id] = logprob;
+    },
+    finish() {
+      let targetCount = 0;
+      for (let i = 0; i < length; i++) targetCount += isTarget[i];
+      const targets = new Int32Array(targetCount);
+      for (let i = 0, t = 0; i < length; i++) if (isTarget[i]) targets[t++] = i;
+      return {
+        tokens: tokens.slice(0, length),
+        roles: roles.slice(0, length),
+        segments: segments.slice(0, length),
+        isTarget: isTarget.slice(0, length),
+        logprobs: logprobs.slice(0, length),
+        targets,
+      };
+    },
+  };
+}
+
+/** Validates one parsed JSON value as a v1 rollout; throws ValidationError naming `source`. */
+export function validateRollout(value: unknown, source: SourceLocation): Rollout {
+  const fail = (reason: string, event?: number): never => {
+    throw new ValidationError({ ...source, event }, reason);
+  };
+
+  if (!isObject(value)) return fail('a rollout must be a JSON object');
+  if (value.format !== ROLLOUT_FORMAT) return fail(`format must be "${ROLLOUT_FORMAT}", got ${quote(value.format)}`);
+  const { id, vocab, tokenizer, reward, group, meta, events } = value;
+  if (typeof id !== 'string' || id.length === 0) return fail(`id must be a non-empty string, got ${quote(id)}`);
+  if (typeof vocab !== 'number' || !Number.isInteger(vocab) || vocab < 1 || vocab > MAX_VOCAB) {
+    return fail(`vocab must be an integer in [1, ${MAX_VOCAB}], got ${quote(vocab)}`);
+  }
+  if (tokenizer !== undefined && typeof tokenizer !== 'string') return fail(`tokenizer must be a string, got ${quote(tokenizer)}`);
+  if (reward !== undefined && (typeof reward !== 'number' || !Number.isFinite(reward))) {
+    return fail(`reward must be a number, got ${quote(reward)}`);
+  }
+  if (group !== undefined && typeof group !== 'string') return fail(`group must be a string, got ${quote(group)}`);
+  if (!Array.isArray(events)) return fail(`events must be an array, got ${quote(events)}`);
+  const tokenizerName = tokenizer ?? DEFAULT_TOKENIZER;
+
+  const tape = createTape();
+  let view: Runs = emptyRuns();
+  const out: RolloutEvent[] = [];
+  let K = 0;
+
+  /** The token values of a piece given as `tokens` or `text`, checked against vocab. */
+  const pieceTokens = (piece: Json, role: Role, what: string, e: number): { values: number[]; text?: string } => {
+    const hasTokens = piece.tokens !== undefined;
+    const hasText = piece.text !== undefined;
+    if (hasTokens === hasText) return fail(`${what} needs exactly one of "tokens" or "text"`, e);
+    if (hasText) {
+      if (typeof piece.text !== 'string') return fail(`${what}: text must be a string, got ${quote(piece.text)}`, e);
+      const tk = getTokenizer(tokenizerName);
+      if (!tk) return fail(`${what}: text needs a known tokenizer; ${quote(tokenizerName)} is not one`, e);
+      const values = tk.encodePiece(piece.text, role);
+      for (const v of values) if (v >= vocab) fail(`${what}: text encodes to token ${v}, outside [0, ${vocab})`, e);
+      return { values, text: piece.text };
+    }
+    const tokens = piece.tokens;
+    if (!Array.isArray(tokens)) return fail(`${what}: tokens must be an array of token ids, got ${quote(tokens)}`, e);
+    if (tokens.length === 0) return fail(`${what}: tokens is empty`, e);
+    for (let i = 0; i < tokens.length; i++) {
+      const v = tokens[i];
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= vocab) {
+        fail(`${what}: tokens[${i}] = ${quote(v)} is not a token id in [0, ${vocab})`, e);
+      }
+    }
+    return { values: tokens as number[] };
+  };
+
+  const checkFields = (obj: Json, allowed: Set<string>, what: string, e: number) => {
+    for (const key of Object.keys(obj)) if (!allowed.has(key)) fail(`unknown field ${quote(key)} in ${what}`, e);
+  };
+
+  for (let e = 0; e < events.length; e++) {
+    const ev: unknown = events[e];
+    if (!isObject(ev)) return fail(`an event must be an object, got ${quote(ev)}`, e);
+    if (ev.op === 'append') {
+      checkFields(ev, APPEND_FIELDS, 'append event', e);
+      const role = ev.role;
+      if (typeof role !== 'string' || !APPEND_ROLES.includes(role)) {
+        return fail(`append role must be "prompt", "obs" or "act", got ${quote(role)}`, e);
+      }
+      const { values, text } = pieceTokens(ev, role as AppendRole, 'append', e);
+      const isAct = role === 'act';
+      let logprobs: number[] | undefined;
+      if (ev.logprobs !== undefined) {
+        if (!isAct) return fail('logprobs are only allowed on act appends', e);
+        if (!Array.isArray(ev.logprobs)) return fail(`logprobs must be an array of numbers, got ${quote(ev.logprobs)}`, e);
+        if (ev.logprobs.length !== values.length) {
+          return fail(`logprobs has ${ev.logprobs.length} entries for ${values.length} tokens`, e);
+        }
+        for (let i = 0; i < ev.logprobs.length; i++) {
+          const lp = ev.logprobs[i];
+          if (typeof lp !== 'number' || !Number.isFinite(lp) || lp > 0) {
+            fail(`logprobs[${i}] = ${quote(lp)} is not a finite number <= 0`, e);
+          }
+        }
+        logprobs = ev.logprobs as number[];
+      }
+      const livePrefix = view.length;
+      const first = tape.create(values, role as AppendRole, K);
+      if (isAct) {
+        // A text piece's marker is never a target, but it does precede (and predict) the text.
+        const firstTarget = text === undefined ? 0 : 1;
+        if (livePrefix + firstTarget === 0) fail(`target id ${first} has no token before it in its live view`, e);
+        for (let i = firstTarget; i < values.length; i++) tape.markTarget(first + i, logprobs?.[i]);
+        if (logprobs && firstTarget === 1) tape.setLogprob(first, logprobs[0]);
+      }
+      pushRun(view, first, values.length);
+      const event: AppendEvent = { op: 'append', role: role as AppendRole, first, count: values.length };
+      if (text !== undefined) event.text = text;
+      if (logprobs) event.logprobs = logprobs.slice();
+      out.push(event);
+    } else if (ev.op === 'edit') {
+      checkFields(ev, EDIT_FIELDS, 'edit event', e);
+      if (!Array.isArray(ev.view)) return fail(`edit view must be an array of pieces, got ${quote(ev.view)}`, e);
+      K++;
+      const pieces: EditPiece[] = [];
+      const viewOut: ViewPiece[] = [];
+      for (let p = 0; p < ev.view.length; p++) {
+        const piece: unknown = ev.view[p];
+        const what = `view[${p}]`;
+        if (!isObject(piece)) return fail(`${what} must be {"keep": [a, b]} or {"insert": {...}}, got ${quote(piece)}`, e);
+        const keys = Object.keys(piece);
+        const unknown = keys.find((k) => k !== 'keep' && k !== 'insert');
+        if (unknown !== undefined) return fail(`unknown field ${quote(unknown)} in ${what}`, e);
+        if (keys.length !== 1) return fail(`${what} must have exactly one of "keep" or "insert"`, e);
+        if (piece.keep !== undefined) {
+          const range = piece.keep;
+          if (
+            !Array.isArray(range) ||
+            range.length !== 2 ||
+            !range.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)
+          ) {
+            return fail(`${what}: keep must be [a, b] with integers 0 <= a < b, got ${quote(range)}`, e);
+          }
+          const [a, b] = range as [number, number];
+          if (a >= b) return fail(`${what}: keep [${a}, ${b}] is empty (needs a < b)`, e);
+          pieces.push({ keep: [a, b] });
+          viewOut.push({ keep: [a, b] });
+        } else {
+          const ins = piece.insert;
+          if (!isObject(ins)) return fail(`${what}: insert must be an object, got ${quote(ins)}`, e);
+          checkFields(ins, INSERT_FIELDS, `${what}.insert`, e);
+          const role = ins.role;
+          if (role === 'act') return fail(`${what}: insert may not have role "act" (inserted tokens are never targets)`, e);
+          if (typeof role !== 'string' || !INSERT_ROLES.includes(role)) {
+            return fail(`${what}: insert role must be "summary", "obs" or "prompt", got ${quote(role)}`, e);
+          }
+          const { values, text } = pieceTokens(ins, role as InsertRole, `${what}.insert`, e);
+          const first = tape.create(values, role as InsertRole, K);
+          pieces.push({ insert: { first, count: values.length } });
+          const insert: { role: InsertRole; first: number; count: number; text?: string } = {
+            role: role as InsertRole,
+            first,
+            count: values.length,
+          };
+          if (text !== undefined) insert.text = text;
+          viewOut.push({ insert });
+        }
+      }
+      const outcome = applyEdit(view, pieces);
+      if (!outcome.ok) return fail(outcome.reason, e);
+      view = outcome.result.view;
+      const event: EditEvent = { op: 'edit', edit: K, view: viewOut };
+      out.push(event);
+    } else {
+      return fail(ev.op === undefined ? 'event has no op' : `unknown op ${quote(ev.op)}`, e);
+    }
+  }
+
+  const extra: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) if (!KNOWN_TOP.has(key)) extra[key] = value[key];
+  const tapeArrays = tape.finish();
+  const rollout: Rollout = {
+    id,
+    vocab,
+    tokenizer: tokenizerName,
+    tokenizerGiven: tokenizer !== undefined,
+    extra,
+    events: out,
+    source: source.line === undefined ? { file: source.file } : { file: source.file, line: source.line },
+    K,
+    length: tape.length,
+    ...tapeArrays,
+  };
+  if (reward !== undefined) rollout.reward = reward;
+  if (group !== undefined) rollout.group = group;
+  if (meta !== undefined) rollout.meta = meta;
+  return rollout;
+}
