@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from './device';
 import { readFloat32, uploadStorage, createStorage } from './buffers';
-import { addReference, encodeAdd } from './add';
+import { addReference, createAdd } from './add';
+import { encodeLaunches } from './kernel';
 import { expectClose } from '../testing/close';
 
 let gpu: Gpu;
@@ -17,7 +18,7 @@ async function runAdd(a: Float32Array, b: Float32Array): Promise<Float32Array> {
   const out = createStorage(device, 'test.out', a.byteLength);
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
-  encodeAdd(device, pass, A, B, out, a.length);
+  encodeLaunches(pass, [createAdd(device, a.length, { a: A, b: B, out })]);
   pass.end();
   device.queue.submit([encoder.finish()]);
   return readFloat32(device, out, a.length);

@@ -1,24 +1,28 @@
-// Binding of shaders/add.wgsl: out = a + b over n floats.
+// Binding of shaders/add.wgsl: out = a + b over n floats (the residual connections).
 
 import code from '../../shaders/add.wgsl?raw';
 import { uploadUniform } from './buffers';
-import { bindGroup, computePipeline, dispatch, groups1d } from './pipeline';
+import { bindBuffers, checkLength, type BufferRef, type Launch } from './kernel';
+import { computePipeline, groups1d } from './pipeline';
 
 const WG = 256;
 
 /** Mirror of `struct Params` in add.wgsl: n: u32 @ 0. */
 export function addParams(n: number): ArrayBuffer {
   const bytes = new ArrayBuffer(16);
-  new Uint32Array(bytes)[0] = n;
+  new DataView(bytes).setUint32(0, n, true);
   return bytes;
 }
 
-export function encodeAdd(device: GPUDevice, pass: GPUComputePassEncoder, a: GPUBuffer, b: GPUBuffer, out: GPUBuffer, n: number): void {
+export function createAdd(device: GPUDevice, n: number, b: { a: BufferRef; b: BufferRef; out: BufferRef }): Launch {
+  checkLength(b.a, n, 'a');
+  checkLength(b.b, n, 'b');
+  checkLength(b.out, n, 'out');
   const pipeline = computePipeline(device, 'add', code, { WG });
   const params = uploadUniform(device, 'add.params', addParams(n));
-  const group = bindGroup(device, 'add.bindGroup', pipeline, [a, b, out, params]);
+  const group = bindBuffers(device, 'add.bindGroup', pipeline, { 0: b.a, 1: b.b, 2: b.out, 3: params });
   const [x, y] = groups1d(n, WG);
-  dispatch(pass, pipeline, group, x, y);
+  return { label: 'add', pipeline, group, workgroups: n === 0 ? [0, 0, 0] : [x, y, 1], uniforms: [params] };
 }
 
 /** The TypeScript reference. */

@@ -56,3 +56,34 @@ export async function readUint32(device: GPUDevice, source: GPUBuffer, count?: n
 export function align(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
+
+/**
+ * Copies several buffer ranges into one staging buffer inside `encoder` (after the step's pass),
+ * so a whole step reads back with a single await: call `read()` after submitting the encoder.
+ */
+export function stageReadback(
+  device: GPUDevice,
+  encoder: GPUCommandEncoder,
+  sources: readonly { buffer: GPUBuffer; bytes: number }[],
+): { read(): Promise<ArrayBuffer[]> } {
+  const offsets: number[] = [];
+  let total = 0;
+  for (const s of sources) {
+    offsets.push(total);
+    total += align(Math.max(4, s.bytes), 4);
+  }
+  const staging = device.createBuffer({ label: 'stageReadback.staging', size: Math.max(4, total), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  sources.forEach((s, i) => {
+    if (s.bytes > 0) encoder.copyBufferToBuffer(s.buffer, 0, staging, offsets[i], align(s.bytes, 4));
+  });
+  return {
+    async read() {
+      await staging.mapAsync(GPUMapMode.READ);
+      const all = staging.getMappedRange();
+      const out = sources.map((s, i) => all.slice(offsets[i], offsets[i] + s.bytes));
+      staging.unmap();
+      staging.destroy();
+      return out;
+    },
+  };
+}

@@ -120,6 +120,14 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<Gpu> {
   };
 }
 
+/**
+ * The `GPU` object createGpu asks for its adapter (navigator.gpu, or Dawn's in Node), for libraries
+ * that look for navigator.gpu themselves (TensorFlow.js in bench/matmul.ts).
+ */
+export async function gpuEntryPoint(): Promise<GPU> {
+  return isNode ? nodeGpu() : browserGpu();
+}
+
 function browserGpu(): GPU {
   if (typeof navigator === 'undefined' || !('gpu' in navigator) || !navigator.gpu) {
     throw new GpuUnavailableError(

@@ -23,24 +23,45 @@ export function releaseLaunches(launches: readonly Launch[]): void {
   for (const l of launches) for (const u of l.uniforms) u.destroy();
 }
 
+/**
+ * A whole buffer, or a 256-byte-aligned range of one: the model's parameters and gradients live
+ * in one flat buffer each, and every tensor binds as its own range.
+ */
+export type BufferRef = GPUBuffer | GPUBufferBinding;
+
+function isBinding(ref: BufferRef): ref is GPUBufferBinding {
+  return 'buffer' in ref && !('mapState' in ref);
+}
+
+/** Bytes a binding of `ref` covers. */
+export function refBytes(ref: BufferRef): number {
+  if (!isBinding(ref)) return ref.size;
+  return ref.size ?? ref.buffer.size - (ref.offset ?? 0);
+}
+
+export function refLabel(ref: BufferRef): string {
+  return isBinding(ref) ? `${ref.buffer.label}@${ref.offset ?? 0}` : ref.label;
+}
+
 /** A bind group for group 0 from explicit binding numbers (entry points of one shader use subsets). */
 export function bindBuffers(
   device: GPUDevice,
   label: string,
   pipeline: GPUComputePipeline,
-  buffers: Record<number, GPUBuffer>,
+  buffers: Record<number, BufferRef>,
 ): GPUBindGroup {
   return device.createBindGroup({
     label,
     layout: pipeline.getBindGroupLayout(0),
-    entries: Object.entries(buffers).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } })),
+    entries: Object.entries(buffers).map(([binding, ref]) => ({ binding: Number(binding), resource: isBinding(ref) ? ref : { buffer: ref } })),
   });
 }
 
-/** Throws a readable error when `buffer` holds fewer than `count` 4-byte elements (f32 or u32). */
-export function checkLength(buffer: GPUBuffer, count: number, name: string): void {
-  if (buffer.size < count * 4) {
-    throw new Error(`${buffer.label || name}: ${buffer.size} bytes, the kernel reads ${count} elements (${count * 4} bytes) as ${name}`);
+/** Throws a readable error when `ref` holds fewer than `count` 4-byte elements (f32 or u32). */
+export function checkLength(ref: BufferRef, count: number, name: string): void {
+  const bytes = refBytes(ref);
+  if (bytes < count * 4) {
+    throw new Error(`${refLabel(ref) || name}: ${bytes} bytes, the kernel reads ${count} elements (${count * 4} bytes) as ${name}`);
   }
 }
 

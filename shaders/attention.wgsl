@@ -1,0 +1,464 @@
+// Tree-masked flash attention, forward and backward, fp32 (SPEC §4, §6). Query i sees key k iff
+// k <= i < end[k]. Rows are tiled (query tiles of BQ rows, key tiles of BK rows) and every tile visits
+// only the tiles the block mask lists for it, so the work follows the visible pairs, not N².
+//
+// One invocation owns one row of one head (a query in `forward` and `backwardQuery`, a key in
+// `backwardKey`) and keeps that row's vectors in registers. With SHARED the workgroup first stages the
+// other side's tile in workgroup memory (real GPUs); without it each invocation reads those rows from
+// storage (SwiftShader, where a barrier costs more than a cached load). No float atomics: dQ is
+// accumulated per query row, dK and dV per key row.
+//
+// Entry points and dispatch grids (x = tile, y = head):
+//   forward        (queryTiles, NH)  qkv, mask -> out, lse
+//   backwardQuery  (queryTiles, NH)  qkv, out, dOut, lse -> delta = rowsum(dOut * out), dQ columns of dqkv
+//   backwardKey    (keyTiles, NH)    qkv, dOut, lse, delta -> dK, dV columns of dqkv (after backwardQuery)
+
+override NH: u32; // heads; C = NH * HS
+override HS: u32; // head size: a multiple of 4, at most MAX_HS
+override BQ: u32 = 16; // query rows per tile = invocations of forward and backwardQuery
+override BK: u32 = 16; // key rows per tile = invocations of backwardKey
+override SHARED: bool = false; // stage tiles in workgroup memory
+override COUNT_VISITS: bool = false; // count visited tile pairs into `visits` (tests)
+
+// Rows live in private arrays, whose length must be a constant (see Row below).
+const MAX_HS: u32 = 64u;
+// The smallest running max: exp(NEG_BIG - s) is 0 for any finite score, without infinities.
+const NEG_BIG: f32 = -3.0e38;
+// -inf, the lse of a row that sees no key (a constant expression may not be infinite).
+var<private> negInfBits: u32 = 0xff800000u;
+
+// Mirror: attentionParams() in src/gpu/attention.ts.
+struct Params {
+  N: u32, // rows (queries = keys)
+  keyTilesOffsets: u32, // mask index of keyTilesOfQueryTile.offsets, (queryTiles + 1)
+  keyTiles: u32, // mask index of keyTilesOfQueryTile.tiles, (pairs)
+  queryTilesOffsets: u32, // mask index of queryTilesOfKeyTile.offsets, (keyTiles + 1)
+  queryTiles: u32, // mask index of queryTilesOfKeyTile.tiles, (pairs)
+}
+
+// Binding numbers are mirrored by ATTENTION_BINDINGS in src/gpu/attention.ts. Row-major tensors are
+// read as vec4s: a row of C floats is C / 4 vec4s.
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> mask: array<u32>; // end (N) | block lists, see Params
+@group(0) @binding(2) var<storage, read_write> visits: array<atomic<u32>>; // (3): forward, backwardQuery, backwardKey
+@group(0) @binding(3) var<storage, read> qkv: array<vec4f>; // (N, 3C): q | k | v
+@group(0) @binding(4) var<storage, read_write> out: array<vec4f>; // (N, C), forward's output
+@group(0) @binding(5) var<storage, read_write> lse: array<f32>; // (NH, N), forward's output
+@group(0) @binding(6) var<storage, read> outIn: array<vec4f>; // (N, C), the forward's out
+@group(0) @binding(7) var<storage, read> dOut: array<vec4f>; // (N, C)
+@group(0) @binding(8) var<storage, read> lseIn: array<f32>; // (NH, N), the forward's lse
+@group(0) @binding(9) var<storage, read_write> delta: array<f32>; // (NH, N): rowsum(dOut * out)
+@group(0) @binding(10) var<storage, read_write> dqkv: array<vec4f>; // (N, 3C)
+
+// The staged tile (SHARED): keys | values of a key tile in forward and backwardQuery, queries |
+// output gradients of a query tile in backwardKey.
+var<workgroup> tileA: array<vec4f, max(BQ, BK) * HS / 4>; // (BK or BQ, HS)
+var<workgroup> tileB: array<vec4f, max(BQ, BK) * HS / 4>; // (BK or BQ, HS)
+var<workgroup> lseTile: array<f32, BQ>;
+var<workgroup> deltaTile: array<f32, BQ>;
+
+// vec4 index of the first element of head h in row r of qkv (N, 3C), and of out or dOut (N, C).
+fn qAt(r: u32, h: u32) -> u32 { return r * 3u * NH * HS / 4u + h * HS / 4u; }
+fn kAt(r: u32, h: u32) -> u32 { return qAt(r, h) + NH * HS / 4u; }
+fn vAt(r: u32, h: u32) -> u32 { return qAt(r, h) + 2u * NH * HS / 4u; }
+fn oAt(r: u32, h: u32) -> u32 { return r * NH * HS / 4u + h * HS / 4u; }
+
+fn scale() -> f32 { return inverseSqrt(f32(HS)); }
+
+// Stores (once per row, so plain loops: the by-value parameter keeps the caller's row in registers).
+fn storeOut(at: u32, row: Row) {
+  for (var c = 0u; c < HS / 4u; c++) { out[at + c] = row[c]; }
+}
+
+fn storeDqkv(at: u32, row: Row) {
+  for (var c = 0u; c < HS / 4u; c++) { dqkv[at + c] = row[c]; }
+}
+
+fn dotOutIn(at: u32, row: Row) -> f32 {
+  var s = 0.0;
+  for (var c = 0u; c < HS / 4u; c++) { s += dot(row[c], outIn[at + c]); }
+  return s;
+}
+
+// Stages rows k0 .. k0+BK of head h's keys and values; `threads` invocations share the copy.
+fn stageKeys(k0: u32, h: u32, lid: u32, threads: u32) {
+  for (var e = lid; e < BK * HS / 4u; e += threads) {
+    let k = k0 + e / (HS / 4u);
+    let c = e % (HS / 4u);
+    var kc = vec4f();
+    var vc = vec4f();
+    if (k < params.N) {
+      kc = qkv[kAt(k, h) + c];
+      vc = qkv[vAt(k, h) + c];
+    }
+    tileA[e] = kc;
+    tileB[e] = vc;
+  }
+}
+
+fn keyRow(k: u32, j: u32, h: u32) -> Row {
+  if (SHARED) { return tileARow(j); }
+  return qkvRow(kAt(k, h));
+}
+
+fn valueRow(k: u32, j: u32, h: u32) -> Row {
+  if (SHARED) { return tileBRow(j); }
+  return qkvRow(vAt(k, h));
+}
+
+@compute @workgroup_size(BQ)
+fn forward(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let N = params.N;
+  let qt = wg.x;
+  let h = wg.y;
+  let i = qt * BQ + lid; // this invocation's query row
+  let live = i < N;
+
+  var q: Row; // q_i / sqrt(HS)
+  var o: Row; // Σ_k exp(s_k - m) v_k
+  var m = NEG_BIG; // running max of the scores
+  var l = 0.0; // Σ_k exp(s_k - m)
+  if (live) {
+    q = qkvRow(qAt(i, h));
+    scaleRow(&q, scale());
+  }
+
+  // Uniform: a read-only buffer at a uniform index, so barriers may sit in this loop.
+  let first = mask[params.keyTilesOffsets + qt];
+  let last = mask[params.keyTilesOffsets + qt + 1u];
+  for (var t = first; t < last; t++) {
+    let k0 = mask[params.keyTiles + t] * BK;
+    if (COUNT_VISITS && lid == 0u) { atomicAdd(&visits[0], 1u); }
+    if (SHARED) {
+      workgroupBarrier(); // the previous tile is consumed
+      stageKeys(k0, h, lid, BQ);
+      workgroupBarrier();
+    }
+    if (live) {
+      for (var k = k0; k < min(k0 + BK, i + 1u); k++) {
+        if (i >= mask[k]) { continue; } // end[k]: key k is not on this query's path
+        var key = keyRow(k, k - k0, h);
+        let s = dotRow(&q, &key);
+        if (s > m) { // a new max: rescale what was summed against the old one
+          let rescale = exp(m - s);
+          l *= rescale;
+          scaleRow(&o, rescale);
+          m = s;
+        }
+        let p = exp(s - m);
+        l += p;
+        var value = valueRow(k, k - k0, h);
+        axpyRow(&o, p, &value);
+      }
+    }
+  }
+
+  if (live) {
+    let seen = l > 0.0; // false for a row that sees no key: zeros, lse = -inf
+    scaleRow(&o, select(0.0, 1.0 / l, seen));
+    storeOut(oAt(i, h), o);
+    lse[h * N + i] = select(bitcast<f32>(negInfBits), m + log(l), seen);
+  }
+}
+
+// dQ_i = scale · Σ_k dS_ik k_k with P_ik = exp(s_ik - lse_i), dS_ik = P_ik (dOut_i·v_k - delta_i).
+@compute @workgroup_size(BQ)
+fn backwardQuery(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let N = params.N;
+  let qt = wg.x;
+  let h = wg.y;
+  let i = qt * BQ + lid;
+  let live = i < N;
+
+  var q: Row; // q_i / sqrt(HS)
+  var dO: Row;
+  var dq: Row; // Σ_k dS_ik k_k
+  var rowLse = 0.0;
+  var rowDelta = 0.0;
+  if (live) {
+    q = qkvRow(qAt(i, h));
+    scaleRow(&q, scale());
+    dO = dOutRow(oAt(i, h));
+    rowDelta = dotOutIn(oAt(i, h), dO);
+    rowLse = lseIn[h * N + i];
+    delta[h * N + i] = rowDelta;
+  }
+
+  let first = mask[params.keyTilesOffsets + qt];
+  let last = mask[params.keyTilesOffsets + qt + 1u];
+  for (var t = first; t < last; t++) {
+    let k0 = mask[params.keyTiles + t] * BK;
+    if (COUNT_VISITS && lid == 0u) { atomicAdd(&visits[1], 1u); }
+    if (SHARED) {
+      workgroupBarrier();
+      stageKeys(k0, h, lid, BQ);
+      workgroupBarrier();
+    }
+    if (live) {
+      for (var k = k0; k < min(k0 + BK, i + 1u); k++) {
+        if (i >= mask[k]) { continue; }
+        var key = keyRow(k, k - k0, h);
+        var value = valueRow(k, k - k0, h);
+        let ds = exp(dotRow(&q, &key) - rowLse) * (dotRow(&dO, &value) - rowDelta);
+        axpyRow(&dq, ds, &key);
+      }
+    }
+  }
+
+  if (live) {
+    scaleRow(&dq, scale());
+    storeDqkv(qAt(i, h), dq);
+  }
+}
+
+// Stages rows q0 .. q0+BQ of head h's queries, output gradients, lse and delta.
+fn stageQueries(q0: u32, h: u32, lid: u32, threads: u32) {
+  for (var e = lid; e < BQ * HS / 4u; e += threads) {
+    let i = q0 + e / (HS / 4u);
+    let c = e % (HS / 4u);
+    var qc = vec4f();
+    var dOc = vec4f();
+    if (i < params.N) {
+      qc = qkv[qAt(i, h) + c];
+      dOc = dOut[oAt(i, h) + c];
+    }
+    tileA[e] = qc;
+    tileB[e] = dOc;
+  }
+  for (var r = lid; r < BQ; r += threads) {
+    let i = q0 + r;
+    var rowLse = 0.0;
+    var rowDelta = 0.0;
+    if (i < params.N) {
+      rowLse = lseIn[h * params.N + i];
+      rowDelta = delta[h * params.N + i];
+    }
+    lseTile[r] = rowLse;
+    deltaTile[r] = rowDelta;
+  }
+}
+
+// Query i (at r = i - q0 in its tile) of head h, its output gradient, lse and delta.
+fn queryRow(i: u32, r: u32, h: u32) -> Row {
+  if (SHARED) { return tileARow(r); }
+  return qkvRow(qAt(i, h));
+}
+
+fn dOutRowAt(i: u32, r: u32, h: u32) -> Row {
+  if (SHARED) { return tileBRow(r); }
+  return dOutRow(oAt(i, h));
+}
+
+fn lseAt(i: u32, r: u32, h: u32) -> f32 {
+  if (SHARED) { return lseTile[r]; }
+  return lseIn[h * params.N + i];
+}
+
+fn deltaAt(i: u32, r: u32, h: u32) -> f32 {
+  if (SHARED) { return deltaTile[r]; }
+  return delta[h * params.N + i];
+}
+
+// dV_k = Σ_i P_ik dOut_i, dK_k = scale · Σ_i dS_ik q_i over the queries i in [k, end[k]).
+@compute @workgroup_size(BK)
+fn backwardKey(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let N = params.N;
+  let kt = wg.x;
+  let h = wg.y;
+  let k = kt * BK + lid; // this invocation's key row
+  let live = k < N;
+
+  var key: Row; // k_k / sqrt(HS)
+  var value: Row;
+  var dk: Row; // Σ_i dS_ik q_i
+  var dv: Row;
+  var keyEnd = 0u; // queries [k, keyEnd) see this key
+  if (live) {
+    key = qkvRow(kAt(k, h));
+    scaleRow(&key, scale());
+    value = qkvRow(vAt(k, h));
+    keyEnd = mask[k];
+  }
+
+  let first = mask[params.queryTilesOffsets + kt];
+  let last = mask[params.queryTilesOffsets + kt + 1u];
+  for (var t = first; t < last; t++) {
+    let q0 = mask[params.queryTiles + t] * BQ;
+    if (COUNT_VISITS && lid == 0u) { atomicAdd(&visits[2], 1u); }
+    if (SHARED) {
+      workgroupBarrier();
+      stageQueries(q0, h, lid, BK);
+      workgroupBarrier();
+    }
+    // The queries that see key k form one range: no per-pair mask test.
+    for (var i = max(k, q0); i < min(keyEnd, q0 + BQ); i++) {
+      var query = queryRow(i, i - q0, h);
+      var dOi = dOutRowAt(i, i - q0, h);
+      let p = exp(dotRow(&query, &key) - lseAt(i, i - q0, h));
+      let ds = p * (dotRow(&dOi, &value) - deltaAt(i, i - q0, h));
+      axpyRow(&dv, p, &dOi);
+      axpyRow(&dk, ds, &query);
+    }
+  }
+
+  if (live) {
+    scaleRow(&dk, scale());
+    storeDqkv(kAt(k, h), dk);
+    storeDqkv(vAt(k, h), dv);
+  }
+}
+
+// ---- Rows. One head's HS floats, as HS / 4 vec4s, held in registers. These helpers are unrolled by
+// hand (MAX_HS / 4 = 16 lines each): SwiftShader neither unrolls loops nor keeps a loop-indexed private
+// array in registers, and unrolling measured 1.5x on the whole kernel there. Lines past HS / 4 fold
+// away, HS being an override. Raise MAX_HS only together with these lines.
+
+alias Row = array<vec4f, MAX_HS / 4>;
+
+// The row of qkv, out or dOut whose first vec4 is at index `at`.
+fn qkvRow(at: u32) -> Row {
+  var r: Row;
+  if (HS > 0u) { r[0] = qkv[at + 0u]; }
+  if (HS > 4u) { r[1] = qkv[at + 1u]; }
+  if (HS > 8u) { r[2] = qkv[at + 2u]; }
+  if (HS > 12u) { r[3] = qkv[at + 3u]; }
+  if (HS > 16u) { r[4] = qkv[at + 4u]; }
+  if (HS > 20u) { r[5] = qkv[at + 5u]; }
+  if (HS > 24u) { r[6] = qkv[at + 6u]; }
+  if (HS > 28u) { r[7] = qkv[at + 7u]; }
+  if (HS > 32u) { r[8] = qkv[at + 8u]; }
+  if (HS > 36u) { r[9] = qkv[at + 9u]; }
+  if (HS > 40u) { r[10] = qkv[at + 10u]; }
+  if (HS > 44u) { r[11] = qkv[at + 11u]; }
+  if (HS > 48u) { r[12] = qkv[at + 12u]; }
+  if (HS > 52u) { r[13] = qkv[at + 13u]; }
+  if (HS > 56u) { r[14] = qkv[at + 14u]; }
+  if (HS > 60u) { r[15] = qkv[at + 15u]; }
+  return r;
+}
+
+fn dOutRow(at: u32) -> Row {
+  var r: Row;
+  if (HS > 0u) { r[0] = dOut[at + 0u]; }
+  if (HS > 4u) { r[1] = dOut[at + 1u]; }
+  if (HS > 8u) { r[2] = dOut[at + 2u]; }
+  if (HS > 12u) { r[3] = dOut[at + 3u]; }
+  if (HS > 16u) { r[4] = dOut[at + 4u]; }
+  if (HS > 20u) { r[5] = dOut[at + 5u]; }
+  if (HS > 24u) { r[6] = dOut[at + 6u]; }
+  if (HS > 28u) { r[7] = dOut[at + 7u]; }
+  if (HS > 32u) { r[8] = dOut[at + 8u]; }
+  if (HS > 36u) { r[9] = dOut[at + 9u]; }
+  if (HS > 40u) { r[10] = dOut[at + 10u]; }
+  if (HS > 44u) { r[11] = dOut[at + 11u]; }
+  if (HS > 48u) { r[12] = dOut[at + 12u]; }
+  if (HS > 52u) { r[13] = dOut[at + 13u]; }
+  if (HS > 56u) { r[14] = dOut[at + 14u]; }
+  if (HS > 60u) { r[15] = dOut[at + 15u]; }
+  return r;
+}
+
+// Row j of a staged tile.
+fn tileARow(j: u32) -> Row {
+  let at = j * HS / 4u;
+  var r: Row;
+  if (HS > 0u) { r[0] = tileA[at + 0u]; }
+  if (HS > 4u) { r[1] = tileA[at + 1u]; }
+  if (HS > 8u) { r[2] = tileA[at + 2u]; }
+  if (HS > 12u) { r[3] = tileA[at + 3u]; }
+  if (HS > 16u) { r[4] = tileA[at + 4u]; }
+  if (HS > 20u) { r[5] = tileA[at + 5u]; }
+  if (HS > 24u) { r[6] = tileA[at + 6u]; }
+  if (HS > 28u) { r[7] = tileA[at + 7u]; }
+  if (HS > 32u) { r[8] = tileA[at + 8u]; }
+  if (HS > 36u) { r[9] = tileA[at + 9u]; }
+  if (HS > 40u) { r[10] = tileA[at + 10u]; }
+  if (HS > 44u) { r[11] = tileA[at + 11u]; }
+  if (HS > 48u) { r[12] = tileA[at + 12u]; }
+  if (HS > 52u) { r[13] = tileA[at + 13u]; }
+  if (HS > 56u) { r[14] = tileA[at + 14u]; }
+  if (HS > 60u) { r[15] = tileA[at + 15u]; }
+  return r;
+}
+
+fn tileBRow(j: u32) -> Row {
+  let at = j * HS / 4u;
+  var r: Row;
+  if (HS > 0u) { r[0] = tileB[at + 0u]; }
+  if (HS > 4u) { r[1] = tileB[at + 1u]; }
+  if (HS > 8u) { r[2] = tileB[at + 2u]; }
+  if (HS > 12u) { r[3] = tileB[at + 3u]; }
+  if (HS > 16u) { r[4] = tileB[at + 4u]; }
+  if (HS > 20u) { r[5] = tileB[at + 5u]; }
+  if (HS > 24u) { r[6] = tileB[at + 6u]; }
+  if (HS > 28u) { r[7] = tileB[at + 7u]; }
+  if (HS > 32u) { r[8] = tileB[at + 8u]; }
+  if (HS > 36u) { r[9] = tileB[at + 9u]; }
+  if (HS > 40u) { r[10] = tileB[at + 10u]; }
+  if (HS > 44u) { r[11] = tileB[at + 11u]; }
+  if (HS > 48u) { r[12] = tileB[at + 12u]; }
+  if (HS > 52u) { r[13] = tileB[at + 13u]; }
+  if (HS > 56u) { r[14] = tileB[at + 14u]; }
+  if (HS > 60u) { r[15] = tileB[at + 15u]; }
+  return r;
+}
+
+fn dotRow(a: ptr<function, Row>, b: ptr<function, Row>) -> f32 {
+  var s = 0.0;
+  if (HS > 0u) { s += dot((*a)[0], (*b)[0]); }
+  if (HS > 4u) { s += dot((*a)[1], (*b)[1]); }
+  if (HS > 8u) { s += dot((*a)[2], (*b)[2]); }
+  if (HS > 12u) { s += dot((*a)[3], (*b)[3]); }
+  if (HS > 16u) { s += dot((*a)[4], (*b)[4]); }
+  if (HS > 20u) { s += dot((*a)[5], (*b)[5]); }
+  if (HS > 24u) { s += dot((*a)[6], (*b)[6]); }
+  if (HS > 28u) { s += dot((*a)[7], (*b)[7]); }
+  if (HS > 32u) { s += dot((*a)[8], (*b)[8]); }
+  if (HS > 36u) { s += dot((*a)[9], (*b)[9]); }
+  if (HS > 40u) { s += dot((*a)[10], (*b)[10]); }
+  if (HS > 44u) { s += dot((*a)[11], (*b)[11]); }
+  if (HS > 48u) { s += dot((*a)[12], (*b)[12]); }
+  if (HS > 52u) { s += dot((*a)[13], (*b)[13]); }
+  if (HS > 56u) { s += dot((*a)[14], (*b)[14]); }
+  if (HS > 60u) { s += dot((*a)[15], (*b)[15]); }
+  return s;
+}
+
+// y += a x
+fn axpyRow(y: ptr<function, Row>, a: f32, x: ptr<function, Row>) {
+  if (HS > 0u) { (*y)[0] += a * (*x)[0]; }
+  if (HS > 4u) { (*y)[1] += a * (*x)[1]; }
+  if (HS > 8u) { (*y)[2] += a * (*x)[2]; }
+  if (HS > 12u) { (*y)[3] += a * (*x)[3]; }
+  if (HS > 16u) { (*y)[4] += a * (*x)[4]; }
+  if (HS > 20u) { (*y)[5] += a * (*x)[5]; }
+  if (HS > 24u) { (*y)[6] += a * (*x)[6]; }
+  if (HS > 28u) { (*y)[7] += a * (*x)[7]; }
+  if (HS > 32u) { (*y)[8] += a * (*x)[8]; }
+  if (HS > 36u) { (*y)[9] += a * (*x)[9]; }
+  if (HS > 40u) { (*y)[10] += a * (*x)[10]; }
+  if (HS > 44u) { (*y)[11] += a * (*x)[11]; }
+  if (HS > 48u) { (*y)[12] += a * (*x)[12]; }
+  if (HS > 52u) { (*y)[13] += a * (*x)[13]; }
+  if (HS > 56u) { (*y)[14] += a * (*x)[14]; }
+  if (HS > 60u) { (*y)[15] += a * (*x)[15]; }
+}
+
+fn scaleRow(y: ptr<function, Row>, a: f32) {
+  if (HS > 0u) { (*y)[0] *= a; }
+  if (HS > 4u) { (*y)[1] *= a; }
+  if (HS > 8u) { (*y)[2] *= a; }
+  if (HS > 12u) { (*y)[3] *= a; }
+  if (HS > 16u) { (*y)[4] *= a; }
+  if (HS > 20u) { (*y)[5] *= a; }
+  if (HS > 24u) { (*y)[6] *= a; }
+  if (HS > 28u) { (*y)[7] *= a; }
+  if (HS > 32u) { (*y)[8] *= a; }
+  if (HS > 36u) { (*y)[9] *= a; }
+  if (HS > 40u) { (*y)[10] *= a; }
+  if (HS > 44u) { (*y)[11] *= a; }
+  if (HS > 48u) { (*y)[12] *= a; }
+  if (HS > 52u) { (*y)[13] *= a; }
+  if (HS > 56u) { (*y)[14] *= a; }
+  if (HS > 60u) { (*y)[15] *= a; }
+}

@@ -1,0 +1,56 @@
+// The part of matmul.wgsl's backward that is not itself a product, one invocation per column n:
+//   dPre[m, n] = dY[m, n] · gelu'(pre[m, n])   with GELU (the forward fused a GELU; pre is its input)
+//   dbias[n] = Σ_m dPre[m, n]                  with HAS_BIAS (dY in place of dPre without GELU)
+// The products dX = dPre · Wᵀ and dW = xᵀ · dPre then run on matmul.wgsl (src/gpu/matmul_backward.ts).
+// A column per invocation sums without atomics. Grid: groups1d(N, WG).
+
+override WG: u32 = 64;
+override GELU: bool = false;
+override HAS_BIAS: bool = false;
+override ACCUMULATE: bool = false; // dbias += (dPre is always overwritten)
+
+// Mirror: matmulBackwardParams() in src/gpu/matmul_backward.ts.
+struct Params {
+  M: u32,
+  N: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> dY: array<f32>; // (M, N)
+@group(0) @binding(2) var<storage, read> pre: array<f32>; // (M, N): read with GELU
+@group(0) @binding(3) var<storage, read_write> dPre: array<f32>; // (M, N): written with GELU
+@group(0) @binding(4) var<storage, read_write> dbias: array<f32>; // (N): written with HAS_BIAS
+
+const GELU_SCALE: f32 = 0.7978845608028654; // sqrt(2 / pi)
+const GELU_CUBE: f32 = 0.044715;
+
+fn geluGrad(v: f32) -> f32 {
+  let t = tanh(clamp(GELU_SCALE * (v + GELU_CUBE * v * v * v), -15.0, 15.0));
+  let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBE * v * v);
+  return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) groups: vec3u) {
+  let n = gid.y * groups.x * WG + gid.x;
+  let N = params.N;
+  if (n >= N) {
+    return;
+  }
+  var sum = 0.0;
+  for (var m = 0u; m < params.M; m++) {
+    let i = m * N + n;
+    var d = dY[i];
+    if (GELU) {
+      d *= geluGrad(pre[i]);
+      dPre[i] = d;
+    }
+    sum += d;
+  }
+  if (HAS_BIAS) {
+    if (ACCUMULATE) {
+      sum += dbias[n];
+    }
+    dbias[n] = sum;
+  }
+}

@@ -1,0 +1,243 @@
+// Binding of shaders/attention.wgsl: tree-masked flash attention, forward and backward (SPEC §4, §6).
+// Per batch the caller builds one AttentionMask from `end[]` (block lists + params, uploaded once),
+// shared by every layer; createAttentionForward / createAttentionBackward give the layer's launches.
+
+import code from '../../shaders/attention.wgsl?raw';
+import type { AdapterSummary } from './device';
+import { createStorage, readUint32, uploadStorage, uploadUniform } from './buffers';
+import { computePipeline } from './pipeline';
+import { bindBuffers, checkLength, encodeLaunches, type Launch } from './kernel';
+import { attentionTiles, type AttentionTiles } from './attentionTiles';
+
+/** The longest head the kernel holds in registers (`const MAX_HS` in the shader, read from it). */
+export const ATTENTION_MAX_HS = Number(/const MAX_HS: u32 = (\d+)u;/.exec(code)?.[1]);
+
+export interface AttentionConfig {
+  /** Query rows per tile: invocations per workgroup of forward and backwardQuery. */
+  BQ: number;
+  /** Key rows per tile: invocations per workgroup of backwardKey. */
+  BK: number;
+  /** Stage the other side's tile in workgroup memory (real GPUs) instead of reading storage (SwiftShader). */
+  shared: boolean;
+  /** Count visited tile pairs into mask.visits (tests; one atomic per tile visit). */
+  countVisits?: boolean;
+}
+
+/**
+ * Per adapter. SwiftShader runs a workgroup on one CPU thread, where a barrier is a coroutine switch
+ * and storage reads hit the CPU cache: staging measured no faster there (bench/attention.ts) and its
+ * pipelines compile ~4x slower, so it reads rows directly, with small tiles that skip more of a tree.
+ * A real GPU stages tiles in workgroup memory and wants more rows per workgroup (not yet measured on one).
+ */
+export function attentionConfig(info: AdapterSummary): AttentionConfig {
+  return info.isSoftware ? { BQ: 16, BK: 16, shared: false } : { BQ: 64, BK: 32, shared: true };
+}
+
+export interface AttentionShape {
+  NH: number; // heads
+  HS: number; // head size, a multiple of 4; C = NH * HS
+}
+
+/** A batch's visibility on the GPU: `end[]` and its block lists, shared by every layer and both passes. */
+export interface AttentionMask {
+  N: number;
+  config: AttentionConfig;
+  tiles: AttentionTiles;
+  buffer: GPUBuffer; // u32: end (N) | keyTilesOfQueryTile offsets, tiles | queryTilesOfKeyTile offsets, tiles
+  params: GPUBuffer; // struct Params
+  visits: GPUBuffer; // u32 (3): tile pairs visited by forward, backwardQuery, backwardKey (countVisits)
+  destroy(): void;
+}
+
+/** Where each part of the mask buffer starts: the fields of struct Params after N. */
+export interface MaskLayout {
+  keyTilesOffsets: number;
+  keyTiles: number;
+  queryTilesOffsets: number;
+  queryTiles: number;
+  length: number;
+}
+
+export function maskLayout(tiles: AttentionTiles): MaskLayout {
+  const keyTilesOffsets = tiles.N;
+  const keyTiles = keyTilesOffsets + tiles.queryTiles + 1;
+  const queryTilesOffsets = keyTiles + tiles.pairs;
+  const queryTiles = queryTilesOffsets + tiles.keyTiles + 1;
+  return { keyTilesOffsets, keyTiles, queryTilesOffsets, queryTiles, length: queryTiles + tiles.pairs };
+}
+
+/**
+ * Mirror of `struct Params` in attention.wgsl (20 bytes, padded to 32):
+ * N: u32 @ 0, keyTilesOffsets: u32 @ 4, keyTiles: u32 @ 8, queryTilesOffsets: u32 @ 12, queryTiles: u32 @ 16.
+ */
+export function attentionParams(N: number, layout: MaskLayout): ArrayBuffer {
+  const bytes = new ArrayBuffer(32);
+  const view = new DataView(bytes);
+  view.setUint32(0, N, true);
+  view.setUint32(4, layout.keyTilesOffsets, true);
+  view.setUint32(8, layout.keyTiles, true);
+  view.setUint32(12, layout.queryTilesOffsets, true);
+  view.setUint32(16, layout.queryTiles, true);
+  return bytes;
+}
+
+/** The contents of AttentionMask.buffer. */
+export function maskWords(end: ArrayLike<number>, tiles: AttentionTiles): Uint32Array {
+  const layout = maskLayout(tiles);
+  const words = new Uint32Array(layout.length);
+  words.set(Array.from(end), 0);
+  words.set(tiles.keyTilesOfQueryTile.offsets, layout.keyTilesOffsets);
+  words.set(tiles.keyTilesOfQueryTile.tiles, layout.keyTiles);
+  words.set(tiles.queryTilesOfKeyTile.offsets, layout.queryTilesOffsets);
+  words.set(tiles.queryTilesOfKeyTile.tiles, layout.queryTiles);
+  return words;
+}
+
+export function createAttentionMask(device: GPUDevice, end: ArrayLike<number>, config: AttentionConfig): AttentionMask {
+  const N = end.length;
+  if (N === 0) throw new Error('createAttentionMask: end[] is empty');
+  const tiles = attentionTiles(end, config.BQ, config.BK);
+  const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
+  if (Math.max(tiles.queryTiles, tiles.keyTiles) > maxGroups) {
+    throw new Error(`createAttentionMask: ${N} rows make ${Math.max(tiles.queryTiles, tiles.keyTiles)} tiles, over the ${maxGroups} workgroups of one dispatch`);
+  }
+  const buffer = uploadStorage(device, 'AttentionMask.buffer', maskWords(end, tiles));
+  const params = uploadUniform(device, 'AttentionMask.params', attentionParams(N, maskLayout(tiles)));
+  const visits = createStorage(device, 'AttentionMask.visits', 3 * 4);
+  return {
+    N,
+    config,
+    tiles,
+    buffer,
+    params,
+    visits,
+    destroy() {
+      buffer.destroy();
+      params.destroy();
+      visits.destroy();
+    },
+  };
+}
+
+/** Binding numbers of attention.wgsl's resources (the shader's `@binding`s, in one place here). */
+export const ATTENTION_BINDINGS = {
+  params: 0,
+  mask: 1,
+  visits: 2,
+  qkv: 3,
+  out: 4,
+  lse: 5,
+  outIn: 6,
+  dOut: 7,
+  lseIn: 8,
+  delta: 9,
+  dqkv: 10,
+} as const;
+
+type Binding = keyof typeof ATTENTION_BINDINGS;
+type EntryPoint = 'forward' | 'backwardQuery' | 'backwardKey';
+
+function launch(
+  device: GPUDevice,
+  entryPoint: EntryPoint,
+  mask: AttentionMask,
+  shape: AttentionShape,
+  buffers: Partial<Record<Binding, GPUBuffer>>,
+  tiles: number,
+): Launch {
+  const { NH, HS } = shape;
+  const { BQ, BK, shared, countVisits = false } = mask.config;
+  const constants = { NH, HS, BQ, BK, SHARED: Number(shared), COUNT_VISITS: Number(countVisits) };
+  const label = `attention.${entryPoint}`;
+  const pipeline = computePipeline(device, label, code, constants, entryPoint);
+  const byNumber: Record<number, GPUBuffer> = {};
+  for (const [name, buffer] of Object.entries(buffers)) byNumber[ATTENTION_BINDINGS[name as Binding]] = buffer;
+  const group = bindBuffers(device, `${label}.bindGroup`, pipeline, byNumber);
+  // The params uniform belongs to the mask (mask.destroy()), not to the launch.
+  return { label, pipeline, group, workgroups: [tiles, NH, 1], uniforms: [] };
+}
+
+function checkShape({ NH, HS }: AttentionShape): void {
+  if (!Number.isInteger(NH) || NH < 1) throw new Error(`attention: NH must be a positive integer, got ${NH}`);
+  if (!Number.isInteger(HS) || HS < 4 || HS > ATTENTION_MAX_HS || HS % 4 !== 0) {
+    throw new Error(`attention: head size ${HS} must be a multiple of 4 in 4..${ATTENTION_MAX_HS} (rows are read as vec4; MAX_HS in shaders/attention.wgsl)`);
+  }
+}
+
+/** Each buffer must hold at least its tensor's elements (names as in the *Buffers interfaces). */
+function checkLengths(buffers: object, lengths: Record<string, number>): void {
+  for (const [name, length] of Object.entries(lengths)) checkLength((buffers as Record<string, GPUBuffer>)[name], length, name);
+}
+
+export interface AttentionForwardBuffers {
+  qkv: GPUBuffer; // (N, 3C)
+  out: GPUBuffer; // (N, C), written
+  lse: GPUBuffer; // (NH, N), written; -inf for a row that sees no key
+}
+
+/** The forward: one dispatch of (queryTiles, NH) workgroups. */
+export function createAttentionForward(device: GPUDevice, mask: AttentionMask, shape: AttentionShape, buffers: AttentionForwardBuffers): Launch {
+  checkShape(shape);
+  const { N } = mask;
+  const C = shape.NH * shape.HS;
+  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * N });
+  const { qkv, out, lse } = buffers;
+  return launch(device, 'forward', mask, shape, { params: mask.params, mask: mask.buffer, visits: mask.visits, qkv, out, lse }, mask.tiles.queryTiles);
+}
+
+export interface AttentionBackwardBuffers {
+  qkv: GPUBuffer; // (N, 3C), the forward's input
+  out: GPUBuffer; // (N, C), the forward's output
+  lse: GPUBuffer; // (NH, N), the forward's lse
+  dOut: GPUBuffer; // (N, C)
+  delta: GPUBuffer; // (NH, N) scratch: rowsum(dOut * out), written by the first launch
+  dqkv: GPUBuffer; // (N, 3C), every element written (not accumulated)
+}
+
+/** The backward, two launches to encode in this order: backwardQuery (delta, dQ), backwardKey (dK, dV). */
+export function createAttentionBackward(device: GPUDevice, mask: AttentionMask, shape: AttentionShape, buffers: AttentionBackwardBuffers): Launch[] {
+  checkShape(shape);
+  const { N } = mask;
+  const C = shape.NH * shape.HS;
+  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * N, dOut: N * C, delta: shape.NH * N, dqkv: N * 3 * C });
+  const { qkv, out, lse, dOut, delta, dqkv } = buffers;
+  const common = { params: mask.params, mask: mask.buffer, visits: mask.visits, qkv, dOut, lseIn: lse, delta, dqkv };
+  return [
+    launch(device, 'backwardQuery', mask, shape, { ...common, outIn: out }, mask.tiles.queryTiles),
+    launch(device, 'backwardKey', mask, shape, common, mask.tiles.keyTiles),
+  ];
+}
+
+/** Records the forward straight into an open compute pass (createAttentionForward, encoded once). */
+export function encodeAttentionForward(
+  device: GPUDevice,
+  pass: GPUComputePassEncoder,
+  mask: AttentionMask,
+  shape: AttentionShape,
+  buffers: AttentionForwardBuffers,
+): void {
+  encodeLaunches(pass, [createAttentionForward(device, mask, shape, buffers)]);
+}
+
+/** Records the backward's two dispatches, in order, into an open compute pass. */
+export function encodeAttentionBackward(
+  device: GPUDevice,
+  pass: GPUComputePassEncoder,
+  mask: AttentionMask,
+  shape: AttentionShape,
+  buffers: AttentionBackwardBuffers,
+): void {
+  encodeLaunches(pass, createAttentionBackward(device, mask, shape, buffers));
+}
+
+export interface AttentionVisits {
+  forward: number;
+  backwardQuery: number;
+  backwardKey: number;
+}
+
+/** Tile pairs visited since the mask was created (only counted with config.countVisits). */
+export async function readAttentionVisits(device: GPUDevice, mask: AttentionMask): Promise<AttentionVisits> {
+  const [forward, backwardQuery, backwardKey] = await readUint32(device, mask.visits, 3);
+  return { forward, backwardQuery, backwardKey };
+}

@@ -1,0 +1,311 @@
+// The GPT-2 model on the GPU (SPEC §6): parameters and their gradients in one flat buffer each
+// (laid out by parameterLayout, every tensor 256-byte aligned so it binds on its own), and the
+// launches of a forward and a backward pass over one packed batch (tokens, positions, end[]).
+
+import type { ModelConfig } from '../model/config';
+import { headSize } from '../model/config';
+import { packParameters, parameterLayout, unpackParameters, type ModelWeights, type ParameterLayout } from '../model/params';
+import { createStorage, readFloat32, uploadStorage } from './buffers';
+import type { Gpu } from './device';
+import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
+import { createAdd } from './add';
+import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
+import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex, type EmbeddingIndex } from './embedding';
+import { createLayernorm, createLayernormBackward } from './layernorm';
+import { createMatmul } from './matmul';
+import { createMatmulBackward } from './matmul_backward';
+
+export interface GpuModel {
+  gpu: Gpu;
+  config: ModelConfig;
+  layout: ParameterLayout;
+  /** All parameters, flat (layout.totalSize floats). */
+  weights: GPUBuffer;
+  /** Their gradients, same layout. */
+  grads: GPUBuffer;
+  /** One tensor of `weights` (or of `grads`) as a binding. */
+  tensor(name: string): GPUBufferBinding;
+  grad(name: string): GPUBufferBinding;
+  setWeights(weights: ModelWeights): void;
+  readWeights(): Promise<ModelWeights>;
+  readGrads(): Promise<Map<string, Float32Array>>;
+  destroy(): void;
+}
+
+/** Checks a config against the adapter's limits before anything is allocated. */
+export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: number): void {
+  const { nEmbd: C, vocabSize: V } = config;
+  const largest = Math.max(rows * 4 * C, rows * V, parameterLayout(config).totalSize) * 4;
+  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  if (largest > limit) {
+    throw new Error(
+      `model does not fit the adapter: a ${rows}-row batch needs a ${(largest / 2 ** 20).toFixed(1)} MiB buffer, ` +
+        `maxStorageBufferBindingSize is ${(limit / 2 ** 20).toFixed(1)} MiB`,
+    );
+  }
+  if (headSize(config) > 64 || headSize(config) % 4 !== 0) {
+    throw new Error(`head size ${headSize(config)} is not supported: the attention kernels take a multiple of 4, at most 64`);
+  }
+}
+
+export function createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel {
+  const { device } = gpu;
+  const config = weights.config;
+  const layout = parameterLayout(config);
+  checkModelFits(config, device, 1);
+  const flat = createStorage(device, 'GpuModel.weights', layout.totalSize * 4);
+  const grads = createStorage(device, 'GpuModel.grads', layout.totalSize * 4);
+  const slice = (buffer: GPUBuffer, name: string): GPUBufferBinding => {
+    const entry = layout.byName.get(name);
+    if (!entry) throw new Error(`GpuModel: no tensor ${name}`);
+    return { buffer, offset: entry.offset * 4, size: entry.size * 4 };
+  };
+  const model: GpuModel = {
+    gpu,
+    config,
+    layout,
+    weights: flat,
+    grads,
+    tensor: (name) => slice(flat, name),
+    grad: (name) => slice(grads, name),
+    setWeights(w) {
+      const packed = packParameters(w);
+      device.queue.writeBuffer(flat, 0, packed.buffer, packed.byteOffset, packed.byteLength);
+    },
+    async readWeights() {
+      return unpackParameters(config, await readFloat32(device, flat, layout.totalSize));
+    },
+    async readGrads() {
+      return unpackParameters(config, await readFloat32(device, grads, layout.totalSize)).tensors;
+    },
+    destroy() {
+      flat.destroy();
+      grads.destroy();
+    },
+  };
+  model.setWeights(weights);
+  return model;
+}
+
+/** A batch as the model consumes it: one flat sequence with block-diagonal or tree visibility. */
+export interface BatchInput {
+  tokens: ArrayLike<number>;
+  positions: ArrayLike<number>;
+  end: ArrayLike<number>;
+}
+
+interface LayerActivations {
+  ln1: GPUBuffer; // (N, C)
+  ln1Mean: GPUBuffer; // (N)
+  ln1Rstd: GPUBuffer; // (N)
+  qkv: GPUBuffer; // (N, 3C)
+  att: GPUBuffer; // (N, C)
+  lse: GPUBuffer; // (NH, N)
+  attProj: GPUBuffer; // (N, C)
+  x1: GPUBuffer; // (N, C): residual after attention
+  ln2: GPUBuffer; // (N, C)
+  ln2Mean: GPUBuffer; // (N)
+  ln2Rstd: GPUBuffer; // (N)
+  fcPre: GPUBuffer; // (N, 4C): before GELU
+  fc: GPUBuffer; // (N, 4C)
+  mlpProj: GPUBuffer; // (N, C)
+  x2: GPUBuffer; // (N, C): residual after the MLP = next layer's input
+}
+
+/** A forward pass recorded for one batch: encode it (and its backward) as often as needed. */
+export interface ForwardPass {
+  model: GpuModel;
+  N: number;
+  input: BatchInput;
+  mask: AttentionMask;
+  /** (N, V) logits of every row. */
+  logits: GPUBuffer;
+  launches: Launch[];
+  /** Records the forward into a pass. */
+  encode(pass: GPUComputePassEncoder): void;
+  /** Records the backward from `dLogits` (N, V) into a pass: writes every parameter gradient. */
+  encodeBackward(pass: GPUComputePassEncoder, dLogits: GPUBuffer): void;
+  destroy(): void;
+}
+
+/**
+ * Allocates the activations of a batch and records the launches of its forward pass. The backward's
+ * launches are recorded on first use. Buffers live until destroy().
+ */
+export function createForward(model: GpuModel, input: BatchInput): ForwardPass {
+  const { gpu, config } = model;
+  const { device } = gpu;
+  const N = input.tokens.length;
+  if (input.positions.length !== N || input.end.length !== N) throw new Error('createForward: tokens, positions and end differ in length');
+  if (N === 0) throw new Error('createForward: an empty batch');
+  checkModelFits(config, device, N);
+  const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = config;
+  const HS = C / NH;
+  for (let i = 0; i < N; i++) {
+    if (!(input.positions[i] >= 0 && input.positions[i] < P)) {
+      throw new Error(`position ${input.positions[i]} at row ${i} is outside the model's ${P} positions`);
+    }
+    if (!(input.tokens[i] >= 0 && input.tokens[i] < V)) throw new Error(`token ${input.tokens[i]} at row ${i} is outside the vocabulary of ${V}`);
+  }
+  const owned: GPUBuffer[] = [];
+  const buf = (label: string, floats: number) => {
+    const b = createStorage(device, `Forward.${label}`, floats * 4);
+    owned.push(b);
+    return b;
+  };
+  const tokens = uploadStorage(device, 'Forward.tokens', Uint32Array.from(input.tokens));
+  const positions = uploadStorage(device, 'Forward.positions', Uint32Array.from(input.positions));
+  owned.push(tokens, positions);
+  const mask = createAttentionMask(device, input.end, attentionConfig(gpu.info));
+  const x0 = buf('x0', N * C);
+  const layers: LayerActivations[] = [];
+  for (let l = 0; l < L; l++) {
+    layers.push({
+      ln1: buf(`h${l}.ln1`, N * C),
+      ln1Mean: buf(`h${l}.ln1Mean`, N),
+      ln1Rstd: buf(`h${l}.ln1Rstd`, N),
+      qkv: buf(`h${l}.qkv`, N * 3 * C),
+      att: buf(`h${l}.att`, N * C),
+      lse: buf(`h${l}.lse`, NH * N),
+      attProj: buf(`h${l}.attProj`, N * C),
+      x1: buf(`h${l}.x1`, N * C),
+      ln2: buf(`h${l}.ln2`, N * C),
+      ln2Mean: buf(`h${l}.ln2Mean`, N),
+      ln2Rstd: buf(`h${l}.ln2Rstd`, N),
+      fcPre: buf(`h${l}.fcPre`, N * 4 * C),
+      fc: buf(`h${l}.fc`, N * 4 * C),
+      mlpProj: buf(`h${l}.mlpProj`, N * C),
+      x2: buf(`h${l}.x2`, N * C),
+    });
+  }
+  const lnf = buf('lnf', N * C);
+  const lnfMean = buf('lnfMean', N);
+  const lnfRstd = buf('lnfRstd', N);
+  const logits = buf('logits', N * V);
+  const t = model.tensor;
+  const layerInput = (l: number) => (l === 0 ? x0 : layers[l - 1].x2);
+
+  // Launches between two attention dispatches, in order; attention is encoded by its own binding.
+  type Step = Launch[] | { attention: number };
+  const steps: Step[] = [];
+  steps.push([createEmbedding(device, { N, C }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 })]);
+  for (let l = 0; l < L; l++) {
+    const a = layers[l];
+    const h = `h.${l}.`;
+    steps.push([
+      createLayernorm(device, { N, C }, { x: layerInput(l), weight: t(`${h}ln_1.weight`), bias: t(`${h}ln_1.bias`), out: a.ln1, mean: a.ln1Mean, rstd: a.ln1Rstd }),
+      createMatmul(device, { M: N, K: C, N: 3 * C }, { x: a.ln1, w: t(`${h}attn.c_attn.weight`), bias: t(`${h}attn.c_attn.bias`), y: a.qkv }),
+    ]);
+    steps.push({ attention: l });
+    steps.push([
+      createMatmul(device, { M: N, K: C, N: C }, { x: a.att, w: t(`${h}attn.c_proj.weight`), bias: t(`${h}attn.c_proj.bias`), y: a.attProj }),
+      createAdd(device, N * C, { a: layerInput(l), b: a.attProj, out: a.x1 }),
+      createLayernorm(device, { N, C }, { x: a.x1, weight: t(`${h}ln_2.weight`), bias: t(`${h}ln_2.bias`), out: a.ln2, mean: a.ln2Mean, rstd: a.ln2Rstd }),
+      createMatmul(device, { M: N, K: C, N: 4 * C }, { x: a.ln2, w: t(`${h}mlp.c_fc.weight`), bias: t(`${h}mlp.c_fc.bias`), y: a.fc, pre: a.fcPre }, { gelu: true }),
+      createMatmul(device, { M: N, K: 4 * C, N: C }, { x: a.fc, w: t(`${h}mlp.c_proj.weight`), bias: t(`${h}mlp.c_proj.bias`), y: a.mlpProj }),
+      createAdd(device, N * C, { a: a.x1, b: a.mlpProj, out: a.x2 }),
+    ]);
+  }
+  const last = layerInput(L);
+  steps.push([
+    createLayernorm(device, { N, C }, { x: last, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean: lnfMean, rstd: lnfRstd }),
+    // The tied head: logits (N, V) = lnf (N, C) · wteᵀ, wte stored (V, C).
+    createMatmul(device, { M: N, K: C, N: V }, { x: lnf, w: t('wte.weight'), y: logits }, { transB: true }),
+  ]);
+  const launches = steps.flatMap((s) => (Array.isArray(s) ? s : []));
+
+  let backward: { steps: (Launch[] | { attention: number })[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
+  const recordBackward = (dLogits: GPUBuffer) => {
+    const g = model.grad;
+    const dres = buf('dres', N * C); // gradient of the residual stream at the current depth
+    const dln = buf('dln', N * C);
+    const datt = buf('datt', N * C);
+    const dqkv = buf('dqkv', N * 3 * C);
+    const dfc = buf('dfc', N * 4 * C);
+    const dPre = buf('dPre', N * 4 * C);
+    const delta = buf('delta', NH * N);
+    const index = uploadEmbeddingIndex(device, input.tokens, input.positions, V, P);
+    const bsteps: (Launch[] | { attention: number })[] = [];
+    bsteps.push([
+      // Head: dlnf = dLogits · wte, dwte = dLogitsᵀ · lnf (written first; the embedding adds to it).
+      ...createMatmulBackward(device, { M: N, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
+      ...createLayernormBackward(device, { N, C }, {
+        dOut: dln, x: last, weight: t('ln_f.weight'), mean: lnfMean, rstd: lnfRstd, dx: dres, dweight: g('ln_f.weight'), dbias: g('ln_f.bias'),
+      }),
+    ]);
+    for (let l = L - 1; l >= 0; l--) {
+      const a = layers[l];
+      const h = `h.${l}.`;
+      bsteps.push([
+        ...createMatmulBackward(device, { M: N, K: 4 * C, N: C }, {
+          x: a.fc, w: t(`${h}mlp.c_proj.weight`), dY: dres, dx: dfc, dw: g(`${h}mlp.c_proj.weight`), dbias: g(`${h}mlp.c_proj.bias`),
+        }),
+        ...createMatmulBackward(device, { M: N, K: C, N: 4 * C }, {
+          x: a.ln2, w: t(`${h}mlp.c_fc.weight`), dY: dfc, pre: a.fcPre, dPre, dx: dln, dw: g(`${h}mlp.c_fc.weight`), dbias: g(`${h}mlp.c_fc.bias`),
+        }),
+        ...createLayernormBackward(device, { N, C }, {
+          dOut: dln, x: a.x1, weight: t(`${h}ln_2.weight`), mean: a.ln2Mean, rstd: a.ln2Rstd, dx: dres, dweight: g(`${h}ln_2.weight`), dbias: g(`${h}ln_2.bias`),
+        }, { accumulateDx: true }),
+        ...createMatmulBackward(device, { M: N, K: C, N: C }, {
+          x: a.att, w: t(`${h}attn.c_proj.weight`), dY: dres, dx: datt, dw: g(`${h}attn.c_proj.weight`), dbias: g(`${h}attn.c_proj.bias`),
+        }),
+      ]);
+      bsteps.push({ attention: l });
+      bsteps.push([
+        ...createMatmulBackward(device, { M: N, K: C, N: 3 * C }, {
+          x: a.ln1, w: t(`${h}attn.c_attn.weight`), dY: dqkv, dx: dln, dw: g(`${h}attn.c_attn.weight`), dbias: g(`${h}attn.c_attn.bias`),
+        }),
+        ...createLayernormBackward(device, { N, C }, {
+          dOut: dln, x: layerInput(l), weight: t(`${h}ln_1.weight`), mean: a.ln1Mean, rstd: a.ln1Rstd, dx: dres, dweight: g(`${h}ln_1.weight`), dbias: g(`${h}ln_1.bias`),
+        }, { accumulateDx: true }),
+      ]);
+    }
+    bsteps.push(createEmbeddingBackward(device, { N, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
+    // Backward attention of layer l reads datt and writes dqkv, through its own binding.
+    const encodeAttention = (pass: GPUComputePassEncoder, l: number) =>
+      encodeAttentionBackward(device, pass, mask, { NH, HS }, { qkv: layers[l].qkv, out: layers[l].att, lse: layers[l].lse, dOut: datt, delta, dqkv });
+    backward = { steps: bsteps, launches: bsteps.flatMap((s) => (Array.isArray(s) ? s : [])), index, dLogits };
+    return encodeAttention;
+  };
+  let encodeBackwardAttention: ((pass: GPUComputePassEncoder, l: number) => void) | undefined;
+
+  return {
+    model,
+    N,
+    input,
+    mask,
+    logits,
+    launches,
+    encode(pass) {
+      for (const s of steps) {
+        if (Array.isArray(s)) encodeLaunches(pass, s);
+        else {
+          const a = layers[s.attention];
+          encodeAttentionForward(device, pass, mask, { NH, HS }, { qkv: a.qkv, out: a.att, lse: a.lse });
+        }
+      }
+    },
+    encodeBackward(pass, dLogits) {
+      if (!backward || backward.dLogits !== dLogits) {
+        if (backward) {
+          releaseLaunches(backward.launches);
+          backward.index.destroy();
+        }
+        encodeBackwardAttention = recordBackward(dLogits);
+      }
+      for (const s of backward!.steps) {
+        if (Array.isArray(s)) encodeLaunches(pass, s);
+        else encodeBackwardAttention!(pass, s.attention);
+      }
+    },
+    destroy() {
+      releaseLaunches(launches);
+      if (backward) {
+        releaseLaunches(backward.launches);
+        backward.index.destroy();
+      }
+      mask.destroy();
+      owned.forEach((b) => b.destroy());
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// Data sets of rollouts from plain-data configs: n prompts, groupSize rollouts per prompt (one
+// `group` each, for group-relative advantages), written as SPEC §2 JSONL. No file system here: the
+// CLI writes the text, the trainer and the browser worker take the objects.
+
+import type { RolloutJson } from '../rollout/format';
+import { stringifyRollouts } from '../rollout/serialize';
+import { createRng } from '../util/prng';
+import { createEditor, editorSpec, type EditorKind, type EditorSpec } from './editors';
+import { createEnv, type EnvId, type EnvSpec } from './env';
+import { runEpisode, type EpisodeOptions, type EpisodeResult } from './episode';
+import type { Policy } from './policy';
+
+export interface DatasetConfig {
+  env: EnvSpec | EnvId;
+  editor: EditorSpec | EditorKind;
+  /** Replaces the editor's budget (not allowed for `none`). */
+  budget?: number;
+  /** Number of prompts (groups). */
+  n: number;
+  /** Rollouts per prompt (default 1). */
+  groupSize?: number;
+  seed: number;
+  /** Turn, action and context limits for every episode. */
+  episode?: Pick<EpisodeOptions, 'maxTurns' | 'maxActTokens' | 'maxContext'>;
+  /** Episodes in flight at once (default 1); a batching model policy can serve them together. */
+  concurrency?: number;
+}
+
+export interface DatasetSummary {
+  rollouts: number;
+  groups: number;
+  meanReward: number;
+  /** Share of rollouts with EM 1. */
+  em: number;
+  K: { mean: number; min: number; max: number };
+  /** Physical tape length L. */
+  tokens: { mean: number; max: number };
+  /** Longest live view given to the policy. */
+  maxView: number;
+  stops: Record<string, number>;
+}
+
+export interface Dataset {
+  rollouts: RolloutJson[];
+  summary: DatasetSummary;
+}
+
+/** Prompt seeds of a data set: distinct, drawn from the data set's seed. */
+export function promptSeeds(seed: number, n: number): number[] {
+  const rng = createRng(seed);
+  const seen = new Set<number>();
+  while (seen.size < n) seen.add(rng.nextU32());
+  return [...seen];
+}
+
+/** The sampling seed of rollout j of the prompt with seed s. */
+export function rolloutSeed(promptSeed: number, j: number): number {
+  return (promptSeed ^ Math.imul(j + 1, 0x9e3779b9)) >>> 0;
+}
+
+export function tapeLength(rollout: RolloutJson): number {
+  let n = 0;
+  for (const e of rollout.events) {
+    if (e.op === 'append') n += e.tokens?.length ?? 0;
+    else for (const p of e.view) if ('insert' in p) n += p.insert.tokens?.length ?? 0;
+  }
+  return n;
+}
+
+export async function generateDataset(
+  config: DatasetConfig,
+  policy: Policy,
+  hooks: { onRollout?: (result: EpisodeResult, index: number) => void } = {},
+): Promise<Dataset> {
+  const { n, seed } = config;
+  const groupSize = config.groupSize ?? 1;
+  const concurrency = config.concurrency ?? 1;
+  for (const [name, v, min] of [['n', n, 1], ['groupSize', groupSize, 1], ['concurrency', concurrency, 1]] as const) {
+    if (!Number.isInteger(v) || v < min) throw new Error(`generateDataset: ${name} must be an integer >= ${min}, got ${v}`);
+  }
+  const env = createEnv(config.env);
+  const spec = typeof config.editor === 'string' ? editorSpec(config.editor) : config.editor;
+  if (config.budget !== undefined && spec.kind === 'none') throw new Error('generateDataset: editor none has no budget');
+  const { kind, ...options } = spec;
+  const editor = createEditor(config.budget === undefined ? spec : editorSpec(kind, { ...options, budget: config.budget }));
+
+  const seeds = promptSeeds(seed, n);
+  const jobs = seeds.flatMap((promptSeed, i) => Array.from({ length: groupSize }, (_, j) => ({ promptSeed, i, j })));
+  const rollouts: RolloutJson[] = new Array(jobs.length);
+  // Decode records hold whole views: keep a few figures per episode, not the records.
+  const figures: EpisodeFigures[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const index = next++;
+      const { promptSeed, j } = jobs[index];
+      const group = `${env.id}-p${promptSeed}`;
+      const result = await runEpisode(env, editor, policy, promptSeed, {
+        ...config.episode,
+        policySeed: rolloutSeed(promptSeed, j),
+        id: `${group}-${editor.spec.kind}-r${j}`,
+        group,
+      });
+      rollouts[index] = result.rollout;
+      figures[index] = episodeFigures(result);
+      hooks.onRollout?.(result, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+  return { rollouts, summary: summarize(figures, n) };
+}
+
+interface EpisodeFigures {
+  reward: number;
+  em: number;
+  K: number;
+  tokens: number;
+  maxView: number;
+  stop: string;
+}
+
+function episodeFigures(r: EpisodeResult): EpisodeFigures {
+  return {
+    reward: r.outcome.reward,
+    em: r.outcome.em,
+    K: r.K,
+    tokens: tapeLength(r.rollout),
+    maxView: r.decodes.reduce((m, d) => Math.max(m, d.viewIds.length), 0),
+    stop: r.stop,
+  };
+}
+
+function summarize(figures: readonly EpisodeFigures[], groups: number): DatasetSummary {
+  const count = figures.length;
+  const mean = (f: (r: EpisodeFigures) => number) => figures.reduce((s, r) => s + f(r), 0) / count;
+  const max = (f: (r: EpisodeFigures) => number) => figures.reduce((m, r) => Math.max(m, f(r)), -Infinity);
+  const stops: Record<string, number> = {};
+  for (const r of figures) stops[r.stop] = (stops[r.stop] ?? 0) + 1;
+  return {
+    rollouts: count,
+    groups,
+    meanReward: mean((r) => r.reward),
+    em: mean((r) => r.em),
+    K: { mean: mean((r) => r.K), min: -max((r) => -r.K), max: max((r) => r.K) },
+    tokens: { mean: mean((r) => r.tokens), max: max((r) => r.tokens) },
+    maxView: max((r) => r.maxView),
+    stops,
+  };
+}
+
+/** A data set as JSONL text, one rollout per line. */
+export function datasetToJsonl(rollouts: readonly RolloutJson[]): string {
+  return stringifyRollouts(rollouts);
+}

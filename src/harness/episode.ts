@@ -1,0 +1,223 @@
+// The rollout loop: environment, memory editor and policy produce one SPEC §2 rollout. The harness
+// keeps its own live view (ids and values), lets the editor rewrite it before each decode (or after
+// a fold action), asks the policy for the next action on exactly that view, and records every
+// decode's view so tests can check that the rollout re-derives to the contexts used in generation.
+
+import type { EventJson, RolloutJson } from '../rollout/format';
+import { ROLLOUT_FORMAT } from '../rollout/format';
+import { BYTE_VOCAB, EOS, byteTokenizer } from '../rollout/tokenizer';
+import { editorBudget } from './editors';
+import type { Editor } from './editors/types';
+import type { Env, Outcome } from './env/types';
+import { obsTokens, promptTokens } from './framing';
+import { applyPlan, createBlock, createLiveView, viewIds, viewTokens, type EditPlan, type LiveView } from './live';
+import { NEWLINE, type Action, type Policy, type PolicySession } from './policy';
+
+export interface EpisodeOptions {
+  /** Seed of the policy's sampling (default: the episode seed). */
+  policySeed?: number;
+  /** Rollout id (default `<env>-<editor>-<seed>`). */
+  id?: string;
+  /** Group id for group-relative advantages (rollouts of one prompt). */
+  group?: string;
+  /** Actions allowed before the episode is cut off (default: the environment's). */
+  maxTurns?: number;
+  /** Most tokens one action may have (default 80). */
+  maxActTokens?: number;
+  /** Model context: the live view plus the action may not exceed it (default 1024). */
+  maxContext?: number;
+  /** Extra fields merged into the rollout's meta. */
+  meta?: Record<string, unknown>;
+}
+
+export const EPISODE_DEFAULTS = { maxActTokens: 80, maxContext: 1024 } as const;
+
+/** How the episode ended. */
+export type EpisodeStop =
+  /** the environment ended it (an answer, or a final action) */
+  | 'done'
+  /** an action reached its decode budget without a stop token */
+  | 'truncated'
+  /** no room left in the model context for another action */
+  | 'context'
+  /** maxTurns actions without an end */
+  | 'turns';
+
+/** One decode step: the live view the policy was given and what it produced. */
+export interface DecodeRecord {
+  /** Decode index, from 0. */
+  step: number;
+  /**
+   * Index (1..K) of the edit applied since the previous decode, or null: a budget editor's edit
+   * right before this decode, or a fold applied after the previous action.
+   */
+  edit: number | null;
+  /** Live-view length before that edit (the length a budget trigger saw); the view length otherwise. */
+  lengthBefore: number;
+  /** The live view given to the policy: physical ids and token values. */
+  viewIds: number[];
+  viewTokens: number[];
+  /** The action's physical ids (its `act` append). */
+  actIds: number[];
+  actTokens: number[];
+}
+
+export interface EpisodeResult {
+  rollout: RolloutJson;
+  decodes: DecodeRecord[];
+  outcome: Outcome;
+  stop: EpisodeStop;
+  /** Number of edits. */
+  K: number;
+}
+
+function checkAction(action: Action, maxTokens: number, policy: string): void {
+  const { tokens, logprobs } = action;
+  const fail = (why: string): never => {
+    throw new Error(`policy ${policy}: ${why}`);
+  };
+  if (!Array.isArray(tokens) || tokens.length === 0) fail('an action needs at least one token');
+  if (tokens.length > maxTokens) fail(`action has ${tokens.length} tokens, the budget was ${maxTokens}`);
+  if (!Array.isArray(logprobs) || logprobs.length !== tokens.length) fail(`${logprobs?.length} logprobs for ${tokens.length} tokens`);
+  tokens.forEach((t, i) => {
+    if (!Number.isInteger(t) || t < 0 || t >= BYTE_VOCAB) fail(`token ${t} is not in [0, ${BYTE_VOCAB})`);
+    if (i < tokens.length - 1 && (t === NEWLINE || t === EOS)) fail(`stop token ${t} before the end of the action`);
+  });
+  logprobs.forEach((lp) => {
+    if (!Number.isFinite(lp) || lp > 0) fail(`logprob ${lp} is not a finite number <= 0`);
+  });
+}
+
+/**
+ * Runs one episode. The environment is reset with `seed` (same seed, same prompt and world); the
+ * policy samples with `opts.policySeed` (default `seed`). Same seeds and a deterministic policy give
+ * the same rollout.
+ */
+export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed: number, opts: EpisodeOptions = {}): Promise<EpisodeResult> {
+  const maxTurns = opts.maxTurns ?? env.maxTurns;
+  const maxActTokens = opts.maxActTokens ?? EPISODE_DEFAULTS.maxActTokens;
+  const maxContext = opts.maxContext ?? EPISODE_DEFAULTS.maxContext;
+  const policySeed = opts.policySeed ?? seed;
+  const episode = env.reset(seed);
+  const summarize = (notes: readonly unknown[]) => episode.summarize(notes);
+
+  const events: EventJson[] = [];
+  const decodes: DecodeRecord[] = [];
+  let nextId = 0;
+  let K = 0;
+  /** The edit applied since the last decode, for the next decode record. */
+  let lastEdit: { edit: number; lengthBefore: number } | null = null;
+
+  const prompt = promptTokens(episode.prompt);
+  let view: LiveView = createLiveView([createBlock('prompt', nextId, prompt)]);
+  nextId += prompt.length;
+  events.push({ op: 'append', role: 'prompt', tokens: prompt });
+
+  const appendObs = (text: string, note: unknown) => {
+    const tokens = obsTokens(text);
+    view = createLiveView([...view.blocks, createBlock('obs', nextId, tokens, note === undefined ? [] : [note])]);
+    nextId += tokens.length;
+    events.push({ op: 'append', role: 'obs', tokens });
+  };
+
+  const session: PolicySession = await policy.start({ env: env.id, editor: editor.spec, seed: policySeed });
+  const edit = async (plan: EditPlan) => {
+    const lengthBefore = view.length;
+    const applied = applyPlan(view, plan, nextId);
+    view = applied.view;
+    nextId = applied.nextId;
+    events.push(applied.event);
+    K++;
+    await session.onEdit?.(viewTokens(view), applied.firstChanged);
+    return { edit: K, lengthBefore };
+  };
+
+  let outcome: Outcome | null = null;
+  let stop: EpisodeStop = 'turns';
+  try {
+    for (let step = 0; step < maxTurns && outcome === null; step++) {
+      const plan = editor.beforeDecode(view, summarize);
+      if (plan) lastEdit = await edit(plan);
+      const maxTokens = Math.min(maxActTokens, maxContext - view.length);
+      if (maxTokens < 1) {
+        stop = 'context';
+        break;
+      }
+
+      const record: DecodeRecord = {
+        step,
+        edit: lastEdit?.edit ?? null,
+        lengthBefore: lastEdit?.lengthBefore ?? view.length,
+        viewIds: viewIds(view),
+        viewTokens: viewTokens(view),
+        actIds: [],
+        actTokens: [],
+      };
+      lastEdit = null;
+      const action = await session.act({ view: record.viewTokens.slice(), maxTokens });
+      checkAction(action, maxTokens, policy.name);
+      const tokens = action.tokens.slice();
+      const act = createBlock('act', nextId, tokens);
+      record.actIds = tokens.map((_, i) => nextId + i);
+      record.actTokens = tokens;
+      decodes.push(record);
+      nextId += tokens.length;
+      view = createLiveView([...view.blocks, act]);
+      events.push({ op: 'append', role: 'act', tokens, logprobs: action.logprobs.slice() });
+
+      const last = tokens[tokens.length - 1];
+      if (last !== NEWLINE && last !== EOS) {
+        stop = 'truncated';
+        break;
+      }
+      const text = byteTokenizer.decode(tokens.slice(0, -1));
+      if (last === NEWLINE) {
+        const claim = editor.onAct(view, act);
+        if (claim && 'edit' in claim) {
+          lastEdit = await edit(claim.edit);
+          continue;
+        }
+        if (claim) {
+          appendObs(claim.obs, undefined);
+          continue;
+        }
+      }
+      const result = episode.step(text, last === EOS);
+      if (result.done) {
+        outcome = result;
+        stop = 'done';
+      } else appendObs(result.text, result.note);
+    }
+  } finally {
+    await session.close?.();
+  }
+
+  const final: Outcome = outcome ?? { done: true, answer: null, gold: episode.gold, em: 0, reward: 0 };
+  const rollout: RolloutJson = {
+    format: ROLLOUT_FORMAT,
+    id: opts.id ?? `${env.id}-${editor.spec.kind}-${seed}`,
+    vocab: BYTE_VOCAB,
+    tokenizer: 'byte',
+    reward: final.reward,
+    ...(opts.group !== undefined ? { group: opts.group } : {}),
+    meta: {
+      env: env.id,
+      editor: editor.spec.kind,
+      budget: editorBudget(editor.spec),
+      seed,
+      em: final.em,
+      policy: policy.name,
+      policySeed,
+      answer: final.answer,
+      gold: final.gold,
+      stop,
+      turns: decodes.length,
+      K,
+      difficulty: { ...env.options },
+      editorSpec: { ...editor.spec },
+      ...opts.meta,
+    },
+    events,
+  };
+  return { rollout, decodes, outcome: final, stop, K };
+}
