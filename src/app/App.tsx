@@ -1,17 +1,93 @@
-// The workbench page: top bar, then the rollout views and the training area.
+// The workbench page: top bar, load bar, then the rollout views (summary, staircase, conditioning
+// tree, target inspector). On start the URL, else the last set kept in IndexedDB, else the worked
+// example opens, so the page is never empty; the URL follows the view from then on.
 import { useEffect } from 'react';
 import { TopBar } from './TopBar';
 import { useWorkbench } from './store';
+import { DropOverlay } from './load/DropOverlay';
+import { LoadBar } from './load/LoadBar';
+import { bootstrap, startUrlSync } from './url/sync';
+import { Inspector } from './views/inspector/Inspector';
+import { StaircaseView } from './views/staircase/StaircaseView';
+import { DriftPanel } from './views/drift/DriftPanel';
+import { SummaryPanel } from './views/SummaryPanel';
+import { TreeView } from './views/tree/TreeView';
+
+function isTyping(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  return !!el && (el.isContentEditable || ['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName));
+}
 
 export function App() {
   const probeGpu = useWorkbench((s) => s.probeGpu);
+  const hasView = useWorkbench((s) => s.view !== null);
+  const stepTarget = useWorkbench((s) => s.stepTarget);
+  const view = useWorkbench((s) => s.view);
+  const model = useWorkbench((s) => s.model);
+  const scoreView = useWorkbench((s) => s.scoreView);
+
+  // With a model loaded, every rollout shown is scored (in the scoring worker).
+  useEffect(() => {
+    if (view && model) void scoreView();
+  }, [view, model, scoreView]);
+
   useEffect(() => {
     void probeGpu();
   }, [probeGpu]);
+
+  useEffect(() => {
+    let stop: (() => void) | null = null;
+    let cancelled = false;
+    void bootstrap(useWorkbench, window.location.search).then(() => {
+      if (!cancelled) stop = startUrlSync(useWorkbench);
+    });
+    return () => {
+      cancelled = true;
+      stop?.();
+    };
+  }, []);
+
+  // Keyboard: arrows move through targets (in id order), Home/End jump to the first/last.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      const s = useWorkbench.getState();
+      const targets = s.view?.rollout.targets;
+      if (!targets?.length) return;
+      let handled = true;
+      if (e.key === 'ArrowRight' || e.key === 'ArrowDown') stepTarget(1);
+      else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') stepTarget(-1);
+      else if (e.key === 'Home') s.selectTarget(targets[0]);
+      else if (e.key === 'End') s.selectTarget(targets[targets.length - 1]);
+      else handled = false;
+      if (handled) e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [stepTarget]);
+
   return (
     <div className="app">
       <TopBar />
-      <main className="workspace" />
+      <LoadBar />
+      <main className="workspace">
+        {hasView ? (
+          <>
+            <div className="views">
+              <SummaryPanel />
+              <DriftPanel />
+              <StaircaseView />
+              <TreeView />
+            </div>
+            <aside className="side">
+              <Inspector />
+            </aside>
+          </>
+        ) : (
+          <p className="muted pad">Opening a rollout…</p>
+        )}
+      </main>
+      <DropOverlay />
     </div>
   );
 }

@@ -1,13 +1,11 @@
 // The whole model on the GPU against the float64 CPU reference, and Theorem 1 (SPEC §4) on logits:
 // logit-tree and packed-4d give the same log-probability at every target, equal to the live-prefix score.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from './device';
 import { createGpuModel, type GpuModel } from './model';
 import { scoreBatch, scorePlan } from './score';
 import { MODEL_PRESETS } from '../model/config';
 import { referenceLogprobs } from '../model/reference/model';
-import { parseRolloutFile } from '../rollout/parse';
 import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
@@ -15,6 +13,7 @@ import { buildPlan } from '../plan/build';
 import { packBatch } from '../plan/batch';
 import type { PlanSequence } from '../plan/types';
 import { randomWeights } from '../testing/weights';
+import { workedExample } from '../testing/fixtures';
 import { expectClose } from '../testing/close';
 
 const config = MODEL_PRESETS.tiny;
@@ -30,7 +29,7 @@ afterAll(() => {
   gpu?.destroy();
 });
 
-const worked = parseRolloutFile(readFileSync(new URL('../../../shared/fixtures/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json')[0];
+const worked = workedExample();
 const randomRollouts = Array.from({ length: 8 }, (_, i) =>
   validateRollout(generateRandomRollout({ seed: 100 + i, size: 'small' }), { file: `random-${i}.json` }),
 );

@@ -1,6 +1,5 @@
 // Training on the GPU: whole-model gradients against the float64 reference, Theorem 1 on gradients,
 // SDCC's gating, RL's ratio, learning, exact resume, and the NaN guard.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from './device';
 import { createGpuModel, type GpuModel } from './model';
@@ -9,12 +8,12 @@ import { NonFiniteGradientError } from './adamw';
 import { MODEL_PRESETS } from '../model/config';
 import { sftLossAndGrads } from '../model/reference/model';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
-import { parseRolloutFile } from '../rollout/parse';
 import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { randomWeights } from '../testing/weights';
+import { readSharedFixture, workedExample } from '../testing/fixtures';
 import { compare } from '../testing/close';
 
 const config = MODEL_PRESETS.tiny;
@@ -30,7 +29,7 @@ afterAll(() => {
   gpu?.destroy();
 });
 
-const worked = parseRolloutFile(readFileSync(new URL('../../../shared/fixtures/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json')[0];
+const worked = workedExample();
 const random = Array.from({ length: 4 }, (_, i) => validateRollout(generateRandomRollout({ seed: 300 + i, size: 'small' }), { file: `r${i}.json` }));
 
 /** Largest relative difference per tensor, |a - b|_max / max(|b|_max, tiny). */
@@ -120,7 +119,7 @@ describe('RL', () => {
     // Rewrite the worked example's logprobs with the model's own packed-4d scores, in a group of two.
     const own = await computeGradients(model, [worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false });
     const withOwn = (reward: number, id: string): Rollout => {
-      const json = JSON.parse(readFileSync(new URL('../../../shared/fixtures/worked-example.json', import.meta.url), 'utf8'));
+      const json = JSON.parse(readSharedFixture('worked-example.json'));
       json.id = id;
       json.reward = reward;
       json.group = 'g';
@@ -181,7 +180,7 @@ describe('training', () => {
   });
 
   it('an infinite gradient stops the step with a clear error and leaves the weights untouched', async () => {
-    const json = JSON.parse(readFileSync(new URL('../../../shared/fixtures/worked-example.json', import.meta.url), 'utf8'));
+    const json = JSON.parse(readSharedFixture('worked-example.json'));
     json.events[8].logprobs = [-1e30, -1e30]; // ratio exp(ℓ + 1e30) overflows
     json.group = 'g';
     const a = validateRollout({ ...json, id: 'a', reward: 1 }, { file: 'a.json' });

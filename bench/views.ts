@@ -1,0 +1,229 @@
+// The inspection views on a large rollout: how long after parsing both views have drawn, and the
+// frame times while panning (and after zooming in), read from Chromium's performance timeline and
+// requestAnimationFrame. A generated rollout of about 20k tokens with 50 edits is loaded through
+// the file input of the production build served on 127.0.0.1.
+// Then a large JSONL set (default 100 MB) is opened the same way, to show the parsing worker keeps
+// the page responsive: the page's answer time to a probe every 50 ms while it loads, Chromium's long
+// tasks on the main thread, and the progress values the bar showed.
+// Run: node --import ./scripts/register.mjs bench/views.ts [--no-build] [--tokens N] [--edits K] [--big-mb MB]
+import { spawnSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { chromium, type Page } from '@playwright/test';
+import { generateRandomRollout } from '../src/rollout/generate-random';
+import { validateRollout } from '../src/rollout';
+import { deriveTree } from '../src/tree';
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const TOKENS = arg('--tokens', 20_000);
+const EDITS = arg('--edits', 50);
+const BIG_MB = arg('--big-mb', 100);
+const CHROMIUM_ARGS = [
+  '--enable-unsafe-webgpu',
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+if (!args.includes('--no-build')) {
+  const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
+
+// A rollout of at least TOKENS physical tokens and exactly EDITS edits (the generator's budget is approximate).
+function makeRollout() {
+  for (let budget = TOKENS; ; budget = Math.ceil(budget * 1.15)) {
+    const json = generateRandomRollout({ seed: 20_000, tokens: budget, edits: EDITS, textRate: 0.2, id: `bench-${TOKENS}` });
+    const tree = deriveTree(validateRollout(json, { file: 'bench.json' }));
+    if (tree.figures.physicalLength >= TOKENS) return { json, figures: tree.figures };
+  }
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json' };
+
+function serve(root: string): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    let file = join(root, path);
+    if (!existsSync(file) || statSync(file).isDirectory()) file = join(root, 'index.html');
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/` });
+  }));
+}
+
+interface Stats {
+  n: number;
+  median: number;
+  p95: number;
+  max: number;
+}
+function stats(values: number[]): Stats {
+  const v = [...values].sort((a, b) => a - b);
+  const at = (q: number) => v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? NaN;
+  return { n: v.length, median: at(0.5), p95: at(0.95), max: v[v.length - 1] ?? NaN };
+}
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+/** Drags across an element while collecting rAF intervals and the view's own per-frame draw measures. */
+async function pan(page: Page, selector: string, view: 'staircase' | 'tree', dx: number, dy: number) {
+  await page.locator(selector).scrollIntoViewIfNeeded();
+  const box = (await page.locator(selector).boundingBox())!;
+  // A string, not a function: the TypeScript loader would wrap named closures in helpers the page lacks.
+  await page.evaluate(`(() => {
+    performance.clearMeasures('mw:${view}-frame');
+    window.__frames = [];
+    window.__stop = false;
+    const tick = (t) => { window.__frames.push(t); if (!window.__stop) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  })()`);
+  const x0 = box.x + box.width * 0.55;
+  const y0 = box.y + box.height * 0.55;
+  await page.mouse.move(x0, y0);
+  await page.mouse.down();
+  const steps = 90;
+  for (let i = 1; i <= steps; i++) {
+    const s = Math.sin((i / steps) * Math.PI * 2);
+    await page.mouse.move(x0 + dx * s, y0 + dy * s);
+  }
+  await page.mouse.up();
+  await page.waitForTimeout(100);
+  return (await page.evaluate(`(() => {
+    window.__stop = true;
+    const f = window.__frames;
+    return {
+      intervals: f.slice(1).map((t, i) => t - f[i]),
+      draws: performance.getEntriesByName('mw:${view}-frame').map((e) => e.duration),
+    };
+  })()`)) as { intervals: number[]; draws: number[] };
+}
+
+const { json, figures } = makeRollout();
+const text = JSON.stringify(json);
+console.log(`rollout: L ${figures.physicalLength}, K ${figures.K}, targets ${figures.targets}, N_packed ${figures.packedLength}, final walk ${figures.finalWalkLength}, D ${figures.divergingLeaves}; ${(text.length / 1e6).toFixed(2)} MB`);
+
+const { server, url } = await serve('dist');
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+try {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.addInitScript(() => {
+    (window as unknown as { __MW_PERF__: boolean }).__MW_PERF__ = true;
+  });
+  const runs: { parse: number; staircase: number; tree: number }[] = [];
+  for (let run = 0; run < 3; run++) {
+    await page.goto(`${url}?src=example:worked-example`);
+    await page.getByTestId('rollout-id').filter({ hasText: 'worked-example' }).waitFor();
+    await page.evaluate(() => performance.clearMarks());
+    const started = await page.evaluate(() => performance.now());
+    await page.getByTestId('rollout-file-input').setInputFiles({ name: 'bench.json', mimeType: 'application/json', buffer: Buffer.from(text) });
+    await page.waitForFunction(() => ['mw:parsed', 'mw:staircase-drawn', 'mw:tree-drawn'].every((m) => performance.getEntriesByName(m).length > 0), undefined, { timeout: 120_000 });
+    const marks = await page.evaluate(() => Object.fromEntries(['mw:parsed', 'mw:staircase-drawn', 'mw:tree-drawn'].map((m) => [m, performance.getEntriesByName(m)[0].startTime])));
+    runs.push({ parse: marks['mw:parsed'] - started, staircase: marks['mw:staircase-drawn'] - marks['mw:parsed'], tree: marks['mw:tree-drawn'] - marks['mw:parsed'] });
+  }
+  console.log('\nload → both views drawn (3 runs; "after parsing" = from the worker\'s answer to the first paint of each view)');
+  for (const [i, r] of runs.entries()) {
+    console.log(`  run ${i + 1}: read + validate in the worker ${ms(r.parse)} · staircase drawn ${ms(r.staircase)} · tree drawn ${ms(r.tree)} after parsing`);
+  }
+  const best = Math.min(...runs.map((r) => Math.max(r.staircase, r.tree)));
+  console.log(`  render after parsing (best of 3, both views): ${ms(best)} — ${best < 1000 ? 'under' : 'OVER'} the 1 s budget`);
+
+  const report = (label: string, r: { intervals: number[]; draws: number[] }) => {
+    const f = stats(r.intervals);
+    const d = stats(r.draws);
+    console.log(
+      `  ${label.padEnd(30)} frame interval median ${ms(f.median)} p95 ${ms(f.p95)} max ${ms(f.max)} (${f.n} frames, ${(1000 / f.median).toFixed(0)} fps) · view work per frame median ${ms(d.median)} p95 ${ms(d.p95)} (${d.n})`,
+    );
+  };
+  console.log('\npan frame times (rAF intervals during a mouse drag; view work = the staircase\'s canvas draw, the tree\'s React render-to-commit)');
+  report('staircase, whole rollout', await pan(page, '[data-testid=staircase-canvas]', 'staircase', 300, 120));
+  report('tree, whole rollout', await pan(page, '[data-testid=tree-svg]', 'tree', 300, 120));
+  // Zoom in (wheel) and pan again: more, smaller items per frame.
+  for (const [selector] of [['[data-testid=staircase-canvas]'], ['[data-testid=tree-svg]']]) {
+    await page.locator(selector).scrollIntoViewIfNeeded();
+    const box = (await page.locator(selector).boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+    for (let i = 0; i < 12; i++) await page.mouse.wheel(0, -240);
+    await page.waitForTimeout(200);
+  }
+  report('staircase, zoomed in', await pan(page, '[data-testid=staircase-canvas]', 'staircase', 300, 120));
+  report('tree, zoomed in', await pan(page, '[data-testid=tree-svg]', 'tree', 300, 120));
+
+  if (BIG_MB > 0) await bigSet(page);
+} finally {
+  await browser.close();
+  server.close();
+}
+
+/** A JSONL set of about BIG_MB megabytes: generated rollouts, repeated under fresh ids. */
+function bigJsonl(): Buffer {
+  const lines: string[] = [];
+  for (let seed = 1; seed <= 24; seed++) {
+    const r = generateRandomRollout({ seed, tokens: 6000, edits: 20, textRate: 0.2, id: 'x' });
+    lines.push(JSON.stringify(r));
+  }
+  const parts: string[] = [];
+  let bytes = 0;
+  for (let i = 0; bytes < BIG_MB * 1e6; i++) {
+    const line = lines[i % lines.length].replace('"id":"x"', `"id":"big-${i}"`);
+    parts.push(line);
+    bytes += line.length + 1;
+  }
+  return Buffer.from(parts.join('\n') + '\n');
+}
+
+async function bigSet(page: Page) {
+  const buffer = bigJsonl();
+  const count = buffer.reduce((n, b) => n + (b === 10 ? 1 : 0), 0);
+  console.log(`\n${(buffer.length / 1e6).toFixed(0)} MB JSONL set (${count} rollouts), opened through the file input`);
+  await page.goto(`${url}?src=example:worked-example`);
+  await page.getByTestId('rollout-id').filter({ hasText: 'worked-example' }).waitFor();
+  await page.evaluate(`(() => {
+    window.__long = [];
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push(e.duration); }).observe({ type: 'longtask' });
+  })()`);
+  const started = Date.now();
+  const input = page.getByTestId('rollout-file-input');
+  // Playwright takes files over 50 MB by path only.
+  const dir = mkdtempSync(join(tmpdir(), 'mw-bench-'));
+  const file = join(dir, 'big.jsonl');
+  writeFileSync(file, buffer);
+  try {
+    await input.setInputFiles(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const loadedAt = Date.now();
+  const probes: number[] = [];
+  const progress = new Set<string>();
+  for (;;) {
+    const t0 = performance.now();
+    const state = (await page.evaluate(`(() => {
+      const bar = document.querySelector('[data-testid=load-progress]');
+      const id = document.querySelector('[data-testid=rollout-id]')?.textContent ?? '';
+      return { bar: bar ? bar.textContent : null, id };
+    })()`)) as { bar: string | null; id: string };
+    probes.push(performance.now() - t0);
+    if (state.bar) progress.add(state.bar);
+    if (state.id.startsWith('big-')) break;
+    if (Date.now() - started > 300_000) throw new Error('the big set did not load in 5 minutes');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const total = Date.now() - started;
+  const long = (await page.evaluate('window.__long')) as number[];
+  const p = stats(probes);
+  const l = stats(long);
+  console.log(`  handed to the page in ${ms(loadedAt - started)} (Playwright's upload), shown after ${ms(total)} in all`);
+  console.log(`  page answered probes in median ${ms(p.median)}, p95 ${ms(p.p95)}, max ${ms(p.max)} (${p.n} probes while loading)`);
+  console.log(`  main-thread long tasks: ${l.n}${l.n ? `, max ${ms(l.max)}, median ${ms(l.median)}` : ''}`);
+  console.log(`  progress bar showed ${progress.size} distinct states, e.g. ${[...progress].slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}`);
+}

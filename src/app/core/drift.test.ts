@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseRolloutFile } from '../../rollout';
+import type { MethodScores } from '../workers/scoreProtocol';
+import { driftOf, niceRange } from './drift';
+import { buildViewData } from './viewData';
+
+const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
+const view = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
+
+// Scores as the worker returns them (made-up numbers: this tests the bookkeeping, not a model).
+const live: MethodScores = { method: 'logit-tree', ids: Int32Array.from([2, 3, 7, 8, 13, 14, 15, 16]), logprobs: Float64Array.from([-1, -2, -1, -2, -3, -1, -2, -1]) };
+const scores: MethodScores[] = [
+  { method: 'naive-compressed', ids: Int32Array.from([13, 14, 15, 16]), logprobs: Float64Array.from([-5, -2, -2, -1]) },
+  { method: 'naive-full', ids: live.ids, logprobs: Float64Array.from([-1, -2, -1, -2, -2.5, -0.5, -1.5, -1]) },
+  live,
+  { method: 'packed-4d', error: 'needs 600 positions, the model has 512' },
+];
+
+describe('drift of each method against the live-prefix score', () => {
+  const drift = driftOf(view, scores);
+  const by = Object.fromEntries(drift.methods.map((m) => [m.method, m]));
+  it('takes LogitTree as the exact live-prefix score', () => {
+    expect(drift.live.get(13)).toBe(-3);
+    expect(by['logit-tree'].vsLive).toMatchObject({ n: 8, logdiff: 0, mu: 0 });
+  });
+  it('differences per target, logdiff and μ', () => {
+    expect(by['naive-compressed'].delta.get(13)).toBe(-2);
+    expect(by['naive-compressed'].delta.has(2)).toBe(false); // dropped: not scored
+    expect(by['naive-compressed'].vsLive).toMatchObject({ n: 4, logdiff: 0.75, mu: -0.75 });
+    expect(by['naive-full'].vsLive.mu).toBeCloseTo((0.5 + 0.5 + 0.5) / 8, 12);
+  });
+  it('against the rollout logprobs where the file has them', () => {
+    // Rollout logprobs of 13..16: -0.75, -1, -0.5, -0.125.
+    expect(by['naive-compressed'].vsRollout!.logdiff).toBeCloseTo((4.25 + 1 + 1.5 + 0.875) / 4, 12);
+  });
+  it('keeps a method that could not score with its reason, and one shared histogram range', () => {
+    expect(by['packed-4d'].error).toMatch(/positions/);
+    expect(by['packed-4d'].vsLive.n).toBe(0);
+    expect(drift.range).toBe(2);
+    expect(by['naive-compressed'].histogram.counts.reduce((a, b) => a + b, 0)).toBe(4);
+  });
+  it('refuses without the live-prefix score', () => {
+    expect(() => driftOf(view, [{ method: 'logit-tree', error: 'needs 99 positions, the model has 8' }])).toThrow(/LogitTree needs 99 positions/);
+  });
+});
+
+describe('niceRange', () => {
+  it('rounds up to 1, 2 or 5 times a power of ten', () => {
+    expect(niceRange(0)).toBe(1e-3);
+    expect(niceRange(1.3)).toBe(2);
+    expect(niceRange(2)).toBe(2);
+    expect(niceRange(7.2)).toBe(10);
+    expect(niceRange(0.031)).toBeCloseTo(0.05, 12);
+  });
+});

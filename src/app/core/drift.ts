@@ -1,0 +1,75 @@
+// Drift of each scoring method (SPEC §5), from the model's scores of every target: against the
+// exact live-prefix score (conditioning drift; LogitTree's scores, which SPEC §4's Theorem 1 makes
+// the packed 4D mask's too) and against the rollout's own logprobs where the file has them.
+import { driftHistogram, signedDifferences, summarizeDrift, type DriftSummary, type Histogram } from '../../metrics/drift';
+import type { MethodScores, ScoredMethod } from '../workers/scoreProtocol';
+import type { ViewData } from './viewData';
+
+export interface MethodDrift {
+  method: ScoredMethod;
+  /** Why the method could not score this rollout, or null. */
+  error: string | null;
+  /** ℓ_m(t) by target id. */
+  logprob: Map<number, number>;
+  /** ℓ_m(t) − ℓ_live(t) by target id. */
+  delta: Map<number, number>;
+  vsLive: DriftSummary;
+  vsRollout: DriftSummary | null;
+  histogram: Histogram;
+}
+
+export interface DriftData {
+  rolloutId: string;
+  /** ℓ_live(t): the exact live-prefix score. */
+  live: Map<number, number>;
+  methods: MethodDrift[];
+  /** Half-width of the histograms' common range (and of the colour scale). */
+  range: number;
+}
+
+export const HISTOGRAM_BINS = 30;
+
+export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
+  const exact = scores.find((s) => s.method === 'logit-tree');
+  if (!exact || 'error' in exact) {
+    throw new Error(`cannot score ${view.rollout.id} under its live prefixes: ${exact && 'error' in exact ? `LogitTree ${exact.error}` : 'LogitTree was not scored'}`);
+  }
+  const live = new Map<number, number>();
+  exact.ids.forEach((id, i) => live.set(id, exact.logprobs[i]));
+  const rollout = new Map<number, number>();
+  for (const t of view.rollout.targets) if (!Number.isNaN(view.rollout.logprobs[t])) rollout.set(t, view.rollout.logprobs[t]);
+
+  const partial = scores.map((s) => {
+    const logprob = new Map<number, number>();
+    if (!('error' in s)) s.ids.forEach((id, i) => logprob.set(id, s.logprobs[i]));
+    const diffs = signedDifferences(logprob, live);
+    const delta = new Map<number, number>();
+    let i = 0;
+    for (const id of logprob.keys()) if (live.has(id)) delta.set(id, diffs[i++]);
+    return { s, logprob, delta, diffs };
+  });
+  let range = 0;
+  for (const p of partial) for (const d of p.diffs) range = Math.max(range, Math.abs(d));
+  range = niceRange(range);
+  return {
+    rolloutId: view.rollout.id,
+    live,
+    range,
+    methods: partial.map(({ s, logprob, delta, diffs }) => ({
+      method: s.method,
+      error: 'error' in s ? s.error : null,
+      logprob,
+      delta,
+      vsLive: summarizeDrift(diffs),
+      vsRollout: rollout.size ? summarizeDrift(signedDifferences(logprob, rollout)) : null,
+      histogram: driftHistogram(diffs, HISTOGRAM_BINS, range),
+    })),
+  };
+}
+
+/** A readable half-width for the shared axis: 1, 2 or 5 times a power of ten, at least 1e-3. */
+export function niceRange(x: number): number {
+  if (!(x > 1e-3)) return 1e-3;
+  const p = 10 ** Math.floor(Math.log10(x));
+  return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= x - 1e-12)!;
+}

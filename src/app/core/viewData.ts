@@ -1,0 +1,128 @@
+// The one place the UI meets the core: a validated rollout, its conditioning tree (deriveTree) and
+// the small per-view inputs mapped from them. Everything semantic (branches, prefixes, eviction
+// mass, divergence, the trie, scoring nodes) comes from src/tree; this file only re-shapes it.
+import { getTokenizer, ROLE_CODE, type Rollout, type Tokenizer } from '../../rollout';
+import { deriveTree, type ConditioningTree, type TreeFigures } from '../../tree';
+import { CELL, type CellClass } from '../views/palette';
+import type { TapeView } from '../views/staircase/model';
+import type { TrieView } from '../views/tree/model';
+
+export interface ViewData {
+  rollout: Rollout;
+  tree: ConditioningTree;
+  tokenizer: Tokenizer | undefined;
+  /** Per id: the edit (1..K) that inserted it, 0 for appended tokens. */
+  insertedBy: Int32Array;
+  tape: TapeView;
+  trie: TrieView;
+  /** Whether any piece was given as text (cells then show their characters). */
+  textual: boolean;
+}
+
+const ROLE_NAMES = ['prompt', 'obs', 'act', 'summary'] as const;
+
+export function roleName(code: number): string {
+  return ROLE_NAMES[code] ?? `role ${code}`;
+}
+
+export function buildViewData(rollout: Rollout, tree: ConditioningTree = deriveTree(rollout)): ViewData {
+  const L = rollout.length;
+  const insertedBy = new Int32Array(L);
+  for (const edit of tree.edits) {
+    for (let i = 0; i < edit.inserted.count; i++) insertedBy[edit.inserted.first + i] = edit.edit;
+  }
+  const cls = new Uint8Array(L);
+  for (let id = 0; id < L; id++) {
+    const role = rollout.roles[id];
+    let c: CellClass;
+    if (insertedBy[id] || role === ROLE_CODE.summary) c = CELL.inserted;
+    else if (role === ROLE_CODE.prompt) c = CELL.prompt;
+    else if (role === ROLE_CODE.obs) c = CELL.obs;
+    else c = CELL.act;
+    cls[id] = c;
+  }
+  const branches = Array.from({ length: tree.K + 1 }, (_, k) => tree.branchIds(k));
+  const textual = rollout.events.some(
+    (e) => (e.op === 'append' && e.text !== undefined) || (e.op === 'edit' && e.view.some((p) => 'insert' in p && p.insert.text !== undefined)),
+  );
+  return {
+    rollout,
+    tree,
+    tokenizer: getTokenizer(rollout.tokenizer),
+    insertedBy,
+    tape: { length: L, cls, segment: rollout.segments, branches, targets: rollout.targets },
+    trie: {
+      id: tree.packedOrder,
+      parent: tree.parent,
+      depth: tree.depth,
+      branchLeaf: tree.branchLeaf,
+      cls,
+      isTarget: rollout.isTarget,
+      segment: rollout.segments,
+    },
+    textual,
+  };
+}
+
+/** A token's label: the tokenizer's, or the raw value when the tokenizer is unknown. */
+export function tokenLabel(view: ViewData, id: number): string {
+  const value = view.rollout.tokens[id];
+  return view.tokenizer ? view.tokenizer.label(value) : `#${value}`;
+}
+
+/** A token for display: printable text quoted, anything else as the tokenizer names it (\x0a, <act>). */
+export function tokenDisplay(view: ViewData, id: number): string {
+  const label = tokenLabel(view, id);
+  return label.length === 1 ? `“${label}”` : label;
+}
+
+/** A printable glyph for a cell, or null (non-printing bytes, specials). */
+export function tokenGlyph(view: ViewData, id: number): string | null {
+  const value = view.rollout.tokens[id];
+  if (!view.tokenizer || view.tokenizer.name !== 'byte') return null;
+  return value > 0x20 && value < 0x7f ? String.fromCharCode(value) : null;
+}
+
+export interface TargetFacts {
+  id: number;
+  segment: number;
+  dropped: boolean;
+  diverging: boolean;
+  /** null for dropped targets. */
+  evictionMass: number | null;
+  /** Packed index of the trie node that scores it, and that node's depth (logical position). */
+  scoringNode: number;
+  depth: number;
+  livePrefixLength: number;
+  finalPrefixLength: number | null;
+  fullPrefixLength: number;
+  /** Rollout-time log-probability from the file, or null. */
+  rolloutLogprob: number | null;
+}
+
+export function targetFacts(view: ViewData, id: number): TargetFacts {
+  const { tree, rollout } = view;
+  const finalPos = tree.finalPosition[id];
+  const lp = rollout.logprobs[id];
+  return {
+    id,
+    segment: rollout.segments[id],
+    dropped: tree.dropped[id] === 1,
+    diverging: tree.diverging[id] === 1,
+    evictionMass: tree.evictionMass[id] >= 0 ? tree.evictionMass[id] : null,
+    scoringNode: tree.scoringNode[id],
+    depth: tree.scoringNode[id] >= 0 ? tree.depth[tree.scoringNode[id]] : -1,
+    livePrefixLength: tree.ownPosition[id],
+    finalPrefixLength: finalPos > 0 ? finalPos : null,
+    fullPrefixLength: id,
+    rolloutLogprob: Number.isNaN(lp) ? null : lp,
+  };
+}
+
+export type Figures = TreeFigures;
+
+/** The target a freshly opened rollout selects: its first diverging leaf, else its first target. */
+export function defaultTarget(view: ViewData): number | null {
+  if (view.tree.divergingLeaves.length) return view.tree.divergingLeaves[0];
+  return view.rollout.targets.length ? view.rollout.targets[0] : null;
+}

@@ -1,0 +1,59 @@
+// Drag and drop anywhere: while files are dragged over the window an overlay says where they go;
+// a drop opens the first file.
+import { useEffect, useState } from 'react';
+import { useWorkbench } from '../store';
+
+function hasFiles(event: DragEvent): boolean {
+  return Array.from(event.dataTransfer?.types ?? []).includes('Files');
+}
+
+export function DropOverlay() {
+  const openBlob = useWorkbench((s) => s.openBlob);
+  const [active, setActive] = useState(false);
+  useEffect(() => {
+    let depth = 0;
+    const enter = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth++;
+      setActive(true);
+    };
+    const over = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+    };
+    const leave = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      depth = Math.max(0, depth - 1);
+      if (depth === 0) setActive(false);
+    };
+    const drop = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth = 0;
+      setActive(false);
+      const file = e.dataTransfer?.files[0];
+      if (file) void openBlob(file, { kind: 'file', name: file.name });
+    };
+    window.addEventListener('dragenter', enter);
+    window.addEventListener('dragover', over);
+    window.addEventListener('dragleave', leave);
+    window.addEventListener('drop', drop);
+    return () => {
+      window.removeEventListener('dragenter', enter);
+      window.removeEventListener('dragover', over);
+      window.removeEventListener('dragleave', leave);
+      window.removeEventListener('drop', drop);
+    };
+  }, [openBlob]);
+  if (!active) return null;
+  return (
+    <div className="drop-overlay" data-testid="drop-overlay">
+      <div>
+        Drop a rollout file
+        <small>.json · .jsonl (a set: pick a rollout after loading) · memorywalker.calls/v1</small>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,69 @@
+// The URL and the store: on start, the URL (else the set kept in IndexedDB, else the built-in
+// worked example) decides what opens; afterwards every change of a schema field is written back
+// with history.replaceState, so the address bar always reproduces the view.
+import { DEFAULT_EXAMPLE } from '../load/examples';
+import { loadLastSet } from '../persist/lastSet';
+import { parseSourceKey, sourceKey } from '../store/rolloutSlice';
+import type { WorkbenchState } from '../store';
+import { parseUrlState, serializeUrlState, type UrlState } from './schema';
+
+interface Store {
+  getState(): WorkbenchState;
+  setState(partial: Partial<WorkbenchState>): void;
+  subscribe(listener: (state: WorkbenchState) => void): () => void;
+}
+
+export function urlStateOf(state: WorkbenchState): UrlState {
+  return {
+    source: state.source ? sourceKey(state.source) : null,
+    rollout: state.rollouts.length > 1 && state.view ? state.view.rollout.id : null,
+    target: state.selectedTarget,
+    method: state.method,
+    rows: state.rows,
+    color: state.colorBy,
+  };
+}
+
+/** Opens what the URL (or IndexedDB, or the default example) names; resolves when the page shows a rollout or an error. */
+export async function bootstrap(store: Store, search: string): Promise<void> {
+  const url = parseUrlState(search);
+  store.setState({ method: url.method, rows: url.rows, colorBy: url.color });
+  const options = { rolloutId: url.rollout, target: url.target, auto: true };
+  const source = url.source ? parseSourceKey(url.source) : null;
+  const { openBlob, openExample } = store.getState();
+  // Whatever the person opens meanwhile wins: start-up stops at its next step.
+  const overtaken = () => store.getState().manualOpens > 0;
+  let opened = false;
+  let notice: string | null = null;
+  if (source?.kind === 'example') opened = await openExample(source.name, options);
+  else {
+    const stored = await loadLastSet();
+    if (overtaken()) return;
+    if (source?.kind === 'file') {
+      if (stored && stored.kind === 'file' && stored.name === source.name) opened = await openBlob(stored.blob, source, { ...options, persist: false });
+      else notice = `${source.name}: this link names a file that is not stored in this browser; open the file to see its view`;
+    } else if (stored) opened = await openBlob(stored.blob, { kind: stored.kind, name: stored.name }, { ...options, persist: false });
+  }
+  if (overtaken()) return;
+  if (!opened && !store.getState().view) {
+    const error = notice ?? store.getState().loadError;
+    await openExample(DEFAULT_EXAMPLE, source ? { auto: true } : options);
+    if (error && !overtaken()) store.setState({ loadError: error });
+  }
+}
+
+/** Writes the URL on every change of a schema field; returns the unsubscribe function. */
+export function startUrlSync(store: Store): () => void {
+  let last = '';
+  const write = (state: WorkbenchState) => {
+    if (!state.view) return;
+    const search = serializeUrlState(urlStateOf(state));
+    if (search === last) return;
+    last = search;
+    if (search !== window.location.search) {
+      window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
+    }
+  };
+  write(store.getState());
+  return store.subscribe(write);
+}

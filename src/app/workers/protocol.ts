@@ -1,0 +1,97 @@
+// Messages between the page and the rollout worker. `parse`: the page sends a Blob (a File or a
+// fetched example); the worker streams it (progress in bytes), validates it with the rollout core
+// and answers with a summary line per rollout and the one rollout the page shows, or with the
+// validator's one-line message. The set stays in the worker (`rollout` fetches another one), so a
+// 100 MB JSONL never crosses to the page whole. `generate`: the worker runs the harness (an
+// environment, a memory editor and the expert policy) and answers with the data set as JSONL text.
+import type { Rollout } from '../../rollout';
+import type { EditorKind, EnvId } from '../../harness';
+
+export interface ParseRequest {
+  type: 'parse';
+  /** Correlates answers with requests; a newer parse makes older parse answers stale. */
+  job: number;
+  blob: Blob;
+  fileName: string;
+  /** Id of the rollout to send along (default: the first). */
+  select: string | null;
+  /** The set the page shows now: kept in the worker until a newer parse succeeds. */
+  keep: number | null;
+}
+
+/** Fetches rollout `index` of the set parsed by job `set`. */
+export interface RolloutRequest {
+  type: 'rollout';
+  job: number;
+  set: number;
+  index: number;
+}
+
+/** One line of the set's picker. */
+export interface RolloutSummary {
+  id: string;
+  length: number;
+  K: number;
+  reward?: number;
+}
+
+export interface DemoConfig {
+  env: EnvId;
+  editor: EditorKind;
+  /** Number of prompts (one rollout each). */
+  n: number;
+  seed: number;
+}
+
+export interface GenerateRequest {
+  type: 'generate';
+  job: number;
+  config: DemoConfig;
+}
+
+export type WorkerRequest = ParseRequest | RolloutRequest | GenerateRequest;
+
+export type ParsePhase = 'read' | 'validate';
+
+export interface ParseProgress {
+  type: 'progress';
+  job: number;
+  phase: ParsePhase;
+  /** Bytes read (read) or records validated (validate); total 0 when unknown. */
+  done: number;
+  total: number;
+}
+
+export interface ParseDone {
+  type: 'done';
+  job: number;
+  summaries: RolloutSummary[];
+  /** The selected rollout and its index in the set. */
+  index: number;
+  rollout: Rollout;
+  /** Milliseconds spent reading and validating, for the status line and the benchmark. */
+  readMs: number;
+  validateMs: number;
+}
+
+export interface RolloutReply {
+  type: 'rollout';
+  job: number;
+  rollout: Rollout;
+}
+
+export interface Generated {
+  type: 'generated';
+  job: number;
+  /** The data set as JSONL. */
+  text: string;
+}
+
+export interface JobFailed {
+  type: 'error';
+  job: number;
+  /** The validator's line `FILE[:LINE]: event N: reason`, or a read or harness error. */
+  message: string;
+}
+
+export type WorkerReply = ParseProgress | ParseDone | RolloutReply | Generated | JobFailed;

@@ -1,0 +1,57 @@
+// Messages between the page and the scoring worker, which owns the WebGPU device and the model.
+// `load`: a GPT-2 safetensors checkpoint (bytes moved, not copied). `score`: one rollout; the worker
+// derives its tree, builds each scoring method's plan and scores every target on the GPU.
+import type { Rollout } from '../../rollout';
+
+export const SCORED_METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
+export type ScoredMethod = (typeof SCORED_METHODS)[number];
+
+export interface LoadModelRequest {
+  type: 'load';
+  job: number;
+  bytes: ArrayBuffer;
+  name: string;
+}
+
+export interface ScoreRequest {
+  type: 'score';
+  job: number;
+  rollout: Rollout;
+}
+
+export type ScoreWorkerRequest = LoadModelRequest | ScoreRequest;
+
+export interface ModelLoaded {
+  type: 'loaded';
+  job: number;
+  /** e.g. "V 272, C 32, 2 layers, 2 heads, P 128" */
+  description: string;
+  adapter: string;
+}
+
+/** One method's scores, or why it could not score this rollout (e.g. longer than the model's context). */
+export type MethodScores = { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array } | { method: ScoredMethod; error: string };
+
+export interface ScoreProgress {
+  type: 'progress';
+  job: number;
+  method: ScoredMethod;
+  done: number;
+  total: number;
+}
+
+export interface Scored {
+  type: 'scored';
+  job: number;
+  rolloutId: string;
+  scores: MethodScores[];
+  ms: number;
+}
+
+export interface ScoreFailed {
+  type: 'error';
+  job: number;
+  message: string;
+}
+
+export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | ScoreFailed;
