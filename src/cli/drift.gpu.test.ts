@@ -1,0 +1,95 @@
+// `mw drift` as a user runs it: per method logdiff / μ against the rollout logprobs (checked against
+// `mw score`'s numbers), conditioning drift against logit-tree, the sign split and the histograms.
+
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MODEL_PRESETS } from '../model/config';
+import { randomWeights } from '../testing/weights';
+import type { DriftReport } from './drift';
+import { mw, tmpDir, WORKED, writeCheckpoint, writeSmallDataset } from './subprocess.testing';
+
+const TMP = tmpDir('drift');
+const CKPT = writeCheckpoint(join(TMP, 'tiny.safetensors'), randomWeights(MODEL_PRESETS.tiny, 8));
+const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
+/** The worked example's rollout logprobs by target id. */
+const ROLLOUT: Record<number, number> = { 2: -1.5, 3: -0.5, 7: -0.25, 8: -2, 13: -0.75, 14: -1, 15: -0.5, 16: -0.125 };
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+describe('mw drift', () => {
+  it('reports every method on the worked example; logdiff and μ match the scores mw score prints', async () => {
+    const [run, scored] = await Promise.all([
+      mw(['drift', '--ckpt', CKPT, '--rollouts', WORKED, '--json', '--bins', '8']),
+      mw(['score', '--ckpt', CKPT, WORKED, '--method', 'naive-full', '--json']),
+    ]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const report: DriftReport = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ rollouts: 1, targets: 8, withLogprobs: 8, signEpsilon: 1e-4 });
+    expect(Object.keys(report.methods)).toEqual([...METHODS]);
+
+    const targets: { id: number; logprob: number }[] = JSON.parse(scored.stdout).targets;
+    const diffs = targets.map((t) => t.logprob - ROLLOUT[t.id]);
+    const full = report.methods['naive-full'];
+    expect(full).toMatchObject({ scored: 8, n: 8 });
+    expect(full.logdiff).toBeCloseTo(sum(diffs.map(Math.abs)) / 8, 12);
+    expect(full.mu).toBeCloseTo(sum(diffs) / 8, 12);
+    expect(full.sign.rollout.diverging).toBe(diffs.filter((d) => Math.abs(d) > 1e-4).length);
+    expect(full.sign.rollout.negativeShare).toBeCloseTo(diffs.filter((d) => d < -1e-4).length / full.sign.rollout.diverging, 12);
+
+    // The exact methods are their own live-prefix score (packed-4d up to float reassociation).
+    expect(report.methods['logit-tree']).toMatchObject({ scored: 8, conditioningDrift: 0, conditioningMu: 0 });
+    expect(report.methods['logit-tree'].sign.conditioning).toEqual({ diverging: 0, negativeShare: null });
+    expect(report.methods['packed-4d'].conditioningDrift).toBeLessThan(1e-5);
+    // naive-compressed scores the 4 targets of the final walk; only 13 and 14 (the diverging leaves) move.
+    const compressed = report.methods['naive-compressed'];
+    expect(compressed).toMatchObject({ scored: 4, n: 4 });
+    expect(compressed.sign.conditioning.diverging).toBe(2);
+    expect(compressed.conditioningDrift).toBeGreaterThan(1e-3);
+    // naive-full's stale context reaches 13..16 (evicted ids 2..6 stay in view); 2, 3, 7, 8 see their live prefix.
+    expect(full.sign.conditioning.diverging).toBe(4);
+
+    for (const method of METHODS) {
+      const m = report.methods[method];
+      expect(m.histogram.rollout.counts).toHaveLength(8);
+      expect(sum(m.histogram.rollout.counts)).toBe(m.n);
+      expect(sum(m.histogram.conditioning.counts)).toBe(m.scored);
+      expect(m.histogram.rollout.edges).toEqual(report.methods['naive-full'].histogram.rollout.edges); // one range for all
+    }
+    const edges = full.histogram.rollout.edges;
+    expect(edges.at(-1)).toBe(-edges[0]);
+    expect(edges.at(-1)).toBeGreaterThanOrEqual(Math.max(...diffs.map(Math.abs)) - 1e-12);
+  });
+
+  it('pools a JSONL file and prints a table by default; rollouts without logprobs count only for conditioning drift', async () => {
+    const data = writeSmallDataset(join(TMP, 'data.jsonl'));
+    const [json, table] = await Promise.all([
+      mw(['drift', '--ckpt', CKPT, '--rollouts', data, '--json']),
+      mw(['drift', '--ckpt', CKPT, '--rollouts', data]),
+    ]);
+    expect(json.code).toBe(0);
+    const report: DriftReport = JSON.parse(json.stdout);
+    expect(report).toMatchObject({ rollouts: 3, targets: 37 });
+    expect(report.withLogprobs).toBeLessThan(37);
+    expect(report.methods['logit-tree']).toMatchObject({ scored: 37, n: report.withLogprobs });
+    expect(report.methods['naive-compressed'].sign.conditioning.diverging).toBe(6); // 2 + 0 + 4 diverging leaves
+    expect(report.methods['naive-compressed'].histogram.rollout.counts).toHaveLength(20);
+
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^3 rollouts, 37 targets, \d+ with rollout logprobs; conditioning drift against logit-tree/);
+    expect(lines[1].split(/\s{2,}/)).toEqual(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative']);
+    expect(lines.slice(2).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
+    expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0.0000', '0.0000', '-']); // logit-tree against itself
+  });
+
+  it('a bad checkpoint is exit 2, a missing --rollouts exit 1', async () => {
+    const [bad, usage] = await Promise.all([
+      mw(['drift', '--ckpt', WORKED, '--rollouts', WORKED, '--json']),
+      mw(['drift', '--ckpt', CKPT, WORKED]),
+    ]);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toMatch(new RegExp(`^${WORKED}: safetensors: .+\\n$`));
+    expect(usage).toMatchObject({ code: 1, stdout: '' });
+    expect(usage.stderr).toMatch(/^mw drift: --rollouts FILE is required/);
+  });
+});

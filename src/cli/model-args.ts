@@ -1,0 +1,280 @@
+// What the model-facing commands (score, verify, train, drift) share: their flags' values, the model
+// (a GPT-2 checkpoint, or a seeded random init of a preset), the check that the model can take a
+// file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
+// message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
+import { loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
+import { optimizerStatePath } from '../model/checkpoint-file';
+import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
+import { initWeights, type ModelWeights } from '../model/params';
+import { readSafetensorsHeader } from '../model/safetensors';
+import { buildPlan } from '../plan/build';
+import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
+import { ValidationError, quote } from '../rollout/errors';
+import type { Rollout } from '../rollout/rollout';
+import { randomWeights } from '../testing/weights';
+import { deriveTree } from '../tree/derive';
+import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
+
+/** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
+export const GPU_UNAVAILABLE_EXIT = 69;
+
+/** Smallest first. */
+export const PRESETS: ModelPreset[] = ['tiny', 'default'];
+
+/**
+ * Random initialisations: `gpt2` is GPT-2's own (N(0, 0.02²), what training starts from); `wide`
+ * draws larger, noisier weights (std 0.15, perturbed LayerNorms, non-zero biases) so that attention
+ * patterns, and so masking mistakes, show in the outputs: what verification wants.
+ */
+export const INITS = ['gpt2', 'wide'] as const;
+export type Init = (typeof INITS)[number];
+
+/** --config, --init and --seed: a random init, with the command's default init. */
+export function modelFlags(init: Init) {
+  return {
+    config: { type: 'string', value: PRESETS.join('|'), help: `model preset for a random init (default "default": ${describeConfig(MODEL_PRESETS.default)})` },
+    init: { type: 'string', value: INITS.join('|'), help: `random initialisation (default ${init})` },
+    seed: { type: 'string', value: 'S', help: 'seed of the random init (default 0)' },
+  } as const satisfies Record<string, FlagSpec>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flag values.
+
+export function stringFlag(args: ParsedArgs, name: string): string | undefined {
+  const value = args.flags[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0) throw new UsageError(`--${name} needs a value`);
+  return value;
+}
+
+export function requiredFlag(args: ParsedArgs, name: string, what: string): string {
+  const value = stringFlag(args, name);
+  if (value === undefined) throw new UsageError(`--${name} ${what} is required`);
+  return value;
+}
+
+export function integerFlag(args: ParsedArgs, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const text = stringFlag(args, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `in [${min}, ${max}]`;
+    throw new UsageError(`--${name} must be an integer ${range}, got ${quote(text)}`);
+  }
+  return value;
+}
+
+/** A finite number in [min, max]. */
+export function numberFlag(args: ParsedArgs, name: string, fallback: number, min = -Infinity, max = Infinity): number {
+  const text = stringFlag(args, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+    const range = max === Infinity ? `≥ ${min}` : `in [${min}, ${max}]`;
+    throw new UsageError(`--${name} must be a number ${range}, got ${quote(text)}`);
+  }
+  return value;
+}
+
+export function choiceFlag<T extends string>(args: ParsedArgs, name: string, choices: readonly T[], fallback: T): T {
+  const value = stringFlag(args, name) ?? fallback;
+  if (!(choices as readonly string[]).includes(value)) throw new UsageError(`unknown --${name} ${quote(value)} (${choices.join(', ')})`);
+  return value as T;
+}
+
+export function methodFlag(args: ParsedArgs): Method {
+  const method = requiredFlag(args, 'method', 'M');
+  if (!isMethod(method)) throw new UsageError(`unknown method ${quote(method)} (${METHODS.join(', ')})`);
+  return method;
+}
+
+/** The methods that score targets: every method but sdcc, which is an objective. */
+export const SCORING_METHODS = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
+
+export function scoringMethodFlag(args: ParsedArgs): SequenceMethod {
+  const method = methodFlag(args);
+  if (method === 'sdcc') {
+    throw new UsageError(
+      'sdcc is an objective (a loss for mw train), not a scoring: its student scores like naive-compressed, ' +
+        `its teachers like logit-tree (${SCORING_METHODS.join(', ')})`,
+    );
+  }
+  return method;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+
+export interface Checkpoint {
+  path: string;
+  weights: ModelWeights;
+  /** The header's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
+  metadata: Record<string, string>;
+}
+
+function readBytes(path: string): Uint8Array {
+  try {
+    const b = readFileSync(path);
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ValidationError({ file: path }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
+  }
+}
+
+/** Codec errors become invalid input: `PATH: safetensors: truncated file: tensor … needs bytes a..b, …`. */
+function decode<T>(path: string, f: () => T): T {
+  try {
+    return f();
+  } catch (error) {
+    throw new ValidationError({ file: path }, error instanceof Error ? error.message : String(error));
+  }
+}
+
+export function readCheckpointArg(path: string): Checkpoint {
+  const bytes = readBytes(path);
+  const weights = decode(path, () => loadCheckpoint(bytes));
+  const metadata = decode(path, () => readSafetensorsHeader(bytes).metadata ?? {});
+  return { path, weights, metadata };
+}
+
+/** The AdamW state saved beside a checkpoint, or null when there is none. */
+export function readOptimizerArg(checkpointPath: string, config: ModelConfig): OptimizerState | null {
+  const path = optimizerStatePath(checkpointPath);
+  if (!existsSync(path)) return null;
+  const bytes = readBytes(path);
+  return decode(path, () => loadOptimizerState(bytes, config));
+}
+
+export function randomInit(config: ModelConfig, init: Init, seed: number): ModelWeights {
+  return init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed);
+}
+
+export interface ModelChoice {
+  weights: ModelWeights;
+  /** The checkpoint, when the weights came from one. */
+  checkpoint: Checkpoint | null;
+  /** For people: "ckpt.safetensors (V 272, C 32, …)" or "random init wide, seed 0 (…)". */
+  description: string;
+}
+
+/**
+ * The weights a command runs: the checkpoint named by `--<ckptFlag>`, else a random init from
+ * --config, --init and --seed. A checkpoint fixes the config, so --config and --init do not go with it.
+ */
+export function modelFromArgs(args: ParsedArgs, options: { ckptFlag: string; init: Init }): ModelChoice {
+  const path = stringFlag(args, options.ckptFlag);
+  const seed = integerFlag(args, 'seed', 0, 0, 2 ** 32 - 1);
+  const preset = choiceFlag(args, 'config', PRESETS, 'default');
+  const init = choiceFlag(args, 'init', INITS, options.init);
+  if (path !== undefined) {
+    for (const flag of ['config', 'init']) {
+      if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} does not go with --${options.ckptFlag}: the checkpoint fixes the model`);
+    }
+    const checkpoint = readCheckpointArg(path);
+    return { weights: checkpoint.weights, checkpoint, description: `${path} (${describeConfig(checkpoint.weights.config)})` };
+  }
+  const config = presetConfig(preset);
+  return { weights: randomInit(config, init, seed), checkpoint: null, description: `random init ${init}, seed ${seed} (${preset}: ${describeConfig(config)})` };
+}
+
+/**
+ * Every rollout's tokens must lie in the model's vocabulary and every sequence of the methods'
+ * plans within its positions (learned position embeddings stop at P); else invalid input naming
+ * the rollout and what it needs.
+ */
+export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[]): void {
+  for (const rollout of rollouts) {
+    const where = `rollout ${quote(rollout.id)}`;
+    for (let id = 0; id < rollout.length; id++) {
+      if (rollout.tokens[id] >= config.vocabSize) {
+        throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
+      }
+    }
+    const tree = deriveTree(rollout);
+    for (const method of methods) {
+      const plan = buildPlan(tree, method);
+      const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
+      let positions = 0;
+      for (const s of sequences) for (const p of s.positions) positions = Math.max(positions, p + 1);
+      if (positions > config.nPositions) {
+        throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${config.nPositions}`);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The device.
+
+/**
+ * The GPU engine, imported when a command runs: its kernels and shaders would otherwise slow the
+ * start of every `mw` command, `mw tree` included.
+ */
+async function loadEngine() {
+  const [model, train, adamw] = await Promise.all([import('../gpu/model'), import('../gpu/train'), import('../gpu/adamw')]);
+  return {
+    createGpuModel: model.createGpuModel,
+    evaluate: train.evaluate,
+    computeGradients: train.computeGradients,
+    createTrainer: train.createTrainer,
+    NonFiniteGradientError: adamw.NonFiniteGradientError,
+  };
+}
+
+export type Engine = Awaited<ReturnType<typeof loadEngine>>;
+
+export interface GpuSession {
+  gpu: Gpu;
+  engine: Engine;
+  /** Throws when WebGPU reported an error (validation, out of memory, device lost) since the start. */
+  assertHealthy(): Promise<void>;
+}
+
+/**
+ * Runs `compute` on a WebGPU device, releases the device, then runs the report `compute` returned
+ * (printing happens only after the GPU work is known good: a validation error would have left
+ * wrong numbers). No WebGPU: one line on stderr, exit 69.
+ */
+export async function withGpu(io: CliIO, command: string, compute: (session: GpuSession) => Promise<() => number>): Promise<number> {
+  // Dawn's Vulkan loader complains on stderr about an unset XDG_RUNTIME_DIR; any directory will do.
+  process.env.XDG_RUNTIME_DIR ??= tmpdir();
+  const engine = await loadEngine();
+  let gpu: Gpu;
+  try {
+    gpu = await createGpu();
+  } catch (error) {
+    if (error instanceof GpuUnavailableError) {
+      io.err(`mw ${command}: no WebGPU device (${error.reason}): ${error.message}\n`);
+      return GPU_UNAVAILABLE_EXIT;
+    }
+    throw error;
+  }
+  const errors: string[] = [];
+  const unsubscribe = gpu.onEvent((event) => {
+    if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);
+    else if (event.reason !== 'destroyed') errors.push(`device lost: ${event.message}`);
+  });
+  const session: GpuSession = {
+    gpu,
+    engine,
+    async assertHealthy() {
+      await gpu.device.queue.onSubmittedWorkDone();
+      if (errors.length) throw new Error(`WebGPU ${errors[0]}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`);
+    },
+  };
+  let report: () => number;
+  try {
+    report = await compute(session);
+    await session.assertHealthy();
+  } finally {
+    unsubscribe();
+    gpu.destroy();
+  }
+  return report();
+}
