@@ -4,13 +4,27 @@
 
 import { ValidationError } from '../rollout/errors';
 import { UsageError, type CliIO, type Command } from './command';
+import { driftCommand } from './drift';
+import { generateCommand } from './generate';
 import { importCommand } from './import';
 import { planCommand } from './plan';
+import { scoreCommand } from './score';
 import { parseCommandArgs } from './shared';
+import { trainCommand } from './train';
 import { treeCommand } from './tree';
+import { verifyCommand } from './verify';
 
 /** Every command, in the order `mw --help` lists them. Adding a command is one line here. */
-export const commands: readonly Command[] = [treeCommand, planCommand, importCommand];
+export const commands: readonly Command[] = [
+  treeCommand,
+  planCommand,
+  importCommand,
+  scoreCommand,
+  verifyCommand,
+  trainCommand,
+  driftCommand,
+  generateCommand,
+];
 
 const processIO: CliIO = {
   out: (text) => void process.stdout.write(text),

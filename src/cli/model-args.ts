@@ -23,7 +23,7 @@ import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './comman
 export const GPU_UNAVAILABLE_EXIT = 69;
 
 /** Smallest first. */
-export const PRESETS: ModelPreset[] = ['tiny', 'default'];
+export const PRESETS = Object.keys(MODEL_PRESETS) as ModelPreset[];
 
 /**
  * Random initialisations: `gpt2` is GPT-2's own (N(0, 0.02²), what training starts from); `wide`

@@ -235,7 +235,7 @@ export const trainCommand: Command = {
   usage: [
     'mw train --method M --objective sft|rl --data FILE --steps N --ckpt-out CKPT --metrics FILE.jsonl',
     '         [--lambda X] [--teacher T] [--batch B] [--order random|file] [--lr LR] [--warmup W] [--lr-total U]',
-    '         [--seed S] [--config tiny|default] [--init gpt2|wide] [--ckpt-in CKPT] [--json]',
+    '         [--seed S] [--config tiny|small|default] [--init gpt2|wide] [--ckpt-in CKPT] [--json]',
   ],
   details: [
     'Each update trains on a batch of B rollouts of FILE (any importable format): an epoch is every rollout',

@@ -157,7 +157,7 @@ function reportTable(r: VerifyReport): string {
 export const verifyCommand: Command = {
   name: 'verify',
   summary: 'check Theorem 1 and the GPU against the float64 CPU reference on FILE (logprobs and gradients)',
-  usage: ['mw verify FILE [--json] [--ckpt CKPT | --config tiny|default --init gpt2|wide --seed S]'],
+  usage: ['mw verify FILE [--json] [--ckpt CKPT | --config tiny|small|default --init gpt2|wide --seed S]'],
   details: [
     'For every rollout: the largest difference of the targets\' log-probabilities between logit-tree and',
     'packed-4d, and between the GPU and the float64 CPU reference; and the same for the gradients of the',

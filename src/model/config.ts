@@ -14,6 +14,8 @@ export const BYTE_VOCAB_SIZE = 272;
 
 export const MODEL_PRESETS = {
   default: { vocabSize: BYTE_VOCAB_SIZE, nEmbd: 128, nLayer: 4, nHead: 4, nPositions: 1024 },
+  /** The demo checkpoint's size: trains in minutes on a CPU-emulated GPU. */
+  small: { vocabSize: BYTE_VOCAB_SIZE, nEmbd: 64, nLayer: 2, nHead: 4, nPositions: 1024 },
   tiny: { vocabSize: BYTE_VOCAB_SIZE, nEmbd: 32, nLayer: 2, nHead: 2, nPositions: 128 },
 } as const satisfies Record<string, ModelConfig>;
 

@@ -1,0 +1,182 @@
+// `mw generate`: rollouts of a policy in an environment under a memory editor, written as SPEC §2
+// JSONL through the harness's dataset writer. The policy is the WGSL model (KV-cache decoding,
+// prefix reuse after edits; a checkpoint, or a seeded random init of a preset) or the scripted
+// expert (warm-start data, no GPU). Every episode is verified (its tree re-derives the views it was
+// decoded from) before the file appears; progress and the summary go to stderr.
+
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { ValidationError } from '../rollout/errors';
+import { BYTE_VOCAB } from '../rollout/tokenizer';
+import { validateRollout } from '../rollout/validate';
+import { deriveTree } from '../tree/derive';
+import { ENV_IDS, createEnv, type EnvId } from '../harness/env';
+import { EDITOR_KINDS, editorSpec, isEditorKind } from '../harness/editors';
+import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } from '../harness/dataset';
+import { verifyEpisode } from '../harness/verify';
+import type { Policy } from '../harness/policy';
+import { createExpertPolicy } from '../harness/policies/expert';
+import { checkSampling } from '../harness/policies/model';
+import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
+import { choiceFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, stringFlag, withGpu } from './model-args';
+
+const POLICIES = ['model', 'expert'] as const;
+/** Flags that only the model policy reads. */
+const MODEL_ONLY = ['ckpt', 'config', 'init', 'temperature', 'top-k'] as const;
+
+function duration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '?';
+  const s = Math.round(seconds);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/** The data set config from the flags; editor and budget are checked here, before any GPU work. */
+function datasetConfig(args: ParsedArgs): DatasetConfig {
+  const env = requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`);
+  if (!(ENV_IDS as readonly string[]).includes(env)) throw new UsageError(`unknown environment "${env}" (${ENV_IDS.join(', ')})`);
+  const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')})`);
+  if (!isEditorKind(editor)) throw new UsageError(`unknown editor "${editor}" (${EDITOR_KINDS.join(', ')})`);
+  const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
+  if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
+  try {
+    editorSpec(editor, { budget });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  requiredFlag(args, 'n', 'N (number of prompts)');
+  requiredFlag(args, 'seed', 'S');
+  return {
+    env: env as EnvId,
+    editor,
+    budget,
+    n: integerFlag(args, 'n', 1, 1),
+    groupSize: integerFlag(args, 'group', 1, 1),
+    seed: integerFlag(args, 'seed', 0, 0, 2 ** 32 - 1),
+  };
+}
+
+/** Runs the episodes, verifying each, with a progress line on stderr. */
+async function generate(io: CliIO, config: DatasetConfig, policy: Policy, nPositions: number): Promise<{ dataset: Dataset; longBranches: number }> {
+  const total = config.n * (config.groupSize ?? 1);
+  const started = performance.now();
+  let done = 0;
+  let generated = 0;
+  // A branch holds what was appended after its last decode too (the observation the budget
+  // trigger saw): it may outgrow the model although every decoded view fit.
+  let longBranches = 0;
+  const tty = !!process.stderr.isTTY;
+  const every = Math.max(1, Math.ceil(total / 10));
+  const dataset = await generateDataset(config, policy, {
+    onRollout(result) {
+      verifyEpisode(result);
+      const tree = deriveTree(validateRollout(result.rollout, { file: result.rollout.id }));
+      if (tree.branches.some((b) => b.length > nPositions)) longBranches++;
+      done++;
+      generated += result.decodes.reduce((s, d) => s + d.actTokens.length, 0);
+      const seconds = (performance.now() - started) / 1000;
+      const line =
+        `mw generate: ${done}/${total} rollouts, ${generated} tokens generated, ` +
+        `${(generated / Math.max(seconds, 1e-9)).toFixed(1)} tokens/s, ETA ${duration((seconds / done) * (total - done))}`;
+      if (tty) io.err(`\r${line}${done === total ? '\n' : ''}`);
+      else if (done % every === 0 || done === total) io.err(`${line}\n`);
+    },
+  });
+  return { dataset, longBranches };
+}
+
+/** Writes the JSONL beside `out` first and renames it: a failed run leaves no file. */
+function writeDataset(io: CliIO, out: string, { dataset, longBranches }: { dataset: Dataset; longBranches: number }, nPositions: number): number {
+  const temp = `${out}.${process.pid}.partial`;
+  try {
+    writeFileSync(temp, datasetToJsonl(dataset.rollouts));
+    renameSync(temp, out);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // nothing was written
+    }
+    throw new Error(`cannot write ${out}: ${(error as Error).message}`);
+  }
+  const s = dataset.summary;
+  const stops = Object.entries(s.stops).map(([k, v]) => `${k} ${v}`).join(', ');
+  io.err(
+    `mw generate: wrote ${s.rollouts} rollouts (${s.groups} groups) to ${out}: mean reward ${s.meanReward.toFixed(3)}, EM ${s.em.toFixed(3)}, ` +
+      `K mean ${s.K.mean.toFixed(2)} (max ${s.K.max}), tape mean ${s.tokens.mean.toFixed(0)} tokens, longest view ${s.maxView}; stops: ${stops}\n`,
+  );
+  if (longBranches) {
+    io.err(
+      `mw generate: warning: ${longBranches} rollouts have a branch longer than the model's ${nPositions} positions ` +
+        '(an observation appended after their last decode); replaying whole branches (logit-tree, packed-4d) needs a model with more positions\n',
+    );
+  }
+  return 0;
+}
+
+export const generateCommand: Command = {
+  name: 'generate',
+  summary: 'generate rollouts (the model with a KV cache, or the scripted expert) in an environment under a memory editor, as JSONL',
+  usage: [
+    'mw generate --env E --editor H [--budget N] --n N [--group G] --seed S [--ckpt FILE | --config P [--init I]] [--temperature T] [--top-k K] --out FILE.jsonl',
+    'mw generate --policy expert [--noise P] --env E --editor H [--budget N] --n N [--group G] --seed S --out FILE.jsonl',
+  ],
+  details: [
+    `E is one of ${ENV_IDS.join(', ')}; H one of ${EDITOR_KINDS.join(', ')}.`,
+    "The model policy records the model's log π(token | live view) at temperature 1 as each token's",
+    'logprob, whatever --temperature and --top-k the sampler used. Decoded views never exceed the',
+    "model's positions. Without --ckpt the weights are a random init (actions are noise).",
+  ].join('\n'),
+  flags: {
+    env: { type: 'string', value: 'E', help: 'environment' },
+    editor: { type: 'string', value: 'H', help: 'memory editor' },
+    budget: { type: 'string', value: 'N', help: "the editor's token budget (default: the editor's)" },
+    n: { type: 'string', value: 'N', help: 'number of prompts' },
+    group: { type: 'string', value: 'G', help: 'rollouts per prompt, one group each (default 1)' },
+    policy: { type: 'string', value: 'P', help: `${POLICIES.join(' or ')} (default model)` },
+    ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 safetensors checkpoint (default: a random init)' },
+    ...modelFlags('gpt2'),
+    seed: { type: 'string', value: 'S', help: 'data set seed: prompts, sampling, and the random init' },
+    temperature: { type: 'string', value: 'T', help: 'sampling temperature, 0 = greedy (default 1)' },
+    'top-k': { type: 'string', value: 'K', help: 'sample among the K most likely tokens (default: all)' },
+    noise: { type: 'string', value: 'P', help: 'expert only: probability of a random well-formed action (default 0)' },
+    out: { type: 'string', value: 'FILE', help: 'output JSONL file' },
+  },
+  async run(args, io) {
+    if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
+    const config = datasetConfig(args);
+    const out = requiredFlag(args, 'out', 'FILE.jsonl');
+    const policyKind = choiceFlag(args, 'policy', POLICIES, 'model');
+
+    if (policyKind === 'expert') {
+      for (const flag of MODEL_ONLY) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to the model policy, not --policy expert`);
+      const noise = numberFlag(args, 'noise', 0, 0, 1);
+      const result = await generate(io, config, createExpertPolicy(createEnv(config.env as EnvId), { noise }), Infinity);
+      return writeDataset(io, out, result, Infinity);
+    }
+
+    if (args.flags.noise !== undefined) throw new UsageError('--noise applies to --policy expert');
+    const temperature = numberFlag(args, 'temperature', 1, 0);
+    const topK = integerFlag(args, 'top-k', 0, 0);
+    checkSampling({ temperature, topK });
+    const choice = modelFromArgs(args, { ckptFlag: 'ckpt', init: 'gpt2' });
+    const { weights } = choice;
+    if (weights.config.vocabSize !== BYTE_VOCAB) {
+      throw new ValidationError(
+        { file: choice.checkpoint?.path ?? '--config' },
+        `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`,
+      );
+    }
+    io.err(choice.checkpoint ? `mw generate: checkpoint ${choice.description}\n` : `mw generate: no --ckpt: ${choice.description}; actions are noise\n`);
+    const nPositions = weights.config.nPositions;
+    return withGpu(io, 'generate', async ({ gpu, engine }) => {
+      const { createGpuModelPolicy } = await import('../gpu/generate');
+      const model = engine.createGpuModel(gpu, weights);
+      try {
+        // The live view plus an action must fit the model's positions.
+        const result = await generate(io, { ...config, episode: { maxContext: nPositions } }, createGpuModelPolicy(model, { temperature, topK }), nPositions);
+        return () => writeDataset(io, out, result, nPositions);
+      } finally {
+        model.destroy();
+      }
+    });
+  },
+};
