@@ -86,7 +86,7 @@ function matmulPipeline(device: GPUDevice, variant: MatmulVariant, options: Matm
     ACCUMULATE: Number(!!options.accumulate),
   };
   if (variant.kind === 'tiled') constants.TILE_K = variant.tileK;
-  return computePipeline(device, 'matmul', code, constants, variant.kind);
+  return computePipeline(device, `matmul.${variant.kind}`, code, constants, variant.kind);
 }
 
 /** Builds the launch (pipeline, uniforms, bind group); record it into a pass with encodeLaunches. */
@@ -101,8 +101,9 @@ export function createMatmul(device: GPUDevice, shape: MatmulShape, buffers: Mat
   if (buffers.pre) checkLength(buffers.pre, M * N, 'pre');
   const variant = options.variant ?? matmulVariantOf(device);
   const pipeline = matmulPipeline(device, variant, options, { bias: !!buffers.bias, pre: !!buffers.pre });
-  const params = uploadUniform(device, 'matmul.params', matmulParams(shape));
-  const group = bindBuffers(device, 'matmul.bindGroup', pipeline, {
+  const label = `matmul.${variant.kind}`;
+  const params = uploadUniform(device, `${label}.params`, matmulParams(shape));
+  const group = bindBuffers(device, `${label}.bindGroup`, pipeline, {
     0: buffers.x,
     1: buffers.w,
     2: buffers.bias ?? unusedBinding(device, 'read'),
@@ -112,5 +113,5 @@ export function createMatmul(device: GPUDevice, shape: MatmulShape, buffers: Mat
   });
   // An empty product still writes bias (and GELU) when K = 0; an empty output needs no dispatch.
   const workgroups: [number, number, number] = M * N === 0 ? [0, 0, 0] : matmulWorkgroups(shape, variant);
-  return { label: 'matmul', pipeline, group, workgroups, uniforms: [params] };
+  return { label, pipeline, group, workgroups, uniforms: [params] };
 }
