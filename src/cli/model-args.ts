@@ -217,8 +217,14 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [model, train, adamw] = await Promise.all([import('../gpu/model'), import('../gpu/train'), import('../gpu/adamw')]);
+  const [model, train, adamw, autotune] = await Promise.all([
+    import('../gpu/model'),
+    import('../gpu/train'),
+    import('../gpu/adamw'),
+    import('../gpu/matmulAutotune'),
+  ]);
   return {
+    pickMatmulVariant: autotune.pickMatmulVariant,
     createGpuModel: model.createGpuModel,
     evaluate: train.evaluate,
     computeGradients: train.computeGradients,
@@ -255,6 +261,8 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
     }
     throw error;
   }
+  // The matmul variant this adapter prefers (shared-memory tiles on GPUs, registers on SwiftShader).
+  await engine.pickMatmulVariant(gpu);
   const errors: string[] = [];
   const unsubscribe = gpu.onEvent((event) => {
     if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);
