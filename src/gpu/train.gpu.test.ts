@@ -196,3 +196,34 @@ describe('training', () => {
     trainer.destroy();
   });
 });
+
+describe('RL with a KL to a frozen reference', () => {
+  it('adds klCoef · mean k3 to the loss: zero against the same weights, positive against others', async () => {
+    const grouped = (id: string, reward: number) => {
+      const json = JSON.parse(readSharedFixture('worked-example.json'));
+      return validateRollout({ ...json, id, reward, group: 'g' }, { file: `${id}.json` });
+    };
+    const batch = [grouped('a', 1), grouped('b', 0)];
+    const options = { method: 'packed-4d', objective: 'rl', conditioningDrift: false } as const;
+    const plain = await computeGradients(model, batch, options);
+    const same = createGpuModel(gpu, weights);
+    const other = createGpuModel(gpu, randomWeights(config, 12));
+    const withSame = await computeGradients(model, batch, { ...options, klCoef: 0.5, reference: same });
+    expect(Math.abs(withSame.loss - plain.loss)).toBeLessThan(1e-6);
+    const withOther = await computeGradients(model, batch, { ...options, klCoef: 0.5, reference: other });
+    // Expected: 0.5 · mean over targets of k3(ℓ_θ, ℓ_ref) with k3 = exp(d) − d − 1, d = ℓ_ref − ℓ_θ.
+    const step = assembleStep(batch.map(deriveTree), batch, options);
+    const { scoreBatch } = await import('./score');
+    const ref = await scoreBatch(other, step.batch);
+    const own = await scoreBatch(model, step.batch);
+    let k3 = 0;
+    own.forEach((lp, j) => {
+      const d = Math.min(0, ref[j]) - lp;
+      k3 += Math.exp(d) - d - 1;
+    });
+    expect(withOther.loss - plain.loss).toBeGreaterThan(1e-4);
+    expect(withOther.loss - plain.loss).toBeCloseTo((0.5 * k3) / own.length, 4);
+    same.destroy();
+    other.destroy();
+  });
+});

@@ -23,7 +23,7 @@ import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './lo
 import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
 import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
 import { createLogsoftmaxGather } from './logsoftmax';
-import { scoreSequences } from './score';
+import { scoreBatch, scoreSequences } from './score';
 
 export type Objective = 'sft' | 'rl';
 
@@ -36,6 +36,12 @@ export interface StepOptions {
   sdccTeacher?: 'logit-tree' | 'packed-4d';
   /** PPO clip ε. */
   epsilon?: number;
+  /**
+   * RL only: weight of the KL to a frozen reference model (k3 estimator, SPEC §7), which scores the
+   * same plan first (one extra forward and read back).
+   */
+  klCoef?: number;
+  reference?: GpuModel;
   /**
    * Also score every target under its exact live prefix (a packed-4d forward, no backward) for the
    * conditioning drift; free for the exact methods, one extra forward for the others.
@@ -226,7 +232,15 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   const T = step.objectiveTargets.length;
   if (T === 0) throw new Error(`trainStep: ${options.method} scores no target in this batch (every target dropped?)`);
   const lambda = options.method === 'sdcc' ? (options.lambda ?? 0.1) : 0;
-  const objective: TokenObjective = options.objective === 'rl' ? { kind: 'ppo', epsilon: options.epsilon } : { kind: 'sft' };
+  const klCoef = options.klCoef ?? 0;
+  if (klCoef !== 0 && (options.objective !== 'rl' || !options.reference)) {
+    throw new Error('trainStep: a KL to a reference (klCoef) needs objective rl and a reference model');
+  }
+  const objective: TokenObjective = options.objective === 'rl' ? { kind: 'ppo', epsilon: options.epsilon, klCoef } : { kind: 'sft' };
+  if (klCoef !== 0) {
+    const refLogprobs = await scoreBatch(options.reference!, step.batch);
+    step.objectiveTargets.forEach((t, j) => (t.refLogprob = Math.min(0, refLogprobs[j])));
+  }
   const exact = options.method === 'logit-tree' || options.method === 'packed-4d';
   const measureLive = (options.conditioningDrift ?? true) && !exact;
 
