@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
 import { MODEL_PRESETS } from '../model/config';
+import { initWeights } from '../model/params';
+import { referenceLogprobs } from '../model/reference/model';
 import { readSafetensorsHeader } from '../model/safetensors';
 import { lrAt } from '../objectives/adamw';
 import { batchIndices } from './train';
@@ -183,5 +185,95 @@ describe('batchIndices', () => {
     expect(batchIndices(10, 5, 3, 'random', 1)).toEqual(batchIndices(10, 5, 3, 'random', 1));
     expect(batchIndices(3, 2, 0, 'file', 0)).toEqual([0, 1]);
     expect(batchIndices(3, 2, 1, 'file', 0)).toEqual([2, 0]); // spans two epochs
+  });
+});
+
+describe('mw train --env (on-policy)', () => {
+  // Tiny model (P 128): a random init's actions are noise, cut off by the context limit or the
+  // action budget; each episode is trained up to its last action, so its plan fits the positions.
+  const ENV = ['--env', 'lookup', '--editor', 'compact', '--method', 'logit-tree', '--objective', 'rl'];
+  // Every reward is 0 (noise never answers), so the advantages and gradients are 0 and only AdamW's
+  // weight decay moves the weights: a large lr makes that move far above the logdiff tolerance.
+  const LR = ['--lr', '0.5', '--lr-total', '2', '--warmup', '0'];
+  const envTrain = (name: string, ...extra: string[]) => {
+    const ckpt = join(TMP, `${name}.safetensors`);
+    const metrics = join(TMP, `${name}.jsonl`);
+    return { ckpt, metrics, run: mw(['train', ...ENV, '--group', '2', '--batch', '4', '--config', 'tiny', '--ckpt-out', ckpt, '--metrics', metrics, ...extra]) };
+  };
+
+  it('RL plays a fresh batch with the current weights before each update: logit-tree reproduces its logprobs; a resumed run plays the same prompts', async () => {
+    const straight = envTrain('env-rl', ...LR, '--steps', '2', '--json');
+    const first = envTrain('env-first', ...LR, '--steps', '1');
+    const [s, f] = await Promise.all([straight.run, first.run]);
+    expect(s.code, s.stderr).toBe(0);
+    expect(f.code, f.stderr).toBe(0);
+    const lines = readMetrics(straight.metrics);
+    expect(lines.map((l) => [l.step, l.method, l.objective])).toEqual([[1, 'logit-tree', 'rl'], [2, 'logit-tree', 'rl']]);
+    for (const l of lines) {
+      expect(Number.isFinite(l.loss)).toBe(true);
+      for (const field of ['reward', 'em'] as const) {
+        expect(l[field] as number, field).toBeGreaterThanOrEqual(0);
+        expect(l[field] as number, field).toBeLessThanOrEqual(1);
+      }
+      expect(l.genMs as number).toBeGreaterThan(0);
+      expect(l.rollouts.length + (l.leftOut as number)).toBe(4);
+      expect(l.rollouts.length).toBeGreaterThan(0);
+      for (const id of l.rollouts) expect(id).toMatch(/^lookup-p\d+-compact-r[01]$/);
+      // The rollouts carry the model's own logprobs at the weights of this update (round-off apart).
+      expect(l.logdiff as number).toBeLessThan(1e-4);
+      expect(l.targets).toBeGreaterThan(20);
+    }
+    expect(lines[0].rollouts).not.toEqual(lines[1].rollouts); // fresh prompts each update
+    const progress = s.stderr.trim().split('\n');
+    expect(progress[0]).toBe('mw train: logit-tree rl on lookup under compact: 2 prompts × 2 rollouts per update, played by the model being trained (temperature 1, seed 0)');
+    expect(progress.at(-1)).toMatch(/^mw train: step 2\/2 {2}loss -?\d+\.\d{4} {2}reward [01]\.\d{3} {2}\d+ tok\/s {2}ETA 0:00$/);
+    expect(JSON.parse(s.stdout).reward).toEqual({ first: lines[0].reward, last: lines[1].reward });
+    expect(readSafetensorsHeader(bytes(straight.ckpt)).metadata).toMatchObject({ step: '2', seed: '0', batch: '4', group: '2', temperature: '1', env: 'lookup', editor: 'compact' });
+
+    // Update 1 moved the weights far enough that update 2's logdiff above tells current weights
+    // from stale ones: log-probabilities of a fixed text, initial vs trained weights (CPU reference).
+    const text = Array.from(new TextEncoder().encode('Q: who is the boss of the boss of ann?\nlookup ann\n'));
+    const input = { tokens: text, positions: text.map((_, i) => i), end: text.map(() => text.length) };
+    const targets = text.slice(1).map((token, i) => ({ predictor: i, token }));
+    const before = referenceLogprobs(initWeights(MODEL_PRESETS.tiny, 0), input, targets);
+    const after = referenceLogprobs(loadCheckpoint(bytes(first.ckpt)), input, targets);
+    const shift = before.reduce((sum, lp, i) => sum + Math.abs(lp - after[i]), 0) / before.length;
+    expect(shift).toBeGreaterThan(1e-3);
+
+    // Resumed after update 1 (seed, batch, group and schedule from the checkpoint): update 2 plays
+    // the same prompts and samples with the same weights.
+    const resumed = mw(['train', ...ENV, '--steps', '1', '--ckpt-in', first.ckpt, '--ckpt-out', join(TMP, 'env-resumed.safetensors'), '--metrics', join(TMP, 'env-resumed.jsonl')]);
+    const r = await resumed;
+    expect(r.code, r.stderr).toBe(0);
+    const [again] = readMetrics(join(TMP, 'env-resumed.jsonl'));
+    expect(again.step).toBe(2);
+    for (const field of ['rollouts', 'targets', 'reward', 'em', 'lr'] as const) expect(again[field], field).toEqual(lines[1][field]);
+    expect(Math.abs(again.loss - lines[1].loss)).toBeLessThanOrEqual(1e-6);
+    expect(Math.abs((again.logdiff as number) - (lines[1].logdiff as number))).toBeLessThanOrEqual(1e-6);
+  });
+
+  it('needs exactly one of --data and --env; RL needs groups of 2 or more; --help says what SFT on played rollouts is', async () => {
+    const out = ['--steps', '1', '--ckpt-out', join(TMP, 'e.safetensors'), '--metrics', join(TMP, 'e.jsonl')];
+    const base = ['--method', 'logit-tree', '--objective', 'rl', '--env', 'lookup', '--editor', 'compact', ...out];
+    const cases: [string[], string][] = [
+      [['--method', 'logit-tree', '--objective', 'sft', ...out], 'one of --data FILE and --env E is required'],
+      [[...base, '--data', DATA], 'only one of --data FILE and --env E is required'],
+      [[...base, '--group', '1'], '--objective rl needs --group G ≥ 2 rollouts per prompt (got 1)'],
+      [[...base, '--group', '2', '--batch', '3'], '--batch 3 is not a multiple of --group 2'],
+      [[...base, '--order', 'file'], '--order applies to --data only'],
+      [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--group', '2', ...out], '--group applies to --env only'],
+      [[...base.filter((a) => a !== '--editor' && a !== 'compact')], '--editor H'],
+      [[...base, '--budget', '0'], '--budget must be an integer ≥ 1'],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => mw(['train', ...args])));
+    runs.forEach((run, i) => {
+      expect(run, cases[i][1]).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toContain(cases[i][1]);
+    });
+    expect(existsSync(join(TMP, 'e.jsonl'))).toBe(false);
+    const help = await mw(['train', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--env E --editor H');
+    expect(help.stdout).toContain('self-distillation');
   });
 });

@@ -1,6 +1,7 @@
 // `mw train`: trains the GPT-2 model on rollouts with a replay method and an objective (SPEC §4, §7)
 // and writes a GPT-2 checkpoint, its optimizer state beside it, and one metrics line per update.
-// Rollouts come from a RolloutSource: a data file here; generation with the model plugs in beside it.
+// Rollouts come from a RolloutSource: a data file (`--data`), or episodes the model being trained
+// plays in an environment under a memory editor, a fresh batch before every update (`--env`).
 
 import { closeSync, existsSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -12,8 +13,16 @@ import type { LrSchedule } from '../objectives/adamw';
 import { buildPlan } from '../plan/build';
 import type { Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
+import type { RolloutJson } from '../rollout/format';
 import type { Rollout } from '../rollout/rollout';
+import { BYTE_VOCAB } from '../rollout/tokenizer';
+import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
+import { generateDataset, type DatasetConfig } from '../harness/dataset';
+import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
+import { ENV_IDS, type EnvId } from '../harness/env';
+import { checkSampling } from '../harness/policies/model';
+import { verifyEpisode } from '../harness/verify';
 import { createRng } from '../util/prng';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import {
@@ -34,6 +43,13 @@ import { loadRolloutFile, printJson } from './shared';
 // ---------------------------------------------------------------------------------------------
 // Where rollouts come from.
 
+/** One update's rollouts, and what the source measured drawing them. */
+export interface SourceBatch {
+  rollouts: readonly Rollout[];
+  /** Fields for the update's metrics line (a generated batch: reward, em, genMs, ...). */
+  metrics?: Record<string, number>;
+}
+
 /** The rollouts each update trains on. */
 export interface RolloutSource {
   /** For the log line: what the rollouts are and how batches are drawn. */
@@ -43,7 +59,12 @@ export interface RolloutSource {
    * run draws what the uninterrupted run would have). `model` is the model being trained: a source
    * that generates rollouts with the current policy samples from it.
    */
-  batch(step: number, model: GpuModel): Promise<readonly Rollout[]>;
+  batch(step: number, model: GpuModel): Promise<SourceBatch>;
+}
+
+/** The source has nothing to train update `step` on: the run stops as on a non-finite gradient. */
+export class SourceExhaustedError extends Error {
+  override readonly name = 'SourceExhaustedError';
 }
 
 export const ORDERS = ['random', 'file'] as const;
@@ -82,13 +103,104 @@ export function fileRolloutSource(path: string, rollouts: readonly Rollout[], op
   const draw = order === 'random' ? `random batches of ${batch} (seed ${seed})` : `batches of ${batch} in file order`;
   return {
     description: `${path}: ${rollouts.length} rollout${rollouts.length === 1 ? '' : 's'}, ${draw}`,
-    batch: async (step) => batchIndices(rollouts.length, batch, step, order, seed).map((i) => rollouts[i]),
+    batch: async (step) => ({ rollouts: batchIndices(rollouts.length, batch, step, order, seed).map((i) => rollouts[i]) }),
   };
 }
 
-function scoredTargets(rollout: Rollout, method: Method): number {
+/** Targets the method scores in `rollout`, and the positions its plan's sequences need. */
+function planFigures(rollout: Rollout, method: Method): { targets: number; positions: number } {
   const plan = buildPlan(deriveTree(rollout), method);
-  return plan.method === 'sdcc' ? plan.student.targets.length : plan.sequences.reduce((n, s) => n + s.targets.length, 0);
+  const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
+  let positions = 0;
+  for (const s of sequences) for (const p of s.positions) positions = Math.max(positions, p + 1);
+  const targets = plan.method === 'sdcc' ? plan.student.targets.length : plan.sequences.reduce((n, s) => n + s.targets.length, 0);
+  return { targets, positions };
+}
+
+function scoredTargets(rollout: Rollout, method: Method): number {
+  return planFigures(rollout, method).targets;
+}
+
+/**
+ * The seed of update `step`'s prompts: a function of the run seed and the update alone, so a
+ * resumed run plays the prompts the uninterrupted run would have.
+ */
+export function updateSeed(seed: number, step: number): number {
+  return (Math.imul(seed ^ 0x5bd1e995, 0x9e3779b1) + Math.imul(step + 1, 0x85ebca6b)) >>> 0;
+}
+
+/**
+ * The rollout as trained: up to its last action. An episode cut off by its turn or context limit
+ * ends with an observation (and possibly the edit made for a decode that never came): no target
+ * conditions on them, and the branch or final view they lengthen may outgrow the model's positions.
+ */
+export function endAtLastAction(rollout: RolloutJson): RolloutJson {
+  let end = rollout.events.length;
+  while (end > 0) {
+    const e = rollout.events[end - 1];
+    if (e.op === 'append' && e.role === 'act') break;
+    end--;
+  }
+  if (end === rollout.events.length) return rollout;
+  return { ...rollout, events: rollout.events.slice(0, end), meta: { ...(rollout.meta ?? {}), trimmedEvents: rollout.events.length - end } };
+}
+
+export interface EnvSettings {
+  env: EnvId;
+  editor: EditorKind;
+  budget?: number;
+  /** Rollouts per prompt (one group each). */
+  group: number;
+  temperature: number;
+}
+
+/**
+ * Episodes of the model being trained: before update u, B/G prompts drawn from updateSeed(seed, u),
+ * G rollouts each (one group per prompt), sampled from `model` as it is then: the decoder reads the
+ * trainer's weight buffer, which AdamW updates in place, so every batch is on-policy. Each episode
+ * is verified (its tree re-derives the views it was decoded from) and ends at its last action;
+ * rollouts the method cannot train on (a plan longer than the model's positions, or no target the
+ * method scores) are left out and counted. Reward and EM are those of every rollout played.
+ */
+export function envRolloutSource(settings: EnvSettings, options: { batch: number; seed: number; method: Method }): RolloutSource {
+  const { env, editor, budget, group, temperature } = settings;
+  const { batch, seed, method } = options;
+  if (batch % group !== 0) throw new Error(`envRolloutSource: batch ${batch} is not a multiple of group ${group}`);
+  const prompts = batch / group;
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  return {
+    description:
+      `${env} under ${editor}${budget === undefined ? '' : ` (budget ${budget})`}: ${plural(prompts, 'prompt')} × ${plural(group, 'rollout')} per update, ` +
+      `played by the model being trained (temperature ${temperature}, seed ${seed})`,
+    async batch(step, model) {
+      const started = performance.now();
+      const { createGpuModelPolicy } = await import('../gpu/generate');
+      const P = model.config.nPositions;
+      const config: DatasetConfig = { env, editor, budget, n: prompts, groupSize: group, seed: updateSeed(seed, step), episode: { maxContext: P } };
+      const dataset = await generateDataset(config, createGpuModelPolicy(model, { temperature }), { onRollout: (result) => verifyEpisode(result) });
+      const played = dataset.rollouts.map((json) => validateRollout(endAtLastAction(json), { file: json.id }));
+      const rollouts: Rollout[] = [];
+      let tooLong = 0;
+      let noTargets = 0;
+      for (const rollout of played) {
+        const figures = planFigures(rollout, method);
+        if (figures.positions > P) tooLong++;
+        else if (figures.targets === 0) noTargets++;
+        else rollouts.push(rollout);
+      }
+      const metrics = {
+        reward: dataset.summary.meanReward,
+        em: dataset.summary.em,
+        genMs: performance.now() - started,
+        leftOut: tooLong + noTargets,
+      };
+      if (rollouts.length === 0) {
+        const why = [tooLong && `${tooLong} need more than the model's ${P} positions under ${method}`, noTargets && `${noTargets} have no target ${method} scores`];
+        throw new SourceExhaustedError(`update ${step + 1}: none of the ${played.length} rollouts played can be trained on (${why.filter(Boolean).join(', ')})`);
+      }
+      return { rollouts, metrics };
+    },
+  };
 }
 
 /** RL's PPO ratio needs the rollout-time logprob of every target. */
@@ -114,6 +226,8 @@ const META = {
   seed: 'seed',
   batch: 'batch',
   order: 'order',
+  group: 'group',
+  temperature: 'temperature',
 } as const;
 
 export const DEFAULT_LR = 1e-3;
@@ -166,7 +280,7 @@ async function dataSource(
   path: string,
   saved: Record<string, string>,
   model: { config: ModelConfig; method: Method; objective: Objective },
-): Promise<{ source: RolloutSource; sampling: Sampling }> {
+): Promise<{ source: RolloutSource; metadata: Record<string, string> }> {
   const file = await loadRolloutFile(path);
   checkModelTakes(model.config, file.rollouts, [model.method]);
   // A rollout whose targets the method all drops adds nothing to the loss; a batch of only such has none.
@@ -178,7 +292,67 @@ async function dataSource(
   if (model.objective === 'rl') checkRolloutLogprobs(rollouts);
   const sampling = samplingFrom(args, saved, Math.min(8, rollouts.length));
   if (sampling.batch > rollouts.length) throw new UsageError(`--batch ${sampling.batch} is larger than the ${rollouts.length} rollouts of ${path}`);
-  return { source: fileRolloutSource(path, rollouts, sampling), sampling };
+  return { source: fileRolloutSource(path, rollouts, sampling), metadata: { [META.seed]: String(sampling.seed), [META.batch]: String(sampling.batch), [META.order]: sampling.order } };
+}
+
+/** Flags that only --env reads, and those that only --data reads. */
+const ENV_ONLY = ['editor', 'budget', 'group', 'temperature'] as const;
+const DATA_ONLY = ['order'] as const;
+
+/** Rollouts per update when --batch is not given: about 8, whole groups. */
+function defaultEnvBatch(group: number): number {
+  return group * Math.max(1, Math.round(8 / group));
+}
+
+/**
+ * `--env E --editor H`: a fresh batch before every update, played by the model being trained
+ * (envRolloutSource). Settings: flags, else what the resumed checkpoint saved, else defaults
+ * (group 4 for RL, 1 for SFT; about 8 rollouts per update; temperature 1).
+ */
+function envSource(
+  args: ParsedArgs,
+  saved: Record<string, string>,
+  model: { config: ModelConfig; checkpoint: string | null; method: Method; objective: Objective },
+): { source: RolloutSource; metadata: Record<string, string> } {
+  const env = requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`);
+  if (!(ENV_IDS as readonly string[]).includes(env)) throw new UsageError(`unknown environment ${quote(env)} (${ENV_IDS.join(', ')})`);
+  const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')}): the memory editor of --env's episodes`);
+  if (!isEditorKind(editor)) throw new UsageError(`unknown editor ${quote(editor)} (${EDITOR_KINDS.join(', ')})`);
+  const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
+  if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
+  try {
+    editorSpec(editor, { budget });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const group = integerFlag(args, 'group', savedNumber(saved, META.group) ?? (model.objective === 'rl' ? 4 : 1), 1);
+  if (model.objective === 'rl' && group < 2) {
+    throw new UsageError(`--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`);
+  }
+  const seed = integerFlag(args, 'seed', savedNumber(saved, META.seed) ?? 0, 0, 2 ** 32 - 1);
+  const batch = integerFlag(args, 'batch', savedNumber(saved, META.batch) ?? defaultEnvBatch(group), 1);
+  if (batch % group !== 0) throw new UsageError(`--batch ${batch} is not a multiple of --group ${group} (B/G prompts × G rollouts per update)`);
+  const temperature = numberFlag(args, 'temperature', savedNumber(saved, META.temperature) ?? 1, 0);
+  checkSampling({ temperature });
+  if (model.config.vocabSize !== BYTE_VOCAB) {
+    throw new ValidationError(
+      { file: model.checkpoint ?? '--config' },
+      `vocabulary ${model.config.vocabSize}: --env episodes speak the byte tokenizer (${BYTE_VOCAB} tokens)`,
+    );
+  }
+  const settings: EnvSettings = { env: env as EnvId, editor, budget, group, temperature };
+  return {
+    source: envRolloutSource(settings, { batch, seed, method: model.method }),
+    metadata: {
+      [META.seed]: String(seed),
+      [META.batch]: String(batch),
+      [META.group]: String(group),
+      [META.temperature]: String(temperature),
+      env,
+      editor,
+      ...(budget === undefined ? {} : { budget: String(budget) }),
+    },
+  };
 }
 
 function formatDuration(seconds: number): string {
@@ -194,11 +368,12 @@ function createProgress(io: CliIO, steps: number, start: number, tty: boolean) {
   const started = performance.now();
   let tokens = 0;
   return {
-    update(done: number, m: StepMetrics) {
+    update(done: number, m: StepMetrics, reward?: number) {
       tokens += m.tokens;
       const elapsed = (performance.now() - started) / 1000;
       const line =
         `mw train: step ${done}/${steps}${start ? ` (update ${start + done})` : ''}  loss ${m.loss.toFixed(4)}  ` +
+        `${reward === undefined ? '' : `reward ${reward.toFixed(3)}  `}` +
         `${Math.round(tokens / elapsed)} tok/s  ETA ${formatDuration(((steps - done) * elapsed) / done)}`;
       if (tty) io.err(`\r${line}\x1b[K${done === steps ? '\n' : ''}`);
       else if (done % every === 0 || done === steps) io.err(`${line}\n`);
@@ -219,9 +394,9 @@ async function saveRun(trainer: Trainer, path: string, metadata: Record<string, 
   writeFileAtomically(optimizerStatePath(path), optimizer);
 }
 
-function metricsLine(m: StepMetrics, batch: readonly Rollout[]): string {
+function metricsLine(m: StepMetrics, batch: SourceBatch): string {
   const { logprobs: _perTarget, ...fields } = m;
-  return `${JSON.stringify({ ...fields, rollouts: batch.map((r) => r.id) })}\n`;
+  return `${JSON.stringify({ ...fields, ...batch.metrics, rollouts: batch.rollouts.map((r) => r.id) })}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,24 +406,37 @@ const TEACHERS = ['logit-tree', 'packed-4d'] as const;
 
 export const trainCommand: Command = {
   name: 'train',
-  summary: 'train the model on rollouts (any replay method, SFT or RL, SDCC); writes a GPT-2 checkpoint and metrics',
+  summary: 'train the model on rollouts (any replay method, SFT or RL, SDCC), from a file or played on-policy; writes a GPT-2 checkpoint and metrics',
   usage: [
-    'mw train --method M --objective sft|rl --data FILE --steps N --ckpt-out CKPT --metrics FILE.jsonl',
-    '         [--lambda X] [--teacher T] [--batch B] [--order random|file] [--lr LR] [--warmup W] [--lr-total U]',
-    '         [--seed S] [--config tiny|small|default] [--init gpt2|wide] [--ckpt-in CKPT] [--json]',
+    'mw train --method M --objective sft|rl --data FILE [--batch B] [--order random|file] --steps N --ckpt-out CKPT --metrics FILE.jsonl [...]',
+    'mw train --method M --objective sft|rl --env E --editor H [--budget N] [--batch B] [--group G] [--temperature T] --steps N ... [...]',
+    '  [...]: [--lambda X] [--teacher T] [--lr LR] [--warmup W] [--lr-total U] [--seed S]',
+    '         [--config tiny|small|default] [--init gpt2|wide] [--ckpt-in CKPT] [--json]',
   ],
   details: [
-    'Each update trains on a batch of B rollouts of FILE (any importable format): an epoch is every rollout',
-    'once, shuffled by --seed (or in file order); the batch of update u depends only on (seed, u).',
+    'Rollouts come from exactly one of --data and --env.',
+    '--data FILE: each update trains on a batch of B rollouts of FILE (any importable format): an epoch is',
+    'every rollout once, shuffled by --seed (or in file order); the batch of update u depends only on (seed, u).',
+    `--env E --editor H (E: ${ENV_IDS.join(', ')}; H: ${EDITOR_KINDS.join(', ')}): on-policy. Before each update the model,`,
+    'with the weights of that update, plays B/G prompts × G rollouts (one group per prompt) in E under H;',
+    'the prompts and sampling of update u depend only on (seed, u). The rollouts record the model\'s own',
+    'log π at temperature 1 (RL\'s π_rollout; T ≠ 1 samples off it). RL needs G ≥ 2 (advantages are relative',
+    'to the group); SFT on these rollouts is self-distillation (the model imitates its own samples; no',
+    'reward enters the loss). Each episode ends at its last action; one whose plan under M needs more than',
+    'the model\'s positions, or has no target M scores, is left out and counted (leftOut).',
     'The lr schedule is linear warm-up to LR, then a half cosine to LR/10 at update U (default: the last',
-    'update of this run), then LR/10; a checkpoint saves it with the seed, batch and order.',
+    'update of this run), then LR/10; a checkpoint saves it with the seed and batch, and the order (--data)',
+    'or the group and temperature (--env).',
     '--ckpt-in resumes: its weights, the AdamW state beside it (CKPT.optim.safetensors) with the update',
-    'count, and the saved schedule, seed, batch and order (flags given now override them). A checkpoint',
-    'without optimizer state (e.g. a GPT-2 from elsewhere) starts a fresh run from its weights.',
+    'count, and the saved schedule, seed, batch, order, group and temperature (flags given now override',
+    'them; --data or --env is given again). A checkpoint without optimizer state (e.g. a GPT-2 from',
+    'elsewhere) starts a fresh run from its weights.',
     'CKPT gets the weights and CKPT.optim.safetensors the optimizer state. --metrics gets one JSON line per',
     'update: every training metric (step, loss, taskLoss, klSdcc, logdiff, mu, conditioningDrift, gradNorm,',
-    'tokens, stepMs, ...) and the batch\'s rollout ids. Progress (step, loss, tokens/s, ETA) goes to stderr.',
-    `An update whose gradient is not finite stops the run (exit ${TRAIN_STOPPED_EXIT}); the checkpoint of the last good update is written.`,
+    'tokens, stepMs, ...), with --env the played batch\'s mean reward, EM, generation time (genMs) and',
+    'leftOut, and the trained rollout ids. Progress (step, loss, --env reward, tokens/s, ETA) goes to stderr.',
+    `An update whose gradient is not finite, or (--env) whose played rollouts none can be trained on, stops the run`,
+    `(exit ${TRAIN_STOPPED_EXIT}); the checkpoint of the last good update is written.`,
   ].join('\n'),
   flags: {
     method: { type: 'string', value: 'M', help: 'replay method the loss is computed under (sdcc: naive-compressed + λ·KL)' },
@@ -256,14 +444,19 @@ export const trainCommand: Command = {
     lambda: { type: 'string', value: 'X', help: 'sdcc only: weight of the KL term (default 0.1)' },
     teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default logit-tree)` },
     data: { type: 'string', value: 'FILE', help: 'rollouts to train on' },
+    env: { type: 'string', value: 'E', help: `instead of --data: environment the model plays each update's rollouts in (${ENV_IDS.join(', ')})` },
+    editor: { type: 'string', value: 'H', help: `--env only: memory editor of the episodes (${EDITOR_KINDS.join(', ')})` },
+    budget: { type: 'string', value: 'N', help: "--env only: the editor's token budget (default: the editor's)" },
+    group: { type: 'string', value: 'G', help: '--env only: rollouts per prompt, one group each (default 4 for rl, which needs ≥ 2; 1 for sft)' },
+    temperature: { type: 'string', value: 'T', help: '--env only: sampling temperature, 0 = greedy (default 1)' },
     steps: { type: 'string', value: 'N', help: 'updates to run' },
-    batch: { type: 'string', value: 'B', help: 'rollouts per update (default min(8, rollouts in FILE))' },
-    order: { type: 'string', value: ORDERS.join('|'), help: 'batches drawn from seeded shuffles (default) or in file order' },
+    batch: { type: 'string', value: 'B', help: 'rollouts per update (default min(8, rollouts in FILE); --env: about 8, a multiple of G)' },
+    order: { type: 'string', value: ORDERS.join('|'), help: '--data only: batches drawn from seeded shuffles (default) or in file order' },
     lr: { type: 'string', value: 'LR', help: `peak learning rate (default ${DEFAULT_LR})` },
     warmup: { type: 'string', value: 'W', help: 'updates of linear warm-up (default 5 % of U)' },
     'lr-total': { type: 'string', value: 'U', help: 'update at which the cosine reaches LR/10 (default: the end of this run)' },
     ...modelFlags('gpt2'),
-    seed: { type: 'string', value: 'S', help: 'seed of the random init and of the batch order (default 0)' },
+    seed: { type: 'string', value: 'S', help: 'seed of the random init and of the batches (order, or --env prompts and sampling) (default 0)' },
     'ckpt-in': { type: 'string', value: 'CKPT', help: 'checkpoint to start from (resumes when its optimizer state is beside it)' },
     'ckpt-out': { type: 'string', value: 'CKPT', help: 'checkpoint to write (.safetensors)' },
     metrics: { type: 'string', value: 'FILE', help: 'metrics JSONL to write' },
@@ -280,14 +473,21 @@ export const trainCommand: Command = {
     const teacher = args.flags.teacher === undefined ? undefined : choiceFlag(args, 'teacher', TEACHERS, 'logit-tree');
     if (stringFlag(args, 'steps') === undefined) throw new UsageError('--steps N is required');
     const steps = integerFlag(args, 'steps', 0, 1);
-    const dataPath = requiredFlag(args, 'data', 'FILE');
+    const dataPath = stringFlag(args, 'data');
+    const envName = stringFlag(args, 'env');
+    if ((dataPath === undefined) === (envName === undefined)) {
+      throw new UsageError(`${dataPath === undefined ? 'one' : 'only one'} of --data FILE and --env E is required (rollouts from a file, or played by the model)`);
+    }
+    for (const flag of dataPath === undefined ? DATA_ONLY : ENV_ONLY) {
+      if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to ${dataPath === undefined ? '--data' : '--env'} only`);
+    }
     const out = requiredFlag(args, 'ckpt-out', 'CKPT');
     const metricsPath = requiredFlag(args, 'metrics', 'FILE.jsonl');
     if (args.positionals.length) throw new UsageError(`unexpected argument ${quote(args.positionals[0])} (the rollouts go in --data FILE)`);
     for (const [flag, path] of [['ckpt-out', out], ['metrics', metricsPath]] as const) {
       if (!existsSync(dirname(resolve(path)))) throw new UsageError(`--${flag} ${path}: no such directory`);
     }
-    if (resolve(metricsPath) === resolve(out) || resolve(metricsPath) === resolve(dataPath)) throw new UsageError('--metrics must be a file of its own');
+    if (resolve(metricsPath) === resolve(out) || (dataPath !== undefined && resolve(metricsPath) === resolve(dataPath))) throw new UsageError('--metrics must be a file of its own');
 
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2' });
     const { weights } = choice;
@@ -295,17 +495,17 @@ export const trainCommand: Command = {
     // Settings a resumed run takes from its checkpoint; a fresh run (even from a checkpoint's weights) does not.
     const saved = optimizerState ? choice.checkpoint!.metadata : {};
     const start = optimizerState?.step ?? 0;
-    const { source, sampling } = await dataSource(args, io, dataPath, saved, { config: weights.config, method, objective });
-    const { seed, batch, order } = sampling;
+    const { source, metadata: sourceMetadata } =
+      dataPath !== undefined
+        ? await dataSource(args, io, dataPath, saved, { config: weights.config, method, objective })
+        : envSource(args, saved, { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective });
     const schedule = scheduleFrom(args, saved, start, steps);
     const metadata: Record<string, string> = {
       [META.peak]: String(schedule.peak),
       [META.warmup]: String(schedule.warmup),
       [META.total]: String(schedule.total),
       [META.min]: String(schedule.min),
-      [META.seed]: String(seed),
-      [META.batch]: String(batch),
-      [META.order]: order,
+      ...sourceMetadata,
       method,
       objective,
     };
@@ -325,14 +525,16 @@ export const trainCommand: Command = {
       const progress = createProgress(io, steps, start, process.stderr.isTTY === true);
       let first: StepMetrics | undefined;
       let last: StepMetrics | undefined;
+      const rewards: number[] = [];
       try {
         for (let done = 1; done <= steps; done++) {
-          const rolloutsOfStep = await source.batch(trainer.step, trainer.model);
           let metrics: StepMetrics;
+          let batchOfStep: SourceBatch;
           try {
-            metrics = await trainer.trainStep(rolloutsOfStep, { method, objective, lambda, sdccTeacher: teacher, conditioningDrift: true });
+            batchOfStep = await source.batch(trainer.step, trainer.model);
+            metrics = await trainer.trainStep(batchOfStep.rollouts, { method, objective, lambda, sdccTeacher: teacher, conditioningDrift: true });
           } catch (error) {
-            if (!(error instanceof engine.NonFiniteGradientError)) throw error;
+            if (!(error instanceof engine.NonFiniteGradientError || error instanceof SourceExhaustedError)) throw error;
             // The weights are those of the last good update: keep them, resumable.
             if (last) await saveRun(trainer, out, metadata);
             const saved = last ? ` Wrote the checkpoint of update ${trainer.step} to ${out}.` : '';
@@ -341,10 +543,12 @@ export const trainCommand: Command = {
               return TRAIN_STOPPED_EXIT;
             };
           }
-          writeSync(metricsFd, metricsLine(metrics, rolloutsOfStep));
+          writeSync(metricsFd, metricsLine(metrics, batchOfStep));
           first ??= metrics;
           last = metrics;
-          progress.update(done, metrics);
+          const reward = batchOfStep.metrics?.reward;
+          if (reward !== undefined) rewards.push(reward);
+          progress.update(done, metrics, reward);
         }
         await assertHealthy();
         await saveRun(trainer, out, metadata);
@@ -357,6 +561,7 @@ export const trainCommand: Command = {
         firstUpdate: first!.step,
         lastUpdate: last!.step,
         loss: { first: first!.loss, last: last!.loss },
+        ...(rewards.length ? { reward: { first: rewards[0], last: rewards.at(-1)! } } : {}),
         checkpoint: out,
         optimizer: optimizerStatePath(out),
         metrics: metricsPath,
@@ -366,7 +571,8 @@ export const trainCommand: Command = {
         else {
           io.out(
             `trained updates ${summary.firstUpdate}..${summary.lastUpdate} (${method}, ${objective}): ` +
-              `loss ${summary.loss.first.toFixed(4)} → ${summary.loss.last.toFixed(4)}\n` +
+              `loss ${summary.loss.first.toFixed(4)} → ${summary.loss.last.toFixed(4)}` +
+              `${summary.reward ? `, reward ${summary.reward.first.toFixed(3)} → ${summary.reward.last.toFixed(3)}` : ''}\n` +
               `wrote ${summary.checkpoint}, ${summary.optimizer}, ${summary.metrics}\n`,
           );
         }
