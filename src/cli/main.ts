@@ -5,6 +5,7 @@
 import { ValidationError } from '../rollout/errors';
 import { UsageError, type CliIO, type Command } from './command';
 import { driftCommand } from './drift';
+import { experimentCommand } from './experiment';
 import { generateCommand } from './generate';
 import { importCommand } from './import';
 import { planCommand } from './plan';
@@ -24,6 +25,7 @@ export const commands: readonly Command[] = [
   trainCommand,
   driftCommand,
   generateCommand,
+  experimentCommand,
 ];
 
 const processIO: CliIO = {

@@ -1,0 +1,100 @@
+// SPEC §5's drift of every replay method from each method's scores of the same rollouts: logdiff
+// and μ against the rollouts' own logprobs, conditioning drift against the exact live-prefix score
+// (logit-tree's), the sign split and histograms of the signed differences on one shared range.
+// Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
+
+import { METHODS, type SequenceMethod } from '../plan/types';
+import type { Rollout } from '../rollout/rollout';
+import { driftHistogram, signedDifferences, summarizeDrift, type Histogram } from './drift';
+
+/** A difference counts for the sign split beyond this: float32 round-off between layouts stays below it. */
+export const SIGN_EPSILON = 1e-4;
+export const DEFAULT_BINS = 20;
+
+/** The exact live-prefix score every conditioning drift is measured against (SPEC §5). */
+export const LIVE: SequenceMethod = 'logit-tree';
+
+/** The methods that score targets, in SPEC order: every method but sdcc, which is an objective. */
+const SCORED = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
+
+export interface SignSplit {
+  /** Targets whose |difference| exceeds SIGN_EPSILON. */
+  diverging: number;
+  /** Of those, the share with a negative difference (null when none). */
+  negativeShare: number | null;
+}
+
+export interface MethodDrift {
+  /** Targets the method scores. */
+  scored: number;
+  /** Of those, targets with a rollout logprob: what logdiff and μ average over. */
+  n: number;
+  logdiff: number | null;
+  mu: number | null;
+  /** mean |ℓ_m − ℓ_live| and mean (ℓ_m − ℓ_live) over every scored target. */
+  conditioningDrift: number | null;
+  conditioningMu: number | null;
+  sign: { rollout: SignSplit; conditioning: SignSplit };
+  /** Signed differences; every method's histogram of one kind shares its edges. */
+  histogram: { rollout: Histogram; conditioning: Histogram };
+}
+
+export interface DriftReport {
+  rollouts: number;
+  targets: number;
+  /** Targets with a rollout logprob. */
+  withLogprobs: number;
+  signEpsilon: number;
+  methods: Record<SequenceMethod, MethodDrift>;
+}
+
+function signSplit(differences: Float64Array): SignSplit {
+  let diverging = 0;
+  for (const d of differences) if (Math.abs(d) > SIGN_EPSILON) diverging++;
+  return { diverging, negativeShare: diverging ? summarizeDrift(differences, SIGN_EPSILON).negativeShare : null };
+}
+
+function maxAbs(values: Iterable<Float64Array>): number | undefined {
+  let m = 0;
+  for (const v of values) for (const d of v) m = Math.max(m, Math.abs(d));
+  return m > 0 ? m : undefined;
+}
+
+/** The drift of every method, from each method's log-probability of every target it scores. */
+export function driftReport(rollouts: readonly Rollout[], scores: Record<SequenceMethod, Map<number, number>[]>, bins = DEFAULT_BINS): DriftReport {
+  const rolloutLogprobs = rollouts.map((r) => {
+    const m = new Map<number, number>();
+    for (const id of r.targets) if (Number.isFinite(r.logprobs[id])) m.set(id, r.logprobs[id]);
+    return m;
+  });
+  const differences = (method: SequenceMethod, reference: Map<number, number>[]) =>
+    Float64Array.from(scores[method].flatMap((m, r) => Array.from(signedDifferences(m, reference[r]))));
+  const vsRollout = new Map(SCORED.map((m) => [m, differences(m, rolloutLogprobs)]));
+  const vsLive = new Map(SCORED.map((m) => [m, differences(m, scores[LIVE])]));
+  const rolloutRange = maxAbs(vsRollout.values());
+  const liveRange = maxAbs(vsLive.values());
+  const methods = {} as Record<SequenceMethod, MethodDrift>;
+  for (const method of SCORED) {
+    const d = vsRollout.get(method)!;
+    const c = vsLive.get(method)!;
+    const drift = summarizeDrift(d);
+    const conditioning = summarizeDrift(c);
+    methods[method] = {
+      scored: scores[method].reduce((n, m) => n + m.size, 0),
+      n: drift.n,
+      logdiff: drift.n ? drift.logdiff : null,
+      mu: drift.n ? drift.mu : null,
+      conditioningDrift: conditioning.n ? conditioning.logdiff : null,
+      conditioningMu: conditioning.n ? conditioning.mu : null,
+      sign: { rollout: signSplit(d), conditioning: signSplit(c) },
+      histogram: { rollout: driftHistogram(d, bins, rolloutRange), conditioning: driftHistogram(c, bins, liveRange) },
+    };
+  }
+  return {
+    rollouts: rollouts.length,
+    targets: rollouts.reduce((n, r) => n + r.targets.length, 0),
+    withLogprobs: rolloutLogprobs.reduce((n, m) => n + m.size, 0),
+    signEpsilon: SIGN_EPSILON,
+    methods,
+  };
+}
