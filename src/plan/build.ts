@@ -44,6 +44,41 @@ function packed(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequence {
   };
 }
 
+/**
+ * The trie pruned to the paths of `ids` (their scoring nodes and every ancestor), in packed order:
+ * SDCC's packed teacher needs no subtree that holds no diverging leaf. The kept set is closed under
+ * ancestors, so it stays a preorder and a kept node's subtree ends where the kept nodes below its
+ * original end[] do.
+ */
+function packedPaths(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequence {
+  const N = tree.packedOrder.length;
+  const kept = new Uint8Array(N);
+  for (let j = 0; j < ids.length; j++) {
+    for (let node = tree.scoringNode[ids[j]]; node >= 0 && !kept[node]; node = tree.parent[node]) kept[node] = 1;
+  }
+  const keptBefore = new Int32Array(N + 1); // kept nodes with index < i
+  for (let i = 0; i < N; i++) keptBefore[i + 1] = keptBefore[i] + kept[i];
+  const n = keptBefore[N];
+  const order = new Int32Array(n);
+  const positions = new Int32Array(n);
+  const end = new Uint32Array(n);
+  for (let i = 0; i < N; i++) {
+    if (!kept[i]) continue;
+    const k = keptBefore[i];
+    order[k] = tree.packedOrder[i];
+    positions[k] = tree.depth[i];
+    end[k] = keptBefore[tree.end[i]];
+  }
+  const nodes = Array.from(ids, (id) => tree.scoringNode[id]).sort((a, b) => a - b);
+  return {
+    ids: order,
+    tokens: tokensOf(tree, order),
+    positions,
+    end,
+    targets: nodes.map((node) => target(tree, keptBefore[node], tree.packedOrder[node], keptBefore[tree.parent[node]])),
+  };
+}
+
 /** The final walk, scoring each non-dropped target on its final prefix. */
 function naiveCompressed(tree: ConditioningTree): PlanSequence {
   const { finalWalk, dropped } = tree;
@@ -58,8 +93,12 @@ function naiveCompressed(tree: ConditioningTree): PlanSequence {
   return causal(tree, finalWalk.slice(), targets);
 }
 
-/** One causal sequence per branch holding targets that `keep` selects (of its own segment), branches ascending. */
-function logitTree(tree: ConditioningTree, keep: (id: number) => boolean): PlanSequence[] {
+/**
+ * One causal sequence per branch holding targets that `keep` selects (of its own segment), branches
+ * ascending. With `trim`, each branch ends at its last selected target (SDCC's teachers: nothing after
+ * it changes a score, and the teacher runs forward only).
+ */
+function logitTree(tree: ConditioningTree, keep: (id: number) => boolean, trim = false): PlanSequence[] {
   const sequences: PlanSequence[] = [];
   const { targets: all } = tree;
   const { segments } = tree.rollout;
@@ -72,7 +111,9 @@ function logitTree(tree: ConditioningTree, keep: (id: number) => boolean): PlanS
       targets.index.push(tree.ownPosition[all[i]]);
       targets.id.push(all[i]);
     }
-    if (targets.id.length) sequences.push(causal(tree, tree.branchIds(k), targets));
+    if (!targets.id.length) continue;
+    const ids = tree.branchIds(k);
+    sequences.push(causal(tree, trim ? ids.slice(0, targets.index[targets.index.length - 1] + 1) : ids, targets));
   }
   return sequences;
 }
@@ -82,8 +123,8 @@ function sdcc(tree: ConditioningTree, options: PlanOptions): SdccPlan {
   const isLeaf = (id: number) => tree.diverging[id] === 1;
   let teachers: PlanSequence[];
   if (tree.divergingLeaves.length === 0) teachers = [];
-  else if (options.sdccTeacher === 'packed-4d') teachers = [packed(tree, tree.divergingLeaves)];
-  else teachers = logitTree(tree, isLeaf);
+  else if (options.sdccTeacher === 'packed-4d') teachers = [packedPaths(tree, tree.divergingLeaves)];
+  else teachers = logitTree(tree, isLeaf, true);
   const where = new Map<number, [number, number]>();
   teachers.forEach((seq, s) => seq.targets.forEach((t) => where.set(t.id, [s, t.index])));
   const pairs: SdccPair[] = Array.from(tree.divergingLeaves, (id) => {

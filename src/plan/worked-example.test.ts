@@ -120,11 +120,14 @@ describe('plans of the worked example', () => {
     expect(teacher[14].prefix).toEqual(LIVE[14]);
     expect(seen(plan.student)[13].prefix).toEqual([0, 1, 9, 10]);
 
+    // The packed teacher keeps only the trie paths of the diverging leaves (b0's tail 2..8 holds none).
     const packedTeacher = buildPlan(tree, 'sdcc', { sdccTeacher: 'packed-4d' });
     expect(packedTeacher.teachers).toHaveLength(1);
+    expect(Array.from(packedTeacher.teachers[0].ids)).toEqual([0, 1, 9, 10, 7, 8, 11, 12, 13, 14]);
+    expect(Array.from(packedTeacher.teachers[0].positions)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(packedTeacher.pairs).toEqual([
-      { id: 13, studentIndex: 4, teacher: 0, teacherIndex: 15 },
-      { id: 14, studentIndex: 5, teacher: 0, teacherIndex: 16 },
+      { id: 13, studentIndex: 4, teacher: 0, teacherIndex: 8 },
+      { id: 14, studentIndex: 5, teacher: 0, teacherIndex: 9 },
     ]);
     expect(seen(packedTeacher.teachers[0])[14].prefix).toEqual(LIVE[14]);
   });
