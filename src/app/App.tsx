@@ -12,6 +12,7 @@ import { StaircaseView } from './views/staircase/StaircaseView';
 import { DriftPanel } from './views/drift/DriftPanel';
 import { SummaryPanel } from './views/SummaryPanel';
 import { TreeView } from './views/tree/TreeView';
+import { TrainPanel } from './train/TrainPanel';
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -70,6 +71,7 @@ export function App() {
     <div className="app">
       <TopBar />
       <LoadBar />
+      <TrainPanel />
       <main className="workspace">
         {hasView ? (
           <>

@@ -5,12 +5,14 @@ import { createDriftSlice, type DriftSlice } from './driftSlice';
 import { createGpuSlice, type GpuSlice } from './gpuSlice';
 import { createRolloutSlice, type RolloutSlice } from './rolloutSlice';
 import { createViewSlice, type ViewSlice } from './viewSlice';
+import { createTrainSlice, type TrainSlice } from '../train/trainSlice';
 
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice;
+export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice;
 
 export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createGpuSlice(...a),
   ...createRolloutSlice(...a),
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
+  ...createTrainSlice(...a),
 }));

@@ -1,0 +1,246 @@
+// Live training in the browser (issue 8): the engine in a worker on WebGPU (SwiftShader), small
+// models, small batches. Each test gets a fresh context, so IndexedDB starts empty.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from '@playwright/test';
+import { CHROMIUM_ARGS } from '../playwright.config';
+import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint';
+import { MODEL_PRESETS } from '../src/model/config';
+import { initWeights } from '../src/model/params';
+import type { MetricRecord } from '../src/app/train/engine/run';
+import { test, expect } from './fixtures';
+
+const stepCount = async (page: Page) => Number(await page.getByTestId('train-step-count').textContent());
+const number = async (page: Page, testId: string) => Number(await page.getByTestId(testId).textContent());
+const phase = (page: Page) => page.getByTestId('train-status');
+
+async function waitForStep(page: Page, atLeast: number, timeout = 90_000) {
+  await expect.poll(() => stepCount(page), { timeout, message: `step counter reaches ${atLeast}` }).toBeGreaterThanOrEqual(atLeast);
+}
+
+async function pause(page: Page) {
+  await page.getByTestId('train-pause').click();
+  await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
+}
+
+/** The metric history as the JSONL export gives it. */
+async function exportedMetrics(page: Page): Promise<MetricRecord[]> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-metrics-jsonl').click()]);
+  const text = readFileSync((await download.path())!, 'utf8');
+  return text.trim().split('\n').map((line) => JSON.parse(line) as MetricRecord);
+}
+
+async function downloaded(page: Page, testId: string): Promise<Uint8Array[]> {
+  const files: Uint8Array[] = [];
+  const done = new Promise<void>((resolve) => {
+    page.on('download', async (d) => {
+      files.push(new Uint8Array(readFileSync((await d.path())!)));
+      if (files.length === 2) resolve();
+    });
+  });
+  await page.getByTestId(testId).click();
+  await done;
+  return files;
+}
+
+test.describe('live training', () => {
+  test('SFT warm start: the step counter advances and the loss falls; pause, step once, resume', async ({ page }) => {
+    test.setTimeout(240_000);
+    await page.goto('/#preset=tiny&methods=packed-4d&batch=2&lr=0.01&steps=0&seed=3&ckptEvery=50');
+    await expect(phase(page)).toHaveAttribute('data-phase', 'idle');
+    await page.getByTestId('train-start').click();
+    await expect(phase(page)).toHaveAttribute('data-phase', 'running');
+    await waitForStep(page, 1);
+    const first = await number(page, 'metric-loss');
+    expect(first).toBeGreaterThan(4); // ln 272 ≈ 5.6 at the start
+    await waitForStep(page, 15, 180_000);
+    const later = await number(page, 'metric-loss');
+    expect(later, `loss after ${await stepCount(page)} steps`).toBeLessThan(first * 0.8);
+
+    await pause(page);
+    const paused = await stepCount(page);
+    await page.waitForTimeout(1500);
+    expect(await stepCount(page), 'no step while paused').toBe(paused);
+
+    await page.getByTestId('train-step').click();
+    await expect.poll(() => stepCount(page)).toBe(paused + 1);
+    await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
+
+    // Keyboard: `.` steps once, space resumes.
+    await page.locator('body').press('.');
+    await expect.poll(() => stepCount(page)).toBe(paused + 2);
+    await page.locator('body').press(' ');
+    await expect(phase(page)).toHaveAttribute('data-phase', 'running');
+    await waitForStep(page, paused + 4);
+    await pause(page);
+    // One chart point per step; the loss history falls overall.
+    const steps = await stepCount(page);
+    await expect.poll(async () => Number(await page.getByTestId('chart-loss').locator('canvas').getAttribute('data-points'))).toBe(steps);
+    const history = await exportedMetrics(page);
+    expect(history.map((r) => r.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+    expect(history[steps - 1].loss).toBeLessThan(history[0].loss * 0.8);
+  });
+
+  test('naive-compressed and packed-4d side by side (RL from one SFT checkpoint, compact harness): the exact logdiff stays at the floor, the naive one does not', async ({ page }) => {
+    test.setTimeout(420_000);
+    // Warm start: the model learns to play (well-formed actions, three turns), so the compact editor fires.
+    await page.goto('/#preset=small&difficulty=2&distractors=0&filler=0&editor=compact&budget=50&act=24&methods=packed-4d&batch=4&lr=0.01&steps=60&seed=5&ckptEvery=60');
+    await page.getByTestId('train-start').click();
+    await expect(phase(page)).toHaveAttribute('data-phase', 'done', { timeout: 300_000 });
+    await page.getByTestId('continue-rl-packed-4d').click();
+    await expect(page.getByTestId('config-batch')).toBeEnabled();
+    await expect(page.getByTestId('config-model')).toHaveValue(/^ckpt:/);
+    await expect(page.getByTestId('config-objective-rl')).toHaveAttribute('aria-pressed', 'true');
+    await page.getByTestId('config-method-naive-compressed').click();
+    await page.getByTestId('config-batch').fill('2');
+    await page.getByTestId('config-group').fill('2');
+    await page.getByTestId('config-steps').fill('0');
+    await expect(page.getByTestId('config-method-naive-compressed')).toHaveAttribute('aria-pressed', 'true');
+    await expect(page.getByTestId('config-method-packed-4d')).toHaveAttribute('aria-pressed', 'true');
+    // The link reproduces the run: the checkpoint it starts from, RL, the lanes' shared seed.
+    await expect.poll(() => new URL(page.url()).hash).toMatch(/ckpt=run-.*packed-4d-step60.*objective=rl.*seed=5.*steps=0/);
+
+    await page.getByTestId('train-start').click();
+    await waitForStep(page, 3, 240_000);
+    await pause(page);
+    const steps = await stepCount(page);
+
+    // Both lanes' charts got a point per step (a lane may be one step ahead: pause stops between episodes).
+    await expect.poll(async () => Number(await page.getByTestId('chart-drift').locator('canvas').getAttribute('data-points'))).toBeGreaterThanOrEqual(2 * steps);
+    const exact = Number(await page.getByTestId('metric-logdiff-packed-4d').getAttribute('data-value'));
+    const naive = Number(await page.getByTestId('metric-logdiff-naive-compressed').getAttribute('data-value'));
+    expect(exact).toBeLessThan(1e-5);
+    expect(naive).toBeGreaterThan(1e-3);
+
+    const history = await exportedMetrics(page);
+    const lane = (m: string) => history.filter((r) => r.method === m);
+    for (const m of ['packed-4d', 'naive-compressed']) {
+      const seen = lane(m).map((r) => r.step);
+      expect(seen.slice(0, steps), m).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+      expect(seen.length - steps, m).toBeLessThanOrEqual(1);
+    }
+    for (const r of lane('packed-4d')) {
+      expect(r.objective).toBe('rl');
+      expect(r.logdiff!, `packed-4d logdiff at step ${r.step}`).toBeLessThan(1e-5);
+    }
+    const naiveDrift = lane('naive-compressed').map((r) => r.logdiff!);
+    expect(Math.max(...naiveDrift)).toBeGreaterThan(1e-3);
+    expect(naiveDrift.reduce((a, b) => a + b, 0) / naiveDrift.length).toBeGreaterThan(100 * Math.max(...lane('packed-4d').map((r) => r.logdiff!)));
+    // The naive lane's drift is time-travel leakage: negative on average.
+    expect(lane('naive-compressed').reduce((s, r) => s + r.mu!, 0)).toBeLessThan(0);
+    expect(lane('naive-compressed').some((r) => r.divergingLeaves > 0)).toBe(true);
+
+    // Paused: a rollout of the naive lane's last batch opens in the views and is scored under every method.
+    await page.getByTestId('inspect-lane').selectOption('naive-compressed');
+    await page.getByTestId('inspect-rollout').first().click();
+    await expect(page.getByTestId('inspect-scores')).toBeVisible();
+  });
+
+  test('a reload mid-run resumes from the last checkpoint with its metric history', async ({ page }) => {
+    test.setTimeout(240_000);
+    await page.goto('/#preset=tiny&methods=naive-compressed,packed-4d&batch=2&lr=0.01&steps=0&seed=11&ckptEvery=5');
+    await page.getByTestId('train-start').click();
+    await waitForStep(page, 12);
+    await pause(page);
+    const before = await exportedMetrics(page);
+    const checkpoint = Number((await page.getByTestId('train-checkpoint').textContent())!.replace(/\D+/g, ''));
+    expect(checkpoint).toBeGreaterThanOrEqual(10);
+    await page.getByTestId('train-start').click();
+    await waitForStep(page, checkpoint + 2);
+
+    await page.reload();
+    // The run comes back (it was playing: it resumes) with the history up to its checkpoint.
+    await expect(phase(page)).toHaveAttribute('data-phase', /running|paused/);
+    await waitForStep(page, checkpoint + 3);
+    await pause(page);
+    const after = await exportedMetrics(page);
+    for (const r of after.filter((x) => x.step <= checkpoint)) {
+      const old = before.find((b) => b.step === r.step && b.method === r.method)!;
+      expect(r, `step ${r.step} ${r.method} kept as it was`).toEqual(old);
+    }
+    // Steps after the checkpoint ran again from the same weights, optimizer state and prompts.
+    for (const r of after.filter((x) => x.step > checkpoint && x.step <= before[before.length - 1].step)) {
+      const old = before.find((b) => b.step === r.step && b.method === r.method)!;
+      expect(Math.abs(r.loss - old.loss), `step ${r.step} ${r.method} re-run`).toBeLessThan(1e-4);
+    }
+    const steps = await stepCount(page);
+    for (const m of ['naive-compressed', 'packed-4d']) expect(after.filter((r) => r.method === m).map((r) => r.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+  });
+
+  test('a lost device: banner, new device, the run resumes from its checkpoint', async ({ page }) => {
+    test.setTimeout(240_000);
+    await page.goto('/#preset=tiny&methods=packed-4d&batch=2&lr=0.01&steps=0&seed=13&ckptEvery=5');
+    await page.getByTestId('train-start').click();
+    await waitForStep(page, 7);
+    const lostAt = await stepCount(page);
+    await page.evaluate(() => window.__mwTrain!.loseDevice());
+    await expect(page.getByTestId('train-banner')).toHaveAttribute('data-kind', 'recovered', { timeout: 60_000 });
+    await expect(page.getByTestId('train-banner')).toContainText('resumed from its checkpoint at step');
+    await expect(phase(page)).toHaveAttribute('data-phase', 'running');
+    await waitForStep(page, lostAt + 3);
+    await pause(page);
+    const history = await exportedMetrics(page);
+    expect(history.map((r) => r.step)).toEqual(Array.from({ length: await stepCount(page) }, (_, i) => i + 1));
+  });
+
+  test('a non-finite step pauses the run with the reason and leaves the weights untouched', async ({ page }) => {
+    test.setTimeout(120_000);
+    const weights = initWeights(MODEL_PRESETS.tiny, 2);
+    weights.tensors.get('h.1.attn.c_attn.weight')![17] = Number.NaN;
+    const file = join(tmpdir(), `mw-nan-${Date.now()}.safetensors`);
+    writeFileSync(file, saveCheckpoint(weights));
+    await page.goto('/#preset=tiny&methods=packed-4d&batch=2&steps=0&seed=1');
+    await page.getByTestId('config-import-checkpoint').setInputFiles(file);
+    await expect(page.getByTestId('config-model')).toHaveValue(/^ckpt:mw-nan-/);
+    await page.getByTestId('train-start').click();
+    await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
+    await expect(page.getByTestId('train-reason')).toHaveAttribute('data-cause', 'non-finite');
+    await expect(page.getByTestId('train-reason')).toContainText('not applied');
+    expect(await stepCount(page)).toBe(0);
+    const [exported] = await downloaded(page, 'export-checkpoint-packed-4d');
+    const back = loadCheckpoint(exported);
+    for (const [name, t] of weights.tensors) {
+      expect(Buffer.from(back.tensors.get(name)!.buffer).equals(Buffer.from(t.buffer)), name).toBe(true);
+    }
+  });
+
+  test('a configuration beyond the adapter limits is refused before it starts, naming the limit', async ({ page }) => {
+    test.setTimeout(120_000);
+    await page.goto('/#preset=default&methods=packed-4d&batch=2400&steps=0&seed=1');
+    await page.getByTestId('train-start').click();
+    await expect(phase(page)).toHaveAttribute('data-phase', 'refused', { timeout: 90_000 });
+    await expect(page.getByTestId('train-reason')).toContainText('maxStorageBufferBindingSize');
+    expect(await stepCount(page)).toBe(0);
+    // And a model limit: naive-full scores the whole tape, longer than tiny's 128 positions.
+    await page.getByTestId('train-reset').click();
+    await page.goto('/#preset=tiny&methods=naive-full&batch=2&steps=0&seed=1');
+    await page.getByTestId('train-start').click();
+    await expect(phase(page)).toHaveAttribute('data-phase', 'refused');
+    await expect(page.getByTestId('train-reason')).toContainText('n_positions 128');
+  });
+});
+
+test.describe('without WebGPU', () => {
+  test('training says why it cannot run; the inspection views still work', async ({ baseURL }) => {
+    // A browser of its own, started without --enable-unsafe-webgpu: WebGPU offers no adapter.
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
+    try {
+      const page = await browser.newPage({ baseURL, viewport: { width: 1440, height: 900 } });
+      const errors: string[] = [];
+      page.on('console', (msg) => msg.type() === 'error' && errors.push(msg.text()));
+      page.on('pageerror', (err) => errors.push(String(err)));
+      await page.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient')));
+      await page.goto('/');
+      await expect(phase(page)).toHaveAttribute('data-phase', 'unavailable');
+      await expect(page.getByTestId('train-reason')).toHaveAttribute('data-cause', 'no-webgpu');
+      await expect(page.getByTestId('train-reason')).toContainText('WebGPU');
+      await expect(page.getByTestId('train-start')).toBeDisabled();
+      await expect(page.getByRole('region', { name: 'Target inspector' })).toBeVisible();
+      await expect(page.getByText('Staircase of live contexts')).toBeVisible();
+      expect(errors, 'console errors').toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});

@@ -1,0 +1,203 @@
+// The run configuration: model, environment, harness, methods, objective and optimiser. Every field
+// is in the URL fragment, so a link reproduces the run. Locked while a run exists (reset to edit).
+import type { ChangeEvent, ReactNode } from 'react';
+import { EDITOR_KINDS, ENV_IDS, type EditorKind, type EnvId } from '../../harness';
+import { describeConfig, MODEL_PRESETS, type ModelPreset } from '../../model/config';
+import { METHODS, type Method } from '../../plan/types';
+import { useWorkbench } from '../store';
+import { METHOD_BY_ID } from '../views/palette';
+import { MAX_METHODS, orderedMethods, PRESETS, type RunConfig } from './engine/config';
+
+function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+  return (
+    <label className="field" title={hint}>
+      <span>{label}</span>
+      {children}
+    </label>
+  );
+}
+
+function NumberInput({ name, value, step, min, max, onChange }: { name: keyof RunConfig; value: number; step?: number; min?: number; max?: number; onChange(v: number): void }) {
+  return (
+    <input
+      type="number"
+      name={name}
+      data-testid={`config-${name}`}
+      value={Number.isFinite(value) ? value : ''}
+      step={step ?? 1}
+      min={min}
+      max={max}
+      onChange={(e: ChangeEvent<HTMLInputElement>) => onChange(e.target.valueAsNumber)}
+    />
+  );
+}
+
+export function ConfigForm() {
+  const config = useWorkbench((s) => s.trainConfig);
+  const locked = useWorkbench((s) => s.trainRun !== null);
+  const files = useWorkbench((s) => s.trainFiles);
+  const set = useWorkbench((s) => s.setTrainConfig);
+  const importCheckpoint = useWorkbench((s) => s.trainImportCheckpoint);
+  const toggleMethod = (m: Method) => {
+    const has = config.methods.includes(m);
+    const next = has ? config.methods.filter((x) => x !== m) : [...config.methods, m];
+    if (next.length <= MAX_METHODS) set({ methods: orderedMethods(next) });
+  };
+  const checkpoints = [...new Set([...files, ...(config.checkpoint ? [config.checkpoint] : [])])];
+
+  return (
+    <form className="train-config" onSubmit={(e) => e.preventDefault()} aria-label="Run configuration">
+      <fieldset disabled={locked}>
+        <section>
+          <h3>Model</h3>
+          <Field label="start from" hint="fresh weights from a preset (seeded), or a GPT-2 checkpoint kept in this browser">
+            <select
+              data-testid="config-model"
+              value={config.checkpoint ? `ckpt:${config.checkpoint}` : `preset:${config.preset}`}
+              onChange={(e) => {
+                const [kind, ...rest] = e.target.value.split(':');
+                const name = rest.join(':');
+                if (kind === 'preset') set({ preset: name as ModelPreset, checkpoint: null });
+                else set({ checkpoint: name });
+              }}
+            >
+              {PRESETS.map((p) => (
+                <option key={p} value={`preset:${p}`}>
+                  {p} · fresh ({describeConfig(MODEL_PRESETS[p])})
+                </option>
+              ))}
+              {checkpoints.map((name) => (
+                <option key={name} value={`ckpt:${name}`}>
+                  checkpoint · {name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <label className="button small file" title="Import a GPT-2 checkpoint (safetensors, vocabulary 272)">
+            Import checkpoint…
+            <input type="file" accept=".safetensors" data-testid="config-import-checkpoint" onChange={(e) => e.target.files?.[0] && void importCheckpoint(e.target.files[0])} />
+          </label>
+        </section>
+
+        <section>
+          <h3>Environment</h3>
+          <div className="row">
+            <Field label="task">
+              <select data-testid="config-env" value={config.env} onChange={(e) => set({ env: e.target.value as EnvId })}>
+                {ENV_IDS.map((id) => (
+                  <option key={id}>{id}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label={config.env === 'lookup' ? 'hops' : 'pages'} hint="difficulty: tool calls an episode needs">
+              <NumberInput name="difficulty" value={config.difficulty} min={1} max={8} onChange={(v) => set({ difficulty: v })} />
+            </Field>
+          </div>
+          <div className="row">
+            <Field label={config.env === 'lookup' ? 'distractors' : 'decoys'}>
+              <NumberInput name="distractors" value={config.distractors} min={0} max={8} onChange={(v) => set({ distractors: v })} />
+            </Field>
+            <Field label="filler" hint="filler characters per observation">
+              <NumberInput name="filler" value={config.filler} min={0} max={400} onChange={(v) => set({ filler: v })} />
+            </Field>
+          </div>
+        </section>
+
+        <section>
+          <h3>Harness</h3>
+          <div className="row">
+            <Field label="editor" hint="the memory editor that compresses the context">
+              <select data-testid="config-editor" value={config.editor} onChange={(e) => set({ editor: e.target.value as EditorKind })}>
+                {EDITOR_KINDS.map((k) => (
+                  <option key={k}>{k}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="budget" hint="the editor's token budget">
+              <NumberInput name="budget" value={config.budget} min={8} onChange={(v) => set({ budget: v })} />
+            </Field>
+            <Field label="act tokens" hint="most tokens in one action">
+              <NumberInput name="actTokens" value={config.actTokens} min={4} max={256} onChange={(v) => set({ actTokens: v })} />
+            </Field>
+          </div>
+        </section>
+
+        <section>
+          <h3>Methods <small className="muted">one lane each, same start and seed</small></h3>
+          <div className="method-chips" role="group" aria-label="Methods">
+            {METHODS.map((m) => {
+              const on = config.methods.includes(m);
+              return (
+                <button
+                  key={m}
+                  type="button"
+                  className={`chip${on ? ' on' : ''}`}
+                  aria-pressed={on}
+                  data-testid={`config-method-${m}`}
+                  style={{ ['--c' as string]: METHOD_BY_ID[m].color }}
+                  onClick={() => toggleMethod(m)}
+                  title={METHOD_BY_ID[m].sees}
+                >
+                  <i />
+                  {METHOD_BY_ID[m].label}
+                </button>
+              );
+            })}
+          </div>
+          {config.methods.includes('sdcc') && (
+            <Field label="λ (SDCC)" hint="weight of the forward KL at diverging leaves">
+              <NumberInput name="lambda" value={config.lambda} step={0.05} min={0} onChange={(v) => set({ lambda: v })} />
+            </Field>
+          )}
+        </section>
+
+        <section>
+          <h3>Objective</h3>
+          <div className="segmented" role="group" aria-label="Objective">
+            <button type="button" aria-pressed={config.objective === 'sft'} data-testid="config-objective-sft" onClick={() => set({ objective: 'sft' })}>
+              SFT warm start
+            </button>
+            <button type="button" aria-pressed={config.objective === 'rl'} data-testid="config-objective-rl" onClick={() => set({ objective: 'rl' })}>
+              RL (model plays)
+            </button>
+          </div>
+          <p className="hint">
+            {config.objective === 'sft'
+              ? 'Expert demonstrations, shared by every lane. They carry logprob 0, so drift is measured against the exact live-prefix score.'
+              : "Each lane's model plays its own episodes (KV-cache decoding); drift is measured against those rollouts' own logprobs."}
+          </p>
+          <div className="row">
+            <Field label="learning rate">
+              <NumberInput name="lr" value={config.lr} step={0.0005} min={0} onChange={(v) => set({ lr: v })} />
+            </Field>
+            <Field label="batch" hint="prompts per step">
+              <NumberInput name="batch" value={config.batch} min={1} onChange={(v) => set({ batch: v })} />
+            </Field>
+            <Field label="group" hint="rollouts per prompt (RL)">
+              <NumberInput name="group" value={config.group} min={1} onChange={(v) => set({ group: v })} />
+            </Field>
+          </div>
+          <div className="row">
+            <Field label="seed">
+              <NumberInput name="seed" value={config.seed} min={0} onChange={(v) => set({ seed: v })} />
+            </Field>
+            <Field label="steps" hint="0: until paused">
+              <NumberInput name="steps" value={config.steps} min={0} onChange={(v) => set({ steps: v })} />
+            </Field>
+            <Field label="checkpoint every" hint="steps between checkpoints kept in this browser">
+              <NumberInput name="checkpointEvery" value={config.checkpointEvery} min={1} onChange={(v) => set({ checkpointEvery: v })} />
+            </Field>
+          </div>
+          <div className="row">
+            <Field label="evaluate every" hint="steps between greedy plays of held-out prompts by each lane's model (0: never)">
+              <NumberInput name="evalEvery" value={config.evalEvery} min={0} onChange={(v) => set({ evalEvery: v })} />
+            </Field>
+            <span className="field" />
+            <span className="field" />
+          </div>
+        </section>
+      </fieldset>
+      {locked && <p className="hint locked">The configuration of a run is fixed: reset to change it.</p>}
+    </form>
+  );
+}

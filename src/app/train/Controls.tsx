@@ -1,0 +1,114 @@
+// Play, pause, single step and reset, with the run's status, the step counter and a progress bar
+// (steps, tokens/s, ETA for fixed-length runs). Space plays or pauses, `.` steps once.
+import { useEffect } from 'react';
+import { useWorkbench } from '../store';
+import type { RunPhase } from '../workers/trainProtocol';
+
+const PHASE_TEXT: Record<RunPhase, string> = {
+  idle: 'ready',
+  preparing: 'preparing…',
+  running: 'running',
+  pausing: 'pausing…',
+  paused: 'paused',
+  done: 'done',
+  recovering: 'recovering…',
+  refused: 'refused',
+  unavailable: 'unavailable',
+};
+
+function isTyping(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  return !!el && (el.isContentEditable || ['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName));
+}
+
+function eta(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return '—';
+  if (seconds < 60) return `${Math.ceil(seconds)} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+export function Controls() {
+  const status = useWorkbench((s) => s.trainStatus);
+  const hasRun = useWorkbench((s) => s.trainRun !== null);
+  const progress = useWorkbench((s) => s.trainProgress);
+  const totalSteps = useWorkbench((s) => s.trainRun?.config.steps ?? s.trainConfig.steps);
+  const checkpointStep = useWorkbench((s) => s.trainCheckpointStep);
+  const play = useWorkbench((s) => s.trainPlay);
+  const pause = useWorkbench((s) => s.trainPause);
+  const stepOnce = useWorkbench((s) => s.trainStepOnce);
+  const reset = useWorkbench((s) => s.trainReset);
+
+  const phase = status.phase;
+  const busy = phase === 'preparing' || phase === 'recovering';
+  const running = phase === 'running' || phase === 'pausing';
+  const blocked = phase === 'unavailable';
+  const step = progress?.step ?? 0;
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      const s = useWorkbench.getState();
+      const p = s.trainStatus.phase;
+      if (e.key === ' ') {
+        if ((e.target as HTMLElement | null)?.tagName === 'BUTTON') return; // the button's own click
+        e.preventDefault();
+        if (p === 'running') s.trainPause();
+        else if (p !== 'pausing' && p !== 'preparing' && p !== 'recovering' && p !== 'unavailable' && p !== 'done') s.trainPlay();
+      } else if (e.key === '.') {
+        if (p === 'paused' || p === 'idle' || p === 'refused') {
+          e.preventDefault();
+          s.trainStepOnce();
+        }
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const fraction = totalSteps > 0 ? Math.min(1, step / totalSteps) : 0;
+  return (
+    <div className="train-controls">
+      <div className="buttons">
+        <button
+          type="button"
+          className="button primary"
+          data-testid="train-start"
+          onClick={play}
+          disabled={blocked || busy || running || phase === 'done'}
+          title="Play (space)"
+        >
+          ▶ {hasRun ? 'Resume' : 'Start'}
+        </button>
+        <button type="button" className="button" data-testid="train-pause" onClick={pause} disabled={!running} title="Pause (space)">
+          ❚❚ Pause
+        </button>
+        <button type="button" className="button" data-testid="train-step" onClick={stepOnce} disabled={blocked || busy || running || phase === 'done'} title="One step (.)">
+          Step +1
+        </button>
+        <button type="button" className="button" data-testid="train-reset" onClick={reset} disabled={busy || (!hasRun && phase !== 'refused')} title="End the run and forget it">
+          ↺ Reset
+        </button>
+      </div>
+      <span className={`status-pill ${phase}`} data-testid="train-status" data-phase={phase} role="status">
+        {PHASE_TEXT[phase]}
+      </span>
+      <div className="progress-block" aria-label="Progress">
+        <div className="counts">
+          <span>
+            step <strong data-testid="train-step-count">{step}</strong>
+            {totalSteps > 0 && <span className="muted"> / {totalSteps}</span>}
+          </span>
+          <span className="muted" data-testid="train-rate">
+            {progress && progress.stepsPerSec > 0 ? `${progress.stepsPerSec.toFixed(2)} steps/s · ${Math.round(progress.tokensPerSec).toLocaleString()} tok/s` : '— steps/s'}
+          </span>
+          <span className="muted">ETA {totalSteps > 0 ? eta(progress?.etaSec ?? null) : 'open-ended'}</span>
+          <span className="muted" data-testid="train-checkpoint">{checkpointStep > 0 ? `checkpoint @ ${checkpointStep}` : 'no checkpoint yet'}</span>
+        </div>
+        <div className="bar" role="progressbar" aria-valuemin={0} aria-valuemax={totalSteps || undefined} aria-valuenow={step}>
+          <div style={{ width: `${(totalSteps > 0 ? fraction : running ? 1 : 0) * 100}%` }} className={totalSteps > 0 ? '' : 'indeterminate'} />
+        </div>
+      </div>
+    </div>
+  );
+}

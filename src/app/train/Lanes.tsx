@@ -1,0 +1,140 @@
+// The latest figures of each lane (one per method): loss, the objective's drift and signed drift,
+// eviction structure and step time, with the lane's checkpoint export and "continue from here".
+import { useState } from 'react';
+import type { Method } from '../../plan/types';
+import { downloadBlob } from '../export/download';
+import { useWorkbench } from '../store';
+import { METHOD_BY_ID } from '../views/palette';
+import { orderedMethods } from './engine/config';
+import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
+import { historyCsv, historyJsonl, type MetricHistory } from './history';
+
+const fmt = (v: number | null | undefined, digits = 3) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : Math.abs(v) !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(digits));
+
+export function Lanes() {
+  const run = useWorkbench((s) => s.trainRun);
+  const latest = useWorkbench((s) => s.trainLatest);
+  // Re-read on each new record: the last evaluation of each lane.
+  useWorkbench((s) => s.trainHistoryVersion);
+  const lastEval = lastEvaluations(useWorkbench.getState().trainHistory);
+  const config = useWorkbench((s) => s.trainConfig);
+  const objective = run?.config.objective ?? config.objective;
+  const methods = orderedMethods(run?.config.methods ?? config.methods);
+  const first = methods[0];
+
+  return (
+    <div className="train-lanes">
+      <table>
+        <thead>
+          <tr>
+            <th>lane</th>
+            <th>step</th>
+            <th>loss</th>
+            <th title={driftLabel(objective)}>{objective === 'rl' ? 'logdiff' : 'cond. drift'}</th>
+            <th>μ</th>
+            <th title={objective === 'rl' ? 'mean reward of the last batch' : 'exact match of the last greedy evaluation'}>{objective === 'rl' ? 'reward' : 'eval EM'}</th>
+            <th>K</th>
+            <th>N_packed / N_final</th>
+            <th>ms / step</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {methods.map((m) => {
+            const r = latest[m];
+            return (
+              <tr key={m} style={{ ['--c' as string]: METHOD_BY_ID[m].color }}>
+                <td className="lane">
+                  <i />
+                  {METHOD_BY_ID[m].label}
+                </td>
+                <td>{r?.step ?? 0}</td>
+                <td data-testid={m === first ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
+                <td data-testid={`metric-logdiff-${m}`} data-value={r ? String(driftOf(r, objective) ?? '') : ''}>
+                  {fmt(r ? driftOf(r, objective) : null)}
+                </td>
+                <td>{fmt(r ? signedDriftOf(r, objective) : null)}</td>
+                <td>{objective === 'rl' ? fmt(r?.reward, 2) : fmt(lastEval[m] ?? null, 2)}</td>
+                <td>{r ? r.K.toFixed(1) : '—'}</td>
+                <td>{r ? `${r.nPacked} / ${r.nFinal}` : '—'}</td>
+                <td>{r ? r.stepMs.toFixed(0) : '—'}</td>
+                <td>{run && <LaneActions method={m} />}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {run && <HistoryExports />}
+    </div>
+  );
+}
+
+function lastEvaluations(history: MetricHistory): Partial<Record<Method, number>> {
+  const out: Partial<Record<Method, number>> = {};
+  for (const [m, lane] of history.byMethod) {
+    for (let i = lane.length - 1; i >= 0; i--) {
+      if (lane[i].evalEm !== null) {
+        out[m] = lane[i].evalEm!;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+function LaneActions({ method }: { method: Method }) {
+  const exportCheckpoint = useWorkbench((s) => s.trainExportCheckpoint);
+  const continueFrom = useWorkbench((s) => s.trainContinueFrom);
+  const phase = useWorkbench((s) => s.trainStatus.phase);
+  const objective = useWorkbench((s) => s.trainRun?.config.objective);
+  const [busy, setBusy] = useState(false);
+  const idle = phase === 'paused' || phase === 'done';
+  const save = async () => {
+    setBusy(true);
+    try {
+      const file = await exportCheckpoint(method);
+      downloadBlob(new Blob([file.weights as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), `${file.name}.safetensors`);
+      downloadBlob(new Blob([file.optimizer as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), `${file.name}.adamw.safetensors`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <span className="lane-actions">
+      <button type="button" className="small" disabled={busy} onClick={() => void save()} data-testid={`export-checkpoint-${method}`} title="Download this lane's weights (GPT-2 safetensors) and AdamW state">
+        ⤓ ckpt
+      </button>
+      {objective === 'sft' && (
+        <button
+          type="button"
+          className="small"
+          disabled={!idle}
+          data-testid={`continue-rl-${method}`}
+          title="Keep these weights and set up an RL run from them (same seed)"
+          onClick={() => void continueFrom(method, { objective: 'rl' })}
+        >
+          → RL from here
+        </button>
+      )}
+    </span>
+  );
+}
+
+function HistoryExports() {
+  const save = (kind: 'jsonl' | 'csv') => {
+    const s = useWorkbench.getState();
+    const text = kind === 'jsonl' ? historyJsonl(s.trainHistory) : historyCsv(s.trainHistory);
+    downloadBlob(new Blob([text], { type: kind === 'csv' ? 'text/csv' : 'application/x-ndjson' }), `${s.trainRun?.id ?? 'run'}-metrics.${kind}`);
+  };
+  return (
+    <div className="history-exports">
+      <span className="muted">metrics</span>
+      <button type="button" className="small" onClick={() => save('jsonl')} data-testid="export-metrics-jsonl">
+        JSONL
+      </button>
+      <button type="button" className="small" onClick={() => save('csv')} data-testid="export-metrics-csv">
+        CSV
+      </button>
+    </div>
+  );
+}

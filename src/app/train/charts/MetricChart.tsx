@@ -1,0 +1,102 @@
+// A live chart on a canvas. React renders the frame once; new metric records reach the canvas
+// through a store subscription (the history's version number), coalesced to one draw per frame.
+import { useCallback, useEffect, useRef } from 'react';
+import { useWorkbench } from '../../store';
+import { downloadText } from '../../export/download';
+import { useSize } from '../../views/useSize';
+import { INK } from '../../views/palette';
+import { orderedMethods } from '../engine/config';
+import type { WorkbenchState } from '../../store';
+import { drawChart, seriesOf } from './draw';
+import type { ChartSpec } from './specs';
+import { canvasSurface, svgSurface } from './surface';
+
+function frameData(state: WorkbenchState, spec: ChartSpec) {
+  const run = state.trainRun;
+  const objective = run?.config.objective ?? state.trainConfig.objective;
+  const lanes = new Map(orderedMethods([...state.trainHistory.byMethod.keys()]).map((m) => [m, state.trainHistory.byMethod.get(m)!]));
+  // Lanes of the run with no record yet still get their (empty) series.
+  for (const m of orderedMethods(run?.config.methods ?? [])) if (!lanes.has(m)) lanes.set(m, []);
+  return { objective, series: seriesOf(spec, lanes, objective), totalSteps: run?.config.steps || undefined };
+}
+
+export function MetricChart({ spec }: { spec: ChartSpec }) {
+  const objective = useWorkbench((s) => s.trainRun?.config.objective ?? s.trainConfig.objective);
+  const firesNote = useWorkbench((s) => (spec.id === 'kl' ? klFires(s) : null));
+  const wrapRef = useRef<HTMLDivElement>(null);
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const { width, height } = useSize(wrapRef);
+  const sizeRef = useRef({ width, height });
+  sizeRef.current = { width, height };
+  const pending = useRef(0);
+
+  const draw = useCallback(() => {
+    pending.current = 0;
+    const canvas = canvasRef.current;
+    const { width: w, height: h } = sizeRef.current;
+    if (!canvas || w < 40 || h < 40) return;
+    const dpr = window.devicePixelRatio || 1;
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+      canvas.width = Math.round(w * dpr);
+      canvas.height = Math.round(h * dpr);
+    }
+    const ctx = canvas.getContext('2d')!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = INK.panel;
+    ctx.fillRect(0, 0, w, h);
+    const data = frameData(useWorkbench.getState(), spec);
+    drawChart(canvasSurface(ctx), spec, data.series, { width: w, height: h, totalSteps: data.totalSteps }, data.objective);
+    canvas.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0));
+  }, [spec]);
+
+  const schedule = useCallback(() => {
+    if (!pending.current) pending.current = requestAnimationFrame(draw);
+  }, [draw]);
+
+  useEffect(() => schedule(), [schedule, width, height, objective]);
+  useEffect(() => {
+    const unsubscribe = useWorkbench.subscribe((state, prev) => {
+      if (state.trainHistoryVersion !== prev.trainHistoryVersion || state.trainRun !== prev.trainRun) schedule();
+    });
+    return () => {
+      unsubscribe();
+      cancelAnimationFrame(pending.current);
+      pending.current = 0;
+    };
+  }, [schedule]);
+
+  const exportSvg = () => {
+    const state = useWorkbench.getState();
+    const data = frameData(state, spec);
+    const w = 640;
+    const h = 300;
+    const svg = svgSurface(w, h, INK.panel);
+    drawChart(svg, spec, data.series, { width: w, height: h, totalSteps: data.totalSteps, header: { title: spec.title, note: spec.note(data.objective) } }, data.objective);
+    downloadText(svg.document(), `${state.trainRun?.id ?? 'run'}-${spec.id}.svg`, 'image/svg+xml');
+  };
+
+  return (
+    <figure className="train-chart" data-testid={`chart-${spec.id}`}>
+      <figcaption>
+        <span className="title">{spec.title}</span>
+        {firesNote && <span className="fires" data-testid="kl-fires">{firesNote}</span>}
+        <button type="button" className="svg" onClick={exportSvg} title="Save this chart as SVG" data-testid={`chart-svg-${spec.id}`}>
+          SVG
+        </button>
+        <span className="note">{spec.note(objective)}</span>
+      </figcaption>
+      <div className="chart-canvas" ref={wrapRef}>
+        <canvas ref={canvasRef} style={{ width: `${width}px`, height: `${height}px` }} />
+      </div>
+    </figure>
+  );
+}
+
+/** "fires on 40% of batches": SDCC's KL is gated to batches with a diverging leaf. */
+function klFires(state: WorkbenchState): string | null {
+  const sdcc = state.trainLatest.sdcc;
+  if (!sdcc) return null;
+  const lane = state.trainHistory.byMethod.get('sdcc') ?? [];
+  const fired = lane.filter((r) => r.klFired).length;
+  return `fires on ${lane.length ? Math.round((100 * fired) / lane.length) : 0}% of batches`;
+}

@@ -1,0 +1,200 @@
+// One live chart: steps on x, a metric on y (d3 scales, linear or log), one line per method in the
+// palette's colour, the latest value labelled at the right edge. Drawn on a Surface: the page's
+// canvas or an exported SVG file.
+
+import { scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
+import type { Objective } from '../../../gpu/train';
+import type { Method } from '../../../plan/types';
+import { INK, METHOD_BY_ID } from '../../views/palette';
+import type { MetricRecord } from '../engine/run';
+import { LOG_FLOOR, type ChartSpec } from './specs';
+import type { Surface } from './surface';
+
+export interface Series {
+  method: Method;
+  color: string;
+  /** [step, value] in step order. */
+  points: [number, number][];
+}
+
+export interface ChartFrame {
+  width: number;
+  height: number;
+  /** Draw the title and note too (exports; the page shows them in HTML). */
+  header?: { title: string; note: string };
+  /** Steps of a fixed-length run: the x axis spans them from the start. */
+  totalSteps?: number;
+}
+
+export const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
+const HEADER_H = 38;
+
+export function seriesOf(spec: ChartSpec, lanes: ReadonlyMap<Method, readonly MetricRecord[]>, objective: Objective): Series[] {
+  const out: Series[] = [];
+  for (const [method, records] of lanes) {
+    if (spec.only && !spec.only.includes(method)) continue;
+    const points: [number, number][] = [];
+    for (const r of records) {
+      const v = spec.value(r, objective);
+      if (v !== null && Number.isFinite(v)) points.push([r.step, v]);
+    }
+    out.push({ method, color: METHOD_BY_ID[method].color, points });
+  }
+  return out;
+}
+
+/** At most ~2 points per pixel column: keeps the first, the last, and each column's extremes. */
+function thin(points: readonly [number, number][], x: (s: number) => number): [number, number][] {
+  if (points.length < 600) return points.slice();
+  const out: [number, number][] = [];
+  let column = -Infinity;
+  let lo: [number, number] | null = null;
+  let hi: [number, number] | null = null;
+  const flush = () => {
+    if (lo && hi) {
+      if (lo[0] <= hi[0]) out.push(lo, hi);
+      else out.push(hi, lo);
+    }
+  };
+  for (const p of points) {
+    const c = Math.floor(x(p[0]));
+    if (c !== column) {
+      flush();
+      column = c;
+      lo = hi = p;
+    } else {
+      if (p[1] < lo![1]) lo = p;
+      if (p[1] > hi![1]) hi = p;
+    }
+  }
+  flush();
+  const last = points[points.length - 1];
+  if (out[out.length - 1] !== last) out.push(last);
+  return out;
+}
+
+export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame, objective: Objective): void {
+  const top = MARGIN.top + (frame.header ? HEADER_H : 0);
+  const { width, height } = frame;
+  const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
+  const plotH = Math.max(10, height - top - MARGIN.bottom);
+  const x0 = MARGIN.left;
+  const y0 = top;
+  if (frame.header) {
+    surface.text(frame.header.title, 12, 18, { color: INK.text, size: 13, weight: 600 });
+    surface.text(frame.header.note, 12, 34, { color: INK.muted, size: 11 });
+  }
+  surface.rect(INK.bg, x0, y0, plotW, plotH);
+
+  let maxStep = frame.totalSteps ?? 0;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of series) {
+    for (const [step, v] of s.points) {
+      if (step > maxStep) maxStep = step;
+      const value = spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v;
+      if (value < lo) lo = value;
+      if (value > hi) hi = value;
+    }
+  }
+  const empty = !Number.isFinite(lo);
+  if (spec.robust && !empty) {
+    const values = series.flatMap((s) => s.points.map((p) => p[1])).sort((a, b) => a - b);
+    if (values.length >= 8) hi = values[Math.floor(0.95 * (values.length - 1))] * 1.25;
+  }
+  if (!empty && spec.scale === 'linear') {
+    for (const v of spec.include ?? []) {
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    }
+  }
+  const x = scaleLinear().domain([0, Math.max(1, maxStep)]).range([x0, x0 + plotW]);
+  let y: ScaleContinuousNumeric<number, number>;
+  if (spec.scale === 'log') {
+    const a = empty ? LOG_FLOOR : lo;
+    const b = empty ? 1 : hi;
+    y = scaleLog().domain([a, b > a * 10 ? b : a * 10]).range([y0 + plotH, y0]).nice();
+  } else {
+    let a = empty ? 0 : lo;
+    let b = empty ? 1 : hi;
+    if (b - a < 1e-12) {
+      const pad = Math.max(Math.abs(a) * 0.1, 1e-3);
+      a -= pad;
+      b += pad;
+    }
+    y = scaleLinear().domain([a, b]).range([y0 + plotH, y0]).nice(5);
+  }
+
+  // Grid and axes.
+  const yTicks = spec.scale === 'log' ? logTicks(y) : y.ticks(4);
+  for (const t of yTicks) {
+    const py = Math.round(y(t)) + 0.5;
+    surface.polyline(INK.grid, 1, [[x0, py], [x0 + plotW, py]]);
+    const label = spec.scale === 'log' && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
+    surface.text(label, x0 - 6, py, { color: INK.muted, size: 10, align: 'right', baseline: 'middle' });
+  }
+  for (const t of x.ticks(5).filter(Number.isInteger)) {
+    const px = Math.round(x(t)) + 0.5;
+    surface.polyline(INK.grid, 1, [[px, y0], [px, y0 + plotH]]);
+    surface.text(String(t), px, y0 + plotH + 14, { color: INK.muted, size: 10, align: 'center' });
+  }
+  surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
+
+  if (empty) {
+    surface.text(series.length ? 'no data yet' : 'no lane has this metric', x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
+    return;
+  }
+
+  // Lines, then the latest value of each at the right edge (labels pushed apart vertically).
+  surface.clip(x0, y0 - 2, plotW + 2, plotH + 4);
+  const [yLo, yHi] = y.domain();
+  const clampY = (v: number) => y(Math.min(Math.max(spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v, yLo), yHi));
+  for (const s of series) {
+    const pts = thin(s.points, x).map(([step, v]) => [x(step), clampY(v)] as [number, number]);
+    if (pts.length === 1) surface.circle(s.color, pts[0][0], pts[0][1], 2.5);
+    else surface.polyline(s.color, 1.6, pts);
+  }
+  surface.unclip();
+  // The latest value of each line at the right edge; lines ending on the same label share it.
+  const groups = new Map<string, { text: string; colors: string[]; py: number }>();
+  for (const s of series) {
+    if (!s.points.length) continue;
+    const [step, v] = s.points[s.points.length - 1];
+    const py = clampY(v);
+    surface.circle(s.color, x(step), py, 2.5);
+    const text = spec.format(v);
+    const g = groups.get(text);
+    if (g) g.colors.push(s.color);
+    else groups.set(text, { text, colors: [s.color], py });
+  }
+  const labels = [...groups.values()].sort((a, b) => a.py - b.py);
+  const gap = 12;
+  // Push apart downwards, then pull back up from the bottom edge.
+  for (let i = 1; i < labels.length; i++) labels[i].py = Math.max(labels[i].py, labels[i - 1].py + gap);
+  const bottom = y0 + plotH;
+  for (let i = labels.length - 1; i >= 0; i--) {
+    const limit = i === labels.length - 1 ? bottom : labels[i + 1].py - gap;
+    labels[i].py = Math.min(labels[i].py, limit);
+  }
+  for (const l of labels) {
+    let lx = x0 + plotW + 6;
+    if (l.colors.length > 1) {
+      for (const c of l.colors) {
+        surface.rect(c, lx, l.py - 3, 4, 6);
+        lx += 5;
+      }
+      lx += 2;
+    }
+    surface.text(l.text, lx, l.py, { color: l.colors.length > 1 ? INK.text : l.colors[0], size: 10.5, weight: 600, baseline: 'middle' });
+  }
+}
+
+function logTicks(y: ScaleContinuousNumeric<number, number>): number[] {
+  const [a, b] = y.domain();
+  const out: number[] = [];
+  const first = Math.ceil(Math.log10(a));
+  const lastExp = Math.floor(Math.log10(b));
+  const step = Math.max(1, Math.ceil((lastExp - first + 1) / 5));
+  for (let e = first; e <= lastExp; e += step) out.push(10 ** e);
+  return out;
+}

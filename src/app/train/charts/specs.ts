@@ -1,0 +1,128 @@
+// What each live chart plots from the metric records (SPEC §5), in words the chart's header says.
+// The drift charts follow the objective: RL rollouts carry the model's own logprobs, so drift is
+// measured against them; SFT demonstrations carry logprob 0 (the expert is certain), so drift is
+// measured against the workbench's exact live-prefix score instead (conditioning drift).
+
+import type { Objective } from '../../../gpu/train';
+import type { Method } from '../../../plan/types';
+import type { MetricRecord } from '../engine/run';
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  /** One line under the title: what the numbers are. */
+  note(objective: Objective): string;
+  value(r: MetricRecord, objective: Objective): number | null;
+  scale: 'linear' | 'log';
+  /** Values the y axis always spans (0 for a signed drift, [0, 1] for a reward). */
+  include?: readonly number[];
+  /** Upper end of the y axis at the 95th percentile (one slow first step would flatten the rest). */
+  robust?: boolean;
+  /** Shown for these objectives only (default: both). */
+  objectives?: readonly Objective[];
+  /** Only these methods have the series (default: every lane). */
+  only?: readonly Method[];
+  format(v: number): string;
+}
+
+/** Values at or below this are drawn on the floor of a log chart. */
+export const LOG_FLOOR = 1e-8;
+
+const fixed = (digits: number) => (v: number) => v.toFixed(digits);
+const sci = (v: number) => (v === 0 ? '0' : Math.abs(v) >= 0.01 && Math.abs(v) < 1000 ? v.toPrecision(3) : v.toExponential(1));
+
+/** The drift the charts and the readouts use for this objective (see the file comment). */
+export function driftOf(r: MetricRecord, objective: Objective): number | null {
+  return objective === 'rl' ? r.logdiff : r.conditioningDrift;
+}
+
+export function signedDriftOf(r: MetricRecord, objective: Objective): number | null {
+  return objective === 'rl' ? r.mu : r.conditioningMu;
+}
+
+export function driftLabel(objective: Objective): string {
+  return objective === 'rl' ? 'logdiff |ℓ_m − ℓ_rollout|' : 'conditioning drift |ℓ_m − ℓ_live|';
+}
+
+export const CHARTS: readonly ChartSpec[] = [
+  {
+    id: 'loss',
+    title: 'Loss',
+    note: (o) => (o === 'rl' ? 'PPO-clipped policy loss (+ λ·KL for SDCC)' : 'target NLL under the method (+ λ·KL for SDCC)'),
+    value: (r) => r.loss,
+    scale: 'linear',
+    include: [0],
+    format: fixed(3),
+  },
+  {
+    id: 'drift',
+    title: 'Drift',
+    note: (o) =>
+      o === 'rl'
+        ? 'logdiff: mean |ℓ_m − ℓ_rollout| against the model’s own rollout logprobs (log scale)'
+        : 'SFT: demonstrations carry logprob 0, so drift is against the exact live-prefix score, which the exact methods are (0 by construction; log scale)',
+    value: (r, o) => driftOf(r, o),
+    scale: 'log',
+    format: sci,
+  },
+  {
+    id: 'mu',
+    title: 'Signed drift μ',
+    note: (o) => (o === 'rl' ? 'mean(ℓ_m − ℓ_rollout): < 0 time-travel leakage, > 0 stale context' : 'mean(ℓ_m − ℓ_live): < 0 time-travel leakage, > 0 stale context'),
+    value: (r, o) => signedDriftOf(r, o),
+    scale: 'linear',
+    include: [0],
+    format: sci,
+  },
+  {
+    id: 'conditioning',
+    title: 'Conditioning drift',
+    note: () => 'mean |ℓ_m − ℓ_live| against the exact live-prefix score (log scale)',
+    value: (r) => r.conditioningDrift,
+    scale: 'log',
+    // Under SFT the drift chart already is the conditioning drift.
+    objectives: ['rl'],
+    format: sci,
+  },
+  {
+    id: 'reward',
+    title: 'Reward / EM',
+    note: (o) =>
+      o === 'rl'
+        ? 'mean reward of the batch each model played (sampled)'
+        : 'exact match of greedy play on held-out prompts, every few steps (demonstrations always solve the task)',
+    value: (r, o) => (o === 'rl' ? r.reward : r.evalEm),
+    scale: 'linear',
+    include: [0, 1],
+    format: fixed(2),
+  },
+  {
+    id: 'kl',
+    title: 'KL_SDCC',
+    note: () => 'forward KL at diverging leaves (SDCC only); 0 where the batch has none',
+    value: (r) => r.klSdcc,
+    scale: 'linear',
+    include: [0],
+    only: ['sdcc'],
+    format: sci,
+  },
+  {
+    id: 'packed',
+    title: 'N_packed / N_final',
+    note: () => 'trie nodes over final-walk tokens of the batch: what the 4D forward pays',
+    value: (r) => (r.nFinal > 0 ? r.nPacked / r.nFinal : null),
+    scale: 'linear',
+    include: [1],
+    format: fixed(2),
+  },
+  {
+    id: 'time',
+    title: 'Step time',
+    note: () => 'ms per update on the GPU: forward, backward, AdamW, read back',
+    value: (r) => r.stepMs,
+    scale: 'linear',
+    robust: true,
+    include: [0],
+    format: (v) => (v >= 1000 ? `${(v / 1000).toFixed(v >= 10_000 ? 0 : 1)} s` : `${v.toFixed(0)} ms`),
+  },
+];

@@ -1,0 +1,147 @@
+// A training run as plain data: what model it starts from, where its rollouts come from (an
+// environment, a memory editor, the expert or the model itself), which methods train side by side,
+// and the optimiser's knobs. Pure: the worker, the page, Node benchmarks and tests share it.
+
+import { EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EditorSpec, type EnvId, type EnvSpec } from '../../../harness';
+import { MODEL_PRESETS, type ModelConfig, type ModelPreset } from '../../../model/config';
+import { METHODS, type Method } from '../../../plan/types';
+import type { Objective } from '../../../gpu/train';
+
+export const PRESETS = Object.keys(MODEL_PRESETS) as ModelPreset[];
+export const OBJECTIVES: readonly Objective[] = ['sft', 'rl'];
+/** Comparison mode: one run per method, at most one of each. */
+export const MAX_METHODS = METHODS.length;
+
+export interface RunConfig {
+  /** Model shape when the run starts from fresh weights. */
+  preset: ModelPreset;
+  /** A loaded GPT-2 checkpoint to start from (its name; the bytes are kept in IndexedDB), or null. */
+  checkpoint: string | null;
+  env: EnvId;
+  /** Hops (lookup) or pages to read (collect): how many tool calls an episode needs. */
+  difficulty: number;
+  /** Distractor facts (lookup) or decoy pages (collect) per observation. */
+  distractors: number;
+  /** Filler characters per observation (the observation-length knob). */
+  filler: number;
+  editor: EditorKind;
+  /** The editor's token budget (ignored by `none`). */
+  budget: number;
+  /** Most tokens in one action. */
+  actTokens: number;
+  /** The methods trained side by side, each its own copy of the starting weights. */
+  methods: Method[];
+  /** SDCC's KL weight. */
+  lambda: number;
+  objective: Objective;
+  /** Peak learning rate (warm-up, then a cosine down to a tenth of it). */
+  lr: number;
+  /** Prompts per step. */
+  batch: number;
+  /** Rollouts per prompt (RL: the group of the group-relative advantage; SFT demonstrations use one). */
+  group: number;
+  seed: number;
+  /** Steps of a fixed-length run; 0 runs until paused. */
+  steps: number;
+  /** Steps between checkpoints kept in IndexedDB. */
+  checkpointEvery: number;
+  /**
+   * Steps between evaluations: each lane's model plays `batch` held-out prompts greedily and its
+   * reward and exact match are recorded (0: never). What tells an SFT warm start that it works.
+   */
+  evalEvery: number;
+}
+
+type Sizes = Pick<RunConfig, 'difficulty' | 'distractors' | 'filler' | 'budget' | 'actTokens'>;
+
+/** Task and harness sizes that fit a model's context: a 128-position model needs short episodes. */
+function sizesFor(preset: ModelPreset): Sizes {
+  return MODEL_PRESETS[preset].nPositions <= 128
+    ? { difficulty: 2, distractors: 0, filler: 0, budget: 50, actTokens: 24 }
+    : { difficulty: 3, distractors: 2, filler: 40, budget: EDITOR_DEFAULTS.compact.budget, actTokens: 48 };
+}
+
+export function defaultRunConfig(preset: ModelPreset = 'tiny'): RunConfig {
+  return {
+    preset,
+    checkpoint: null,
+    env: 'lookup',
+    ...sizesFor(preset),
+    editor: 'compact',
+    methods: ['naive-compressed', 'packed-4d'],
+    lambda: 0.5,
+    objective: 'sft',
+    lr: 3e-3,
+    batch: 2,
+    group: 2,
+    seed: 1,
+    steps: 200,
+    checkpointEvery: 10,
+    evalEvery: 20,
+  };
+}
+
+/** The preset's sizes for the fields that depend on the model (used when the preset changes). */
+export function presetSizes(preset: ModelPreset): Partial<RunConfig> {
+  return sizesFor(preset);
+}
+
+export function envSpecOf(config: RunConfig): EnvSpec {
+  return config.env === 'lookup'
+    ? { id: 'lookup', hops: config.difficulty, distractors: config.distractors, filler: config.filler }
+    : { id: 'collect', pages: config.difficulty, decoys: config.distractors, filler: config.filler };
+}
+
+export function editorSpecOf(config: RunConfig): EditorSpec {
+  return config.editor === 'none' ? editorSpec('none') : editorSpec(config.editor, { budget: config.budget });
+}
+
+/** Rollouts per step and method. */
+export function rolloutsPerStep(config: RunConfig): number {
+  return config.objective === 'rl' ? config.batch * config.group : config.batch;
+}
+
+/** Every problem with a config, in words a person can act on; empty when it can start. */
+export function configProblems(config: RunConfig): string[] {
+  const problems: string[] = [];
+  const int = (name: keyof RunConfig, min: number, max: number) => {
+    const v = config[name] as number;
+    if (!Number.isInteger(v) || v < min || v > max) problems.push(`${name} must be an integer in [${min}, ${max}] (got ${v})`);
+  };
+  if (!PRESETS.includes(config.preset)) problems.push(`unknown model preset ${config.preset}`);
+  if (!ENV_IDS.includes(config.env)) problems.push(`unknown environment ${config.env}`);
+  if (!EDITOR_KINDS.includes(config.editor)) problems.push(`unknown editor ${config.editor}`);
+  if (!OBJECTIVES.includes(config.objective)) problems.push(`unknown objective ${config.objective}`);
+  int('difficulty', 1, 8);
+  int('distractors', 0, 8);
+  int('filler', 0, 400);
+  int('budget', 8, 4096);
+  int('actTokens', 4, 256);
+  int('batch', 1, 4096);
+  int('group', 1, 64);
+  int('seed', 0, 2 ** 32 - 1);
+  int('steps', 0, 1_000_000);
+  int('checkpointEvery', 1, 100_000);
+  int('evalEvery', 0, 100_000);
+  if (config.methods.length === 0) problems.push('pick at least one method');
+  if (new Set(config.methods).size !== config.methods.length) problems.push('each method may run once');
+  for (const m of config.methods) if (!(METHODS as readonly string[]).includes(m)) problems.push(`unknown method ${m}`);
+  if (!(config.lr > 0 && config.lr <= 1)) problems.push(`learning rate must be in (0, 1] (got ${config.lr})`);
+  if (!(config.lambda >= 0 && config.lambda <= 100)) problems.push(`λ must be in [0, 100] (got ${config.lambda})`);
+  if (config.objective === 'rl' && config.group < 2) problems.push('RL needs a group of at least 2 rollouts per prompt (group-relative advantages)');
+  return problems;
+}
+
+/** Model sizes of a run that starts from a preset (a checkpoint brings its own). */
+export function presetModel(config: RunConfig): ModelConfig {
+  return { ...MODEL_PRESETS[config.preset] };
+}
+
+/** Methods in the palette's order, so charts and legends list them alike. */
+export function orderedMethods(methods: readonly Method[]): Method[] {
+  return METHODS.filter((m) => methods.includes(m));
+}
+
+export function configsMatch(a: RunConfig, b: RunConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import type { MetricRecord } from './engine/run';
+import { appendRecords, createHistory, CSV_COLUMNS, historyCsv, historyJsonl } from './history';
+
+const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord => ({
+  step, method, objective: 'rl', loss, taskLoss: loss, logdiff: step === 1 ? null : 1e-7, mu: -1e-8, conditioningDrift: 0, conditioningMu: 0,
+  klSdcc: 0, klFired: false, divergingLeaves: 3, targets: 20, tokens: 100, nPacked: 120, nFinal: 90, K: 1, reward: 0.5, em: 0.5, evalReward: null, evalEm: null,
+  skipped: 0, lr: 1e-3, gradNorm: 0.4, stepMs: 12, genMs: 30, time: 1_700_000_000_000 + step,
+});
+
+describe('metric history', () => {
+  it('keeps one record per lane and step: a retried or restored step replaces the later ones', () => {
+    const h = createHistory([record('packed-4d', 1, 5), record('packed-4d', 2, 4), record('sdcc', 1, 6)]);
+    appendRecords(h, [record('packed-4d', 2, 3.5), record('packed-4d', 3, 3)]);
+    expect(h.byMethod.get('packed-4d')!.map((r) => [r.step, r.loss])).toEqual([[1, 5], [2, 3.5], [3, 3]]);
+    expect(h.byMethod.get('sdcc')!.length).toBe(1);
+  });
+
+  it('exports JSONL (one record a line) and CSV (one header, empty cells for null)', () => {
+    const h = createHistory([record('sdcc', 1, 6), record('packed-4d', 1, 5), record('packed-4d', 2, 4)]);
+    const lines = historyJsonl(h).trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((r) => `${r.step}:${r.method}`)).toEqual(['1:packed-4d', '1:sdcc', '2:packed-4d']);
+    const csv = historyCsv(h).trim().split('\n');
+    expect(csv[0]).toBe(CSV_COLUMNS.join(','));
+    expect(csv).toHaveLength(4);
+    const first = csv[1].split(',');
+    expect(first[CSV_COLUMNS.indexOf('logdiff')]).toBe('');
+    expect(first[CSV_COLUMNS.indexOf('klFired')]).toBe('0');
+    expect(Number(csv[3].split(',')[CSV_COLUMNS.indexOf('logdiff')])).toBe(1e-7);
+  });
+});

@@ -1,0 +1,248 @@
+// Train slice: the page's mirror of the training worker: the draft run config (also in the URL
+// fragment), the run, its status and progress, the metric history (one object appended in place,
+// with a version number: charts subscribe to it and draw to canvas, React does not re-render per
+// step), the episode being played and the last batch of each lane. Actions only send commands.
+import type { StateCreator } from 'zustand';
+import type { Method } from '../../plan/types';
+import type { EventJson } from '../../rollout/format';
+import type { WorkbenchState } from '../store';
+import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../workers/trainProtocol';
+import { createTrainClient, type TrainClient } from './client';
+import { configProblems, defaultRunConfig, presetSizes, type RunConfig } from './engine/config';
+import type { MetricRecord } from './engine/run';
+import { appendRecords, createHistory, type MetricHistory } from './history';
+import { showLiveRollout } from './liveView';
+
+export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
+
+export interface LiveEpisodeState {
+  player: Method | 'expert';
+  purpose: 'train' | 'eval';
+  step: number;
+  index: number;
+  total: number;
+  id: string;
+  events: EventJson[];
+  done: boolean;
+}
+
+export interface TrainBanner {
+  kind: 'device-lost' | 'recovered' | 'notice';
+  message: string;
+}
+
+export interface TrainSlice {
+  trainConfig: RunConfig;
+  trainGpu: TrainGpu;
+  trainStatus: RunStatus;
+  trainRun: RunInfo | null;
+  trainProgress: Progress | null;
+  trainHistory: MetricHistory;
+  /** Bumped on every change of trainHistory (which is mutated in place). */
+  trainHistoryVersion: number;
+  trainLatest: Partial<Record<Method, MetricRecord>>;
+  trainCheckpointStep: number;
+  trainBanner: TrainBanner | null;
+  trainLive: LiveEpisodeState | null;
+  /** Show the episode being played in the staircase and tree views. */
+  trainFollow: boolean;
+  trainBatches: Partial<Record<Method, { step: number; rollouts: BatchEntry[] }>>;
+  trainScores: { method: Method; id: string; scores: ScoredTargets } | null;
+  /** Checkpoints kept in this browser (imported or forked from a run), by name. */
+  trainFiles: string[];
+
+  trainConnect(): void;
+  setTrainConfig(patch: Partial<RunConfig>): void;
+  trainPlay(): void;
+  trainPause(): void;
+  trainStepOnce(): void;
+  trainReset(): void;
+  setTrainFollow(on: boolean): void;
+  trainImportCheckpoint(file: File): Promise<void>;
+  trainExportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
+  /** Keeps `method`'s weights as a checkpoint and points the draft config at it (e.g. SFT warm start → RL). */
+  trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;
+  trainInspect(method: Method, id: string): Promise<void>;
+  dismissTrainBanner(): void;
+  /** Test hook: destroys the worker's device. */
+  trainLoseDevice(): void;
+}
+
+let client: TrainClient | null = null;
+/** What the views were last given of the live episode. */
+let shown = { id: '', events: 0 };
+
+export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> = (set, get) => {
+  const onReply = (reply: TrainReply) => {
+    switch (reply.type) {
+      case 'gpu':
+        set({ trainGpu: reply.ok ? { kind: 'ready', adapter: reply.adapter, software: reply.software } : { kind: 'unavailable', message: reply.message } });
+        break;
+      case 'status':
+        set({ trainStatus: reply.status });
+        break;
+      case 'run': {
+        const history = createHistory(reply.history);
+        const latest: Partial<Record<Method, MetricRecord>> = {};
+        for (const [m, lane] of history.byMethod) if (lane.length) latest[m] = lane[lane.length - 1];
+        set({
+          trainRun: reply.run,
+          trainHistory: history,
+          trainHistoryVersion: get().trainHistoryVersion + 1,
+          trainLatest: latest,
+          trainCheckpointStep: reply.run?.checkpointStep ?? 0,
+          trainProgress: reply.run ? { step: stepOf(latest), total: reply.run.config.steps, stepsPerSec: 0, tokensPerSec: 0, etaSec: null } : null,
+          ...(reply.run ? { trainConfig: reply.run.config } : {}),
+          ...(reply.run ? {} : { trainBatches: {}, trainScores: null, trainLive: null }),
+        });
+        break;
+      }
+      case 'metrics': {
+        const { trainHistory } = get();
+        appendRecords(trainHistory, reply.records);
+        const latest = { ...get().trainLatest };
+        for (const r of reply.records) latest[r.method] = r;
+        set({ trainHistoryVersion: get().trainHistoryVersion + 1, trainLatest: latest, trainProgress: reply.progress });
+        break;
+      }
+      case 'checkpointed':
+        set({ trainCheckpointStep: reply.step });
+        break;
+      case 'batch':
+        set({ trainBatches: { ...get().trainBatches, [reply.method]: { step: reply.step, rollouts: reply.rollouts } } });
+        break;
+      case 'live':
+        set({ trainLive: { player: reply.player, purpose: reply.purpose, step: reply.step, index: reply.index, total: reply.total, id: reply.id, events: reply.events, done: reply.done } });
+        // The views follow the episode's structure (each action a new staircase step, each edit a
+        // new branch); the action being decoded streams token by token in the live panel.
+        if (get().trainFollow && (reply.done || reply.id !== shown.id || reply.events.length !== shown.events)) {
+          shown = { id: reply.id, events: reply.events.length };
+          showLiveRollout(get, reply.id, reply.events);
+        }
+        break;
+      case 'device-lost':
+        set({ trainBanner: { kind: 'device-lost', message: `WebGPU device lost: ${reply.message}. Resuming from the last checkpoint on a new device…` } });
+        break;
+      case 'recovered':
+        set({ trainBanner: { kind: 'recovered', message: `WebGPU device lost and replaced (${reply.adapter}); the run resumed from its checkpoint at step ${reply.step}.` } });
+        break;
+      case 'gpu-error':
+        set({ trainBanner: { kind: 'notice', message: reply.message } });
+        break;
+      default:
+        break;
+    }
+  };
+
+  const ensure = () => (client ??= createTrainClient(onReply));
+
+  /** The config to start: the draft, if it can start; otherwise the reason, shown as a refusal. */
+  const startable = (): RunConfig | null => {
+    const config = get().trainConfig;
+    const problems = configProblems(config);
+    if (problems.length) {
+      set({ trainStatus: { phase: 'refused', reason: problems.join('; '), cause: 'refused' } });
+      return null;
+    }
+    return config;
+  };
+
+  return {
+    trainConfig: defaultRunConfig('tiny'),
+    trainGpu: { kind: 'probing' },
+    trainStatus: { phase: 'idle' },
+    trainRun: null,
+    trainProgress: null,
+    trainHistory: createHistory(),
+    trainHistoryVersion: 0,
+    trainLatest: {},
+    trainCheckpointStep: 0,
+    trainBanner: null,
+    trainLive: null,
+    trainFollow: true,
+    trainBatches: {},
+    trainScores: null,
+    trainFiles: [],
+
+    trainConnect() {
+      if (client) return;
+      ensure().send({ type: 'hello' });
+    },
+    setTrainConfig(patch) {
+      if (get().trainRun) return; // a run's config is fixed: reset to change it
+      const next = { ...get().trainConfig, ...patch };
+      if (patch.preset && patch.preset !== get().trainConfig.preset) Object.assign(next, presetSizes(patch.preset), patch);
+      const { trainStatus } = get();
+      set({ trainConfig: next, ...(trainStatus.phase === 'refused' ? { trainStatus: { phase: 'idle' } } : {}) });
+    },
+    trainPlay() {
+      const { trainRun, trainStatus } = get();
+      if (trainStatus.phase === 'unavailable') return;
+      if (trainRun) ensure().send({ type: 'play' });
+      else {
+        const config = startable();
+        if (config) ensure().send({ type: 'start', config });
+      }
+    },
+    trainPause() {
+      ensure().send({ type: 'pause' });
+    },
+    trainStepOnce() {
+      if (get().trainStatus.phase === 'unavailable') return;
+      if (get().trainRun) ensure().send({ type: 'step' });
+      else {
+        const config = startable();
+        if (config) ensure().send({ type: 'step', config });
+      }
+    },
+    trainReset() {
+      ensure().send({ type: 'reset' });
+      set({ trainBanner: null });
+    },
+    setTrainFollow(on) {
+      set({ trainFollow: on });
+    },
+    async trainImportCheckpoint(file) {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      try {
+        const reply = await ensure().request<Extract<TrainReply, { type: 'imported' }>>((job) => ({ type: 'import-checkpoint', job, name: file.name, bytes }), [bytes.buffer]);
+        set({ trainFiles: [...new Set([...get().trainFiles, reply.name])], trainBanner: null });
+        get().setTrainConfig({ checkpoint: reply.name });
+      } catch (error) {
+        set({ trainBanner: { kind: 'notice', message: `${file.name}: ${(error as Error).message}` } });
+      }
+    },
+    async trainExportCheckpoint(method) {
+      const reply = await ensure().request<Extract<TrainReply, { type: 'checkpoint-file' }>>((job) => ({ type: 'export-checkpoint', job, method }));
+      return { name: reply.name, weights: reply.weights, optimizer: reply.optimizer };
+    },
+    async trainContinueFrom(method, patch) {
+      const reply = await ensure().request<Extract<TrainReply, { type: 'forked' }>>((job) => ({ type: 'fork-checkpoint', job, method }));
+      const base = get().trainConfig;
+      ensure().send({ type: 'reset' });
+      set({
+        trainRun: null,
+        trainFiles: [...new Set([...get().trainFiles, reply.name])],
+        trainConfig: { ...base, ...patch, checkpoint: reply.name },
+        trainBanner: { kind: 'notice', message: `Kept ${method}'s weights at step ${reply.step} as ${reply.name}; the next run starts from them.` },
+      });
+    },
+    async trainInspect(method, id) {
+      const reply = await ensure().request<Extract<TrainReply, { type: 'scores' }>>((job) => ({ type: 'score', job, method, id }));
+      set({ trainScores: { method, id: reply.id, scores: reply.scores } });
+      const rollout = await ensure().request<Extract<TrainReply, { type: 'rollout' }>>((job) => ({ type: 'rollout', job, method, id }));
+      showLiveRollout(get, id, rollout.rollout.events);
+    },
+    dismissTrainBanner() {
+      set({ trainBanner: null });
+    },
+    trainLoseDevice() {
+      ensure().send({ type: 'lose-device' });
+    },
+  };
+};
+
+function stepOf(latest: Partial<Record<Method, MetricRecord>>): number {
+  const steps = Object.values(latest).map((r) => r!.step);
+  return steps.length ? Math.min(...steps) : 0;
+}
