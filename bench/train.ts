@@ -35,7 +35,7 @@ const VARIANTS: Variant[] = [
   { name: 'logit-tree', options: { method: 'logit-tree', objective: 'sft', conditioningDrift: false } },
   { name: 'packed-4d', options: { method: 'packed-4d', objective: 'sft', conditioningDrift: false } },
   { name: 'sdcc', options: { method: 'sdcc', objective: 'sft', lambda: 0.1, conditioningDrift: false } },
-  { name: 'sdcc (packed teacher)', options: { method: 'sdcc', objective: 'sft', lambda: 0.1, sdccTeacher: 'packed-4d', conditioningDrift: false } },
+  { name: 'sdcc (branch teachers)', options: { method: 'sdcc', objective: 'sft', lambda: 0.1, sdccTeacher: 'logit-tree', conditioningDrift: false } },
 ];
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -177,7 +177,7 @@ for (const c of cases) {
   const packed = over(by('packed-4d'), plain);
   verdict(withinBound(packed.cpu), `${c.placement}: packed-4d / plain ${say(packed, withinBound)} ≤ 1.2 × N_packed / N_final = ${fmt(bound, 2)}`);
   const cheap = (x: number) => x <= 1.5;
-  for (const name of ['sdcc', 'sdcc (packed teacher)']) {
+  for (const name of ['sdcc', 'sdcc (branch teachers)']) {
     const s = over(by(name), plain);
     verdict(cheap(s.cpu), `${c.placement}: ${name} / plain ${say(s, cheap)} ≤ 1.5 (forward-only teacher rows ${fmt(by(name).tokens - plain.tokens)} for D = ${f.diverging})`);
   }

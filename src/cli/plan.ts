@@ -32,7 +32,7 @@ export const planCommand: Command = {
   flags: {
     method: { type: 'string', value: 'M', help: 'the replay method' },
     json: { type: 'boolean', help: 'print the plan as JSON (an array of plans for JSONL)' },
-    teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default logit-tree)` },
+    teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default packed-4d)` },
   },
   async run(args, io) {
     const method = args.flags.method;

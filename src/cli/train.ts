@@ -442,7 +442,7 @@ export const trainCommand: Command = {
     method: { type: 'string', value: 'M', help: 'replay method the loss is computed under (sdcc: naive-compressed + λ·KL)' },
     objective: { type: 'string', value: 'sft|rl', help: 'SFT (mean NLL of targets) or RL (PPO-clipped, GRPO advantages)' },
     lambda: { type: 'string', value: 'X', help: 'sdcc only: weight of the KL term (default 0.1)' },
-    teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default logit-tree)` },
+    teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default packed-4d)` },
     data: { type: 'string', value: 'FILE', help: 'rollouts to train on' },
     env: { type: 'string', value: 'E', help: `instead of --data: environment the model plays each update's rollouts in (${ENV_IDS.join(', ')})` },
     editor: { type: 'string', value: 'H', help: `--env only: memory editor of the episodes (${EDITOR_KINDS.join(', ')})` },

@@ -123,8 +123,8 @@ function sdcc(tree: ConditioningTree, options: PlanOptions): SdccPlan {
   const isLeaf = (id: number) => tree.diverging[id] === 1;
   let teachers: PlanSequence[];
   if (tree.divergingLeaves.length === 0) teachers = [];
-  else if (options.sdccTeacher === 'packed-4d') teachers = [packedPaths(tree, tree.divergingLeaves)];
-  else teachers = logitTree(tree, isLeaf, true);
+  else if (options.sdccTeacher === 'logit-tree') teachers = logitTree(tree, isLeaf, true);
+  else teachers = [packedPaths(tree, tree.divergingLeaves)];
   const where = new Map<number, [number, number]>();
   teachers.forEach((seq, s) => seq.targets.forEach((t) => where.set(t.id, [s, t.index])));
   const pairs: SdccPair[] = Array.from(tree.divergingLeaves, (id) => {

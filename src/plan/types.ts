@@ -60,6 +60,10 @@ export interface SdccPlan {
 export type Plan = SequencePlan | SdccPlan;
 
 export interface PlanOptions {
-  /** How SDCC's teachers are laid out: one causal sequence per branch (default) or one packed tree. */
+  /**
+   * How SDCC's teachers are laid out: one packed tree holding the diverging leaves' paths (default:
+   * never more rows than the branches, far fewer when branches share prefixes) or one causal
+   * sequence per branch.
+   */
   sdccTeacher?: 'logit-tree' | 'packed-4d';
 }
