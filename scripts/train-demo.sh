@@ -15,3 +15,7 @@ cat "$out"/expert-{none,compact,window,stack}.jsonl > "$out/expert.jsonl"
 node bin/mw.js train --method packed-4d --objective sft --data "$out/expert.jsonl" \
   --config small --steps 500 --batch 4 --lr 2e-3 --warmup 20 --seed 1 \
   --ckpt-out public/models/demo.safetensors --metrics "$out/demo-metrics.jsonl"
+# A second stage from the first one's state: the schedule restarts at a lower peak.
+node bin/mw.js train --method packed-4d --objective sft --data "$out/expert.jsonl" \
+  --ckpt-in public/models/demo.safetensors --steps 400 --lr 1e-3 --warmup 10 --lr-total 900 \
+  --ckpt-out public/models/demo.safetensors --metrics "$out/demo-metrics-2.jsonl"
