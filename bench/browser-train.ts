@@ -21,6 +21,7 @@ import type { Method } from '../src/plan/types';
 import { defaultRunConfig, type RunConfig } from '../src/app/train/engine/config';
 import { createRunEngine, type MetricRecord } from '../src/app/train/engine/run';
 import { serializeRunFragment } from '../src/app/train/urlSchema';
+import { CHROMIUM_ARGS } from '../playwright.config';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -36,7 +37,6 @@ const config: RunConfig = {
   seed: 7,
   checkpointEvery: 1000,
 };
-const CHROMIUM_ARGS = ['--enable-unsafe-webgpu', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json' };
 
 function serve(root: string): Promise<{ server: Server; url: string }> {

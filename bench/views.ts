@@ -15,21 +15,13 @@ import { chromium, type Page } from '@playwright/test';
 import { generateRandomRollout } from '../src/rollout/generate-random';
 import { validateRollout } from '../src/rollout';
 import { deriveTree } from '../src/tree';
+import { CHROMIUM_ARGS } from '../playwright.config';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const TOKENS = arg('--tokens', 20_000);
 const EDITS = arg('--edits', 50);
 const BIG_MB = arg('--big-mb', 100);
-const CHROMIUM_ARGS = [
-  '--enable-unsafe-webgpu',
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 
 if (!args.includes('--no-build')) {
   const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });

@@ -64,7 +64,7 @@ function chooseModel(args: ParsedArgs): ModelChoice {
     if (!existsSync(DEMO_CHECKPOINT)) {
       throw new UsageError(`no --ckpt, and the demo checkpoint ${relative(process.cwd(), DEMO_CHECKPOINT)} does not exist (scripts/train-demo.sh trains it); pass --ckpt FILE or --config P`);
     }
-    return modelFromArgs({ ...args, flags: { ...args.flags, ckpt: DEMO_CHECKPOINT } }, { ckptFlag: 'ckpt', init: 'gpt2' });
+    return modelFromArgs({ ...args, flags: { ...args.flags, ckpt: relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT } }, { ckptFlag: 'ckpt', init: 'gpt2' });
   }
   return modelFromArgs(args, { ckptFlag: 'ckpt', init: 'gpt2' });
 }
