@@ -22,6 +22,7 @@ import { generateDataset, type DatasetConfig } from '../harness/dataset';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import { ENV_IDS, type EnvId } from '../harness/env';
 import { checkSampling } from '../harness/policies/model';
+import { endAtLastAction } from '../harness/episode';
 import { verifyEpisode } from '../harness/verify';
 import { createRng } from '../util/prng';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
@@ -127,22 +128,6 @@ function scoredTargets(rollout: Rollout, method: Method): number {
  */
 export function updateSeed(seed: number, step: number): number {
   return (Math.imul(seed ^ 0x5bd1e995, 0x9e3779b1) + Math.imul(step + 1, 0x85ebca6b)) >>> 0;
-}
-
-/**
- * The rollout as trained: up to its last action. An episode cut off by its turn or context limit
- * ends with an observation (and possibly the edit made for a decode that never came): no target
- * conditions on them, and the branch or final view they lengthen may outgrow the model's positions.
- */
-export function endAtLastAction(rollout: RolloutJson): RolloutJson {
-  let end = rollout.events.length;
-  while (end > 0) {
-    const e = rollout.events[end - 1];
-    if (e.op === 'append' && e.role === 'act') break;
-    end--;
-  }
-  if (end === rollout.events.length) return rollout;
-  return { ...rollout, events: rollout.events.slice(0, end), meta: { ...(rollout.meta ?? {}), trimmedEvents: rollout.events.length - end } };
 }
 
 export interface EnvSettings {

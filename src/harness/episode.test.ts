@@ -172,3 +172,24 @@ describe('runEpisode', () => {
     expect(closed).toBe(1);
   });
 });
+
+describe('endAtLastAction', () => {
+  it('drops the events after the last action and says how many', async () => {
+    const { endAtLastAction } = await import('./episode');
+    const rollout = {
+      format: 'memorywalker.rollout/v1' as const,
+      id: 'cut',
+      vocab: 272,
+      events: [
+        { op: 'append' as const, role: 'prompt' as const, tokens: [1, 2] },
+        { op: 'append' as const, role: 'act' as const, tokens: [3], logprobs: [-1] },
+        { op: 'append' as const, role: 'obs' as const, tokens: [4, 5] },
+        { op: 'edit' as const, view: [{ keep: [0, 2] as [number, number] }] },
+      ],
+    };
+    const cut = endAtLastAction(rollout);
+    expect(cut.events).toHaveLength(2);
+    expect(cut.meta).toEqual({ trimmedEvents: 2 });
+    expect(endAtLastAction(cut)).toBe(cut);
+  });
+});

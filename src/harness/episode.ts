@@ -221,3 +221,19 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   };
   return { rollout, decodes, outcome: final, stop, K };
 }
+
+/**
+ * The rollout as trained: up to its last action. An episode cut off by its turn or context limit
+ * ends with an observation (and possibly the edit made for a decode that never came); no target
+ * conditions on them, and the final walk they lengthen could outgrow the model's positions.
+ */
+export function endAtLastAction(rollout: RolloutJson): RolloutJson {
+  let end = rollout.events.length;
+  while (end > 0) {
+    const e = rollout.events[end - 1];
+    if (e.op === 'append' && e.role === 'act') break;
+    end--;
+  }
+  if (end === rollout.events.length) return rollout;
+  return { ...rollout, events: rollout.events.slice(0, end), meta: { ...((rollout.meta ?? {}) as object), trimmedEvents: rollout.events.length - end } };
+}

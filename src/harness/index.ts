@@ -2,7 +2,7 @@
 // into SPEC §2 rollouts. Pure TypeScript (no DOM, no GPU): the CLI, the trainer and the browser
 // worker all come in through here.
 
-export { runEpisode, EPISODE_DEFAULTS, type DecodeRecord, type EpisodeOptions, type EpisodeResult, type EpisodeStop } from './episode';
+export { runEpisode, endAtLastAction, EPISODE_DEFAULTS, type DecodeRecord, type EpisodeOptions, type EpisodeResult, type EpisodeStop } from './episode';
 export { generateDataset, datasetToJsonl, promptSeeds, rolloutSeed, tapeLength, type Dataset, type DatasetConfig, type DatasetSummary } from './dataset';
 export { verifyEpisode, type EpisodeCheck } from './verify';
 export { NEWLINE, STOP_TOKENS, type Action, type DecodeRequest, type EpisodeInfo, type Policy, type PolicySession } from './policy';

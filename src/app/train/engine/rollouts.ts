@@ -3,7 +3,7 @@
 // expert (one demonstration per prompt, shared by every method); RL plays each method's own model
 // (`group` rollouts per prompt). Deterministic in (config, step, policy weights).
 
-import { createEditor, createEnv, promptSeeds, rolloutSeed, runEpisode, type Env, type Policy } from '../../../harness';
+import { createEditor, createEnv, endAtLastAction, promptSeeds, rolloutSeed, runEpisode, type Env, type Policy } from '../../../harness';
 import type { EventJson, RolloutJson } from '../../../rollout/format';
 import type { Rollout } from '../../../rollout/rollout';
 import { validateRollout } from '../../../rollout/validate';
@@ -43,21 +43,6 @@ export class CancelledError extends Error {
   constructor() {
     super('cancelled');
   }
-}
-
-/**
- * The rollout as trained: up to its last action. An episode cut off by its turn or context limit
- * ends with an observation (and possibly the edit made for a decode that never came); no target
- * conditions on them, and the final walk they lengthen could outgrow the model's positions.
- */
-export function endAtLastAction(rollout: RolloutJson): RolloutJson {
-  let end = rollout.events.length;
-  while (end > 0) {
-    const e = rollout.events[end - 1];
-    if (e.op === 'append' && e.role === 'act') break;
-    end--;
-  }
-  return end === rollout.events.length ? rollout : { ...rollout, events: rollout.events.slice(0, end), meta: { ...(rollout.meta as object), trimmedEvents: rollout.events.length - end } };
 }
 
 /** The prompts of step `step`: distinct seeds, a function of the run seed and the step. */
