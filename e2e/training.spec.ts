@@ -52,11 +52,12 @@ test.describe('live training', () => {
     await page.getByTestId('train-start').click();
     await expect(phase(page)).toHaveAttribute('data-phase', 'running');
     await waitForStep(page, 1);
+    // The latest loss (steps may already have moved on: the exact first-step figures are checked
+    // on the exported history below).
     const first = await number(page, 'metric-loss');
-    expect(first).toBeGreaterThan(4); // ln 272 ≈ 5.6 at the start
     await waitForStep(page, 15, 180_000);
     const later = await number(page, 'metric-loss');
-    expect(later, `loss after ${await stepCount(page)} steps`).toBeLessThan(first * 0.8);
+    expect(later, `loss after ${await stepCount(page)} steps`).toBeLessThan(first);
 
     await pause(page);
     const paused = await stepCount(page);
@@ -79,6 +80,7 @@ test.describe('live training', () => {
     await expect.poll(async () => Number(await page.getByTestId('chart-loss').locator('canvas').getAttribute('data-points'))).toBe(steps);
     const history = await exportedMetrics(page);
     expect(history.map((r) => r.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+    expect(history[0].loss).toBeGreaterThan(4); // ln 272 ≈ 5.6 at the start
     expect(history[steps - 1].loss).toBeLessThan(history[0].loss * 0.8);
   });
 
