@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { WORKED_EXAMPLE_FIGURES } from '../testing/fixtures';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
@@ -33,24 +34,12 @@ function tmpFile(name: string, text: string): string {
   return path;
 }
 
-const FIGURES = {
-  K: 2,
-  branches: 3,
-  physicalLength: 17,
-  finalWalkLength: 8,
-  packedLength: 21,
-  targets: 8,
-  droppedTargets: 4,
-  divergingLeaves: 2,
-  evictionMassTotal: 8,
-  evictionMassMax: 4,
-};
 
 describe('mw tree', () => {
   it('prints the worked example figures as one JSON object', async () => {
     const run = await mw('tree', WORKED, '--json');
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(run.stdout)).toEqual(FIGURES);
+    expect(JSON.parse(run.stdout)).toEqual(WORKED_EXAMPLE_FIGURES);
   });
 
   it('adds perTarget with --per-target, and prints an array for JSONL', async () => {
@@ -59,7 +48,7 @@ describe('mw tree', () => {
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out).toHaveLength(2);
-    expect(out[0]).toMatchObject(FIGURES);
+    expect(out[0]).toMatchObject(WORKED_EXAMPLE_FIGURES);
     expect(out[0].perTarget[4]).toEqual({
       id: 13,
       segment: 1,
@@ -76,7 +65,7 @@ describe('mw tree', () => {
     const run = await mw('tree', WORKED);
     expect(run.code).toBe(0);
     const [header, row] = run.stdout.trim().split('\n');
-    expect(header.split(/\s+/)).toEqual(['rollout', ...Object.keys(FIGURES)]);
+    expect(header.split(/\s+/)).toEqual(['rollout', ...Object.keys(WORKED_EXAMPLE_FIGURES)]);
     expect(row.split(/\s+/)).toEqual(['worked-example', '2', '3', '17', '8', '21', '8', '4', '2', '8', '4']);
   });
 });

@@ -10,7 +10,7 @@ export interface CliIO {
 export interface FlagSpec {
   type: 'boolean' | 'string';
   help: string;
-  /** Placeholder for a string flag's value in help, e.g. 'M'. */
+  /** The name shown for a string flag's value in help, e.g. 'M' in `--method M`. */
   value?: string;
 }
 

@@ -7,7 +7,7 @@ import { headSize } from '../model/config';
 import { packParameters, parameterLayout, unpackParameters, type ModelWeights, type ParameterLayout } from '../model/params';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import type { Gpu } from './device';
-import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
+import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createAdd } from './add';
 import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex, type EmbeddingIndex } from './embedding';

@@ -2,7 +2,7 @@
 // sequences packed block-diagonally into as few forward passes as fit, one submit and one read each.
 
 import type { Method, PlanSequence, SequencePlan } from '../plan/types';
-import { packBatch, type BatchTarget } from '../plan/batch';
+import { packBatch } from '../plan/batch';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { encodeLaunches, releaseLaunches } from './kernel';
 import { createLogsoftmaxGather } from './logsoftmax';
@@ -33,28 +33,64 @@ export function groupSequences(sequences: readonly PlanSequence[], maxRows = DEF
   return groups;
 }
 
-/** Log-probabilities of the targets of one packed batch, in `batch.targets` order. */
-export async function scoreBatch(model: GpuModel, batch: { tokens: ArrayLike<number>; positions: ArrayLike<number>; end: ArrayLike<number>; targets: readonly BatchTarget[] | readonly { predictor: number; token: number }[] }): Promise<Float32Array> {
+export interface ScoredBatchInput {
+  tokens: ArrayLike<number>;
+  positions: ArrayLike<number>;
+  end: ArrayLike<number>;
+  targets: readonly { predictor: number; token: number }[];
+}
+
+/**
+ * A recorded forward over a batch plus the gather of its targets' log-probabilities into
+ * `logprobs` (R floats, in `targets` order): encode it into any pass (a training step encodes it
+ * beside its own work), read `logprobs` after the submit, then destroy().
+ */
+export interface TargetScoring {
+  R: number;
+  logprobs: GPUBuffer;
+  encode(pass: GPUComputePassEncoder): void;
+  destroy(): void;
+}
+
+export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score'): TargetScoring {
   const { device } = model.gpu;
   const R = batch.targets.length;
-  if (R === 0) return new Float32Array(0);
   const forward = createForward(model, batch);
-  const rows = uploadStorage(device, 'Score.rows', Uint32Array.from(batch.targets, (t) => t.predictor));
-  const tokens = uploadStorage(device, 'Score.tokens', Uint32Array.from(batch.targets, (t) => t.token));
-  const lse = createStorage(device, 'Score.lse', R * 4);
-  const logprobs = createStorage(device, 'Score.logprobs', R * 4);
+  const rows = uploadStorage(device, `${label}.rows`, Uint32Array.from(batch.targets, (t) => t.predictor));
+  const tokens = uploadStorage(device, `${label}.tokens`, Uint32Array.from(batch.targets, (t) => t.token));
+  const lse = createStorage(device, `${label}.lse`, R * 4);
+  const logprobs = createStorage(device, `${label}.logprobs`, R * 4);
   const gather = createLogsoftmaxGather(device, { R, V: model.config.vocabSize, M: forward.N }, { logits: forward.logits, rows, tokens, lse, logprobs });
+  return {
+    R,
+    logprobs,
+    encode(pass) {
+      forward.encode(pass);
+      encodeLaunches(pass, gather);
+    },
+    destroy() {
+      releaseLaunches(gather);
+      [rows, tokens, lse, logprobs].forEach((b) => b.destroy());
+      forward.destroy();
+    },
+  };
+}
+
+/** Log-probabilities of the targets of one packed batch, in `batch.targets` order. */
+export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Promise<Float32Array> {
+  const { device } = model.gpu;
+  if (batch.targets.length === 0) return new Float32Array(0);
+  const scoring = createTargetScoring(model, batch);
   const encoder = device.createCommandEncoder({ label: 'Score.encoder' });
   const pass = encoder.beginComputePass({ label: 'Score.pass' });
-  forward.encode(pass);
-  encodeLaunches(pass, gather);
+  scoring.encode(pass);
   pass.end();
   device.queue.submit([encoder.finish()]);
-  const out = await readFloat32(device, logprobs, R);
-  releaseLaunches(gather);
-  [rows, tokens, lse, logprobs].forEach((b) => b.destroy());
-  forward.destroy();
-  return out;
+  try {
+    return await readFloat32(device, scoring.logprobs, scoring.R);
+  } finally {
+    scoring.destroy();
+  }
 }
 
 export interface ScoredTarget {

@@ -16,14 +16,13 @@ import { saveCheckpoint, saveOptimizerState, type OptimizerState } from '../mode
 import type { ModelWeights } from '../model/params';
 import { signedDifferences, summarizeDrift } from '../metrics/drift';
 import type { Gpu } from './device';
-import { createStorage, stageReadback, uploadStorage } from './buffers';
-import { encodeLaunches, releaseLaunches } from './kernel';
+import { createStorage, stageReadback } from './buffers';
+import { encodeLaunches } from './kernel';
 import { createGpuModel, createForward, type ForwardPass, type GpuModel } from './model';
 import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
 import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
 import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
-import { createLogsoftmaxGather } from './logsoftmax';
-import { scoreBatch, scoreSequences } from './score';
+import { createTargetScoring, scoreBatch, scoreSequences, type TargetScoring } from './score';
 
 export type Objective = 'sft' | 'rl';
 
@@ -271,20 +270,13 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   }
 
   // Exact live-prefix scores for the conditioning drift: the packed tree of every rollout, forward only.
-  let live: { forward: ForwardPass; logprobs: GPUBuffer; ids: { rollout: number; id: number }[]; launches: ReturnType<typeof createLogsoftmaxGather> } | null = null;
+  let live: { scoring: TargetScoring; ids: { rollout: number; id: number }[] } | null = null;
   if (measureLive) {
-    const sequences = trees.map((tree) => buildPlan(tree, 'packed-4d').sequences[0]);
-    const batch = packBatch(sequences);
+    const batch = packBatch(trees.map((tree) => buildPlan(tree, 'packed-4d').sequences[0]));
     if (batch.targets.length) {
-      const f = createForward(model, batch);
-      const R = batch.targets.length;
-      const rows = uploadStorage(device, 'Train.live.rows', Uint32Array.from(batch.targets, (t) => t.predictor));
-      const tokens = uploadStorage(device, 'Train.live.tokens', Uint32Array.from(batch.targets, (t) => t.token));
-      const lse = createStorage(device, 'Train.live.lse', R * 4);
-      const logprobs = createStorage(device, 'Train.live.logprobs', R * 4);
-      const launches = createLogsoftmaxGather(device, { R, V, M: f.N }, { logits: f.logits, rows, tokens, lse, logprobs });
-      live = { forward: f, logprobs, ids: batch.targets.map((t) => ({ rollout: t.sequence, id: t.id })), launches };
-      disposables.push(f, rows, tokens, lse, logprobs, { destroy: () => releaseLaunches(launches) });
+      const scoring = createTargetScoring(model, batch, 'Train.live');
+      live = { scoring, ids: batch.targets.map((t) => ({ rollout: t.sequence, id: t.id })) };
+      disposables.push(scoring);
     }
   }
 
@@ -292,8 +284,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   const pass = encoder.beginComputePass({ label: 'Train.pass' });
   if (live) {
     // Before the update: the live scores belong to the weights the step's own scores come from.
-    live.forward.encode(pass);
-    encodeLaunches(pass, live.launches);
+    live.scoring.encode(pass);
   }
   forward.encode(pass);
   encodeLaunches(pass, [lossGrad.launch]);
@@ -308,7 +299,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     { buffer: outputs, bytes: T * TARGET_OUT_BYTES },
     ...(update ? [{ buffer: update.adamw.status, bytes: ADAMW_STATUS_BYTES }] : []),
     ...(klBuffer ? [{ buffer: klBuffer, bytes: step.pairs.length * 4 }] : []),
-    ...(live ? [{ buffer: live.logprobs, bytes: live.ids.length * 4 }] : []),
+    ...(live ? [{ buffer: live.scoring.logprobs, bytes: live.ids.length * 4 }] : []),
   ]);
   device.queue.submit([encoder.finish()]);
   let parts: ArrayBuffer[];
