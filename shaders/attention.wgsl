@@ -19,6 +19,9 @@ override BQ: u32 = 16; // query rows per tile = invocations of forward and backw
 override BK: u32 = 16; // key rows per tile = invocations of backwardKey
 override SHARED: bool = false; // stage tiles in workgroup memory
 override COUNT_VISITS: bool = false; // count visited tile pairs into `visits` (tests)
+// Rows carry a group (SDCC's student-and-teacher batch, whose blocks are not nested): the forward's
+// query i also needs group[k] == group[i]. The backward never runs grouped.
+override GROUPED: bool = false;
 
 // Rows live in private arrays, whose length must be a constant (see Row below).
 const MAX_HS: u32 = 64u;
@@ -34,6 +37,8 @@ struct Params {
   keyTiles: u32, // mask index of keyTilesOfQueryTile.tiles, (pairs)
   queryTilesOffsets: u32, // mask index of queryTilesOfKeyTile.offsets, (keyTiles + 1)
   queryTiles: u32, // mask index of queryTilesOfKeyTile.tiles, (pairs)
+  groups: u32, // mask index of group (N), GROUPED only
+  lseStride: u32, // row stride of lse and delta (NH, lseStride): the forward's N, which a backward over its first rows keeps
 }
 
 // Binding numbers are mirrored by ATTENTION_BINDINGS in src/gpu/attention.ts. Row-major tensors are
@@ -43,11 +48,11 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> visits: array<atomic<u32>>; // (3): forward, backwardQuery, backwardKey
 @group(0) @binding(3) var<storage, read> qkv: array<vec4f>; // (N, 3C): q | k | v
 @group(0) @binding(4) var<storage, read_write> out: array<vec4f>; // (N, C), forward's output
-@group(0) @binding(5) var<storage, read_write> lse: array<f32>; // (NH, N), forward's output
+@group(0) @binding(5) var<storage, read_write> lse: array<f32>; // (NH, lseStride), forward's output
 @group(0) @binding(6) var<storage, read> outIn: array<vec4f>; // (N, C), the forward's out
 @group(0) @binding(7) var<storage, read> dOut: array<vec4f>; // (N, C)
-@group(0) @binding(8) var<storage, read> lseIn: array<f32>; // (NH, N), the forward's lse
-@group(0) @binding(9) var<storage, read_write> delta: array<f32>; // (NH, N): rowsum(dOut * out)
+@group(0) @binding(8) var<storage, read> lseIn: array<f32>; // (NH, lseStride), the forward's lse
+@group(0) @binding(9) var<storage, read_write> delta: array<f32>; // (NH, lseStride): rowsum(dOut * out)
 @group(0) @binding(10) var<storage, read_write> dqkv: array<vec4f>; // (N, 3C)
 
 // The staged tile (SHARED): keys | values of a key tile in forward and backwardQuery, queries |
@@ -118,9 +123,11 @@ fn forward(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li
   var o: Row; // Σ_k exp(s_k - m) v_k
   var m = NEG_BIG; // running max of the scores
   var l = 0.0; // Σ_k exp(s_k - m)
+  var rowGroup = 0u;
   if (live) {
     q = qkvRow(qAt(i, h));
     scaleRow(&q, scale());
+    if (GROUPED) { rowGroup = mask[params.groups + i]; }
   }
 
   // Uniform: a read-only buffer at a uniform index, so barriers may sit in this loop.
@@ -137,6 +144,7 @@ fn forward(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li
     if (live) {
       for (var k = k0; k < min(k0 + BK, i + 1u); k++) {
         if (i >= mask[k]) { continue; } // end[k]: key k is not on this query's path
+        if (GROUPED && mask[params.groups + k] != rowGroup) { continue; }
         var key = keyRow(k, k - k0, h);
         let s = dotRow(&q, &key);
         if (s > m) { // a new max: rescale what was summed against the old one
@@ -157,7 +165,7 @@ fn forward(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li
     let seen = l > 0.0; // false for a row that sees no key: zeros, lse = -inf
     scaleRow(&o, select(0.0, 1.0 / l, seen));
     storeOut(oAt(i, h), o);
-    lse[h * N + i] = select(bitcast<f32>(negInfBits), m + log(l), seen);
+    lse[h * params.lseStride + i] = select(bitcast<f32>(negInfBits), m + log(l), seen);
   }
 }
 
@@ -180,8 +188,8 @@ fn backwardQuery(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_ind
     scaleRow(&q, scale());
     dO = dOutRow(oAt(i, h));
     rowDelta = dotOutIn(oAt(i, h), dO);
-    rowLse = lseIn[h * N + i];
-    delta[h * N + i] = rowDelta;
+    rowLse = lseIn[h * params.lseStride + i];
+    delta[h * params.lseStride + i] = rowDelta;
   }
 
   let first = mask[params.keyTilesOffsets + qt];
@@ -230,8 +238,8 @@ fn stageQueries(q0: u32, h: u32, lid: u32, threads: u32) {
     var rowLse = 0.0;
     var rowDelta = 0.0;
     if (i < params.N) {
-      rowLse = lseIn[h * params.N + i];
-      rowDelta = delta[h * params.N + i];
+      rowLse = lseIn[h * params.lseStride + i];
+      rowDelta = delta[h * params.lseStride + i];
     }
     lseTile[r] = rowLse;
     deltaTile[r] = rowDelta;
@@ -251,12 +259,12 @@ fn dOutRowAt(i: u32, r: u32, h: u32) -> Row {
 
 fn lseAt(i: u32, r: u32, h: u32) -> f32 {
   if (SHARED) { return lseTile[r]; }
-  return lseIn[h * params.N + i];
+  return lseIn[h * params.lseStride + i];
 }
 
 fn deltaAt(i: u32, r: u32, h: u32) -> f32 {
   if (SHARED) { return deltaTile[r]; }
-  return delta[h * params.N + i];
+  return delta[h * params.lseStride + i];
 }
 
 // dV_k = Σ_i P_ik dOut_i, dK_k = scale · Σ_i dS_ik q_i over the queries i in [k, end[k]).

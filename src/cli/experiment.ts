@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind, type EditorSpec } from '../harness/editors';
-import { ENV_IDS, type EnvId } from '../harness/env';
+import { ENV_IDS } from '../harness/env';
 import {
   episodeLimits,
   matrixResults,
@@ -24,7 +24,7 @@ import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
-import { choiceFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, stringFlag, withGpu, type ModelChoice } from './model-args';
+import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, stringFlag, withGpu, type ModelChoice } from './model-args';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
 export const DEMO_CHECKPOINT = fileURLToPath(new URL('../../public/models/demo.safetensors', import.meta.url));
@@ -127,7 +127,7 @@ export const experimentCommand: Command = {
     ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 checkpoint to start from (default: the demo checkpoint)' },
     config: { type: 'string', value: PRESETS.join('|'), help: 'a random init of this preset instead of a checkpoint' },
     seed: { type: 'string', value: 'S', help: 'seed of the batches (and of a random init) (default 0)' },
-    env: { type: 'string', value: ENV_IDS.join('|'), help: 'environment (default lookup)' },
+    env: { type: 'string', value: 'E', help: `environment with optional difficulty knobs, e.g. lookup:hops=2,distractors=1 (${ENV_IDS.join(', ')}; default lookup)` },
     editors: { type: 'string', value: 'a,b', help: `memory editors (${EDITOR_KINDS.join(', ')})` },
     methods: { type: 'string', value: 'a,b', help: `RL methods (default all: ${METHODS.join(', ')})` },
     steps: { type: 'string', value: 'N', help: 'RL updates per run' },
@@ -150,7 +150,7 @@ export const experimentCommand: Command = {
     const sizes = args.flags.quick ? MATRIX_SIZES.quick : MATRIX_SIZES.full;
     const editorKinds = listFlag(args, 'editors', isEditorKind, EDITOR_KINDS, sizes.editors);
     const methods = listFlag<Method>(args, 'methods', isMethod, METHODS, METHODS);
-    const env = choiceFlag(args, 'env', ENV_IDS, 'lookup' as EnvId);
+    const env = envFlag(stringFlag(args, 'env') ?? 'lookup');
     const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
     const lambda = numberFlag(args, 'lambda', DEFAULT_LAMBDA, 0);
     if (args.flags.lambda !== undefined && !methods.includes('sdcc')) throw new UsageError('--lambda applies to the sdcc run, which --methods leaves out');

@@ -9,7 +9,7 @@ import { ValidationError } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
-import { ENV_IDS, createEnv, type EnvId } from '../harness/env';
+import { ENV_IDS, createEnv, parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind } from '../harness/editors';
 import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } from '../harness/dataset';
 import { verifyEpisode } from '../harness/verify';
@@ -17,7 +17,7 @@ import type { Policy } from '../harness/policy';
 import { createExpertPolicy } from '../harness/policies/expert';
 import { checkSampling } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
-import { choiceFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, stringFlag, withGpu } from './model-args';
+import { choiceFlag, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, stringFlag, withGpu } from './model-args';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
@@ -31,8 +31,7 @@ function duration(seconds: number): string {
 
 /** The data set config from the flags; editor and budget are checked here, before any GPU work. */
 function datasetConfig(args: ParsedArgs): DatasetConfig {
-  const env = requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`);
-  if (!(ENV_IDS as readonly string[]).includes(env)) throw new UsageError(`unknown environment "${env}" (${ENV_IDS.join(', ')})`);
+  const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
   const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')})`);
   if (!isEditorKind(editor)) throw new UsageError(`unknown editor "${editor}" (${EDITOR_KINDS.join(', ')})`);
   const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
@@ -45,7 +44,7 @@ function datasetConfig(args: ParsedArgs): DatasetConfig {
   requiredFlag(args, 'n', 'N (number of prompts)');
   requiredFlag(args, 'seed', 'S');
   return {
-    env: env as EnvId,
+    env,
     editor,
     budget,
     n: integerFlag(args, 'n', 1, 1),
@@ -149,7 +148,7 @@ export const generateCommand: Command = {
     if (policyKind === 'expert') {
       for (const flag of MODEL_ONLY) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to the model policy, not --policy expert`);
       const noise = numberFlag(args, 'noise', 0, 0, 1);
-      const result = await generate(io, config, createExpertPolicy(createEnv(config.env as EnvId), { noise }), Infinity);
+      const result = await generate(io, config, createExpertPolicy(createEnv(config.env), { noise }), Infinity);
       return writeDataset(io, out, result, Infinity);
     }
 

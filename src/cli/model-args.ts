@@ -17,6 +17,7 @@ import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
 import { randomWeights } from '../testing/weights';
 import { deriveTree } from '../tree/derive';
+import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
@@ -85,6 +86,15 @@ export function choiceFlag<T extends string>(args: ParsedArgs, name: string, cho
   const value = stringFlag(args, name) ?? fallback;
   if (!(choices as readonly string[]).includes(value)) throw new UsageError(`unknown --${name} ${quote(value)} (${choices.join(', ')})`);
   return value as T;
+}
+
+/** `--env lookup:hops=2,distractors=1`: an environment id with optional difficulty knobs. */
+export function envFlag(text: string): EnvSpec {
+  try {
+    return parseEnvSpec(text);
+  } catch (error) {
+    throw new UsageError(`--env: ${(error as Error).message}`);
+  }
 }
 
 export function methodFlag(args: ParsedArgs): Method {

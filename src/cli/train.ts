@@ -20,7 +20,7 @@ import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import { generateDataset, type DatasetConfig } from '../harness/dataset';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
-import { ENV_IDS, type EnvId } from '../harness/env';
+import { ENV_IDS, formatEnvSpec, type EnvSpec } from '../harness/env';
 import { checkSampling } from '../harness/policies/model';
 import { endAtLastAction } from '../harness/episode';
 import { verifyEpisode } from '../harness/verify';
@@ -29,6 +29,7 @@ import { UsageError, type CliIO, type Command, type ParsedArgs } from './command
 import {
   checkModelTakes,
   choiceFlag,
+  envFlag,
   integerFlag,
   methodFlag,
   modelFromArgs,
@@ -131,7 +132,7 @@ export function updateSeed(seed: number, step: number): number {
 }
 
 export interface EnvSettings {
-  env: EnvId;
+  env: EnvSpec;
   editor: EditorKind;
   budget?: number;
   /** Rollouts per prompt (one group each). */
@@ -155,7 +156,7 @@ export function envRolloutSource(settings: EnvSettings, options: { batch: number
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   return {
     description:
-      `${env} under ${editor}${budget === undefined ? '' : ` (budget ${budget})`}: ${plural(prompts, 'prompt')} × ${plural(group, 'rollout')} per update, ` +
+      `${formatEnvSpec(env)} under ${editor}${budget === undefined ? '' : ` (budget ${budget})`}: ${plural(prompts, 'prompt')} × ${plural(group, 'rollout')} per update, ` +
       `played by the model being trained (temperature ${temperature}, seed ${seed})`,
     async batch(step, model) {
       const started = performance.now();
@@ -299,8 +300,7 @@ function envSource(
   saved: Record<string, string>,
   model: { config: ModelConfig; checkpoint: string | null; method: Method; objective: Objective },
 ): { source: RolloutSource; metadata: Record<string, string> } {
-  const env = requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`);
-  if (!(ENV_IDS as readonly string[]).includes(env)) throw new UsageError(`unknown environment ${quote(env)} (${ENV_IDS.join(', ')})`);
+  const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
   const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')}): the memory editor of --env's episodes`);
   if (!isEditorKind(editor)) throw new UsageError(`unknown editor ${quote(editor)} (${EDITOR_KINDS.join(', ')})`);
   const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
@@ -325,7 +325,7 @@ function envSource(
       `vocabulary ${model.config.vocabSize}: --env episodes speak the byte tokenizer (${BYTE_VOCAB} tokens)`,
     );
   }
-  const settings: EnvSettings = { env: env as EnvId, editor, budget, group, temperature };
+  const settings: EnvSettings = { env, editor, budget, group, temperature };
   return {
     source: envRolloutSource(settings, { batch, seed, method: model.method }),
     metadata: {
@@ -333,7 +333,7 @@ function envSource(
       [META.batch]: String(batch),
       [META.group]: String(group),
       [META.temperature]: String(temperature),
-      env,
+      env: formatEnvSpec(env),
       editor,
       ...(budget === undefined ? {} : { budget: String(budget) }),
     },

@@ -5,6 +5,7 @@
 import { format, line, scaleBand, scaleLinear, scaleLog, scaleSqrt } from 'd3';
 import { INK, METHOD_BY_ID } from '../app/views/palette';
 import { describeConfig } from '../model/config';
+import { formatEnvSpec } from '../harness/env';
 import type { Method } from '../plan/types';
 import { SCORING_METHODS, type EditorResult, type MatrixResults, type RunRecord } from './matrix';
 
@@ -47,7 +48,7 @@ function mdTable(headers: string[], rows: string[][], align: ('l' | 'r')[]): str
 export function matrixTable(results: MatrixResults, meta: { checkpoint: string | null } = { checkpoint: null }): string {
   const c = results.config;
   const methods = c.methods;
-  const env = typeof c.env === 'string' ? c.env : c.env.id;
+  const env = formatEnvSpec(c.env);
   const out: string[] = [];
   out.push('# Experiment matrix\n');
   out.push(

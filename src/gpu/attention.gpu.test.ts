@@ -174,6 +174,89 @@ describe('attention.wgsl', () => {
     await checkAgainstReference('HS=MAX_HS shared', end, 2, ATTENTION_MAX_HS, SHARED, 32);
   });
 
+  it('grouped rows (SDCC): each group sees only its own tree; a backward over the first rows reads lse at the forward\'s stride', async () => {
+    // Group g is a random tree of U_g rows in preorder, split at L_g: rows [0, L_g) go to the front
+    // region, the rest after every group's front rows (the layout of packSdccBatch).
+    const { device } = gpu;
+    const rng = createRng(41);
+    const NH = 2;
+    const HS = 8;
+    const C = NH * HS;
+    const groups = [
+      { end: randomTreeEnd(rng, 45, 0.15), L: 30 },
+      { end: randomTreeEnd(rng, 20, 0.3), L: 20 },
+      { end: randomTreeEnd(rng, 38, 0.1), L: 9 },
+    ];
+    const S = groups.reduce((n, g) => n + g.L, 0);
+    const U = groups.reduce((n, g) => n + g.end.length, 0);
+    const end = new Uint32Array(U);
+    const group = new Uint32Array(U);
+    const front = new Uint32Array(S); // the front rows' own visibility (ends clipped to their region)
+    const rowsOf: number[][] = [];
+    let sOff = 0;
+    let tOff = S;
+    groups.forEach((g, gi) => {
+      const at = (r: number) => (r < g.L ? sOff + r : tOff + r - g.L);
+      const endAt = (e: number) => (e <= g.L ? sOff + e : tOff + e - g.L);
+      rowsOf.push(Array.from(g.end, (_, r) => at(r)));
+      g.end.forEach((e, r) => {
+        end[at(r)] = endAt(e);
+        group[at(r)] = gi;
+        if (r < g.L) front[at(r)] = sOff + Math.min(e, g.L);
+      });
+      sOff += g.L;
+      tOff += g.end.length - g.L;
+    });
+    const qkv = Float32Array.from({ length: U * 3 * C }, () => rng.normal());
+    const dOut = Float32Array.from({ length: S * C }, () => rng.normal());
+    for (const config of [ROWS, SHARED]) {
+      const mask = createAttentionMask(device, end, config, { group });
+      const backMask = createAttentionMask(device, front, config, { lseStride: U });
+      expect(() => createAttentionBackward(device, mask, { NH, HS }, { qkv: mask.buffer, out: mask.buffer, lse: mask.buffer, dOut: mask.buffer, delta: mask.buffer, dqkv: mask.buffer })).toThrow('forward only');
+      const buffers = {
+        qkv: uploadStorage(device, 'test.qkv', qkv),
+        dOut: uploadStorage(device, 'test.dOut', dOut),
+        out: createStorage(device, 'test.out', U * C * 4),
+        lse: createStorage(device, 'test.lse', NH * U * 4),
+        delta: createStorage(device, 'test.delta', NH * U * 4),
+        dqkv: createStorage(device, 'test.dqkv', S * 3 * C * 4),
+      };
+      await submitValidated(device, 'test.grouped', () => [
+        createAttentionForward(device, mask, { NH, HS }, buffers),
+        ...createAttentionBackward(device, backMask, { NH, HS }, buffers),
+      ]);
+      const out = await readFloat32(device, buffers.out, U * C);
+      const lse = await readFloat32(device, buffers.lse, NH * U);
+      const dqkv = await readFloat32(device, buffers.dqkv, S * 3 * C);
+      groups.forEach((g, gi) => {
+        const rows = rowsOf[gi];
+        const n = rows.length;
+        const gather = (src: Float32Array, width: number, which: number[]) => {
+          const outRows = new Float32Array(which.length * width);
+          which.forEach((row, r) => outRows.set(src.subarray(row * width, (row + 1) * width), r * width));
+          return outRows;
+        };
+        const want = attentionRef(gather(qkv, 3 * C, rows), g.end, n, C, NH);
+        expectClose(gather(out, C, rows), want.out, { abs: FORWARD_ABS, label: `group ${gi}: out` });
+        for (let h = 0; h < NH; h++) {
+          rows.forEach((row, r) => expect(Math.abs(lse[h * U + row] - want.lse[h * n + r]), `group ${gi} lse`).toBeLessThanOrEqual(FORWARD_ABS));
+        }
+        // The backward over the front rows: group g's first L rows among themselves.
+        const frontRows = rows.slice(0, g.L);
+        const clipped = Array.from(g.end.subarray(0, g.L), (e) => Math.min(e, g.L));
+        const wantD = attentionBackwardRef(gather(qkv, 3 * C, frontRows), clipped, gather(dOut, C, frontRows), g.L, C, NH);
+        expectClose(gather(dqkv, 3 * C, frontRows), wantD, { abs: BACKWARD_ABS, rel: BACKWARD_REL, label: `group ${gi}: dqkv` });
+      });
+      // The block lists hold only tile pairs with a visible pair of one group.
+      const seen = new Set<number>();
+      for (let i = 0; i < U; i++) for (let k = 0; k <= i; k++) if (k <= i && i < end[k] && group[k] === group[i]) seen.add(Math.floor(i / config.BQ) * U + Math.floor(k / config.BK));
+      expect(mask.tiles.pairs).toBe(seen.size);
+      for (const b of Object.values(buffers)) b.destroy();
+      mask.destroy();
+      backMask.destroy();
+    }
+  });
+
   it('rejects head sizes it cannot hold and buffers shorter than their tensors', () => {
     const mask = createAttentionMask(gpu.device, causalEnd(4), ROWS);
     const small = createStorage(gpu.device, 'test.small', 4);

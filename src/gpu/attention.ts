@@ -42,8 +42,12 @@ export interface AttentionShape {
 export interface AttentionMask {
   N: number;
   config: AttentionConfig;
+  /** Rows carry groups (forward only): query i sees key k iff k <= i < end[k] and group[k] = group[i]. */
+  grouped: boolean;
+  /** Row stride of lse and delta: N, or the N of the forward whose first rows this mask covers. */
+  lseStride: number;
   tiles: AttentionTiles;
-  buffer: GPUBuffer; // u32: end (N) | keyTilesOfQueryTile offsets, tiles | queryTilesOfKeyTile offsets, tiles
+  buffer: GPUBuffer; // u32: end (N) | group (N, grouped) | keyTilesOfQueryTile offsets, tiles | queryTilesOfKeyTile offsets, tiles
   params: GPUBuffer; // struct Params
   visits: GPUBuffer; // u32 (3): tile pairs visited by forward, backwardQuery, backwardKey (countVisits)
   destroy(): void;
@@ -51,6 +55,8 @@ export interface AttentionMask {
 
 /** Where each part of the mask buffer starts: the fields of struct Params after N. */
 export interface MaskLayout {
+  /** Where group[] starts (0: not grouped). */
+  groups: number;
   keyTilesOffsets: number;
   keyTiles: number;
   queryTilesOffsets: number;
@@ -58,19 +64,20 @@ export interface MaskLayout {
   length: number;
 }
 
-export function maskLayout(tiles: AttentionTiles): MaskLayout {
-  const keyTilesOffsets = tiles.N;
+export function maskLayout(tiles: AttentionTiles, grouped = false): MaskLayout {
+  const groups = grouped ? tiles.N : 0;
+  const keyTilesOffsets = tiles.N * (grouped ? 2 : 1);
   const keyTiles = keyTilesOffsets + tiles.queryTiles + 1;
   const queryTilesOffsets = keyTiles + tiles.pairs;
   const queryTiles = queryTilesOffsets + tiles.keyTiles + 1;
-  return { keyTilesOffsets, keyTiles, queryTilesOffsets, queryTiles, length: queryTiles + tiles.pairs };
+  return { groups, keyTilesOffsets, keyTiles, queryTilesOffsets, queryTiles, length: queryTiles + tiles.pairs };
 }
 
 /**
- * Mirror of `struct Params` in attention.wgsl (20 bytes, padded to 32):
- * N: u32 @ 0, keyTilesOffsets: u32 @ 4, keyTiles: u32 @ 8, queryTilesOffsets: u32 @ 12, queryTiles: u32 @ 16.
+ * Mirror of `struct Params` in attention.wgsl (28 bytes, padded to 32): N: u32 @ 0,
+ * keyTilesOffsets @ 4, keyTiles @ 8, queryTilesOffsets @ 12, queryTiles @ 16, groups @ 20, lseStride @ 24.
  */
-export function attentionParams(N: number, layout: MaskLayout): ArrayBuffer {
+export function attentionParams(N: number, layout: MaskLayout, lseStride = N): ArrayBuffer {
   const bytes = new ArrayBuffer(32);
   const view = new DataView(bytes);
   view.setUint32(0, N, true);
@@ -78,14 +85,17 @@ export function attentionParams(N: number, layout: MaskLayout): ArrayBuffer {
   view.setUint32(8, layout.keyTiles, true);
   view.setUint32(12, layout.queryTilesOffsets, true);
   view.setUint32(16, layout.queryTiles, true);
+  view.setUint32(20, layout.groups, true);
+  view.setUint32(24, lseStride, true);
   return bytes;
 }
 
 /** The contents of AttentionMask.buffer. */
-export function maskWords(end: ArrayLike<number>, tiles: AttentionTiles): Uint32Array {
-  const layout = maskLayout(tiles);
+export function maskWords(end: ArrayLike<number>, tiles: AttentionTiles, group?: ArrayLike<number>): Uint32Array {
+  const layout = maskLayout(tiles, group !== undefined);
   const words = new Uint32Array(layout.length);
   words.set(Array.from(end), 0);
+  if (group) words.set(Array.from(group), layout.groups);
   words.set(tiles.keyTilesOfQueryTile.offsets, layout.keyTilesOffsets);
   words.set(tiles.keyTilesOfQueryTile.tiles, layout.keyTiles);
   words.set(tiles.queryTilesOfKeyTile.offsets, layout.queryTilesOffsets);
@@ -93,20 +103,32 @@ export function maskWords(end: ArrayLike<number>, tiles: AttentionTiles): Uint32
   return words;
 }
 
-export function createAttentionMask(device: GPUDevice, end: ArrayLike<number>, config: AttentionConfig): AttentionMask {
+export interface MaskOptions {
+  /** Per row: its group (see AttentionMask.grouped). The mask serves the forward only. */
+  group?: ArrayLike<number>;
+  /** For a backward over the first N rows of a forward of lseStride rows (default N). */
+  lseStride?: number;
+}
+
+export function createAttentionMask(device: GPUDevice, end: ArrayLike<number>, config: AttentionConfig, options: MaskOptions = {}): AttentionMask {
   const N = end.length;
   if (N === 0) throw new Error('createAttentionMask: end[] is empty');
-  const tiles = attentionTiles(end, config.BQ, config.BK);
+  const { group, lseStride = N } = options;
+  if (group && group.length !== N) throw new Error(`createAttentionMask: ${group.length} groups for ${N} rows`);
+  if (!Number.isInteger(lseStride) || lseStride < N) throw new Error(`createAttentionMask: lseStride ${lseStride} is below the ${N} rows`);
+  const tiles = attentionTiles(end, config.BQ, config.BK, group);
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
   if (Math.max(tiles.queryTiles, tiles.keyTiles) > maxGroups) {
     throw new Error(`createAttentionMask: ${N} rows make ${Math.max(tiles.queryTiles, tiles.keyTiles)} tiles, over the ${maxGroups} workgroups of one dispatch`);
   }
-  const buffer = uploadStorage(device, 'AttentionMask.buffer', maskWords(end, tiles));
-  const params = uploadUniform(device, 'AttentionMask.params', attentionParams(N, maskLayout(tiles)));
+  const buffer = uploadStorage(device, 'AttentionMask.buffer', maskWords(end, tiles, group));
+  const params = uploadUniform(device, 'AttentionMask.params', attentionParams(N, maskLayout(tiles, group !== undefined), lseStride));
   const visits = createStorage(device, 'AttentionMask.visits', 3 * 4);
   return {
     N,
     config,
+    grouped: group !== undefined,
+    lseStride,
     tiles,
     buffer,
     params,
@@ -147,7 +169,7 @@ function launch(
 ): Launch {
   const { NH, HS } = shape;
   const { BQ, BK, shared, countVisits = false } = mask.config;
-  const constants = { NH, HS, BQ, BK, SHARED: Number(shared), COUNT_VISITS: Number(countVisits) };
+  const constants = { NH, HS, BQ, BK, SHARED: Number(shared), COUNT_VISITS: Number(countVisits), GROUPED: Number(mask.grouped) };
   const label = `attention.${entryPoint}`;
   const pipeline = computePipeline(device, label, code, constants, entryPoint);
   const byNumber: Record<number, GPUBuffer> = {};
@@ -172,7 +194,7 @@ function checkLengths(buffers: object, lengths: Record<string, number>): void {
 export interface AttentionForwardBuffers {
   qkv: GPUBuffer; // (N, 3C)
   out: GPUBuffer; // (N, C), written
-  lse: GPUBuffer; // (NH, N), written; -inf for a row that sees no key
+  lse: GPUBuffer; // (NH, lseStride), written; -inf for a row that sees no key
 }
 
 /** The forward: one dispatch of (queryTiles, NH) workgroups. */
@@ -180,7 +202,7 @@ export function createAttentionForward(device: GPUDevice, mask: AttentionMask, s
   checkShape(shape);
   const { N } = mask;
   const C = shape.NH * shape.HS;
-  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * N });
+  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * mask.lseStride });
   const { qkv, out, lse } = buffers;
   return launch(device, 'forward', mask, shape, { params: mask.params, mask: mask.buffer, visits: mask.visits, qkv, out, lse }, mask.tiles.queryTiles);
 }
@@ -188,18 +210,19 @@ export function createAttentionForward(device: GPUDevice, mask: AttentionMask, s
 export interface AttentionBackwardBuffers {
   qkv: GPUBuffer; // (N, 3C), the forward's input
   out: GPUBuffer; // (N, C), the forward's output
-  lse: GPUBuffer; // (NH, N), the forward's lse
+  lse: GPUBuffer; // (NH, lseStride), the forward's lse
   dOut: GPUBuffer; // (N, C)
-  delta: GPUBuffer; // (NH, N) scratch: rowsum(dOut * out), written by the first launch
+  delta: GPUBuffer; // (NH, lseStride) scratch: rowsum(dOut * out), written by the first launch
   dqkv: GPUBuffer; // (N, 3C), every element written (not accumulated)
 }
 
 /** The backward, two launches to encode in this order: backwardQuery (delta, dQ), backwardKey (dK, dV). */
 export function createAttentionBackward(device: GPUDevice, mask: AttentionMask, shape: AttentionShape, buffers: AttentionBackwardBuffers): Launch[] {
   checkShape(shape);
-  const { N } = mask;
+  const { N, lseStride } = mask;
+  if (mask.grouped) throw new Error('attention backward: a grouped mask serves the forward only');
   const C = shape.NH * shape.HS;
-  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * N, dOut: N * C, delta: shape.NH * N, dqkv: N * 3 * C });
+  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * lseStride, dOut: N * C, delta: shape.NH * lseStride, dqkv: N * 3 * C });
   const { qkv, out, lse, dOut, delta, dqkv } = buffers;
   const common = { params: mask.params, mask: mask.buffer, visits: mask.visits, qkv, dOut, lseIn: lse, delta, dqkv };
   return [

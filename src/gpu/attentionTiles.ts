@@ -28,11 +28,12 @@ export interface AttentionTiles {
  * Within a key tile those intervals start in increasing order, so their union is merged in one pass:
  * O(N + pairs) in all, and exact (a tree's visible tiles can be sparse, this never lists an empty pair).
  */
-export function attentionTiles(end: ArrayLike<number>, BQ: number, BK: number): AttentionTiles {
+export function attentionTiles(end: ArrayLike<number>, BQ: number, BK: number, group?: ArrayLike<number>): AttentionTiles {
   const N = end.length;
   for (const [name, value] of [['BQ', BQ], ['BK', BK]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`attentionTiles: ${name} must be a positive integer, got ${value}`);
   }
+  if (group) return groupedTiles(end, BQ, BK, group);
   const queryTiles = Math.ceil(N / BQ);
   const keyTiles = Math.ceil(N / BK);
   let visiblePairs = 0;
@@ -85,4 +86,70 @@ function transpose(lists: TileLists, targetRows: number): TileLists {
     for (let e = lists.offsets[r]; e < lists.offsets[r + 1]; e++) tiles[fill[lists.tiles[e]]++] = r;
   }
   return { offsets, tiles };
+}
+
+/**
+ * With groups (query i sees key k iff k <= i < end[k] and group[k] = group[i]), a key's queries are
+ * [k, end[k]) cut to the runs of rows of its group: several intervals, so each key tile's query-tile
+ * intervals are collected, sorted and merged. Exact like the plain case; O(N log N + pairs).
+ */
+function groupedTiles(end: ArrayLike<number>, BQ: number, BK: number, group: ArrayLike<number>): AttentionTiles {
+  const N = end.length;
+  if (group.length !== N) throw new Error(`attentionTiles: ${group.length} groups for ${N} rows`);
+  // Runs of consecutive rows of one group, per group: [start, stop) ascending.
+  const runs = new Map<number, [number, number][]>();
+  for (let i = 0; i < N; ) {
+    let j = i + 1;
+    while (j < N && group[j] === group[i]) j++;
+    const list = runs.get(group[i]) ?? [];
+    list.push([i, j]);
+    runs.set(group[i], list);
+    i = j;
+  }
+  const queryTiles = Math.ceil(N / BQ);
+  const keyTiles = Math.ceil(N / BK);
+  let visiblePairs = 0;
+  const byKey: number[] = [];
+  const keyOffsets = new Uint32Array(keyTiles + 1);
+  for (let kt = 0; kt < keyTiles; kt++) {
+    keyOffsets[kt] = byKey.length;
+    const spans: [number, number][] = []; // query-tile intervals [a, b]
+    for (let k = kt * BK; k < Math.min(N, (kt + 1) * BK); k++) {
+      const e = end[k];
+      if (!Number.isInteger(e) || e < 0 || e > N) throw new Error(`attentionTiles: end[${k}] = ${e} is not an integer in [0, ${N}]`);
+      for (const [start, stop] of runs.get(group[k])!) {
+        const lo = Math.max(start, k);
+        const hi = Math.min(stop, e);
+        if (lo >= hi) continue;
+        visiblePairs += hi - lo;
+        spans.push([Math.floor(lo / BQ), Math.floor((hi - 1) / BQ)]);
+      }
+    }
+    spans.sort((x, y) => x[0] - y[0]);
+    let lo = -1;
+    let hi = -1;
+    for (const [a, b] of spans) {
+      if (lo >= 0 && a <= hi + 1) {
+        hi = Math.max(hi, b);
+        continue;
+      }
+      for (let qt = lo; lo >= 0 && qt <= hi; qt++) byKey.push(qt);
+      lo = a;
+      hi = b;
+    }
+    for (let qt = lo; lo >= 0 && qt <= hi; qt++) byKey.push(qt);
+  }
+  keyOffsets[keyTiles] = byKey.length;
+  const queryTilesOfKeyTile = { offsets: keyOffsets, tiles: Uint32Array.from(byKey) };
+  return {
+    N,
+    BQ,
+    BK,
+    queryTiles,
+    keyTiles,
+    pairs: byKey.length,
+    visiblePairs,
+    keyTilesOfQueryTile: transpose(queryTilesOfKeyTile, queryTiles),
+    queryTilesOfKeyTile,
+  };
 }

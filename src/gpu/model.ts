@@ -92,6 +92,17 @@ export interface BatchInput {
   tokens: ArrayLike<number>;
   positions: ArrayLike<number>;
   end: ArrayLike<number>;
+  /** Per row, for blocks that do not nest (SDCC's student and teacher): see AttentionMask.grouped. */
+  group?: ArrayLike<number>;
+}
+
+export interface ForwardOptions {
+  /**
+   * The backward covers only the first `rows` rows, whose visibility among themselves is `end`
+   * (rows after them are forward-only, e.g. SDCC's teacher: no gradient flows into them, and the
+   * first rows never see them). Default: every row, with the forward's end.
+   */
+  backward?: { rows: number; end: ArrayLike<number> };
 }
 
 interface LayerActivations {
@@ -123,7 +134,9 @@ export interface ForwardPass {
   launches: Launch[];
   /** Records the forward into a pass. */
   encode(pass: GPUComputePassEncoder): void;
-  /** Records the backward from `dLogits` (N, V) into a pass: writes every parameter gradient. */
+  /** Rows the backward covers (N unless options.backward says fewer). */
+  backwardRows: number;
+  /** Records the backward from `dLogits` (backwardRows, V) into a pass: writes every parameter gradient. */
   encodeBackward(pass: GPUComputePassEncoder, dLogits: GPUBuffer): void;
   destroy(): void;
 }
@@ -132,7 +145,7 @@ export interface ForwardPass {
  * Allocates the activations of a batch and records the launches of its forward pass. The backward's
  * launches are recorded on first use. Buffers live until destroy().
  */
-export function createForward(model: GpuModel, input: BatchInput): ForwardPass {
+export function createForward(model: GpuModel, input: BatchInput, options: ForwardOptions = {}): ForwardPass {
   const { gpu, config } = model;
   const { device } = gpu;
   const N = input.tokens.length;
@@ -156,7 +169,10 @@ export function createForward(model: GpuModel, input: BatchInput): ForwardPass {
   const tokens = uploadStorage(device, 'Forward.tokens', Uint32Array.from(input.tokens));
   const positions = uploadStorage(device, 'Forward.positions', Uint32Array.from(input.positions));
   owned.push(tokens, positions);
-  const mask = createAttentionMask(device, input.end, attentionConfig(gpu.info));
+  const mask = createAttentionMask(device, input.end, attentionConfig(gpu.info), { group: input.group });
+  const NB = options.backward?.rows ?? N;
+  if (!Number.isInteger(NB) || NB < 1 || NB > N) throw new Error(`createForward: a backward over ${NB} of ${N} rows`);
+  if (options.backward && options.backward.end.length !== NB) throw new Error(`createForward: the backward's end[] has ${options.backward.end.length} rows, not ${NB}`);
   const x0 = buf('x0', N * C);
   const layers: LayerActivations[] = [];
   for (let l = 0; l < L; l++) {
@@ -217,19 +233,23 @@ export function createForward(model: GpuModel, input: BatchInput): ForwardPass {
   let backward: { steps: (Launch[] | { attention: number })[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
   const recordBackward = (dLogits: GPUBuffer) => {
     const g = model.grad;
-    const dres = buf('dres', N * C); // gradient of the residual stream at the current depth
-    const dln = buf('dln', N * C);
-    const datt = buf('datt', N * C);
-    const dqkv = buf('dqkv', N * 3 * C);
-    const dfc = buf('dfc', N * 4 * C);
-    const dPre = buf('dPre', N * 4 * C);
-    const delta = buf('delta', NH * N);
-    const index = uploadEmbeddingIndex(device, input.tokens, input.positions, V, P);
+    const dres = buf('dres', NB * C); // gradient of the residual stream at the current depth
+    const dln = buf('dln', NB * C);
+    const datt = buf('datt', NB * C);
+    const dqkv = buf('dqkv', NB * 3 * C);
+    const dfc = buf('dfc', NB * 4 * C);
+    const dPre = buf('dPre', NB * 4 * C);
+    const delta = buf('delta', NH * N); // stride N, like lse
+    // Over the first NB rows: their own visibility, reading lse at the forward's stride.
+    if (input.group && !options.backward) throw new Error('createForward: a grouped batch needs options.backward (its groups serve the forward only)');
+    const backMask = options.backward ? createAttentionMask(device, options.backward.end, mask.config, { lseStride: N }) : mask;
+    if (backMask !== mask) owned.push(backMask.buffer, backMask.params, backMask.visits);
+    const index = uploadEmbeddingIndex(device, Array.from({ length: NB }, (_, i) => input.tokens[i]), Array.from({ length: NB }, (_, i) => input.positions[i]), V, P);
     const bsteps: (Launch[] | { attention: number })[] = [];
     bsteps.push([
       // Head: dlnf = dLogits · wte, dwte = dLogitsᵀ · lnf (written first; the embedding adds to it).
-      ...createMatmulBackward(device, { M: N, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
-      ...createLayernormBackward(device, { N, C }, {
+      ...createMatmulBackward(device, { M: NB, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
+      ...createLayernormBackward(device, { N: NB, C }, {
         dOut: dln, x: last, weight: t('ln_f.weight'), mean: lnfMean, rstd: lnfRstd, dx: dres, dweight: g('ln_f.weight'), dbias: g('ln_f.bias'),
       }),
     ]);
@@ -237,33 +257,33 @@ export function createForward(model: GpuModel, input: BatchInput): ForwardPass {
       const a = layers[l];
       const h = `h.${l}.`;
       bsteps.push([
-        ...createMatmulBackward(device, { M: N, K: 4 * C, N: C }, {
+        ...createMatmulBackward(device, { M: NB, K: 4 * C, N: C }, {
           x: a.fc, w: t(`${h}mlp.c_proj.weight`), dY: dres, dx: dfc, dw: g(`${h}mlp.c_proj.weight`), dbias: g(`${h}mlp.c_proj.bias`),
         }),
-        ...createMatmulBackward(device, { M: N, K: C, N: 4 * C }, {
+        ...createMatmulBackward(device, { M: NB, K: C, N: 4 * C }, {
           x: a.ln2, w: t(`${h}mlp.c_fc.weight`), dY: dfc, pre: a.fcPre, dPre, dx: dln, dw: g(`${h}mlp.c_fc.weight`), dbias: g(`${h}mlp.c_fc.bias`),
         }),
-        ...createLayernormBackward(device, { N, C }, {
+        ...createLayernormBackward(device, { N: NB, C }, {
           dOut: dln, x: a.x1, weight: t(`${h}ln_2.weight`), mean: a.ln2Mean, rstd: a.ln2Rstd, dx: dres, dweight: g(`${h}ln_2.weight`), dbias: g(`${h}ln_2.bias`),
         }, { accumulateDx: true }),
-        ...createMatmulBackward(device, { M: N, K: C, N: C }, {
+        ...createMatmulBackward(device, { M: NB, K: C, N: C }, {
           x: a.att, w: t(`${h}attn.c_proj.weight`), dY: dres, dx: datt, dw: g(`${h}attn.c_proj.weight`), dbias: g(`${h}attn.c_proj.bias`),
         }),
       ]);
       bsteps.push({ attention: l });
       bsteps.push([
-        ...createMatmulBackward(device, { M: N, K: C, N: 3 * C }, {
+        ...createMatmulBackward(device, { M: NB, K: C, N: 3 * C }, {
           x: a.ln1, w: t(`${h}attn.c_attn.weight`), dY: dqkv, dx: dln, dw: g(`${h}attn.c_attn.weight`), dbias: g(`${h}attn.c_attn.bias`),
         }),
-        ...createLayernormBackward(device, { N, C }, {
+        ...createLayernormBackward(device, { N: NB, C }, {
           dOut: dln, x: layerInput(l), weight: t(`${h}ln_1.weight`), mean: a.ln1Mean, rstd: a.ln1Rstd, dx: dres, dweight: g(`${h}ln_1.weight`), dbias: g(`${h}ln_1.bias`),
         }, { accumulateDx: true }),
       ]);
     }
-    bsteps.push(createEmbeddingBackward(device, { N, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
+    bsteps.push(createEmbeddingBackward(device, { N: NB, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
     // Backward attention of layer l reads datt and writes dqkv, through its own binding.
     const encodeAttention = (pass: GPUComputePassEncoder, l: number) =>
-      encodeAttentionBackward(device, pass, mask, { NH, HS }, { qkv: layers[l].qkv, out: layers[l].att, lse: layers[l].lse, dOut: datt, delta, dqkv });
+      encodeAttentionBackward(device, pass, backMask, { NH, HS }, { qkv: layers[l].qkv, out: layers[l].att, lse: layers[l].lse, dOut: datt, delta, dqkv });
     backward = { steps: bsteps, launches: bsteps.flatMap((s) => (Array.isArray(s) ? s : [])), index, dLogits };
     return encodeAttention;
   };
@@ -276,6 +296,7 @@ export function createForward(model: GpuModel, input: BatchInput): ForwardPass {
     mask,
     logits,
     launches,
+    backwardRows: NB,
     encode(pass) {
       for (const s of steps) {
         if (Array.isArray(s)) encodeLaunches(pass, s);

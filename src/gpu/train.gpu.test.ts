@@ -99,6 +99,24 @@ describe('SDCC', () => {
     expect(s1.tokens).toBeGreaterThan(s0.tokens - 1);
   });
 
+  it('the packed teacher riding in the student\'s forward gives the branch teachers\' KL and gradients, through fewer rows', async () => {
+    const batch = [worked, ...random];
+    const options = { method: 'sdcc', objective: 'sft', lambda: 0.5, conditioningDrift: false } as const;
+    const branches = await computeGradients(model, batch, { ...options, sdccTeacher: 'logit-tree' });
+    const branchGrads = await model.readGrads();
+    const union = await computeGradients(model, batch, options);
+    const unionGrads = await model.readGrads();
+    expect(union.divergingLeaves).toBeGreaterThan(5); // 9, over several rollouts (groups)
+    expect(Math.abs(union.klSdcc - branches.klSdcc)).toBeLessThanOrEqual(1e-5 * Math.max(1, branches.klSdcc));
+    expect(union.taskLoss).toBe(branches.taskLoss);
+    const rel = relativeByTensor(unionGrads, branchGrads);
+    for (const [name, r] of rel) expect(r, name).toBeLessThanOrEqual(1e-4);
+    // Rows: the student plus only the teacher nodes the final walk does not share.
+    const step = assembleStep(batch.map(deriveTree), batch, options);
+    expect(union.tokens).toBe(step.sdcc!.tokens.length);
+    expect(union.tokens).toBeLessThan(branches.tokens);
+  });
+
   it('a rollout without diverging leaves runs no teacher and has KL exactly 0', async () => {
     const flat = validateRollout(
       { format: 'memorywalker.rollout/v1', id: 'flat', vocab: 272, events: [

@@ -5,8 +5,8 @@
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
-import { buildPlan } from '../plan/build';
-import { packBatch, type PackedBatch } from '../plan/batch';
+import { buildPlan, sdccUnion, type SdccUnion } from '../plan/build';
+import { packBatch, packSdccBatch, type PackedBatch, type SdccBatch } from '../plan/batch';
 import type { Method, PlanSequence, SequenceMethod } from '../plan/types';
 import { grpoAdvantages } from '../objectives/grpo';
 import type { ObjectiveTarget, TokenObjective } from '../objectives/tokens';
@@ -133,7 +133,13 @@ export interface StepBatch {
   /** Rollout of each batch target. */
   targetRollout: number[];
   objectiveTargets: ObjectiveTarget[];
+  /** SDCC with the branch-teachers layout: the teachers' own batch, forward only. */
   teacher: PackedBatch | null;
+  /**
+   * SDCC with the default (packed) teacher: the student batch followed by the teacher rows it does
+   * not share, one grouped forward whose backward covers only the student's rows.
+   */
+  sdcc: SdccBatch | null;
   pairs: SdccPair[];
   nPacked: number;
   nFinal: number;
@@ -145,6 +151,8 @@ export function assembleStep(trees: readonly ConditioningTree[], rollouts: reado
   const sequences: PlanSequence[] = [];
   const sequenceRollout: number[] = [];
   const teachers: PlanSequence[] = [];
+  const unions: (SdccUnion | null)[] = [];
+  const packedTeacher = options.sdccTeacher !== 'logit-tree';
   const pairsById: { rollout: number; id: number; teacher: number }[] = [];
   let nPacked = 0;
   let nFinal = 0;
@@ -157,9 +165,14 @@ export function assembleStep(trees: readonly ConditioningTree[], rollouts: reado
       const plan = buildPlan(tree, 'sdcc', { sdccTeacher: options.sdccTeacher });
       sequences.push(plan.student);
       sequenceRollout.push(r);
-      const base = teachers.length;
-      teachers.push(...plan.teachers);
-      for (const p of plan.pairs) pairsById.push({ rollout: r, id: p.id, teacher: base + p.teacher });
+      if (packedTeacher) {
+        unions.push(sdccUnion(tree));
+        for (const p of plan.pairs) pairsById.push({ rollout: r, id: p.id, teacher: sequences.length - 1 });
+      } else {
+        const base = teachers.length;
+        teachers.push(...plan.teachers);
+        for (const p of plan.pairs) pairsById.push({ rollout: r, id: p.id, teacher: base + p.teacher });
+      }
     } else {
       for (const s of buildPlan(tree, options.method).sequences) {
         sequences.push(s);
@@ -187,14 +200,20 @@ export function assembleStep(trees: readonly ConditioningTree[], rollouts: reado
     return target;
   });
   let teacher: PackedBatch | null = null;
+  let sdcc: SdccBatch | null = null;
   const pairs: SdccPair[] = [];
   if (options.method === 'sdcc' && pairsById.length > 0) {
-    teacher = packBatch(teachers);
     // Rows that predict each diverging leaf: in the student batch and in its teacher sequence.
     const studentRow = new Map<string, number>();
     batch.targets.forEach((t) => studentRow.set(`${sequenceRollout[t.sequence]}:${t.id}`, t.predictor));
     const teacherRow = new Map<string, number>();
-    teacher.targets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
+    if (packedTeacher) {
+      sdcc = packSdccBatch(batch, unions);
+      sdcc.teacherTargets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
+    } else {
+      teacher = packBatch(teachers);
+      teacher.targets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
+    }
     for (const p of pairsById) {
       const s = studentRow.get(`${p.rollout}:${p.id}`);
       const q = teacherRow.get(`${p.teacher}:${p.id}`);
@@ -202,7 +221,7 @@ export function assembleStep(trees: readonly ConditioningTree[], rollouts: reado
       pairs.push({ studentRow: s, teacherRow: q });
     }
   }
-  return { batch, targetRollout, objectiveTargets, teacher, pairs, nPacked, nFinal, divergingLeaves };
+  return { batch, targetRollout, objectiveTargets, teacher, sdcc, pairs, nPacked, nFinal, divergingLeaves };
 }
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
@@ -244,9 +263,12 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   const measureLive = (options.conditioningDrift ?? true) && !exact;
 
   const disposables: { destroy(): void }[] = [];
-  const forward = createForward(model, step.batch);
+  // SDCC's packed teacher rides in the student's forward (rows after the student's, no backward).
+  const forward = step.sdcc
+    ? createForward(model, step.sdcc, { backward: { rows: step.sdcc.studentRows, end: step.batch.end } })
+    : createForward(model, step.batch);
   disposables.push(forward);
-  const N = forward.N;
+  const N = forward.backwardRows;
   const dLogits = createStorage(device, 'Train.dLogits', N * V * 4);
   const outputs = createStorage(device, 'Train.outputs', T * TARGET_OUT_BYTES);
   disposables.push(dLogits, outputs);
@@ -256,17 +278,22 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   let teacherForward: ForwardPass | null = null;
   let kl: ReturnType<typeof createKlSdcc> | null = null;
   let klBuffer: GPUBuffer | null = null;
-  if (step.teacher) {
-    // The teacher runs the same weights with no backward (stop-gradient).
-    teacherForward = createForward(model, step.teacher);
+  if (step.teacher || step.sdcc) {
+    // The teacher runs the same weights with no backward (stop-gradient): its own forward, or rows
+    // of the student's.
+    if (step.teacher) {
+      teacherForward = createForward(model, step.teacher);
+      disposables.push(teacherForward);
+    }
+    const teacherLogits = teacherForward ?? forward;
     klBuffer = createStorage(device, 'Train.kl', step.pairs.length * 4);
-    kl = createKlSdcc(device, { Ns: N, Nt: teacherForward.N, V }, step.pairs, lambda, {
+    kl = createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, step.pairs, lambda, {
       student: forward.logits,
-      teacher: teacherForward.logits,
+      teacher: teacherLogits.logits,
       kl: klBuffer,
       dStudent: dLogits,
     });
-    disposables.push(teacherForward, klBuffer, kl);
+    disposables.push(klBuffer, kl);
   }
 
   // Exact live-prefix scores for the conditioning drift: the packed tree of every rollout, forward only.
@@ -288,8 +315,8 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   }
   forward.encode(pass);
   encodeLaunches(pass, [lossGrad.launch]);
-  if (teacherForward && kl?.launch) {
-    teacherForward.encode(pass);
+  if (kl?.launch) {
+    teacherForward?.encode(pass);
     encodeLaunches(pass, [kl.launch]);
   }
   forward.encodeBackward(pass, dLogits);
@@ -346,7 +373,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     klFired: step.pairs.length > 0 && lambda > 0,
     divergingLeaves: step.divergingLeaves,
     targets: T,
-    tokens: N + (teacherForward?.N ?? 0),
+    tokens: forward.N + (teacherForward?.N ?? 0),
     nPacked: step.nPacked,
     nFinal: step.nFinal,
     logdiff: rolloutDrift.n ? rolloutDrift.logdiff : null,

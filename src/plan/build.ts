@@ -79,6 +79,90 @@ function packedPaths(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequen
   };
 }
 
+/**
+ * SDCC's student and teacher in one packed tree (what the training step runs, forward once): the
+ * trie pruned to the final walk and the diverging leaves' paths, in a preorder that visits the final
+ * walk's child first at each of its nodes. Rows 0 .. S-1 are then exactly the student (the final walk,
+ * S = its length) and its nodes are computed once for both: the teacher rows after S are only the
+ * nodes the final walk does not share. Each teacher target is a diverging leaf at its scoring node.
+ * Null when the rollout has no diverging leaf (no teacher).
+ */
+export interface SdccUnion {
+  /** ids, tokens, positions and end of the whole pruned tree; `targets` are the diverging leaves. */
+  tree: PlanSequence;
+  /** Rows 0 .. studentLength-1 are the final walk, in order. */
+  studentLength: number;
+}
+
+export function sdccUnion(tree: ConditioningTree): SdccUnion | null {
+  if (tree.divergingLeaves.length === 0) return null;
+  const N = tree.packedOrder.length;
+  const kept = new Uint8Array(N);
+  const onFinal = new Uint8Array(N);
+  const keep = (from: number, mark: Uint8Array | null) => {
+    for (let node = from; node >= 0 && !(mark ? mark[node] : kept[node]); node = tree.parent[node]) {
+      kept[node] = 1;
+      if (mark) mark[node] = 1;
+    }
+  };
+  keep(tree.branchLeaf[tree.K], onFinal);
+  for (const id of tree.divergingLeaves) keep(tree.scoringNode[id], null);
+  // Children of kept nodes in packed order; the final walk's child moved first.
+  const children: number[][] = Array.from({ length: N }, () => []);
+  const roots: number[] = [];
+  for (let i = 0; i < N; i++) {
+    if (!kept[i]) continue;
+    const list = tree.parent[i] < 0 ? roots : children[tree.parent[i]];
+    if (onFinal[i]) list.unshift(i);
+    else list.push(i);
+  }
+  const row = new Int32Array(N).fill(-1);
+  const order: number[] = [];
+  const endOf: number[] = [];
+  // Iterative preorder; a node's end is known when its subtree is done.
+  const stack: { node: number; next: number }[] = [];
+  for (const root of roots) {
+    stack.push({ node: root, next: 0 });
+    row[root] = order.push(root) - 1;
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      const kids = children[top.node];
+      if (top.next < kids.length) {
+        const child = kids[top.next++];
+        row[child] = order.push(child) - 1;
+        stack.push({ node: child, next: 0 });
+      } else {
+        endOf[row[top.node]] = order.length;
+        stack.pop();
+      }
+    }
+  }
+  const n = order.length;
+  const ids = new Int32Array(n);
+  const positions = new Int32Array(n);
+  const end = new Uint32Array(n);
+  for (let r = 0; r < n; r++) {
+    ids[r] = tree.packedOrder[order[r]];
+    positions[r] = tree.depth[order[r]];
+    end[r] = endOf[r];
+  }
+  const S = tree.finalWalk.length;
+  for (let r = 0; r < S; r++) {
+    if (ids[r] !== tree.finalWalk[r]) throw new Error(`sdccUnion: row ${r} is not the final walk's id ${tree.finalWalk[r]}`);
+  }
+  const leaves = Array.from(tree.divergingLeaves, (id) => tree.scoringNode[id]).sort((a, b) => row[a] - row[b]);
+  return {
+    tree: {
+      ids,
+      tokens: tokensOf(tree, ids),
+      positions,
+      end,
+      targets: leaves.map((node) => target(tree, row[node], tree.packedOrder[node], row[tree.parent[node]])),
+    },
+    studentLength: S,
+  };
+}
+
 /** The final walk, scoring each non-dropped target on its final prefix. */
 function naiveCompressed(tree: ConditioningTree): PlanSequence {
   const { finalWalk, dropped } = tree;

@@ -9,8 +9,8 @@ import type { Rollout } from '../rollout/rollout';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
-import { packBatch } from './batch';
-import { buildPlan } from './build';
+import { packBatch, packSdccBatch } from './batch';
+import { buildPlan, sdccUnion } from './build';
 import type { PlanSequence } from './types';
 import { visibleKeys } from './visibility';
 
@@ -95,6 +95,23 @@ function checkAllPlans(tree: ConditioningTree): void {
       if (!plan.teachers[p.teacher].targets.some((t) => t.index === p.teacherIndex)) fail(`sdcc pair ${p.id}: not a teacher target`);
     }
   }
+
+  // SDCC's student and packed teacher as one tree: the final walk first, the teacher rows it does not share after.
+  const union = sdccUnion(tree);
+  if (!union) {
+    if (tree.divergingLeaves.length) fail('sdccUnion: null with diverging leaves');
+    return;
+  }
+  const S = tree.finalWalk.length;
+  if (union.studentLength !== S) fail('sdccUnion: student length');
+  sameIds(Array.from(union.tree.ids.subarray(0, S)), tree.finalWalk, 'sdccUnion rows 0..S-1 are the final walk');
+  for (let r = 0; r < S; r++) sameIds(visibleKeys(union.tree.end, r), Array.from({ length: r + 1 }, (_, j) => j), `sdccUnion student row ${r} sees the rows before it`);
+  sameIds(checkSequence(rollout, union.tree, live, 'sdcc union').sort((a, b) => a - b), tree.divergingLeaves, 'sdcc union scores the diverging leaves');
+  const teacher = buildPlan(tree, 'sdcc').teachers[0];
+  const shared = Array.from(teacher.ids, (_, i) => visibleKeys(teacher.end, i).map((k) => teacher.ids[k])).filter(
+    (path) => path.length <= S && path.every((id, j) => tree.finalWalk[j] === id),
+  ).length;
+  if (union.tree.ids.length !== S + teacher.ids.length - shared) fail(`sdccUnion: ${union.tree.ids.length} rows, want S + teacher - shared = ${S} + ${teacher.ids.length} - ${shared}`);
 }
 
 const sizes = fc.oneof(
@@ -117,6 +134,35 @@ describe('scoring plans on random rollouts', () => {
       { numRuns: 2000, seed: 4242 },
     );
     expect(diverging).toBeGreaterThan(1000);
+  });
+
+  it('pack SDCC students and their teacher rows as groups: rows see their own rollout\'s tree only', () => {
+    const groupedKeys = (end: ArrayLike<number>, group: ArrayLike<number>, i: number) => visibleKeys(end, i).filter((k) => group[k] === group[i]);
+    fc.assert(
+      fc.property(fc.array(seeds, { minLength: 1, maxLength: 4 }), (list) => {
+        const trees = list.map((seed) => treeOf(seed, 'small'));
+        const student = packBatch(trees.map((t) => buildPlan(t, 'sdcc').student));
+        const batch = packSdccBatch(student, trees.map(sdccUnion));
+        const S = student.ids.length;
+        expect(batch.studentRows).toBe(S);
+        sameIds(Array.from(batch.tokens.subarray(0, S)), student.tokens, 'student tokens first');
+        sameIds(Array.from(batch.positions.subarray(0, S)), student.positions, 'student positions first');
+        for (let i = 0; i < S; i++) sameIds(groupedKeys(batch.end, batch.group, i), visibleKeys(student.end, i), `student row ${i} sees as in its own batch`);
+        const leaves = trees.reduce((n, t) => n + t.divergingLeaves.length, 0);
+        expect(batch.teacherTargets).toHaveLength(leaves);
+        for (const t of batch.teacherTargets) {
+          const tree = trees[t.sequence];
+          const keys = groupedKeys(batch.end, batch.group, t.index);
+          if (keys[keys.length - 1] !== t.index || t.predictor !== keys[keys.length - 2]) fail(`teacher target ${t.id}: index or predictor`);
+          // Ids through the union tree of its rollout: the row's token is that id's token, positions gap-free.
+          const union = sdccUnion(tree)!;
+          const local = union.tree.targets.find((x) => x.id === t.id) ?? fail('teacher target lost');
+          sameIds(keys.map((k) => batch.tokens[k]), visibleKeys(union.tree.end, local.index).map((k) => union.tree.tokens[k]), `teacher ${t.id}: tokens seen`);
+          keys.forEach((k, j) => batch.positions[k] !== j && fail(`teacher ${t.id}: positions not gap-free`));
+        }
+      }),
+      { numRuns: 300, seed: 9 },
+    );
   });
 
   it('pack several rollouts block-diagonally: no query sees another block', () => {
