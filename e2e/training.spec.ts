@@ -221,6 +221,74 @@ test.describe('live training', () => {
     await expect(phase(page)).toHaveAttribute('data-phase', 'refused');
     await expect(page.getByTestId('train-reason')).toContainText('n_positions 128');
   });
+
+  test('the views follow the episode being played: live messages at most every 100 ms, view updates at most every second, no loading phases, IndexedDB written at most every 10 s, and a reload shows it again', async ({ page }) => {
+    test.setTimeout(240_000);
+    // The page's writes of the last opened set (IndexedDB store "sets"), and the live episode messages from the training worker.
+    await page.addInitScript(`
+      window.__setWrites = 0;
+      window.__liveMessages = 0;
+      const put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function (...a) {
+        if (this.name === 'sets') window.__setWrites++;
+        return put.apply(this, a);
+      };
+      const PageWorker = window.Worker;
+      window.Worker = class extends PageWorker {
+        constructor(url, options) {
+          super(url, options);
+          this.addEventListener('message', (e) => {
+            if (e.data && e.data.type === 'live') window.__liveMessages++;
+          });
+        }
+      };
+    `);
+    await page.goto('/#preset=tiny&methods=packed-4d&batch=2&lr=0.01&steps=0&seed=3&ckptEvery=50');
+    await expect(phase(page)).toHaveAttribute('data-phase', 'idle');
+    await expect(page.getByTestId('rollout-id')).toHaveText('worked-example');
+    await page.waitForFunction('window.__setWrites === 1'); // the example the start-up opened
+    await expect(page.getByTestId('train-follow')).toBeChecked();
+    // Every rollout the views show (its id and tape length, as the summary panel reads), and whether
+    // a load progress bar ever appears.
+    await page.evaluate(`
+      window.__views = { shown: [], progress: 0 };
+      const read = () => document.querySelector('[data-testid=rollout-id]')?.textContent + ' L ' + document.querySelector('[data-testid=stat-physicalLength]')?.textContent;
+      let last = read();
+      new MutationObserver(() => {
+        const now = read();
+        if (now !== last) window.__views.shown.push({ at: performance.now(), view: (last = now) });
+        if (document.querySelector('[data-testid=load-progress]')) window.__views.progress++;
+      }).observe(document.querySelector('main'), { subtree: true, childList: true, characterData: true });
+      window.__views.start = performance.now();
+      window.__views.writesBefore = window.__setWrites;
+      window.__views.liveBefore = window.__liveMessages;
+    `);
+    await page.getByTestId('train-start').click();
+    await expect(page.getByTestId('source')).toContainText('file live-episode.json');
+    await page.waitForTimeout(15_000); // more than one persist interval
+    await pause(page);
+    const run = (await page.evaluate(
+      '({ ...window.__views, writes: window.__setWrites - window.__views.writesBefore, live: window.__liveMessages - window.__views.liveBefore, seconds: (performance.now() - window.__views.start) / 1000 })',
+    )) as { shown: { at: number; view: string }[]; progress: number; writes: number; live: number; seconds: number };
+    // The worker sends the live episode at most every 100 ms (the newest state), however fast the model plays.
+    expect(run.live, `live messages over ${run.seconds.toFixed(1)} s`).toBeGreaterThan(run.seconds);
+    expect(run.live).toBeLessThanOrEqual(Math.ceil(run.seconds * 10) + 1);
+    expect(run.shown.length, 'the views followed the episodes').toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < run.shown.length; i++) expect(run.shown[i].at - run.shown[i - 1].at, `update ${i}`).toBeGreaterThan(900);
+    expect(run.progress, 'load progress shown while following').toBe(0);
+    expect(run.writes, `IndexedDB writes over ${run.seconds.toFixed(1)} s and ${run.shown.length} updates`).toBeLessThanOrEqual(Math.ceil(run.seconds / 10) + 1);
+    expect(run.writes).toBeLessThan(run.shown.length);
+
+    // Within 10 s of the last update the newest one is kept: a reload shows the same rollout.
+    await page.waitForTimeout(11_000);
+    const shown = { id: await page.getByTestId('rollout-id').textContent(), length: await page.getByTestId('stat-physicalLength').textContent() };
+    expect(shown.id).toMatch(/^s\d+-/);
+    await page.reload();
+    await expect(page.getByTestId('source')).toContainText('file live-episode.json');
+    await expect(page.getByTestId('rollout-id')).toHaveText(shown.id!);
+    await expect(page.getByTestId('stat-physicalLength')).toHaveText(shown.length!);
+    await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
+  });
 });
 
 test.describe('without WebGPU', () => {

@@ -1,8 +1,11 @@
 // Rollout slice: which set is open (and where it came from), the selected rollout of the set and
-// its derived view data, the load in progress, and the last load error. Parsing runs in the
-// worker; a failed load only sets `loadError`, everything shown before stays as it was.
+// its derived view data, the load in progress, and the last load error. Files are parsed in the
+// worker; a rollout the page already holds as JSON (the episode being played, a rollout of the last
+// training batch) is validated and derived here, in one update, without the worker or the loading
+// phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
+// open wins over one still in flight.
 import type { StateCreator } from 'zustand';
-import type { Rollout } from '../../rollout';
+import { stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
 import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
 import { saveLastSet } from '../persist/lastSet';
@@ -41,6 +44,13 @@ export interface OpenOptions {
   fileName?: string;
 }
 
+export interface ShowOptions {
+  /** Target to select (default: the first diverging leaf). */
+  target?: number | null;
+  /** Keep the rollout in IndexedDB as the last opened set (default true). */
+  persist?: boolean;
+}
+
 export interface RolloutSlice {
   source: SourceRef | null;
   /** The open set, one summary per rollout (the rollouts themselves stay in the worker). */
@@ -57,11 +67,15 @@ export interface RolloutSlice {
   manualOpens: number;
   openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;
   openExample(name: string, options?: OpenOptions): Promise<boolean>;
+  /** Shows one rollout given as JSON (small, in memory); false, with `loadError` set, when it does not validate. */
+  showRollout(json: RolloutJson, source: SourceRef, options?: ShowOptions): boolean;
   selectRollout(index: number, target?: number | null): Promise<void>;
   dismissLoadError(): void;
 }
 
 let parser: Parser | null = null;
+/** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
+let opens = 0;
 
 function derive(rollout: Rollout): { view: ViewData; ms: number } {
   const started = performance.now();
@@ -82,19 +96,21 @@ export const createRolloutSlice: StateCreator<WorkbenchState, [], [], RolloutSli
 
   async openBlob(blob, source, options = {}) {
     const fileName = options.fileName ?? source.name;
+    const open = ++opens;
     if (!options.auto) set({ manualOpens: get().manualOpens + 1 });
     set({ loading: { fileName, phase: 'read', done: 0, total: blob.size } });
     parser ??= createParser();
     let outcome;
     try {
-      outcome = await parser.parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob }, (phase, done, total) =>
-        set({ loading: { fileName, phase, done, total } }),
-      );
+      outcome = await parser.parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob }, (phase, done, total) => {
+        if (open === opens) set({ loading: { fileName, phase, done, total } });
+      });
     } catch (error) {
-      if (error instanceof StaleParseError) return false;
+      if (error instanceof StaleParseError || open !== opens) return false;
       set({ loading: null, loadError: error instanceof Error ? error.message : String(error) });
       return false;
     }
+    if (open !== opens) return false; // a rollout was shown meanwhile
     performance.mark('mw:parsed');
     set({ loading: { fileName, phase: 'derive', done: 0, total: 0 } });
     let derived;
@@ -110,12 +126,41 @@ export const createRolloutSlice: StateCreator<WorkbenchState, [], [], RolloutSli
       setJob: outcome.set,
       rolloutIndex: outcome.index,
       view: derived.view,
+      selectedTarget: pickTarget(derived.view, options.target),
       loading: null,
       loadError: null,
       loadTimings: { read: outcome.readMs, validate: outcome.validateMs, derive: derived.ms },
     });
-    get().selectTarget(pickTarget(derived.view, options.target));
     if (options.persist !== false) void saveLastSet(source.kind, source.name, blob).catch(() => undefined);
+    return true;
+  },
+
+  showRollout(json, source, options = {}) {
+    const started = performance.now();
+    let rollout: Rollout;
+    let validateMs: number;
+    let derived;
+    try {
+      rollout = validateRollout(json, { file: source.name });
+      validateMs = performance.now() - started;
+      derived = derive(rollout);
+    } catch (error) {
+      set({ loadError: error instanceof Error ? error.message : String(error) });
+      return false;
+    }
+    opens++;
+    set({
+      source,
+      rollouts: [summaryOf(rollout)],
+      setJob: null,
+      rolloutIndex: 0,
+      view: derived.view,
+      selectedTarget: pickTarget(derived.view, options.target),
+      loading: null,
+      loadError: null,
+      loadTimings: { read: 0, validate: validateMs, derive: derived.ms },
+    });
+    if (options.persist !== false) void saveRolloutJson(source, json);
     return true;
   },
 
@@ -158,6 +203,16 @@ export const createRolloutSlice: StateCreator<WorkbenchState, [], [], RolloutSli
     set({ loadError: null });
   },
 });
+
+function summaryOf(rollout: Rollout): RolloutSummary {
+  return { id: rollout.id, length: rollout.length, K: rollout.K, ...(rollout.reward !== undefined ? { reward: rollout.reward } : {}) };
+}
+
+/** Keeps one rollout given as JSON as the last opened set (a failure to store is not the view's concern). */
+export function saveRolloutJson(source: SourceRef, json: RolloutJson): Promise<void> {
+  const blob = new Blob([stringifyRollout(json)], { type: 'application/json' });
+  return saveLastSet(source.kind, source.name, blob).catch(() => undefined);
+}
 
 function pickTarget(view: ViewData, requested: number | null | undefined): number | null {
   if (requested !== undefined && requested !== null && requested >= 0 && requested < view.rollout.length && view.rollout.isTarget[requested]) {

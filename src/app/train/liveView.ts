@@ -1,48 +1,86 @@
-// The episode being played, shown in the inspection views (staircase, tree, inspector) through
-// their own loading action: the partial rollout is a valid SPEC §2 rollout at every point, so it
-// opens like a file. One open at a time, at most one per MIN_INTERVAL_MS (each one re-renders the
-// views on the main thread); while one is in flight or waiting only the newest state is kept.
+// The episode being played, shown in the inspection views (staircase, tree, inspector). The partial
+// rollout is a valid SPEC §2 rollout at every point, so it is shown as any rollout the page holds
+// as JSON (`showRollout`: validated and derived on the main thread, one store update, no worker).
+// The views follow the episode's structure: a new action, observation or edit is an update, a
+// token of the action being decoded is not (the live panel streams those). Each update re-renders
+// the views, so there is at most one per MIN_INTERVAL_MS, the newest state winning.
+// Every episode opens under one name, LIVE_SOURCE, and the newest state shown is kept in IndexedDB
+// at most once per PERSIST_INTERVAL_MS (and within that time of the last update): the URL names the
+// live episode whichever one plays, so a reload reopens it without a write per update.
 import type { EventJson, RolloutJson } from '../../rollout/format';
 import { ROLLOUT_FORMAT } from '../../rollout/format';
+import { saveRolloutJson, type SourceRef } from '../store/rolloutSlice';
 import type { WorkbenchState } from '../store';
 
-interface Pending {
-  id: string;
-  events: readonly EventJson[];
-}
-
-const MIN_INTERVAL_MS = 1000;
-let inFlight = false;
-let lastOpen = -Infinity;
-let pending: Pending | null = null;
+export const LIVE_SOURCE: SourceRef = { kind: 'file', name: 'live-episode.json' };
+export const MIN_INTERVAL_MS = 1000;
+export const PERSIST_INTERVAL_MS = 10_000;
 
 export function liveRolloutJson(id: string, events: readonly EventJson[]): RolloutJson {
   return { format: ROLLOUT_FORMAT, id, vocab: 272, tokenizer: 'byte', meta: { live: true }, events: events as EventJson[] };
 }
 
-/** Opens the partial rollout in the views (kept as the last opened set, so a reload shows it again). */
-export function showLiveRollout(get: () => WorkbenchState, id: string, events: readonly EventJson[]): void {
-  pending = { id, events };
-  if (!inFlight) void drain(get);
+export function isLiveSource(source: SourceRef | null): boolean {
+  return source?.kind === LIVE_SOURCE.kind && source.name === LIVE_SOURCE.name;
 }
 
-async function drain(get: () => WorkbenchState): Promise<void> {
-  inFlight = true;
-  try {
-    while (pending) {
-      const wait = lastOpen + MIN_INTERVAL_MS - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      if (!pending) break;
-      const { id, events } = pending;
+export interface LiveFollower {
+  /** The episode's events so far (every live message): the views update when its structure changed. */
+  follow(id: string, events: readonly EventJson[], done: boolean): void;
+  /** Drops the update waiting to be shown; what the views show stays (and is still kept). */
+  cancel(): void;
+}
+
+type Host = Pick<WorkbenchState, 'view' | 'selectedTarget' | 'source' | 'showRollout'>;
+
+/** `save` keeps the shown episode as the last opened set (IndexedDB). */
+export function createLiveFollower(get: () => Host, save: (json: RolloutJson) => Promise<void> = (json) => saveRolloutJson(LIVE_SOURCE, json)): LiveFollower {
+  /** What the views were last given: an update is due when the episode or its event count changes. */
+  let given = { id: '', events: 0 };
+  let pending: RolloutJson | null = null;
+  let showTimer: ReturnType<typeof setTimeout> | null = null;
+  let lastShown = -Infinity;
+  /** The newest state shown and not kept yet. */
+  let unsaved: RolloutJson | null = null;
+  let saveTimer: ReturnType<typeof setTimeout> | null = null;
+  let lastSaved = -Infinity;
+
+  const saveNewest = () => {
+    saveTimer = null;
+    const json = unsaved;
+    unsaved = null;
+    // Something else opened since (a file, a batch rollout) is the last opened set now.
+    if (!json || !isLiveSource(get().source)) return;
+    lastSaved = performance.now();
+    void save(json);
+  };
+
+  const showPending = () => {
+    showTimer = null;
+    const json = pending;
+    pending = null;
+    if (!json) return;
+    const state = get();
+    const keep = state.view?.rollout.id === json.id ? state.selectedTarget : null;
+    lastShown = performance.now();
+    if (!state.showRollout(json, LIVE_SOURCE, { target: keep, persist: false })) return;
+    unsaved = json;
+    saveTimer ??= setTimeout(saveNewest, Math.max(0, lastSaved + PERSIST_INTERVAL_MS - performance.now()));
+  };
+
+  return {
+    follow(id, events, done) {
+      if (!done && id === given.id && events.length === given.events) return; // a token of the action being decoded
+      given = { id, events: events.length };
+      if (!events.some((e) => e.op === 'append' && e.role === 'act')) return; // nothing to inspect yet
+      pending = liveRolloutJson(id, events);
+      showTimer ??= setTimeout(showPending, Math.max(0, lastShown + MIN_INTERVAL_MS - performance.now()));
+    },
+    cancel() {
       pending = null;
-      if (!events.some((e) => e.op === 'append' && e.role === 'act')) continue; // nothing to inspect yet
-      const state = get();
-      const blob = new Blob([JSON.stringify(liveRolloutJson(id, events))], { type: 'application/json' });
-      const keep = state.view?.rollout.id === id ? state.selectedTarget : null;
-      lastOpen = performance.now();
-      await state.openBlob(blob, { kind: 'file', name: `${id}.json` }, { auto: true, target: keep });
-    }
-  } finally {
-    inFlight = false;
-  }
+      if (showTimer !== null) clearTimeout(showTimer);
+      showTimer = null;
+      given = { id: '', events: 0 };
+    },
+  };
 }

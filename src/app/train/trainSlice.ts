@@ -11,7 +11,7 @@ import { createTrainClient, type TrainClient } from './client';
 import { configProblems, defaultRunConfig, presetSizes, type RunConfig } from './engine/config';
 import type { MetricRecord } from './engine/run';
 import { appendRecords, createHistory, type MetricHistory } from './history';
-import { showLiveRollout } from './liveView';
+import { createLiveFollower } from './liveView';
 
 export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
 
@@ -69,10 +69,9 @@ export interface TrainSlice {
 }
 
 let client: TrainClient | null = null;
-/** What the views were last given of the live episode. */
-let shown = { id: '', events: 0 };
 
 export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> = (set, get) => {
+  const follower = createLiveFollower(get);
   const onReply = (reply: TrainReply) => {
     switch (reply.type) {
       case 'gpu':
@@ -115,10 +114,7 @@ export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> 
         set({ trainLive: { player: reply.player, purpose: reply.purpose, step: reply.step, index: reply.index, total: reply.total, id: reply.id, events: reply.events, done: reply.done } });
         // The views follow the episode's structure (each action a new staircase step, each edit a
         // new branch); the action being decoded streams token by token in the live panel.
-        if (get().trainFollow && (reply.done || reply.id !== shown.id || reply.events.length !== shown.events)) {
-          shown = { id: reply.id, events: reply.events.length };
-          showLiveRollout(get, reply.id, reply.events);
-        }
+        if (get().trainFollow) follower.follow(reply.id, reply.events, reply.done);
         break;
       case 'device-lost':
         set({ trainBanner: { kind: 'device-lost', message: `WebGPU device lost: ${reply.message}. Resuming from the last checkpoint on a new device…` } });
@@ -200,6 +196,7 @@ export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> 
       set({ trainBanner: null });
     },
     setTrainFollow(on) {
+      if (!on) follower.cancel();
       set({ trainFollow: on });
     },
     async trainImportCheckpoint(file) {
@@ -231,7 +228,9 @@ export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> 
       const reply = await ensure().request<Extract<TrainReply, { type: 'scores' }>>((job) => ({ type: 'score', job, method, id }));
       set({ trainScores: { method, id: reply.id, scores: reply.scores } });
       const rollout = await ensure().request<Extract<TrainReply, { type: 'rollout' }>>((job) => ({ type: 'rollout', job, method, id }));
-      showLiveRollout(get, id, rollout.rollout.events);
+      follower.cancel();
+      const { view, selectedTarget, showRollout } = get();
+      showRollout(rollout.rollout, { kind: 'file', name: `${id}.json` }, { target: view?.rollout.id === id ? selectedTarget : null });
     },
     dismissTrainBanner() {
       set({ trainBanner: null });

@@ -10,7 +10,6 @@ import { initWeights, type ModelWeights } from '../../model/params';
 import { BYTE_VOCAB } from '../../rollout/tokenizer';
 import type { Method } from '../../plan/types';
 import type { EventJson, RolloutJson } from '../../rollout/format';
-import type { LiveChange } from '../train/engine/liveEpisode';
 import { configProblems, presetModel, type RunConfig } from '../train/engine/config';
 import { laneModelPolicy } from '../train/engine/modelPolicy';
 import { CancelledError } from '../train/engine/rollouts';
@@ -25,8 +24,12 @@ function post(reply: TrainReply, transfer: Transferable[] = []): void {
 }
 
 const now = () => performance.now();
-/** Live episode updates at most this often (edits and finished actions always go out). */
-const LIVE_INTERVAL_MS = 80;
+/**
+ * Live episode updates at most this often: each one re-renders the live panel (and may start a
+ * frame) on the page's main thread. Changes within the interval go out together, as the newest
+ * state at its end (an episode that ended within it may be skipped for the next one's start).
+ */
+const LIVE_INTERVAL_MS = 100;
 
 let gpu: Gpu | null = null;
 /** Devices this worker destroys itself (reset, replacement) are not losses. */
@@ -174,13 +177,44 @@ async function checkpoint(): Promise<void> {
   post({ type: 'checkpointed', step });
 }
 
+type LiveReply = Extract<TrainReply, { type: 'live' }>;
+
+/** The newest live state not sent yet (`events` the episode's own array while it grows), and the timer that sends it. */
+let liveUnsent: LiveReply | null = null;
+let liveTimer: ReturnType<typeof setTimeout> | null = null;
+let lastLivePost = -Infinity;
+
+function sendLive(): void {
+  liveTimer = null;
+  if (!liveUnsent) return;
+  const reply = liveUnsent.done ? liveUnsent : { ...liveUnsent, events: liveUnsent.events.slice() };
+  liveUnsent = null;
+  lastLivePost = now();
+  post(reply);
+}
+
+/** Sends `reply` now, or as the newest state when LIVE_INTERVAL_MS has passed since the last one. */
+function postLive(reply: LiveReply): void {
+  liveUnsent = reply;
+  const wait = lastLivePost + LIVE_INTERVAL_MS - now();
+  if (wait <= 0) sendLive();
+  else liveTimer ??= setTimeout(sendLive, wait);
+}
+
+/** Forgets the live state waiting to be sent (the run it belongs to ended). */
+function dropLive(): void {
+  if (liveTimer !== null) clearTimeout(liveTimer);
+  liveTimer = null;
+  liveUnsent = null;
+}
+
 function watcher(step: number) {
   let player: Method | 'expert' = 'expert';
   let purpose: 'train' | 'eval' = 'train';
   let index = 0;
   let total = 0;
   let id = '';
-  let lastPost = 0;
+  const live = (events: readonly EventJson[], done: boolean) => postLive({ type: 'live', player, purpose, step, index, total, id, events: events as EventJson[], done });
   return {
     setPlayer(p: Method | 'expert', phase: 'train' | 'eval') {
       player = p;
@@ -191,17 +225,9 @@ function watcher(step: number) {
         index = i;
         total = n;
         id = rolloutId;
-        lastPost = 0;
       },
-      change(events: readonly EventJson[], change: LiveChange) {
-        const t = now();
-        if (change === 'token' && t - lastPost < LIVE_INTERVAL_MS) return;
-        lastPost = t;
-        post({ type: 'live', player, purpose, step, index, total, id, events: events.slice(), done: false });
-      },
-      done(rollout: RolloutJson) {
-        post({ type: 'live', player, purpose, step, index, total, id, events: rollout.events, done: true });
-      },
+      change: (events: readonly EventJson[]) => live(events, false),
+      done: (rollout: RolloutJson) => live(rollout.events, true),
       cancelled: () => cancelled,
     },
   };
@@ -300,6 +326,7 @@ async function stopRun(forget: boolean): Promise<void> {
   playing = false;
   cancelled = true;
   await loop;
+  dropLive();
   const old = engine;
   engine = null;
   if (old) await withGpu(async () => old.destroy());

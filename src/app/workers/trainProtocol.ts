@@ -107,6 +107,7 @@ export type TrainReply =
   /**
    * The episode being played, by the expert (SFT demonstrations, shared by every lane) or by a
    * lane's model (RL): its events so far; `done` once it ended (the events then are the rollout as trained).
+   * At most one per 100 ms, the newest state: an episode may start before the last one's end was sent.
    */
   | {
       type: 'live';
