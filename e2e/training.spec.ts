@@ -84,24 +84,20 @@ test.describe('live training', () => {
     expect(history[steps - 1].loss).toBeLessThan(history[0].loss * 0.8);
   });
 
-  test('naive-compressed and packed-4d side by side (RL from one SFT checkpoint, compact harness): the exact logdiff stays at the floor, the naive one does not', async ({ page }) => {
-    test.setTimeout(420_000);
-    // Warm start: the model learns to play (well-formed actions, three turns), so the compact editor fires.
-    await page.goto('/#preset=small&difficulty=2&distractors=0&filler=0&editor=compact&budget=50&act=24&methods=packed-4d&batch=4&lr=0.01&steps=60&seed=5&ckptEvery=60');
-    await page.getByTestId('train-start').click();
-    await expect(phase(page)).toHaveAttribute('data-phase', 'done', { timeout: 300_000 });
-    await page.getByTestId('continue-rl-packed-4d').click();
-    await expect(page.getByTestId('config-batch')).toBeEnabled();
-    await expect(page.getByTestId('config-model')).toHaveValue(/^ckpt:/);
+  test('naive-compressed and packed-4d side by side (RL from the demo checkpoint, compact harness): the exact logdiff stays at the floor, the naive one does not', async ({ page }) => {
+    test.setTimeout(300_000);
+    await page.goto('/#editor=compact&methods=naive-compressed,packed-4d&objective=rl&batch=2&group=2&lr=0.0003&steps=0&seed=5&evalEvery=0');
+    // The demo model button: the shipped checkpoint, and the task it was trained on.
+    await page.getByTestId('config-demo-model').click();
+    await expect(page.getByTestId('config-model')).toHaveValue('ckpt:demo.safetensors');
+    await expect(page.getByTestId('config-difficulty')).toHaveValue('2');
+    await expect(page.getByTestId('config-distractors')).toHaveValue('1');
+    await expect(page.getByTestId('config-budget')).toHaveValue('100');
     await expect(page.getByTestId('config-objective-rl')).toHaveAttribute('aria-pressed', 'true');
-    await page.getByTestId('config-method-naive-compressed').click();
-    await page.getByTestId('config-batch').fill('2');
-    await page.getByTestId('config-group').fill('2');
-    await page.getByTestId('config-steps').fill('0');
     await expect(page.getByTestId('config-method-naive-compressed')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.getByTestId('config-method-packed-4d')).toHaveAttribute('aria-pressed', 'true');
     // The link reproduces the run: the checkpoint it starts from, RL, the lanes' shared seed.
-    await expect.poll(() => new URL(page.url()).hash).toMatch(/ckpt=run-.*packed-4d-step60.*objective=rl.*seed=5.*steps=0/);
+    await expect.poll(() => new URL(page.url()).hash).toMatch(/ckpt=demo\.safetensors.*objective=rl.*seed=5.*steps=0/);
 
     await page.getByTestId('train-start').click();
     await waitForStep(page, 3, 240_000);

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { MatrixResults } from '../experiments/matrix';
+import { DEMO_TASK } from '../harness/env';
 import { MODEL_PRESETS } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { EOS } from '../rollout/tokenizer';
@@ -50,6 +51,9 @@ describe('mw experiment matrix', () => {
     expect(results).toMatchObject({ format: 'memorywalker.experiment-matrix/v1', partial: false, checkpoint: CKPT });
     expect(results.config).toMatchObject({ n: 2, group: 2, steps: 1, evalN: 1, methods: [...METHODS], trainTemperature: 1, evalTemperature: 0 });
     expect(results.editors.map((e) => e.editor)).toEqual(EDITORS);
+    // Without --env: the demo checkpoint's task, edited at its budget.
+    expect(results.config.env).toEqual(DEMO_TASK.env);
+    expect(results.config.editors.filter((e) => e.kind !== 'none').map((e) => (e as { budget: number }).budget)).toEqual([DEMO_TASK.budget, DEMO_TASK.budget]);
     for (const editor of results.editors) {
       expect(editor.rollouts.batch.rollouts).toBe(4);
       for (const method of SCORING) expect(Number.isFinite(editor.drift.methods[method].logdiff)).toBe(true);

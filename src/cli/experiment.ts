@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind, type EditorSpec } from '../harness/editors';
-import { ENV_IDS } from '../harness/env';
+import { DEMO_TASK, ENV_IDS, formatEnvSpec } from '../harness/env';
 import {
   episodeLimits,
   matrixResults,
@@ -127,7 +127,7 @@ export const experimentCommand: Command = {
     ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 checkpoint to start from (default: the demo checkpoint)' },
     config: { type: 'string', value: PRESETS.join('|'), help: 'a random init of this preset instead of a checkpoint' },
     seed: { type: 'string', value: 'S', help: 'seed of the batches (and of a random init) (default 0)' },
-    env: { type: 'string', value: 'E', help: `environment with optional difficulty knobs, e.g. lookup:hops=2,distractors=1 (${ENV_IDS.join(', ')}; default lookup)` },
+    env: { type: 'string', value: 'E', help: `environment with optional difficulty knobs, e.g. lookup:hops=3 (${ENV_IDS.join(', ')}; default the demo task ${formatEnvSpec(DEMO_TASK.env)})` },
     editors: { type: 'string', value: 'a,b', help: `memory editors (${EDITOR_KINDS.join(', ')})` },
     methods: { type: 'string', value: 'a,b', help: `RL methods (default all: ${METHODS.join(', ')})` },
     steps: { type: 'string', value: 'N', help: 'RL updates per run' },
@@ -136,7 +136,7 @@ export const experimentCommand: Command = {
     'eval-n': { type: 'string', value: 'N', help: 'prompts of the held-out evaluation batch' },
     lr: { type: 'string', value: 'LR', help: `constant learning rate of the RL runs (default ${DEFAULT_RL_LR})` },
     lambda: { type: 'string', value: 'X', help: `SDCC's KL weight (default ${DEFAULT_LAMBDA})` },
-    budget: { type: 'string', value: 'N', help: "every budget-driven editor's token budget (default: each editor's)" },
+    budget: { type: 'string', value: 'N', help: `every budget-driven editor's token budget (default ${DEMO_TASK.budget} for the demo task, else each editor's)` },
     bins: { type: 'string', value: 'N', help: `drift histogram bins (default ${MATRIX_BINS})` },
     json: { type: 'boolean', help: 'print the results JSON on stdout instead of the list of files' },
   },
@@ -150,8 +150,10 @@ export const experimentCommand: Command = {
     const sizes = args.flags.quick ? MATRIX_SIZES.quick : MATRIX_SIZES.full;
     const editorKinds = listFlag(args, 'editors', isEditorKind, EDITOR_KINDS, sizes.editors);
     const methods = listFlag<Method>(args, 'methods', isMethod, METHODS, METHODS);
-    const env = envFlag(stringFlag(args, 'env') ?? 'lookup');
-    const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
+    // Without --env: the demo checkpoint's task, edited at its budget.
+    const envText = stringFlag(args, 'env');
+    const env = envText === undefined ? DEMO_TASK.env : envFlag(envText);
+    const budget = stringFlag(args, 'budget') === undefined ? (envText === undefined ? DEMO_TASK.budget : undefined) : integerFlag(args, 'budget', 0, 1);
     const lambda = numberFlag(args, 'lambda', DEFAULT_LAMBDA, 0);
     if (args.flags.lambda !== undefined && !methods.includes('sdcc')) throw new UsageError('--lambda applies to the sdcc run, which --methods leaves out');
     const editors: EditorSpec[] = editorKinds.map((kind: EditorKind) => {

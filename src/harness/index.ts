@@ -6,7 +6,7 @@ export { runEpisode, endAtLastAction, EPISODE_DEFAULTS, type DecodeRecord, type 
 export { generateDataset, datasetToJsonl, promptSeeds, rolloutSeed, tapeLength, type Dataset, type DatasetConfig, type DatasetSummary } from './dataset';
 export { verifyEpisode, type EpisodeCheck } from './verify';
 export { NEWLINE, STOP_TOKENS, type Action, type DecodeRequest, type EpisodeInfo, type Policy, type PolicySession } from './policy';
-export { createEnv, ENV_IDS, type Env, type EnvId, type EnvSpec, type Episode, type Outcome } from './env';
+export { createEnv, DEMO_TASK, ENV_IDS, type Env, type EnvId, type EnvSpec, type Episode, type Outcome } from './env';
 export {
   createEditor,
   editorSpec,

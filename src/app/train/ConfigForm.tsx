@@ -38,6 +38,7 @@ export function ConfigForm() {
   const files = useWorkbench((s) => s.trainFiles);
   const set = useWorkbench((s) => s.setTrainConfig);
   const importCheckpoint = useWorkbench((s) => s.trainImportCheckpoint);
+  const startFromDemo = useWorkbench((s) => s.trainUseDemoModel);
   const toggleMethod = (m: Method) => {
     const has = config.methods.includes(m);
     const next = has ? config.methods.filter((x) => x !== m) : [...config.methods, m];
@@ -73,6 +74,15 @@ export function ConfigForm() {
               ))}
             </select>
           </Field>
+          <button
+            type="button"
+            className="button small"
+            data-testid="config-demo-model"
+            title="The pretrained demo checkpoint (small preset, SFT on expert lookups) and the task it was trained on: lookup, 2 hops, 1 distractor, 20 filler characters, budget 100"
+            onClick={() => void startFromDemo()}
+          >
+            Demo model
+          </button>
           <label className="button small file" title="Import a GPT-2 checkpoint (safetensors, vocabulary 272)">
             Import checkpoint…
             <input type="file" accept=".safetensors" data-testid="config-import-checkpoint" onChange={(e) => e.target.files?.[0] && void importCheckpoint(e.target.files[0])} />

@@ -8,7 +8,7 @@ import type { EventJson } from '../../rollout/format';
 import type { WorkbenchState } from '../store';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../workers/trainProtocol';
 import { createTrainClient, type TrainClient } from './client';
-import { configProblems, defaultRunConfig, presetSizes, type RunConfig } from './engine/config';
+import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from './engine/config';
 import type { MetricRecord } from './engine/run';
 import { appendRecords, createHistory, type MetricHistory } from './history';
 import { createLiveFollower } from './liveView';
@@ -59,6 +59,8 @@ export interface TrainSlice {
   trainReset(): void;
   setTrainFollow(on: boolean): void;
   trainImportCheckpoint(file: File): Promise<void>;
+  /** Fetches the demo checkpoint shipped with the app, starts the draft config from it and sets the task it knows. */
+  trainUseDemoModel(): Promise<void>;
   trainExportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
   /** Keeps `method`'s weights as a checkpoint and points the draft config at it (e.g. SFT warm start → RL). */
   trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;
@@ -72,6 +74,17 @@ let client: TrainClient | null = null;
 
 export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> = (set, get) => {
   const follower = createLiveFollower(get);
+  /** Hands checkpoint bytes to the worker (which validates and keeps them) and starts the draft config from them. */
+  const importCheckpoint = async (name: string, read: () => Promise<ArrayBuffer>, patch: Partial<RunConfig>) => {
+    try {
+      const bytes = new Uint8Array(await read());
+      const reply = await ensure().request<Extract<TrainReply, { type: 'imported' }>>((job) => ({ type: 'import-checkpoint', job, name, bytes }), [bytes.buffer]);
+      set({ trainFiles: [...new Set([...get().trainFiles, reply.name])], trainBanner: null });
+      get().setTrainConfig({ ...patch, checkpoint: reply.name });
+    } catch (error) {
+      set({ trainBanner: { kind: 'notice', message: `${name}: ${(error as Error).message}` } });
+    }
+  };
   const onReply = (reply: TrainReply) => {
     switch (reply.type) {
       case 'gpu':
@@ -200,14 +213,14 @@ export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> 
       set({ trainFollow: on });
     },
     async trainImportCheckpoint(file) {
-      const bytes = new Uint8Array(await file.arrayBuffer());
-      try {
-        const reply = await ensure().request<Extract<TrainReply, { type: 'imported' }>>((job) => ({ type: 'import-checkpoint', job, name: file.name, bytes }), [bytes.buffer]);
-        set({ trainFiles: [...new Set([...get().trainFiles, reply.name])], trainBanner: null });
-        get().setTrainConfig({ checkpoint: reply.name });
-      } catch (error) {
-        set({ trainBanner: { kind: 'notice', message: `${file.name}: ${(error as Error).message}` } });
-      }
+      await importCheckpoint(file.name, () => file.arrayBuffer(), {});
+    },
+    async trainUseDemoModel() {
+      await importCheckpoint(DEMO_MODEL.name, async () => {
+        const response = await fetch(`${import.meta.env.BASE_URL}${DEMO_MODEL.file}`);
+        if (!response.ok) throw new Error(`could not fetch the demo checkpoint (HTTP ${response.status})`);
+        return response.arrayBuffer();
+      }, DEMO_MODEL.task);
     },
     async trainExportCheckpoint(method) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'checkpoint-file' }>>((job) => ({ type: 'export-checkpoint', job, method }));

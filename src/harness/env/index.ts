@@ -10,6 +10,12 @@ export type EnvSpec = ({ id: 'lookup' } & Partial<LookupOptions>) | ({ id: 'coll
 export type EnvId = EnvSpec['id'];
 export const ENV_IDS: readonly EnvId[] = ['lookup', 'collect'];
 
+/**
+ * The task the demo checkpoint (public/models/demo.safetensors, scripts/train-demo.sh) was trained
+ * on, and the token budget at which the memory editors edit each of its episodes once.
+ */
+export const DEMO_TASK = { env: { id: 'lookup', hops: 2, distractors: 1, filler: 20 }, budget: 100 } as const satisfies { env: EnvSpec; budget: number };
+
 export function createEnv(spec: EnvSpec | EnvId): Env {
   const s: EnvSpec = typeof spec === 'string' ? ({ id: spec } as EnvSpec) : spec;
   switch (s.id) {

@@ -2,7 +2,7 @@
 // environment, a memory editor, the expert or the model itself), which methods train side by side,
 // and the optimiser's knobs. Pure: the worker, the page, Node benchmarks and tests share it.
 
-import { EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EditorSpec, type EnvId, type EnvSpec } from '../../../harness';
+import { DEMO_TASK, EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EditorSpec, type EnvId, type EnvSpec } from '../../../harness';
 import { MODEL_PRESETS, type ModelConfig, type ModelPreset } from '../../../model/config';
 import { METHODS, type Method } from '../../../plan/types';
 import type { Objective } from '../../../gpu/train';
@@ -80,6 +80,24 @@ export function defaultRunConfig(preset: ModelPreset = 'tiny'): RunConfig {
     evalEvery: 20,
   };
 }
+
+/**
+ * The pretrained demo checkpoint (public/models, trained by scripts/train-demo.sh) and the task it
+ * was trained on: `lookup` with two hops, one distractor fact and 20 filler characters, edited at a
+ * budget of 100 tokens. Starting from it sets that task; an RL run then has reward to learn from.
+ */
+export const DEMO_MODEL = {
+  file: 'models/demo.safetensors',
+  name: 'demo.safetensors',
+  task: {
+    env: DEMO_TASK.env.id,
+    difficulty: DEMO_TASK.env.hops,
+    distractors: DEMO_TASK.env.distractors,
+    filler: DEMO_TASK.env.filler,
+    budget: DEMO_TASK.budget,
+    actTokens: 24,
+  } satisfies Partial<RunConfig>,
+} as const;
 
 /** The preset's sizes for the fields that depend on the model (used when the preset changes). */
 export function presetSizes(preset: ModelPreset): Partial<RunConfig> {
