@@ -4,7 +4,7 @@
 # filler characters) under four memory editors (budget 100 tokens, so every episode is edited
 # once), then SFT with exact tree replay (packed-4d) in two stages: 1,500 updates on 1,600 episodes,
 # then 2,000 more on 3,200 (the first set and 1,600 fresh ones), one cosine schedule over all 3,500.
-# Takes ~70 minutes on SwiftShader (2 CPU cores).
+# Takes about an hour on SwiftShader (2 CPU cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.demo-data}
