@@ -17,10 +17,9 @@
 //      [--browser-only: no Node run] [--following-only: no page run without the views following] [--profile] [--top N] [--trace-dir DIR]
 //      [--no-frames: no frame-interval recorder, whose requestAnimationFrame loop makes the page draw every frame]
 import { spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, extname, join, normalize } from 'node:path';
+import { basename, join } from 'node:path';
 import { chromium, type Browser, type Page } from '@playwright/test';
 import { createGpu } from '../src/gpu/device';
 import { MODEL_PRESETS, type ModelPreset } from '../src/model/config';
@@ -31,6 +30,7 @@ import { createRunEngine, type MetricRecord } from '../src/app/train/engine/run'
 import { serializeRunFragment } from '../src/app/train/urlSchema';
 import { CHROMIUM_ARGS } from '../playwright.config';
 import { sourceMapLocator, summarizeProfile, type CpuProfile, type ProfileSummary } from './_cpuProfile';
+import { serve } from './_serve';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -52,23 +52,6 @@ const config: RunConfig = {
   seed: 7,
   checkpointEvery: 1000,
 };
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json' };
-
-function serve(root: string): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-    let file = join(root, path);
-    if (!existsSync(file) || statSync(file).isDirectory()) file = join(root, 'index.html');
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-    createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/` });
-    }),
-  );
-}
 
 function quantiles(values: number[]) {
   const v = [...values].sort((a, b) => a - b);

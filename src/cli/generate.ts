@@ -10,14 +10,14 @@ import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import { ENV_IDS, createEnv, parseEnvSpec, type EnvSpec } from '../harness/env';
-import { EDITOR_KINDS, editorSpec, isEditorKind } from '../harness/editors';
+import { EDITOR_KINDS } from '../harness/editors';
 import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } from '../harness/dataset';
 import { verifyEpisode } from '../harness/verify';
 import type { Policy } from '../harness/policy';
 import { createExpertPolicy } from '../harness/policies/expert';
 import { checkSampling } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
-import { choiceFlag, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, stringFlag, withGpu } from './model-args';
+import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, withGpu } from './model-args';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
@@ -32,15 +32,7 @@ function duration(seconds: number): string {
 /** The data set config from the flags; editor and budget are checked here, before any GPU work. */
 function datasetConfig(args: ParsedArgs): DatasetConfig {
   const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
-  const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')})`);
-  if (!isEditorKind(editor)) throw new UsageError(`unknown editor "${editor}" (${EDITOR_KINDS.join(', ')})`);
-  const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
-  if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
-  try {
-    editorSpec(editor, { budget });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { editor, budget } = editorFlags(args, '');
   requiredFlag(args, 'n', 'N (number of prompts)');
   requiredFlag(args, 'seed', 'S');
   return {

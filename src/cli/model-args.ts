@@ -18,6 +18,7 @@ import type { Rollout } from '../rollout/rollout';
 import { randomWeights } from '../testing/weights';
 import { deriveTree } from '../tree/derive';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
+import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
@@ -95,6 +96,20 @@ export function envFlag(text: string): EnvSpec {
   } catch (error) {
     throw new UsageError(`--env: ${(error as Error).message}`);
   }
+}
+
+/** `--editor H [--budget N]`: the memory editor and its budget, checked before any GPU work. */
+export function editorFlags(args: ParsedArgs, what: string): { editor: EditorKind; budget: number | undefined } {
+  const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')})${what}`);
+  if (!isEditorKind(editor)) throw new UsageError(`unknown editor ${quote(editor)} (${EDITOR_KINDS.join(', ')})`);
+  const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
+  if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
+  try {
+    editorSpec(editor, { budget });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return { editor, budget };
 }
 
 export function methodFlag(args: ParsedArgs): Method {

@@ -19,7 +19,7 @@ import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import { generateDataset, type DatasetConfig } from '../harness/dataset';
-import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
+import { EDITOR_KINDS, type EditorKind } from '../harness/editors';
 import { ENV_IDS, formatEnvSpec, type EnvSpec } from '../harness/env';
 import { checkSampling } from '../harness/policies/model';
 import { endAtLastAction } from '../harness/episode';
@@ -29,6 +29,7 @@ import { UsageError, type CliIO, type Command, type ParsedArgs } from './command
 import {
   checkModelTakes,
   choiceFlag,
+  editorFlags,
   envFlag,
   integerFlag,
   methodFlag,
@@ -301,15 +302,7 @@ function envSource(
   model: { config: ModelConfig; checkpoint: string | null; method: Method; objective: Objective },
 ): { source: RolloutSource; metadata: Record<string, string> } {
   const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
-  const editor = requiredFlag(args, 'editor', `H (${EDITOR_KINDS.join(', ')}): the memory editor of --env's episodes`);
-  if (!isEditorKind(editor)) throw new UsageError(`unknown editor ${quote(editor)} (${EDITOR_KINDS.join(', ')})`);
-  const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
-  if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
-  try {
-    editorSpec(editor, { budget });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { editor, budget } = editorFlags(args, ": the memory editor of --env's episodes");
   const group = integerFlag(args, 'group', savedNumber(saved, META.group) ?? (model.objective === 'rl' ? 4 : 1), 1);
   if (model.objective === 'rl' && group < 2) {
     throw new UsageError(`--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`);

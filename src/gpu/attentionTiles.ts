@@ -24,109 +24,41 @@ export interface AttentionTiles {
 }
 
 /**
- * Key k is seen by the queries [k, end[k]), i.e. by the query tiles floor(k/BQ) .. floor((end[k]-1)/BQ).
- * Within a key tile those intervals start in increasing order, so their union is merged in one pass:
- * O(N + pairs) in all, and exact (a tree's visible tiles can be sparse, this never lists an empty pair).
+ * Key k is seen by the queries [k, end[k]), i.e. by the query tiles floor(k/BQ) .. floor((end[k]-1)/BQ);
+ * with groups (query i sees key k iff also group[k] = group[i]) that interval is cut to the runs of
+ * rows of k's group. Each key tile's query-tile intervals are merged in start order. Exact: a tree's
+ * visible tiles can be sparse, and this never lists an empty pair.
  */
 export function attentionTiles(end: ArrayLike<number>, BQ: number, BK: number, group?: ArrayLike<number>): AttentionTiles {
   const N = end.length;
   for (const [name, value] of [['BQ', BQ], ['BK', BK]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`attentionTiles: ${name} must be a positive integer, got ${value}`);
   }
-  if (group) return groupedTiles(end, BQ, BK, group);
+  if (group && group.length !== N) throw new Error(`attentionTiles: ${group.length} groups for ${N} rows`);
+  const runs = group ? groupRuns(group) : null;
   const queryTiles = Math.ceil(N / BQ);
   const keyTiles = Math.ceil(N / BK);
   let visiblePairs = 0;
   const byKey: number[] = [];
   const keyOffsets = new Uint32Array(keyTiles + 1);
+  const spans: [number, number][] = []; // query-tile intervals [a, b] of the current key tile
   for (let kt = 0; kt < keyTiles; kt++) {
     keyOffsets[kt] = byKey.length;
-    let lo = -1; // the merged interval [lo, hi] of query tiles being built
-    let hi = -1;
+    spans.length = 0;
     for (let k = kt * BK; k < Math.min(N, (kt + 1) * BK); k++) {
       const e = end[k];
       if (!Number.isInteger(e) || e < 0 || e > N) throw new Error(`attentionTiles: end[${k}] = ${e} is not an integer in [0, ${N}]`);
-      if (e <= k) continue; // nobody sees key k
-      visiblePairs += e - k;
-      const a = Math.floor(k / BQ);
-      const b = Math.floor((e - 1) / BQ);
-      if (lo >= 0 && a <= hi + 1) {
-        hi = Math.max(hi, b);
-      } else {
-        for (let qt = lo; lo >= 0 && qt <= hi; qt++) byKey.push(qt);
-        lo = a;
-        hi = b;
-      }
-    }
-    for (let qt = lo; lo >= 0 && qt <= hi; qt++) byKey.push(qt);
-  }
-  keyOffsets[keyTiles] = byKey.length;
-  const queryTilesOfKeyTile = { offsets: keyOffsets, tiles: Uint32Array.from(byKey) };
-  return {
-    N,
-    BQ,
-    BK,
-    queryTiles,
-    keyTiles,
-    pairs: byKey.length,
-    visiblePairs,
-    keyTilesOfQueryTile: transpose(queryTilesOfKeyTile, queryTiles),
-    queryTilesOfKeyTile,
-  };
-}
-
-/** Counting-sort transpose; walking the source rows in order keeps every target row ascending. */
-function transpose(lists: TileLists, targetRows: number): TileLists {
-  const offsets = new Uint32Array(targetRows + 1);
-  for (const t of lists.tiles) offsets[t + 1]++;
-  for (let r = 0; r < targetRows; r++) offsets[r + 1] += offsets[r];
-  const fill = offsets.slice(0, targetRows);
-  const tiles = new Uint32Array(lists.tiles.length);
-  for (let r = 0; r + 1 < lists.offsets.length; r++) {
-    for (let e = lists.offsets[r]; e < lists.offsets[r + 1]; e++) tiles[fill[lists.tiles[e]]++] = r;
-  }
-  return { offsets, tiles };
-}
-
-/**
- * With groups (query i sees key k iff k <= i < end[k] and group[k] = group[i]), a key's queries are
- * [k, end[k]) cut to the runs of rows of its group: several intervals, so each key tile's query-tile
- * intervals are collected, sorted and merged. Exact like the plain case; O(N log N + pairs).
- */
-function groupedTiles(end: ArrayLike<number>, BQ: number, BK: number, group: ArrayLike<number>): AttentionTiles {
-  const N = end.length;
-  if (group.length !== N) throw new Error(`attentionTiles: ${group.length} groups for ${N} rows`);
-  // Runs of consecutive rows of one group, per group: [start, stop) ascending.
-  const runs = new Map<number, [number, number][]>();
-  for (let i = 0; i < N; ) {
-    let j = i + 1;
-    while (j < N && group[j] === group[i]) j++;
-    const list = runs.get(group[i]) ?? [];
-    list.push([i, j]);
-    runs.set(group[i], list);
-    i = j;
-  }
-  const queryTiles = Math.ceil(N / BQ);
-  const keyTiles = Math.ceil(N / BK);
-  let visiblePairs = 0;
-  const byKey: number[] = [];
-  const keyOffsets = new Uint32Array(keyTiles + 1);
-  for (let kt = 0; kt < keyTiles; kt++) {
-    keyOffsets[kt] = byKey.length;
-    const spans: [number, number][] = []; // query-tile intervals [a, b]
-    for (let k = kt * BK; k < Math.min(N, (kt + 1) * BK); k++) {
-      const e = end[k];
-      if (!Number.isInteger(e) || e < 0 || e > N) throw new Error(`attentionTiles: end[${k}] = ${e} is not an integer in [0, ${N}]`);
-      for (const [start, stop] of runs.get(group[k])!) {
+      for (const [start, stop] of runs ? runs.get(group![k])! : [[0, N] as const]) {
         const lo = Math.max(start, k);
         const hi = Math.min(stop, e);
-        if (lo >= hi) continue;
+        if (lo >= hi) continue; // nobody sees key k here
         visiblePairs += hi - lo;
         spans.push([Math.floor(lo / BQ), Math.floor((hi - 1) / BQ)]);
       }
     }
-    spans.sort((x, y) => x[0] - y[0]);
-    let lo = -1;
+    // Without groups the spans already come in start order (keys ascending); the sort keeps that.
+    if (runs) spans.sort((x, y) => x[0] - y[0]);
+    let lo = -1; // the merged interval [lo, hi] of query tiles being built
     let hi = -1;
     for (const [a, b] of spans) {
       if (lo >= 0 && a <= hi + 1) {
@@ -152,4 +84,31 @@ function groupedTiles(end: ArrayLike<number>, BQ: number, BK: number, group: Arr
     keyTilesOfQueryTile: transpose(queryTilesOfKeyTile, queryTiles),
     queryTilesOfKeyTile,
   };
+}
+
+/** Runs of consecutive rows of one group, per group: [start, stop) ascending. */
+function groupRuns(group: ArrayLike<number>): Map<number, [number, number][]> {
+  const runs = new Map<number, [number, number][]>();
+  for (let i = 0; i < group.length; ) {
+    let j = i + 1;
+    while (j < group.length && group[j] === group[i]) j++;
+    const list = runs.get(group[i]) ?? [];
+    list.push([i, j]);
+    runs.set(group[i], list);
+    i = j;
+  }
+  return runs;
+}
+
+/** Counting-sort transpose; walking the source rows in order keeps every target row ascending. */
+function transpose(lists: TileLists, targetRows: number): TileLists {
+  const offsets = new Uint32Array(targetRows + 1);
+  for (const t of lists.tiles) offsets[t + 1]++;
+  for (let r = 0; r < targetRows; r++) offsets[r + 1] += offsets[r];
+  const fill = offsets.slice(0, targetRows);
+  const tiles = new Uint32Array(lists.tiles.length);
+  for (let r = 0; r + 1 < lists.offsets.length; r++) {
+    for (let e = lists.offsets[r]; e < lists.offsets[r + 1]; e++) tiles[fill[lists.tiles[e]]++] = r;
+  }
+  return { offsets, tiles };
 }

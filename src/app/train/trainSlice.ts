@@ -4,7 +4,6 @@
 // step), the episode being played and the last batch of each lane. Actions only send commands.
 import type { StateCreator } from 'zustand';
 import type { Method } from '../../plan/types';
-import type { EventJson } from '../../rollout/format';
 import type { WorkbenchState } from '../store';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../workers/trainProtocol';
 import { createTrainClient, type TrainClient } from './client';
@@ -15,16 +14,8 @@ import { createLiveFollower } from './liveView';
 
 export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
 
-export interface LiveEpisodeState {
-  player: Method | 'expert';
-  purpose: 'train' | 'eval';
-  step: number;
-  index: number;
-  total: number;
-  id: string;
-  events: EventJson[];
-  done: boolean;
-}
+/** The episode being played, as the engine's last `live` message gave it. */
+export type LiveEpisodeState = Omit<Extract<TrainReply, { type: 'live' }>, 'type'>;
 
 export interface TrainBanner {
   kind: 'device-lost' | 'recovered' | 'notice';
@@ -123,12 +114,14 @@ export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> 
       case 'batch':
         set({ trainBatches: { ...get().trainBatches, [reply.method]: { step: reply.step, rollouts: reply.rollouts } } });
         break;
-      case 'live':
-        set({ trainLive: { player: reply.player, purpose: reply.purpose, step: reply.step, index: reply.index, total: reply.total, id: reply.id, events: reply.events, done: reply.done } });
+      case 'live': {
+        const { type: _, ...live } = reply;
+        set({ trainLive: live });
         // The views follow the episode's structure (each action a new staircase step, each edit a
         // new branch); the action being decoded streams token by token in the live panel.
         if (get().trainFollow) follower.follow(reply.id, reply.events, reply.done);
         break;
+      }
       case 'device-lost':
         set({ trainBanner: { kind: 'device-lost', message: `WebGPU device lost: ${reply.message}. Resuming from the last checkpoint on a new device…` } });
         break;
