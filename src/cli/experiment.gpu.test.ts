@@ -49,7 +49,7 @@ describe('mw experiment matrix', () => {
 
     const results: MatrixResults & { partial: boolean; checkpoint: string } = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
     expect(results).toMatchObject({ format: 'memorywalker.experiment-matrix/v1', partial: false, checkpoint: CKPT });
-    expect(results.config).toMatchObject({ n: 2, group: 2, steps: 1, evalN: 1, methods: [...METHODS], trainTemperature: 1, evalTemperature: 0 });
+    expect(results.config).toMatchObject({ n: 2, group: 2, steps: 1, evalN: 1, methods: [...METHODS], trainTemperature: 1, evalTemperature: 0, driftSampling: { temperature: 1, topK: 0, topP: 1 } });
     expect(results.editors.map((e) => e.editor)).toEqual(EDITORS);
     // Without --env: the demo checkpoint's task, edited at its budget.
     expect(results.config.env).toEqual(DEMO_TASK.env);
@@ -84,6 +84,8 @@ describe('mw experiment matrix', () => {
       mw(['experiment', 'matrix', '--ckpt', CKPT, '--out', TMP, '--methods', 'sdcc', '--steps', '0']),
       mw(['experiment', 'matrix', '--config', 'tiny', '--out', TMP]),
       mw(['experiment', 'grid', '--out', TMP]),
+      mw(['experiment', 'matrix', '--ckpt', CKPT, '--out', TMP, '--top-p', '0']),
+      mw(['experiment', 'matrix', '--ckpt', CKPT, '--out', TMP, '--temperature', 'hot']),
     ]);
     for (const run of runs) expect(run).toMatchObject({ code: 1, stdout: '' });
     expect(runs[0].stderr).toMatch(/^mw experiment: --out DIR is required/);
@@ -91,5 +93,7 @@ describe('mw experiment matrix', () => {
     expect(runs[2].stderr).toMatch(/^mw experiment: --steps must be an integer ≥ 1/);
     expect(runs[3].stderr).toMatch(/^mw experiment: random init .*P 128\): the model's 128 positions leave no room for episodes/);
     expect(runs[4].stderr).toMatch(/^mw experiment: unknown subcommand "grid"/);
+    expect(runs[5].stderr).toMatch(/^mw experiment: --top-p must be a number in \(0, 1\], got 0/);
+    expect(runs[6].stderr).toMatch(/^mw experiment: --temperature must be a number ≥ 0, got "hot"/);
   });
 });

@@ -24,7 +24,8 @@ import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
-import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, stringFlag, withGpu, type ModelChoice } from './model-args';
+import { FULL_SAMPLING } from '../harness/policies/model';
+import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, samplingFlags, samplingFromArgs, stringFlag, withGpu, type ModelChoice } from './model-args';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
 export const DEMO_CHECKPOINT = fileURLToPath(new URL('../../public/models/demo.safetensors', import.meta.url));
@@ -104,13 +105,15 @@ export const experimentCommand: Command = {
     'mw experiment matrix --out DIR [--quick] [--ckpt FILE | --config tiny|small|default] [--seed S]',
     '                     [--editors a,b] [--methods a,b] [--steps N] [--n N] [--group G] [--eval-n N]',
     '                     [--lr LR] [--lambda X] [--budget N] [--env E] [--bins N] [--json]',
+    '                     [--temperature T] [--top-k K] [--top-p P]   (how the drift batch is sampled)',
   ],
   details: [
     'For each editor (default: none, window, compact, stack, fold; --quick: none, window, compact):',
-    " 1. the checkpoint generates N prompts × G rollouts (seed S, temperature 1): the drift batch, with the model's own logprobs;",
+    " 1. the checkpoint generates N prompts × G rollouts (seed S): the drift batch, with the model's own logprobs at",
+    '    temperature 1, sampled at temperature 1 or, with --temperature/--top-k/--top-p, the way a serving engine samples;',
     ' 2. drift of every scoring method on them (SPEC §5: n, logdiff, μ, sign split, histograms);',
-    ' 3. per method an RL run from the same checkpoint: each update generates a fresh batch with the current policy',
-    '    (update 1 reuses the drift batch; update u draws prompts from a seed derived from (S, u), the same for every',
+    ' 3. per method an RL run from the same checkpoint: each update generates a fresh batch with the current policy at',
+    '    temperature 1 (update 1 reuses the drift batch when it was sampled so; update u draws prompts from a seed derived from (S, u), the same for every',
     '    method), records its reward and EM, and trains one PPO-clipped GRPO step at a constant lr; then the run\'s EM',
     '    on a held-out batch (--eval-n prompts, fixed seed, greedy decoding). The checkpoint\'s own held-out EM is the baseline.',
     "Only rollouts every method can replay within the model's positions are scored and trained on (results.json counts the rest).",
@@ -139,6 +142,7 @@ export const experimentCommand: Command = {
     budget: { type: 'string', value: 'N', help: `every budget-driven editor's token budget (default ${DEMO_TASK.budget} for the demo task, else each editor's)` },
     bins: { type: 'string', value: 'N', help: `drift histogram bins (default ${MATRIX_BINS})` },
     json: { type: 'boolean', help: 'print the results JSON on stdout instead of the list of files' },
+    ...samplingFlags('drift batch: ', FULL_SAMPLING),
   },
   async run(args, io) {
     const [sub, ...rest] = args.positionals;
@@ -185,6 +189,7 @@ export const experimentCommand: Command = {
       steps: integerFlag(args, 'steps', sizes.steps, 1),
       evalN: integerFlag(args, 'eval-n', sizes.evalN, 1),
       lr: numberFlag(args, 'lr', DEFAULT_RL_LR, 0),
+      driftSampling: samplingFromArgs(args, FULL_SAMPLING),
       lambda,
       bins: integerFlag(args, 'bins', MATRIX_BINS, 1),
       episode,

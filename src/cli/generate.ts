@@ -15,13 +15,13 @@ import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } fro
 import { verifyEpisode } from '../harness/verify';
 import type { Policy } from '../harness/policy';
 import { createExpertPolicy } from '../harness/policies/expert';
-import { checkSampling } from '../harness/policies/model';
+import { FULL_SAMPLING } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
-import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, withGpu } from './model-args';
+import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
-const MODEL_ONLY = ['ckpt', 'config', 'init', 'temperature', 'top-k'] as const;
+const MODEL_ONLY = ['ckpt', 'config', 'init', 'temperature', 'top-k', 'top-p'] as const;
 
 function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
@@ -107,13 +107,14 @@ export const generateCommand: Command = {
   name: 'generate',
   summary: 'generate rollouts (the model with a KV cache, or the scripted expert) in an environment under a memory editor, as JSONL',
   usage: [
-    'mw generate --env E --editor H [--budget N] --n N [--group G] --seed S [--ckpt FILE | --config P [--init I]] [--temperature T] [--top-k K] --out FILE.jsonl',
+    'mw generate --env E --editor H [--budget N] --n N [--group G] --seed S [--ckpt FILE | --config P [--init I]] [--temperature T] [--top-k K] [--top-p P] --out FILE.jsonl',
     'mw generate --policy expert [--noise P] --env E --editor H [--budget N] --n N [--group G] --seed S --out FILE.jsonl',
   ],
   details: [
     `E is one of ${ENV_IDS.join(', ')}; H one of ${EDITOR_KINDS.join(', ')}.`,
     "The model policy records the model's log π(token | live view) at temperature 1 as each token's",
-    'logprob, whatever --temperature and --top-k the sampler used. Decoded views never exceed the',
+    'logprob, whatever --temperature, --top-k and --top-p the sampler used (as serving engines report',
+    'raw logprobs). Decoded views never exceed the',
     "model's positions. Without --ckpt the weights are a random init (actions are noise).",
   ].join('\n'),
   flags: {
@@ -126,8 +127,7 @@ export const generateCommand: Command = {
     ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 safetensors checkpoint (default: a random init)' },
     ...modelFlags('gpt2'),
     seed: { type: 'string', value: 'S', help: 'data set seed: prompts, sampling, and the random init' },
-    temperature: { type: 'string', value: 'T', help: 'sampling temperature, 0 = greedy (default 1)' },
-    'top-k': { type: 'string', value: 'K', help: 'sample among the K most likely tokens (default: all)' },
+    ...samplingFlags('', FULL_SAMPLING),
     noise: { type: 'string', value: 'P', help: 'expert only: probability of a random well-formed action (default 0)' },
     out: { type: 'string', value: 'FILE', help: 'output JSONL file' },
   },
@@ -145,9 +145,7 @@ export const generateCommand: Command = {
     }
 
     if (args.flags.noise !== undefined) throw new UsageError('--noise applies to --policy expert');
-    const temperature = numberFlag(args, 'temperature', 1, 0);
-    const topK = integerFlag(args, 'top-k', 0, 0);
-    checkSampling({ temperature, topK });
+    const sampling = samplingFromArgs(args, FULL_SAMPLING);
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt', init: 'gpt2' });
     const { weights } = choice;
     if (weights.config.vocabSize !== BYTE_VOCAB) {
@@ -163,7 +161,7 @@ export const generateCommand: Command = {
       const model = engine.createGpuModel(gpu, weights);
       try {
         // The live view plus an action must fit the model's positions.
-        const result = await generate(io, { ...config, episode: { maxContext: nPositions } }, createGpuModelPolicy(model, { temperature, topK }), nPositions);
+        const result = await generate(io, { ...config, episode: { maxContext: nPositions } }, createGpuModelPolicy(model, sampling), nPositions);
         return () => writeDataset(io, out, result, nPositions);
       } finally {
         model.destroy();

@@ -19,6 +19,7 @@ import { randomWeights } from '../testing/weights';
 import { deriveTree } from '../tree/derive';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
+import type { SamplingOptions } from '../harness/policies/model';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
@@ -110,6 +111,25 @@ export function editorFlags(args: ParsedArgs, what: string): { editor: EditorKin
     throw new UsageError((error as Error).message);
   }
   return { editor, budget };
+}
+
+/** `--temperature T --top-k K --top-p P`: how the model policy samples (the recorded logprobs stay at temperature 1). */
+export function samplingFlags(what: string, defaults: Required<SamplingOptions>): Record<'temperature' | 'top-k' | 'top-p', FlagSpec> {
+  return {
+    temperature: { type: 'string', value: 'T', help: `${what}sampling temperature, 0 = greedy (default ${defaults.temperature})` },
+    'top-k': { type: 'string', value: 'K', help: `${what}sample among the K most likely tokens (default ${defaults.topK || 'all'})` },
+    'top-p': { type: 'string', value: 'P', help: `${what}then among the fewest most likely tokens holding probability P (default ${defaults.topP})` },
+  };
+}
+
+export function samplingFromArgs(args: ParsedArgs, defaults: Required<SamplingOptions>): Required<SamplingOptions> {
+  const sampling = {
+    temperature: numberFlag(args, 'temperature', defaults.temperature, 0),
+    topK: integerFlag(args, 'top-k', defaults.topK, 0),
+    topP: numberFlag(args, 'top-p', defaults.topP, 0, 1),
+  };
+  if (sampling.topP === 0) throw new UsageError('--top-p must be a number in (0, 1], got 0');
+  return sampling;
 }
 
 export function methodFlag(args: ParsedArgs): Method {

@@ -6,12 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from '../gpu/device';
 import { createGpuModelPolicy } from '../gpu/generate';
-import { createGpuModel } from '../gpu/model';
+import { createGpuModel, type GpuModel } from '../gpu/model';
 import { createTrainer, evaluate } from '../gpu/train';
 import { generateDataset } from '../harness/dataset';
 import { editorSpec } from '../harness/editors';
 import { createEnv, type EnvSpec } from '../harness/env';
 import { createExpertPolicy } from '../harness/policies/expert';
+import { describeSampling, type ModelPolicyOptions } from '../harness/policies/model';
 import { MODEL_PRESETS, type ModelConfig } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { METHODS } from '../plan/types';
@@ -33,6 +34,7 @@ let gpu: Gpu;
 let warm: ModelWeights;
 let results: MatrixResults;
 const events: MatrixEvent['kind'][] = [];
+const samplers: string[] = [];
 
 beforeAll(async () => {
   gpu = await createGpu();
@@ -60,11 +62,17 @@ beforeAll(async () => {
     steps: 1,
     evalN: 1,
     lr: 1e-3,
+    // The drift batch sampled like a serving engine; the RL batches at temperature 1.
+    driftSampling: { temperature: 0.7, topK: 20, topP: 0.8 },
     lambda: 0.1,
     bins: 10,
     episode: { ...episodeLimits(config), maxActTokens: 40 },
   };
-  results = await runMatrix(matrix, warm, { gpu, createGpuModel, createTrainer, evaluate, createPolicy: createGpuModelPolicy }, { onEvent: (e) => void events.push(e.kind) });
+  const createPolicy = (model: GpuModel, options: ModelPolicyOptions) => {
+    samplers.push(describeSampling(options));
+    return createGpuModelPolicy(model, options);
+  };
+  results = await runMatrix(matrix, warm, { gpu, createGpuModel, createTrainer, evaluate, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
 });
 
 afterAll(() => gpu?.destroy());
@@ -78,6 +86,8 @@ describe('runMatrix, tiny, under compaction', () => {
     expect(r.rollouts.batch.K).toBeGreaterThan(0);
     expect(r.rollouts.batch.divergingLeaves).toBeGreaterThan(0);
     expect(events).toEqual(['rollouts', 'baseline', ...METHODS.flatMap(() => ['step', 'run'])]);
+    // Drift batch as configured, the baseline greedy, one temperature-1 batch for every run's update 1, each run's evaluation greedy.
+    expect(samplers).toEqual(['T=0.7, top-k=20, top-p=0.8', 'T=0', 'T=1', ...METHODS.map(() => 'T=0')]);
   });
 
   it('drift: the exact methods reproduce the rollout logprobs; the naive ones do not', () => {
@@ -108,8 +118,13 @@ describe('runMatrix, tiny, under compaction', () => {
       expect(run.final.em).toBeLessThanOrEqual(1);
       expect(run.summary.updates).toBe(1);
     }
-    // Update 1 trains on the checkpoint's own batch: logit-tree scores every target of it.
-    expect(runs['logit-tree']!.steps[0].metrics!.targets).toBe(rollouts.batch.targets);
+    // Every run's update 1 trains on the same temperature-1 batch of the checkpoint (not the drift batch,
+    // which was sampled otherwise): logit-tree scores every target of it, on-policy at the floor.
+    const first = runs[METHODS[0]]!.steps[0];
+    expect(first.generateMs).toBeGreaterThan(0);
+    for (const method of METHODS.slice(1)) expect(runs[method]!.steps[0]).toMatchObject({ batch: first.batch, generateMs: 0 });
+    expect(first.batch).not.toEqual(rollouts.batch);
+    expect(runs['logit-tree']!.steps[0].metrics!.targets).toBe(first.batch.targets);
     expect(runs['logit-tree']!.steps[0].metrics!.logdiff).toBeLessThan(FLOOR);
     expect(runs['packed-4d']!.steps[0].metrics!.logdiff).toBeLessThan(FLOOR);
     expect(runs['naive-compressed']!.steps[0].metrics!.logdiff).toBeGreaterThan(10 * FLOOR);

@@ -9,7 +9,7 @@ import type { Evaluation, StepMetrics, Trainer, TrainerOptions } from '../gpu/tr
 import { generateDataset, type DatasetSummary } from '../harness/dataset';
 import type { EditorKind, EditorSpec } from '../harness/editors';
 import type { EnvId, EnvSpec } from '../harness/env';
-import type { ModelPolicyOptions } from '../harness/policies/model';
+import { FULL_SAMPLING, type ModelPolicyOptions, type SamplingOptions } from '../harness/policies/model';
 import type { Policy } from '../harness/policy';
 import { driftReport, type DriftReport } from '../metrics/drift-report';
 import type { ModelConfig } from '../model/config';
@@ -38,11 +38,19 @@ export const QUICK_EDITORS: readonly EditorKind[] = ['none', 'window', 'compact'
 
 /**
  * Sampling. Training batches are drawn at temperature 1 over the full vocabulary: the recorded
- * logprobs are then the sampling distribution's, as the PPO ratio and the drift against rollout
- * logprobs assume. The held-out evaluation decodes greedily (temperature 0): one deterministic
- * answer per prompt, so EM differences between runs are the weights', not the sampler's.
+ * logprobs are then the sampling distribution's, as the PPO ratio assumes. The drift batch is drawn
+ * with `driftSampling` (default the same), or the way a serving engine samples (temperature below 1,
+ * top-k, top-p) while still recording temperature-1 logprobs, as engines report raw logprobs. The
+ * held-out evaluation decodes greedily (temperature 0): one deterministic answer per prompt, so EM
+ * differences between runs are the weights', not the sampler's.
+ *
+ * Why the drift batch's sampler matters for the sign of μ: when a token is drawn from the very
+ * distribution its logprob records, p = π(· | live view), a replay context with distribution q
+ * has E[log q(t) − log p(t)] = −KL(p ‖ q) ≤ 0. So at temperature 1 every replay method's signed
+ * drift is negative in expectation, naive-full's included, however much its extra context helps;
+ * a positive mean needs a sampler sharper than p (most tokens then are p's likely ones, which a
+ * more informed context tends to make likelier still).
  */
-export const TRAIN_TEMPERATURE = 1;
 /** Drift histogram bins: odd, so one bin is centred on 0 and the exact methods' round-off lands in it alone. */
 export const MATRIX_BINS = 21;
 export const EVAL_TEMPERATURE = 0;
@@ -61,6 +69,8 @@ export interface MatrixConfig {
   steps: number;
   /** Prompts of the held-out evaluation batch (one greedy rollout each). */
   evalN: number;
+  /** How the drift batch is sampled (the RL batches always use FULL_SAMPLING). */
+  driftSampling: Required<SamplingOptions>;
   /** Constant learning rate of the RL runs. */
   lr: number;
   /** SDCC's KL weight. */
@@ -124,7 +134,7 @@ export interface StepRecord {
   update: number;
   seed: number;
   batch: BatchFigures;
-  /** Time spent generating this update's batch (0 for update 1, which reuses the drift batch). */
+  /** Time spent generating this update's batch (0 for update 1 when it reuses the drift batch). */
   generateMs: number;
   /** Null when the update was skipped (see `skipped`). */
   metrics: TrainMetrics | null;
@@ -165,7 +175,7 @@ export interface RunRecord {
 export interface EditorResult {
   editor: EditorKind;
   spec: EditorSpec;
-  /** The checkpoint's own rollouts (drift batch = update 1's batch). */
+  /** The checkpoint's own rollouts (the drift batch; also update 1's batch when drawn with FULL_SAMPLING). */
   rollouts: { seed: number; batch: BatchFigures; summary: DatasetSummary; skipped: { id: string; reason: string }[]; generateMs: number };
   drift: DriftReport;
   /** The checkpoint's EM on the held-out batch, before any update. */
@@ -268,6 +278,10 @@ async function heldOut(config: MatrixConfig, editor: EditorSpec, engine: MatrixE
   return { seed, rollouts: summary.rollouts, em: summary.em, meanReward: summary.meanReward, temperature: EVAL_TEMPERATURE };
 }
 
+function samplesLikeTraining(sampling: Required<SamplingOptions>): boolean {
+  return sampling.temperature === FULL_SAMPLING.temperature && sampling.topK === FULL_SAMPLING.topK && sampling.topP === FULL_SAMPLING.topP;
+}
+
 /** Does `method` score any target of these rollouts? (trainStep refuses a batch where it scores none.) */
 function scoresAny(rollouts: readonly Rollout[], method: Method): boolean {
   return rollouts.some((r) => {
@@ -315,8 +329,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
   const editors: EditorResult[] = [];
   try {
     for (const editor of config.editors) {
-      const policy = engine.createPolicy(base, { temperature: TRAIN_TEMPERATURE });
-      const first = await generateBatch(config, editor, policy, batchSeed(config.seed, 1), config.n, config.group, P);
+      const first = await generateBatch(config, editor, engine.createPolicy(base, config.driftSampling), batchSeed(config.seed, 1), config.n, config.group, P);
       const scores = first.usable.length
         ? await engine.evaluate(base, first.usable, SCORING_METHODS)
         : (Object.fromEntries(SCORING_METHODS.map((m) => [m, []])) as unknown as Evaluation);
@@ -325,6 +338,9 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
       const baseline = await heldOut(config, editor, engine, base);
       emit({ kind: 'baseline', editor: editor.kind, eval: baseline });
 
+      // Update 1 of every run draws from the checkpoint itself: the drift batch when it was sampled
+      // like a training batch, else one training batch drawn once for all runs.
+      let firstTrain: Batch | null = samplesLikeTraining(config.driftSampling) ? first : null;
       const runs: Partial<Record<Method, RunRecord>> = {};
       for (const method of config.methods) {
         const trainer = engine.createTrainer(gpu, weights, { schedule });
@@ -332,16 +348,17 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
           const steps: StepRecord[] = [];
           let stopped: string | null = null;
           for (let update = 1; update <= config.steps && stopped === null; update++) {
-            // Update 1 draws what the drift batch drew: same weights, same seeds, deterministic decoding.
-            const batch =
-              update === 1
-                ? first
-                : await generateBatch(config, editor, engine.createPolicy(trainer.model, { temperature: TRAIN_TEMPERATURE }), batchSeed(config.seed, update), config.n, config.group, P);
+            // Update 1 draws what every run's update 1 draws: the checkpoint's weights, the same seed.
+            const reused = update === 1 && firstTrain !== null;
+            const batch = reused
+              ? firstTrain!
+              : await generateBatch(config, editor, engine.createPolicy(trainer.model, FULL_SAMPLING), batchSeed(config.seed, update), config.n, config.group, P);
+            if (update === 1) firstTrain = batch;
             const record: StepRecord = {
               update,
               seed: batchSeed(config.seed, update),
               batch: batch.figures,
-              generateMs: update === 1 ? 0 : batch.generateMs,
+              generateMs: reused ? 0 : batch.generateMs,
               metrics: null,
               skipped: null,
             };
@@ -401,7 +418,7 @@ export function matrixResults(config: MatrixConfig, model: ModelConfig, editors:
   return {
     format: 'memorywalker.experiment-matrix/v1',
     model: { ...model },
-    config: { ...config, trainTemperature: TRAIN_TEMPERATURE, evalTemperature: EVAL_TEMPERATURE, objective: 'rl' },
+    config: { ...config, trainTemperature: FULL_SAMPLING.temperature, evalTemperature: EVAL_TEMPERATURE, objective: 'rl' },
     editors: [...editors],
     seconds,
   };

@@ -9,7 +9,7 @@ import { createLookupEnv } from '../env/lookup';
 import { runEpisode } from '../episode';
 import { verifyEpisode } from '../verify';
 import { NEWLINE } from '../policy';
-import { commonPrefix, createModelPolicy, logSoftmax, sampleToken, type IncrementalDecoder, type LanguageModel } from './model';
+import { commonPrefix, createModelPolicy, describeSampling, logSoftmax, sampleToken, type IncrementalDecoder, type LanguageModel } from './model';
 
 const V = 272;
 
@@ -76,6 +76,29 @@ describe('sampleToken', () => {
         expect(Math.abs(counts[t] / n - p)).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / n) + 1e-12);
       }
     }
+  });
+
+  it('cuts to the top-p nucleus after temperature and top-k: the fewest ranked tokens reaching p', () => {
+    // At T = 1: p(3) = p(4) = 0.3169, p(0) = 0.1922, p(6) = 0.0908, ...: 0.80 needs three tokens, 0.6 two, 0.3 one.
+    const rng = createRng(5);
+    const n = 40_000;
+    for (const [topP, kept] of [[0.8, [3, 4, 0]], [0.6, [3, 4]], [0.3, [3]]] as [number, number[]][]) {
+      const counts = new Array(logits.length).fill(0);
+      for (let i = 0; i < n; i++) counts[sampleToken(logits, { topP }, rng)]++;
+      const z = kept.reduce((s, t) => s + Math.exp(logits[t]), 0);
+      for (let t = 0; t < logits.length; t++) {
+        const p = kept.includes(t) ? Math.exp(logits[t]) / z : 0;
+        expect(Math.abs(counts[t] / n - p)).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / n) + 1e-12);
+      }
+    }
+    // Temperature first: at T = 0.5 tokens 3 and 4 hold 0.804 of the mass, so 0.8 keeps two.
+    const counts = new Array(logits.length).fill(0);
+    for (let i = 0; i < 2000; i++) counts[sampleToken(logits, { temperature: 0.5, topP: 0.8 }, rng)]++;
+    expect(counts[3] + counts[4]).toBe(2000);
+    expect(() => sampleToken(logits, { topP: 0 }, rng)).toThrow('top-p');
+    expect(() => sampleToken(logits, { topP: 1.5 }, rng)).toThrow('top-p');
+    expect(describeSampling({ temperature: 0.7, topK: 20, topP: 0.8 })).toBe('T=0.7, top-k=20, top-p=0.8');
+    expect(describeSampling({})).toBe('T=1');
   });
 
   it('is greedy at temperature 0 and at top-k 1 (the lower id among equal maxima), and checks its options', () => {

@@ -1,15 +1,15 @@
 // The model policy: a language model writes the actions, token by token, through an incremental
 // decoder (a KV cache over the live view). This file owns what is not arithmetic: sampling
-// (temperature, top-k, seeded), stop tokens, the recorded logprobs and the cache contract of
+// (temperature, top-k, top-p, seeded), stop tokens, the recorded logprobs and the cache contract of
 // policy.ts (after onEdit the rows below the first changed position are kept). No GPU here: the
 // WGSL decoder (src/gpu/generate.ts) is one `LanguageModel`; a CPU stand-in is another. Prefix
 // reuse compares token values: a cache row depends only on the tokens at and before it.
 //
 // Recorded logprobs are the MODEL's: log π(token | live view) = log_softmax(logits)[token] at
-// temperature 1 over the full vocabulary, in float64 from the fp32 logits, whatever temperature or
-// top-k the sampler used. They are SPEC §2's rollout-time logprobs, the numbers that scoring a
-// token on its live prefix (logit-tree, packed-4d) must reproduce; with T = 1 and no top-k they
-// are also the sampling distribution's.
+// temperature 1 over the full vocabulary, in float64 from the fp32 logits, whatever temperature,
+// top-k or top-p the sampler used (as serving engines report raw logprobs). They are SPEC §2's
+// rollout-time logprobs, the numbers that scoring a token on its live prefix (logit-tree, packed-4d)
+// must reproduce; with T = 1 and no truncation they are also the sampling distribution's.
 
 import { BYTE_VOCAB } from '../../rollout/tokenizer';
 import { createRng, type Rng } from '../../util/prng';
@@ -57,7 +57,15 @@ export interface SamplingOptions {
   temperature?: number;
   /** Sample among the k most likely tokens only (ties broken by token id); 0 or absent: all. */
   topK?: number;
+  /**
+   * Nucleus: after temperature and top-k, keep the fewest most likely tokens whose probability
+   * reaches p (at least one); 1 or absent: all.
+   */
+  topP?: number;
 }
+
+/** Temperature 1 over the whole vocabulary: the recorded logprobs are the sampling distribution's (on-policy RL). */
+export const FULL_SAMPLING: Readonly<Required<SamplingOptions>> = { temperature: 1, topK: 0, topP: 1 };
 
 export interface ModelPolicyOptions extends SamplingOptions {
   /** Mixed into each episode's seed (EpisodeInfo.seed); default 0 (the episode seed alone). */
@@ -65,10 +73,17 @@ export interface ModelPolicyOptions extends SamplingOptions {
   reuse?: CacheReuse;
 }
 
-export function checkSampling({ temperature = 1, topK = 0 }: SamplingOptions): Required<SamplingOptions> {
+export function checkSampling({ temperature = 1, topK = 0, topP = 1 }: SamplingOptions): Required<SamplingOptions> {
   if (!(Number.isFinite(temperature) && temperature >= 0)) throw new Error(`temperature must be a finite number >= 0, got ${temperature}`);
   if (!(Number.isInteger(topK) && topK >= 0)) throw new Error(`top-k must be an integer >= 0 (0: all tokens), got ${topK}`);
-  return { temperature, topK };
+  if (!(Number.isFinite(topP) && topP > 0 && topP <= 1)) throw new Error(`top-p must be a number in (0, 1] (1: all tokens), got ${topP}`);
+  return { temperature, topK, topP };
+}
+
+/** `T=0.7, top-k=20, top-p=0.8` (top-k and top-p only when they cut). */
+export function describeSampling(options: SamplingOptions): string {
+  const { temperature, topK, topP } = checkSampling(options);
+  return [`T=${temperature}`, ...(topK ? [`top-k=${topK}`] : []), ...(topP < 1 ? [`top-p=${topP}`] : [])].join(', ');
 }
 
 /** log_softmax of one logits row in float64: the model's log-probabilities at temperature 1. */
@@ -92,16 +107,25 @@ function rankTokens(logits: ArrayLike<number>): number[] {
 
 /**
  * Draws one token: greedy when temperature is 0 or top-k is 1; otherwise from softmax(logits / T)
- * over the top-k tokens, by inverse CDF over the ranked tokens with one `rng.next()`.
+ * over the top-k tokens, cut to the top-p nucleus, by inverse CDF over the ranked tokens with one
+ * `rng.next()`.
  */
 export function sampleToken(logits: ArrayLike<number>, options: SamplingOptions, rng: Rng): number {
-  const { temperature, topK } = checkSampling(options);
+  const { temperature, topK, topP } = checkSampling(options);
   const ranked = rankTokens(logits);
   if (ranked.some((t) => Number.isNaN(logits[t]))) throw new Error('sampleToken: NaN in the logits');
   if (temperature === 0 || topK === 1) return ranked[0];
-  const kept = topK > 0 ? ranked.slice(0, topK) : ranked;
+  let kept = topK > 0 ? ranked.slice(0, topK) : ranked;
   const max = logits[kept[0]];
-  const weights = kept.map((t) => Math.exp((logits[t] - max) / temperature));
+  let weights = kept.map((t) => Math.exp((logits[t] - max) / temperature));
+  if (topP < 1) {
+    const all = weights.reduce((a, b) => a + b, 0);
+    let mass = 0;
+    let n = 0;
+    while (n < weights.length && mass < topP * all) mass += weights[n++];
+    kept = kept.slice(0, n);
+    weights = weights.slice(0, n);
+  }
   const total = weights.reduce((a, b) => a + b, 0);
   let u = rng.next() * total;
   for (let i = 0; i < kept.length; i++) {
@@ -133,9 +157,8 @@ export function createModelPolicy(lm: LanguageModel, options: ModelPolicyOptions
     throw new Error(`model policy: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens), the model has a vocabulary of ${lm.vocabSize}`);
   }
   const P = lm.nPositions;
-  const k = sampling.topK === 0 ? 'all' : String(sampling.topK);
   return {
-    name: `model ${lm.name} (T=${sampling.temperature}, top-k=${k}${seed ? `, seed=${seed}` : ''})`,
+    name: `model ${lm.name} (${describeSampling(sampling)}${seed ? `, seed=${seed}` : ''})`,
     start(info): PolicySession {
       const rng = createRng(mixSeed(info.seed, seed));
       const decoder = lm.createDecoder();
