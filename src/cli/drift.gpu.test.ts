@@ -1,15 +1,24 @@
 // `mw drift` as a user runs it: per method logdiff / μ against the rollout logprobs (checked against
 // `mw score`'s numbers), conditioning drift against logit-tree, the sign split and the histograms.
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { SamplingOptions } from '../harness/policies/model';
+import { expectedTargetDrift } from '../metrics/expected-drift';
 import { MODEL_PRESETS } from '../model/config';
+import { referenceForward } from '../model/reference/model';
+import { buildPlan } from '../plan/build';
+import type { SequenceMethod } from '../plan/types';
+import { parseRolloutFile } from '../rollout/parse';
 import { randomWeights } from '../testing/weights';
-import type { DriftReport } from './drift';
+import { deriveTree } from '../tree/derive';
+import type { DriftOutput } from './drift';
 import { mw, tmpDir, WORKED, writeCheckpoint, writeSmallDataset } from './subprocess.testing';
 
 const TMP = tmpDir('drift');
-const CKPT = writeCheckpoint(join(TMP, 'tiny.safetensors'), randomWeights(MODEL_PRESETS.tiny, 8));
+const WEIGHTS = randomWeights(MODEL_PRESETS.tiny, 8);
+const CKPT = writeCheckpoint(join(TMP, 'tiny.safetensors'), WEIGHTS);
 const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
 /** The worked example's rollout logprobs by target id. */
 const ROLLOUT: Record<number, number> = { 2: -1.5, 3: -0.5, 7: -0.25, 8: -2, 13: -0.75, 14: -1, 15: -0.5, 16: -0.125 };
@@ -23,7 +32,7 @@ describe('mw drift', () => {
       mw(['score', '--ckpt', CKPT, WORKED, '--method', 'naive-full', '--json']),
     ]);
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    const report: DriftReport = JSON.parse(run.stdout);
+    const report: DriftOutput = JSON.parse(run.stdout);
     expect(report).toMatchObject({ rollouts: 1, targets: 8, withLogprobs: 8, signEpsilon: 1e-4 });
     expect(Object.keys(report.methods)).toEqual([...METHODS]);
 
@@ -67,7 +76,7 @@ describe('mw drift', () => {
       mw(['drift', '--ckpt', CKPT, '--rollouts', data]),
     ]);
     expect(json.code).toBe(0);
-    const report: DriftReport = JSON.parse(json.stdout);
+    const report: DriftOutput = JSON.parse(json.stdout);
     expect(report).toMatchObject({ rollouts: 3, targets: 37 });
     expect(report.withLogprobs).toBeLessThan(37);
     expect(report.methods['logit-tree']).toMatchObject({ scored: 37, n: report.withLogprobs });
@@ -77,9 +86,53 @@ describe('mw drift', () => {
     expect(table.code).toBe(0);
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^3 rollouts, 37 targets, \d+ with rollout logprobs; conditioning drift against logit-tree/);
-    expect(lines[1].split(/\s{2,}/)).toEqual(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative']);
+    expect(lines[1].split(/\s{2,}/)).toEqual(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative']);
     expect(lines.slice(2).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
-    expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0.0000', '0.0000', '-']); // logit-tree against itself
+    expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0.0000', '0.0000', '-', '0.0000', '-']); // logit-tree against itself
+  });
+
+  it('expected drift: the float64 reference model gives the same numbers; −KL ≤ 0 at temperature 1 for every target', async () => {
+    const sharp: SamplingOptions = { temperature: 0.5, topK: 3 };
+    const [full, sharpRun] = await Promise.all([
+      mw(['drift', '--ckpt', CKPT, '--rollouts', WORKED, '--json']),
+      mw(['drift', '--ckpt', CKPT, '--rollouts', WORKED, '--json', '--temperature', '0.5', '--top-k', '3']),
+    ]);
+    expect(full.code, full.stderr).toBe(0);
+    expect(sharpRun.code, sharpRun.stderr).toBe(0);
+    const atOne: DriftOutput = JSON.parse(full.stdout);
+    const atSharp: DriftOutput = JSON.parse(sharpRun.stdout);
+    expect(atOne.expected.sampling).toEqual({ temperature: 1, topK: 0, topP: 1 });
+    expect(atSharp.expected.sampling).toEqual({ temperature: 0.5, topK: 3, topP: 1 });
+
+    // Each target's logits row under a method, from the reference forward of the method's sequences.
+    const rollout = parseRolloutFile(readFileSync(WORKED, 'utf8'), 'worked-example.json')[0];
+    const tree = deriveTree(rollout);
+    const rows = (method: SequenceMethod) => {
+      const out = new Map<number, Float64Array>();
+      for (const s of buildPlan(tree, method).sequences) {
+        const { logits } = referenceForward(WEIGHTS, s);
+        const V = WEIGHTS.config.vocabSize;
+        for (const t of s.targets) out.set(t.id, logits.slice(t.predictor * V, (t.predictor + 1) * V));
+      }
+      return out;
+    };
+    const live = rows('logit-tree');
+    for (const method of METHODS) {
+      const replay = rows(method);
+      for (const [sampling, report] of [[{}, atOne], [sharp, atSharp]] as const) {
+        const drifts = [...replay].map(([id, row]) => expectedTargetDrift(live.get(id)!, row, sampling));
+        const e = report.expected.methods[method]!;
+        expect(e.n).toBe(replay.size);
+        expect(Math.abs(e.mu! - sum(drifts) / drifts.length), `${method} ${JSON.stringify(sampling)}`).toBeLessThan(1e-5);
+        expect(e.sign.diverging).toBe(drifts.filter((d) => Math.abs(d) > 1e-4).length);
+      }
+    }
+    // The exact methods expect no drift; at temperature 1 each diverging target of the naive ones expects a loss.
+    for (const method of ['logit-tree', 'packed-4d'] as const) expect(Math.abs(atOne.expected.methods[method]!.mu!)).toBeLessThan(1e-6);
+    for (const method of ['naive-compressed', 'naive-full'] as const) {
+      expect(atOne.expected.methods[method]!.sign.diverging).toBeGreaterThan(0);
+      expect(atOne.expected.methods[method]!.sign.negativeShare).toBe(1);
+    }
   });
 
   it('a bad checkpoint is exit 2, a missing --rollouts exit 1', async () => {

@@ -229,7 +229,7 @@ export const experimentCommand: Command = {
         gpu,
         createGpuModel: engine.createGpuModel,
         createTrainer: engine.createTrainer,
-        evaluate: engine.evaluate,
+        scoreRollouts: engine.scoreRollouts,
         createPolicy: createGpuModelPolicy,
       };
       const done: EditorResult[] = [];

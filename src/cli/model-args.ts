@@ -262,16 +262,18 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [model, train, adamw, autotune] = await Promise.all([
+  const [model, train, adamw, autotune, score] = await Promise.all([
     import('../gpu/model'),
     import('../gpu/train'),
     import('../gpu/adamw'),
     import('../gpu/matmulAutotune'),
+    import('../gpu/score'),
   ]);
   return {
     pickMatmulVariant: autotune.pickMatmulVariant,
     createGpuModel: model.createGpuModel,
     evaluate: train.evaluate,
+    scoreRollouts: score.scoreRollouts,
     computeGradients: train.computeGradients,
     createTrainer: train.createTrainer,
     NonFiniteGradientError: adamw.NonFiniteGradientError,

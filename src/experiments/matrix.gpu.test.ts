@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from '../gpu/device';
 import { createGpuModelPolicy } from '../gpu/generate';
 import { createGpuModel, type GpuModel } from '../gpu/model';
-import { createTrainer, evaluate } from '../gpu/train';
+import { scoreRollouts } from '../gpu/score';
+import { createTrainer } from '../gpu/train';
 import { generateDataset } from '../harness/dataset';
 import { editorSpec } from '../harness/editors';
 import { createEnv, type EnvSpec } from '../harness/env';
@@ -72,7 +73,7 @@ beforeAll(async () => {
     samplers.push(describeSampling(options));
     return createGpuModelPolicy(model, options);
   };
-  results = await runMatrix(matrix, warm, { gpu, createGpuModel, createTrainer, evaluate, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
+  results = await runMatrix(matrix, warm, { gpu, createGpuModel, createTrainer, scoreRollouts, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
 });
 
 afterAll(() => gpu?.destroy());
@@ -100,6 +101,12 @@ describe('runMatrix, tiny, under compaction', () => {
     expect(drift.methods['naive-compressed'].logdiff).toBeGreaterThan(10 * FLOOR);
     expect(drift.methods['naive-compressed'].sign.rollout.diverging).toBeGreaterThan(0);
     for (const method of SCORING_METHODS) expect(drift.methods[method].histogram.rollout.counts.reduce((a, b) => a + b, 0)).toBe(drift.methods[method].n);
+    // The expected drift under the batch's own sampler: none for the exact methods, some for naive-compressed.
+    const { expected } = results.editors[0];
+    expect(expected.sampling).toEqual({ temperature: 0.7, topK: 20, topP: 0.8 });
+    for (const method of SCORING_METHODS) expect(expected.methods[method]!.n).toBe(drift.methods[method].scored);
+    for (const method of ['logit-tree', 'packed-4d'] as const) expect(Math.abs(expected.methods[method]!.mu!)).toBeLessThan(1e-5);
+    expect(expected.methods['naive-compressed']!.sign.diverging).toBeGreaterThan(0);
   });
 
   it('one RL update per method: finite metrics, the exact methods at the floor, SDCC fires on diverging leaves', () => {

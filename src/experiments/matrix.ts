@@ -5,13 +5,15 @@
 
 import type { Gpu } from '../gpu/device';
 import type { GpuModel } from '../gpu/model';
-import type { Evaluation, StepMetrics, Trainer, TrainerOptions } from '../gpu/train';
+import type { StepMetrics, Trainer, TrainerOptions } from '../gpu/train';
 import { generateDataset, type DatasetSummary } from '../harness/dataset';
 import type { EditorKind, EditorSpec } from '../harness/editors';
 import type { EnvId, EnvSpec } from '../harness/env';
 import { FULL_SAMPLING, type ModelPolicyOptions, type SamplingOptions } from '../harness/policies/model';
 import type { Policy } from '../harness/policy';
-import { driftReport, type DriftReport } from '../metrics/drift-report';
+import type { RolloutScores } from '../gpu/score';
+import { driftReport, logprobsOf, type DriftReport } from '../metrics/drift-report';
+import { expectedDrift, type ExpectedDriftReport } from '../metrics/expected-drift';
 import type { ModelConfig } from '../model/config';
 import type { ModelWeights } from '../model/params';
 import { buildPlan } from '../plan/build';
@@ -26,7 +28,8 @@ export interface MatrixEngine {
   gpu: Gpu;
   createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel;
   createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerOptions): Trainer;
-  evaluate(model: GpuModel, rollouts: readonly Rollout[], methods?: readonly SequenceMethod[]): Promise<Evaluation>;
+  /** src/gpu/score.ts's scoreRollouts: every target's log-probability, and its logits row when asked. */
+  scoreRollouts(model: GpuModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[], options?: { logits?: boolean }): Promise<RolloutScores>;
   /** The model policy on a GPU model (src/gpu/generate.ts's createGpuModelPolicy). */
   createPolicy(model: GpuModel, options: ModelPolicyOptions): Policy;
 }
@@ -178,6 +181,8 @@ export interface EditorResult {
   /** The checkpoint's own rollouts (the drift batch; also update 1's batch when drawn with FULL_SAMPLING). */
   rollouts: { seed: number; batch: BatchFigures; summary: DatasetSummary; skipped: { id: string; reason: string }[]; generateMs: number };
   drift: DriftReport;
+  /** The signed drift the drift batch's sampler should expect per method, exact (src/metrics/expected-drift.ts). */
+  expected: ExpectedDriftReport;
   /** The checkpoint's EM on the held-out batch, before any update. */
   baseline: EvalRecord;
   runs: Partial<Record<Method, RunRecord>>;
@@ -330,10 +335,9 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
   try {
     for (const editor of config.editors) {
       const first = await generateBatch(config, editor, engine.createPolicy(base, config.driftSampling), batchSeed(config.seed, 1), config.n, config.group, P);
-      const scores = first.usable.length
-        ? await engine.evaluate(base, first.usable, SCORING_METHODS)
-        : (Object.fromEntries(SCORING_METHODS.map((m) => [m, []])) as unknown as Evaluation);
-      const drift = driftReport(first.usable, scores, config.bins);
+      const scores = await engine.scoreRollouts(base, first.usable, SCORING_METHODS, { logits: true });
+      const drift = driftReport(first.usable, logprobsOf(scores), config.bins);
+      const expected = expectedDrift(scores, config.driftSampling);
       emit({ kind: 'rollouts', editor: editor.kind, batch: first.figures, drift });
       const baseline = await heldOut(config, editor, engine, base);
       emit({ kind: 'baseline', editor: editor.kind, eval: baseline });
@@ -401,6 +405,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
         spec: editor,
         rollouts: { seed: batchSeed(config.seed, 1), batch: first.figures, summary: first.summary, skipped: first.skipped, generateMs: first.generateMs },
         drift,
+        expected,
         baseline,
         runs,
       };

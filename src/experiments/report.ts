@@ -110,13 +110,16 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       'against their rollout-time logprobs; ' +
       `negative = share of the targets with |difference| > ${results.editors[0]?.drift.signEpsilon ?? 1e-4} whose difference is below zero ` +
       '(naive-compressed: time-travel leakage, expected mostly negative; naive-full: stale context, expected mostly positive). ' +
-      'Histograms: drift-<editor>.svg.\n',
+      `expected μ = the mean over targets of the signed drift the batch's sampler should expect there, Σ_a s(a)(log q_m(a) − log p(a)), exact ` +
+      '(μ averages one sample per target); at temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method. Histograms: drift-<editor>.svg.\n',
   );
   const driftRows: string[][] = [];
   for (const r of results.editors) {
     for (const m of SCORING_METHODS) {
       const d = r.drift.methods[m];
       const sign = d.sign.rollout;
+      // Results written before the expected drift existed have none.
+      const e = r.expected?.methods[m];
       driftRows.push([
         r.editor,
         m,
@@ -125,10 +128,14 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
         formatDrift(d.mu),
         sign.negativeShare === null ? '–' : `${pct(sign.negativeShare)} of ${sign.diverging}`,
         formatDrift(d.conditioningDrift),
+        formatDrift(e?.mu),
+        e?.sign.negativeShare == null ? '–' : `${pct(e.sign.negativeShare)} of ${e.sign.diverging}`,
       ]);
     }
   }
-  out.push(mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift'], driftRows, ['l', 'l', 'r', 'r', 'r', 'r', 'r']));
+  out.push(
+    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
+  );
 
   out.push('## Rollouts\n');
   out.push(

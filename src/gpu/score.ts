@@ -1,7 +1,10 @@
 // Scoring on the GPU: the log-probability of every target of a plan (SPEC §4), with the plan's
 // sequences packed block-diagonally into as few forward passes as fit, one submit and one read each.
 
-import type { Method, PlanSequence, SequencePlan } from '../plan/types';
+import { buildPlan } from '../plan/build';
+import type { Method, PlanSequence, SequenceMethod, SequencePlan } from '../plan/types';
+import type { Rollout } from '../rollout/rollout';
+import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { encodeLaunches, releaseLaunches } from './kernel';
@@ -48,6 +51,9 @@ export interface ScoredBatchInput {
 export interface TargetScoring {
   R: number;
   logprobs: GPUBuffer;
+  /** The forward's (N, V) logits (row i predicts the token after packed row i). */
+  logits: GPUBuffer;
+  N: number;
   encode(pass: GPUComputePassEncoder): void;
   destroy(): void;
 }
@@ -64,6 +70,8 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
   return {
     R,
     logprobs,
+    logits: forward.logits,
+    N: forward.N,
     encode(pass) {
       forward.encode(pass);
       encodeLaunches(pass, gather);
@@ -76,10 +84,15 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
   };
 }
 
-/** Log-probabilities of the targets of one packed batch, in `batch.targets` order. */
-export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Promise<Float32Array> {
+/** What scoring one packed batch read back: the targets' log-probabilities, and the (N, V) logits when asked for. */
+interface BatchScores {
+  logprobs: Float32Array;
+  logits: Float32Array | null;
+}
+
+async function runScoring(model: GpuModel, batch: ScoredBatchInput, withLogits: boolean): Promise<BatchScores> {
   const { device } = model.gpu;
-  if (batch.targets.length === 0) return new Float32Array(0);
+  if (batch.targets.length === 0) return { logprobs: new Float32Array(0), logits: withLogits ? new Float32Array(0) : null };
   const scoring = createTargetScoring(model, batch);
   const encoder = device.createCommandEncoder({ label: 'Score.encoder' });
   const pass = encoder.beginComputePass({ label: 'Score.pass' });
@@ -87,28 +100,76 @@ export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Prom
   pass.end();
   device.queue.submit([encoder.finish()]);
   try {
-    return await readFloat32(device, scoring.logprobs, scoring.R);
+    const [logprobs, logits] = await Promise.all([
+      readFloat32(device, scoring.logprobs, scoring.R),
+      withLogits ? readFloat32(device, scoring.logits, scoring.N * model.config.vocabSize) : null,
+    ]);
+    return { logprobs, logits };
   } finally {
     scoring.destroy();
   }
 }
 
+/** Log-probabilities of the targets of one packed batch, in `batch.targets` order. */
+export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Promise<Float32Array> {
+  return (await runScoring(model, batch, false)).logprobs;
+}
+
 export interface ScoredTarget {
   id: number;
   logprob: number;
+  /** With `logits: true`: the V logits the target was scored from (its predictor row). */
+  logits?: Float32Array;
 }
 
 /** Every target a sequence plan scores, in plan order (sequence by sequence). */
-export async function scoreSequences(model: GpuModel, sequences: readonly PlanSequence[], options: ScoreOptions = {}): Promise<ScoredTarget[]> {
+export async function scoreSequences(model: GpuModel, sequences: readonly PlanSequence[], options: ScoreOptions & { logits?: boolean } = {}): Promise<ScoredTarget[]> {
   const out: ScoredTarget[] = [];
+  const V = model.config.vocabSize;
   for (const group of groupSequences(sequences, options.maxRows)) {
     const batch = packBatch(group);
-    const logprobs = await scoreBatch(model, batch);
-    batch.targets.forEach((t, i) => out.push({ id: t.id, logprob: logprobs[i] }));
+    const { logprobs, logits } = await runScoring(model, batch, options.logits ?? false);
+    batch.targets.forEach((t, i) => {
+      const target: ScoredTarget = { id: t.id, logprob: logprobs[i] };
+      if (logits) target.logits = logits.slice(t.predictor * V, (t.predictor + 1) * V);
+      out.push(target);
+    });
   }
   return out;
 }
 
 export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
   return { method: plan.method, targets: await scoreSequences(model, plan.sequences, options) };
+}
+
+/** Per method, every scored target (by rollout, by physical id). */
+export type RolloutScores = Record<SequenceMethod, Map<number, ScoredTarget>[]>;
+
+/** Scores every target of the rollouts under each method: one plan per rollout, packed into as few forwards as fit. */
+export async function scoreRollouts(
+  model: GpuModel,
+  rollouts: readonly Rollout[],
+  methods: readonly SequenceMethod[],
+  options: ScoreOptions & { logits?: boolean } = {},
+): Promise<RolloutScores> {
+  const trees = rollouts.map(deriveTree);
+  const out = {} as RolloutScores;
+  for (const method of methods) {
+    const perRollout = rollouts.map(() => new Map<number, ScoredTarget>());
+    const sequences: PlanSequence[] = [];
+    const owner: number[] = [];
+    trees.forEach((tree, r) => {
+      for (const s of buildPlan(tree, method).sequences) {
+        sequences.push(s);
+        owner.push(r);
+      }
+    });
+    const scored = await scoreSequences(model, sequences, options);
+    let k = 0;
+    sequences.forEach((s, i) => {
+      for (let j = 0; j < s.targets.length; j++, k++) perRollout[owner[i]].set(scored[k].id, scored[k]);
+    });
+    out[method] = perRollout;
+  }
+  return out;
 }

@@ -22,7 +22,8 @@ import { createGpuModel, createForward, type ForwardPass, type GpuModel } from '
 import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
 import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
 import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
-import { createTargetScoring, scoreBatch, scoreSequences, type TargetScoring } from './score';
+import { createTargetScoring, scoreBatch, scoreRollouts, scoreSequences, type TargetScoring } from './score';
+import { logprobsOf } from '../metrics/drift-report';
 
 export type Objective = 'sft' | 'rl';
 
@@ -394,24 +395,6 @@ export async function evaluate(
   rollouts: readonly Rollout[],
   methods: readonly SequenceMethod[] = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'],
 ): Promise<Evaluation> {
-  const trees = rollouts.map(deriveTree);
-  const out = {} as Evaluation;
-  for (const method of methods) {
-    const perRollout = rollouts.map(() => new Map<number, number>());
-    const sequences: PlanSequence[] = [];
-    const owner: number[] = [];
-    trees.forEach((tree, r) => {
-      for (const s of buildPlan(tree, method).sequences) {
-        sequences.push(s);
-        owner.push(r);
-      }
-    });
-    const scored = await scoreSequences(model, sequences);
-    let k = 0;
-    sequences.forEach((s, i) => {
-      for (let j = 0; j < s.targets.length; j++, k++) perRollout[owner[i]].set(scored[k].id, scored[k].logprob);
-    });
-    out[method] = perRollout;
-  }
-  return out;
+  return logprobsOf(await scoreRollouts(model, rollouts, methods));
 }
+

@@ -3,6 +3,8 @@
 // (logit-tree's), the sign split and histograms of the signed differences on one shared range.
 // Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
 
+import type { RolloutScores, ScoredTarget } from '../gpu/score';
+import type { Evaluation } from '../gpu/train';
 import { METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { driftHistogram, signedDifferences, summarizeDrift, type Histogram } from './drift';
@@ -13,6 +15,15 @@ export const DEFAULT_BINS = 20;
 
 /** The exact live-prefix score every conditioning drift is measured against (SPEC §5). */
 export const LIVE: SequenceMethod = 'logit-tree';
+
+/** The log-probabilities of scored targets (what driftReport reads). */
+export function logprobsOf(scores: RolloutScores): Evaluation {
+  const out = {} as Evaluation;
+  for (const [method, perRollout] of Object.entries(scores) as [SequenceMethod, Map<number, ScoredTarget>[]][]) {
+    out[method] = perRollout.map((targets) => new Map([...targets].map(([id, t]) => [id, t.logprob])));
+  }
+  return out;
+}
 
 /** The methods that score targets, in SPEC order: every method but sdcc, which is an objective. */
 const SCORED = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');

@@ -9,7 +9,7 @@ import { createLookupEnv } from '../env/lookup';
 import { runEpisode } from '../episode';
 import { verifyEpisode } from '../verify';
 import { NEWLINE } from '../policy';
-import { commonPrefix, createModelPolicy, describeSampling, logSoftmax, sampleToken, type IncrementalDecoder, type LanguageModel } from './model';
+import { commonPrefix, createModelPolicy, describeSampling, logSoftmax, sampleToken, samplingDistribution, type IncrementalDecoder, type LanguageModel } from './model';
 
 const V = 272;
 
@@ -70,8 +70,10 @@ describe('sampleToken', () => {
       const ranked = [3, 4, 0, 6, 2, 1, 5]; // descending logit; 3 before 4 (same logit, lower id)
       const kept = topK ? ranked.slice(0, topK) : ranked;
       const z = kept.reduce((s, t) => s + Math.exp(logits[t] / temperature), 0);
+      const dist = samplingDistribution(logits, { temperature, topK });
       for (let t = 0; t < logits.length; t++) {
         const p = kept.includes(t) ? Math.exp(logits[t] / temperature) / z : 0;
+        expect(dist[t]).toBeCloseTo(p, 12);
         // Five standard errors of a binomial frequency.
         expect(Math.abs(counts[t] / n - p)).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / n) + 1e-12);
       }
@@ -86,8 +88,10 @@ describe('sampleToken', () => {
       const counts = new Array(logits.length).fill(0);
       for (let i = 0; i < n; i++) counts[sampleToken(logits, { topP }, rng)]++;
       const z = kept.reduce((s, t) => s + Math.exp(logits[t]), 0);
+      const dist = samplingDistribution(logits, { topP });
       for (let t = 0; t < logits.length; t++) {
         const p = kept.includes(t) ? Math.exp(logits[t]) / z : 0;
+        expect(dist[t]).toBeCloseTo(p, 12);
         expect(Math.abs(counts[t] / n - p)).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / n) + 1e-12);
       }
     }
@@ -105,6 +109,7 @@ describe('sampleToken', () => {
     const rng = createRng(2);
     expect(sampleToken(logits, { temperature: 0 }, rng)).toBe(3);
     expect(sampleToken(logits, { topK: 1, temperature: 5 }, rng)).toBe(3);
+    expect(Array.from(samplingDistribution(logits, { temperature: 0 }))).toEqual([0, 0, 0, 1, 0, 0, 0]);
     expect(() => sampleToken(logits, { temperature: -1 }, rng)).toThrow('temperature');
     expect(() => sampleToken(logits, { topK: 1.5 }, rng)).toThrow('top-k');
   });

@@ -106,15 +106,15 @@ function rankTokens(logits: ArrayLike<number>): number[] {
 }
 
 /**
- * Draws one token: greedy when temperature is 0 or top-k is 1; otherwise from softmax(logits / T)
- * over the top-k tokens, cut to the top-p nucleus, by inverse CDF over the ranked tokens with one
- * `rng.next()`.
+ * The tokens a sampler draws from and their unnormalised weights: the argmax alone when temperature
+ * is 0 or top-k is 1; otherwise exp((logit − max) / T) over the top-k ranked tokens, cut to the
+ * fewest whose weights reach top-p of their sum.
  */
-export function sampleToken(logits: ArrayLike<number>, options: SamplingOptions, rng: Rng): number {
+function candidates(logits: ArrayLike<number>, options: SamplingOptions): { kept: number[]; weights: number[] } {
   const { temperature, topK, topP } = checkSampling(options);
   const ranked = rankTokens(logits);
   if (ranked.some((t) => Number.isNaN(logits[t]))) throw new Error('sampleToken: NaN in the logits');
-  if (temperature === 0 || topK === 1) return ranked[0];
+  if (temperature === 0 || topK === 1) return { kept: [ranked[0]], weights: [1] };
   let kept = topK > 0 ? ranked.slice(0, topK) : ranked;
   const max = logits[kept[0]];
   let weights = kept.map((t) => Math.exp((logits[t] - max) / temperature));
@@ -126,6 +126,17 @@ export function sampleToken(logits: ArrayLike<number>, options: SamplingOptions,
     kept = kept.slice(0, n);
     weights = weights.slice(0, n);
   }
+  return { kept, weights };
+}
+
+/**
+ * Draws one token: greedy when temperature is 0 or top-k is 1; otherwise from softmax(logits / T)
+ * over the top-k tokens, cut to the top-p nucleus, by inverse CDF over the ranked tokens with one
+ * `rng.next()`.
+ */
+export function sampleToken(logits: ArrayLike<number>, options: SamplingOptions, rng: Rng): number {
+  const { kept, weights } = candidates(logits, options);
+  if (kept.length === 1) return kept[0];
   const total = weights.reduce((a, b) => a + b, 0);
   let u = rng.next() * total;
   for (let i = 0; i < kept.length; i++) {
@@ -133,6 +144,15 @@ export function sampleToken(logits: ArrayLike<number>, options: SamplingOptions,
     if (u < 0) return kept[i];
   }
   return kept[kept.length - 1];
+}
+
+/** The distribution sampleToken draws from, over the whole vocabulary (zero outside the kept tokens). */
+export function samplingDistribution(logits: ArrayLike<number>, options: SamplingOptions): Float64Array {
+  const { kept, weights } = candidates(logits, options);
+  const total = weights.reduce((a, b) => a + b, 0);
+  const out = new Float64Array(logits.length);
+  kept.forEach((t, i) => (out[t] = weights[i] / total));
+  return out;
 }
 
 /** Length of the longest common prefix of two token sequences. */
