@@ -24,35 +24,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> dStudent: array<f32>; // (Ns, V), accumulated into
 @group(0) @binding(5) var<storage, read_write> kl: array<f32>; // (P), written
 
-var<workgroup> scratch: array<f32, WG>;
-
-fn reduceMax(x: f32, lid: u32) -> f32 {
-  scratch[lid] = x;
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    workgroupBarrier();
-    if (lid < s) {
-      scratch[lid] = max(scratch[lid], scratch[lid + s]);
-    }
-  }
-  workgroupBarrier();
-  let result = scratch[0];
-  workgroupBarrier(); // everyone has read scratch[0] before it is reused
-  return result;
-}
-
-fn reduceSum(x: f32, lid: u32) -> f32 {
-  scratch[lid] = x;
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    workgroupBarrier();
-    if (lid < s) {
-      scratch[lid] = scratch[lid] + scratch[lid + s];
-    }
-  }
-  workgroupBarrier();
-  let result = scratch[0];
-  workgroupBarrier();
-  return result;
-}
+// reduceMax / reduceSum over the workgroup: shaders/reduce.wgsl, prepended by the host.
 
 const STUDENT: u32 = 0u;
 const TEACHER: u32 = 1u;

@@ -39,35 +39,7 @@ struct TargetOut {
 @group(0) @binding(4) var<storage, read_write> dLogits: array<f32>; // (N, V), written
 @group(0) @binding(5) var<storage, read_write> outputs: array<TargetOut>; // (T), written
 
-var<workgroup> scratch: array<f32, WG>;
-
-fn reduceMax(x: f32, lid: u32) -> f32 {
-  scratch[lid] = x;
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    workgroupBarrier();
-    if (lid < s) {
-      scratch[lid] = max(scratch[lid], scratch[lid + s]);
-    }
-  }
-  workgroupBarrier();
-  let result = scratch[0];
-  workgroupBarrier(); // everyone has read scratch[0] before it is reused
-  return result;
-}
-
-fn reduceSum(x: f32, lid: u32) -> f32 {
-  scratch[lid] = x;
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    workgroupBarrier();
-    if (lid < s) {
-      scratch[lid] = scratch[lid] + scratch[lid + s];
-    }
-  }
-  workgroupBarrier();
-  let result = scratch[0];
-  workgroupBarrier();
-  return result;
-}
+// reduceMax / reduceSum over the workgroup: shaders/reduce.wgsl, prepended by the host.
 
 fn term(t: Target, logprob: f32) -> TargetOut {
   if (OBJECTIVE == 0u) {

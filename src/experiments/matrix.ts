@@ -5,7 +5,7 @@
 
 import type { Gpu } from '../gpu/device';
 import type { GpuModel } from '../gpu/model';
-import type { StepMetrics, Trainer, TrainerOptions } from '../gpu/train';
+import type { StepFigures, Trainer, TrainerOptions } from '../gpu/train';
 import { generateDataset, type DatasetSummary } from '../harness/dataset';
 import type { EditorKind, EditorSpec } from '../harness/editors';
 import type { EnvId, EnvSpec } from '../harness/env';
@@ -129,9 +129,6 @@ export interface BatchFigures {
   stops: Record<string, number>;
 }
 
-/** StepMetrics without the per-target log-probabilities. */
-export type TrainMetrics = Omit<StepMetrics, 'logprobs'>;
-
 export interface StepRecord {
   /** 1-based update. */
   update: number;
@@ -140,7 +137,7 @@ export interface StepRecord {
   /** Time spent generating this update's batch (0 for update 1 when it reuses the drift batch). */
   generateMs: number;
   /** Null when the update was skipped (see `skipped`). */
-  metrics: TrainMetrics | null;
+  metrics: StepFigures | null;
   skipped: string | null;
 }
 

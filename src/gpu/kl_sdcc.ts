@@ -4,6 +4,7 @@
 // Without pairs nothing is dispatched and the mean KL is exactly 0.
 
 import code from '../../shaders/kl_sdcc.wgsl?raw';
+import reduce from '../../shaders/reduce.wgsl?raw';
 import { type SdccPair, checkPairs } from '../objectives/sdcc';
 import { readFloat32, uploadStorage, uploadUniform } from './buffers';
 import { bindBuffers, checkLength, encodeLaunches, inverseIndex, unusedBinding, type Launch } from './kernel';
@@ -93,7 +94,7 @@ export function createKlSdcc(device: GPUDevice, shape: KlSdccShape, pairs: reado
   checkLength(buffers.kl, P, 'kl');
   if (buffers.dStudent) checkLength(buffers.dStudent, Ns * V, 'dStudent');
   const { words, R } = pairIndexWords(pairs, Ns);
-  const pipeline = computePipeline(device, 'klSdcc', code, { WG: KL_SDCC_WG });
+  const pipeline = computePipeline(device, 'klSdcc', reduce + code, { WG: KL_SDCC_WG });
   const params = uploadUniform(device, 'KlSdcc.params', klSdccParams(shape, R, P, coef));
   const pairIndex = uploadStorage(device, 'KlSdcc.pairIndex', words);
   const group = bindBuffers(device, 'KlSdcc.bindGroup', pipeline, {

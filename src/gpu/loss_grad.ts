@@ -3,6 +3,7 @@
 // backward starts from. Built once per batch (the targets change); encode its launch into the step's pass.
 
 import code from '../../shaders/loss_grad.wgsl?raw';
+import reduce from '../../shaders/reduce.wgsl?raw';
 import { type ObjectiveTarget, type TokenObjective, DEFAULT_PPO_EPSILON, validateTargets } from '../objectives/tokens';
 import { readBuffer, uploadStorage, uploadUniform } from './buffers';
 import { bindBuffers, checkLength, encodeLaunches, inverseIndex, type Launch } from './kernel';
@@ -92,7 +93,7 @@ export function createLossGrad(
   checkLength(buffers.logits, N * V, 'logits');
   checkLength(buffers.dLogits, N * V, 'dLogits');
   checkLength(buffers.outputs, (T * TARGET_OUT_BYTES) / 4, 'outputs');
-  const pipeline = computePipeline(device, 'lossGrad', code, { WG: LOSS_GRAD_WG, OBJECTIVE: objective.kind === 'sft' ? 0 : 1 });
+  const pipeline = computePipeline(device, 'lossGrad', reduce + code, { WG: LOSS_GRAD_WG, OBJECTIVE: objective.kind === 'sft' ? 0 : 1 });
   const params = uploadUniform(device, 'LossGrad.params', lossGradParams(shape, T, objective));
   const targetBuffer = uploadStorage(device, 'LossGrad.targets', new Uint32Array(packTargets(targets)));
   const rowIndex = uploadStorage(device, 'LossGrad.rowIndex', targetRowIndex(targets, N));

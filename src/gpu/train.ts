@@ -79,6 +79,9 @@ export interface StepMetrics {
   logprobs: Map<number, number>[];
 }
 
+/** A step's figures without the per-target log-probabilities (what records and logs keep). */
+export type StepFigures = Omit<StepMetrics, 'logprobs'>;
+
 export interface TrainerOptions {
   schedule: LrSchedule;
   hyper?: AdamwHyper;

@@ -1,4 +1,4 @@
-// The content-box size of an element, kept current by a ResizeObserver.
+// The content-box size of an element, kept current by a ResizeObserver; a canvas sized to it.
 import { useLayoutEffect, useState, type RefObject } from 'react';
 
 export function useSize(ref: RefObject<HTMLElement | null>): { width: number; height: number } {
@@ -16,4 +16,19 @@ export function useSize(ref: RefObject<HTMLElement | null>): { width: number; he
     return () => observer.disconnect();
   }, [ref]);
   return size;
+}
+
+/**
+ * Sizes a canvas's backing store to `width` × `height` CSS pixels at the device pixel ratio (only
+ * when it changed: resizing clears it) and returns its 2D context drawing in CSS pixels.
+ */
+export function sizedContext(canvas: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D {
+  const dpr = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
+    canvas.width = Math.round(width * dpr);
+    canvas.height = Math.round(height * dpr);
+  }
+  const ctx = canvas.getContext('2d')!;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return ctx;
 }

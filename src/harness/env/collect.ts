@@ -15,6 +15,7 @@
 
 import { createRng, type Rng } from '../../util/prng';
 import type { ViewBlock } from '../framing';
+import { answerStep, fillerText, shuffle } from './text';
 import type { Env, Episode, ExpertMove, StepResult } from './types';
 
 export interface CollectOptions {
@@ -39,21 +40,12 @@ export interface CollectNote {
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const FILLER_WORDS: readonly string[] = ['note', 'see', 'page', 'also', 'list', 'more', 'data', 'info', 'misc', 'log', 'old', 'new'];
 const READ = /^read (\d+)(?: have ([a-z]+))?$/;
-const ANSWER = /^answer (\S+)$/;
 const FACT = /page (\d+): code=([a-z])\./g;
 const QUESTION = /^Q: join the codes of pages ([\d, ]+)\.$/;
 
 function isCollectNote(note: unknown): note is CollectNote {
   const n = note as CollectNote;
   return typeof n === 'object' && n !== null && typeof n.page === 'number' && typeof n.code === 'string';
-}
-
-function shuffle<T>(rng: Rng, items: T[]): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [items[i], items[j]] = [items[j], items[i]];
-  }
-  return items;
 }
 
 export function collectQuestion(pages: readonly number[]): string {
@@ -98,11 +90,7 @@ export function createCollectEnv(options: Partial<CollectOptions> = {}): Env {
       if (c === undefined) return { done: false, text: `no page ${page}.` };
       const shown = shuffle(rng, [page, ...shuffle(rng, others.filter((p) => p !== page)).slice(0, o.decoys)]);
       const parts = shown.map((p) => `page ${p}: code=${code.get(p)}.`);
-      if (o.filler > 0) {
-        let filler = '';
-        while (filler.length < o.filler) filler += (filler ? ' ' : '') + FILLER_WORDS[rng.int(FILLER_WORDS.length)];
-        parts.push(filler.slice(0, o.filler));
-      }
+      if (o.filler > 0) parts.push(fillerText(rng, FILLER_WORDS, o.filler));
       const note: CollectNote = { page, code: c };
       return { done: false, text: parts.join(' '), note };
     };
@@ -112,12 +100,8 @@ export function createCollectEnv(options: Partial<CollectOptions> = {}): Env {
       gold,
       step(action, final) {
         const text = action.trim();
-        const answer = ANSWER.exec(text);
-        if (answer) {
-          const em = answer[1].toLowerCase() === gold ? 1 : 0;
-          return { done: true, answer: answer[1], gold, em, reward: em };
-        }
-        if (final) return { done: true, answer: null, gold, em: 0, reward: 0 };
+        const end = answerStep(text, final, gold);
+        if (end) return end;
         const r = READ.exec(text);
         if (r) return read(Number(r[1]));
         return { done: false, text: 'error: use read PAGE or answer CODES.' };

@@ -16,6 +16,7 @@
 
 import { createRng, type Rng } from '../../util/prng';
 import type { ViewBlock } from '../framing';
+import { answerStep, fillerText, shuffle } from './text';
 import type { Env, Episode, ExpertMove, StepResult } from './types';
 
 export const LOOKUP_NAMES: readonly string[] = [
@@ -89,20 +90,6 @@ export function parseLookupSummary(text: string): LookupState | null {
   return { links: links.map(([from, to]) => ({ from, to })), step: Number(m[2]), hops: Number(m[3]) };
 }
 
-function fillerText(rng: Rng, length: number): string {
-  let out = '';
-  while (out.length < length) out += (out ? ' ' : '') + FILLER_WORDS[rng.int(FILLER_WORDS.length)];
-  return out.slice(0, length);
-}
-
-function shuffle<T>(rng: Rng, items: T[]): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [items[i], items[j]] = [items[j], items[i]];
-  }
-  return items;
-}
-
 /** The world of one seed: the chain start -> ... -> answer and everyone's boss. */
 export interface LookupWorld {
   chain: string[];
@@ -125,7 +112,6 @@ export function createLookupWorld(seed: number, options: LookupOptions): { world
 }
 
 const LOOKUP = /^lookup (\S+)$/;
-const ANSWER = /^answer (\S+)$/;
 const FACT = /(\S+): boss=(\S+?)\./g;
 const STEP = /^step (\d+)\/(\d+)\./;
 
@@ -159,7 +145,7 @@ export function createLookupEnv(options: Partial<LookupOptions> = {}): Env {
       const others = shuffle(rng, pool.filter((n) => n !== name)).slice(0, o.distractors);
       const facts = shuffle(rng, [name, ...others]).map((n) => `${n}: boss=${world.boss.get(n)}.`);
       const parts = [head, ...facts];
-      if (o.filler > 0) parts.push(fillerText(rng, o.filler));
+      if (o.filler > 0) parts.push(fillerText(rng, FILLER_WORDS, o.filler));
       const note: LookupNote = { from: name, to: boss, step, hops: o.hops };
       return { done: false, text: parts.join(' '), note };
     };
@@ -169,12 +155,8 @@ export function createLookupEnv(options: Partial<LookupOptions> = {}): Env {
       gold,
       step(action, final) {
         const text = action.trim();
-        const answer = ANSWER.exec(text);
-        if (answer) {
-          const em = answer[1].toLowerCase() === gold ? 1 : 0;
-          return { done: true, answer: answer[1], gold, em, reward: em };
-        }
-        if (final) return { done: true, answer: null, gold, em: 0, reward: 0 };
+        const end = answerStep(text, final, gold);
+        if (end) return end;
         const name = LOOKUP.exec(text);
         if (name) return lookup(name[1]);
         return { done: false, text: 'error: use lookup NAME or answer NAME.' };

@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useRef } from 'react';
 import { useWorkbench } from '../../store';
 import { downloadText } from '../../export/download';
-import { useSize } from '../../views/useSize';
+import { sizedContext, useSize } from '../../views/useSize';
 import { INK } from '../../views/palette';
 import { orderedMethods } from '../engine/config';
 import type { WorkbenchState } from '../../store';
@@ -35,13 +35,7 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
     const canvas = canvasRef.current;
     const { width: w, height: h } = sizeRef.current;
     if (!canvas || w < 40 || h < 40) return;
-    const dpr = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
-    }
-    const ctx = canvas.getContext('2d')!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = sizedContext(canvas, w, h);
     ctx.fillStyle = INK.panel;
     ctx.fillRect(0, 0, w, h);
     const data = frameData(useWorkbench.getState(), spec);

@@ -7,7 +7,7 @@ import { createExpertPolicy, type Env, type Policy } from '../../../harness';
 import type { Gpu } from '../../../gpu/device';
 import { NonFiniteGradientError } from '../../../gpu/adamw';
 import { checkModelFits } from '../../../gpu/model';
-import { assembleStep, createTrainer, type Evaluation, type StepMetrics, type Trainer } from '../../../gpu/train';
+import { assembleStep, createTrainer, type Evaluation, type StepFigures, type StepMetrics, type Trainer } from '../../../gpu/train';
 import type { LrSchedule } from '../../../objectives/adamw';
 import type { OptimizerState } from '../../../model/checkpoint';
 import type { ModelConfig } from '../../../model/config';
@@ -18,27 +18,8 @@ import { deriveTree } from '../../../tree/derive';
 import { orderedMethods, type RunConfig } from './config';
 import { CancelledError, evalPromptSeeds, playStep, runEnv, type EpisodeWatch, type StepRollouts, type TokenRelay } from './rollouts';
 
-/** One method's figures after one step (SPEC §5), as stored, charted and exported. */
-export interface MetricRecord {
-  /** Updates applied after this step (1 for the first). */
-  step: number;
-  method: Method;
-  objective: 'sft' | 'rl';
-  loss: number;
-  taskLoss: number;
-  /** Against the rollouts' own logprobs; null when they carry none worth comparing (SFT demonstrations). */
-  logdiff: number | null;
-  mu: number | null;
-  /** Against the exact live-prefix score. */
-  conditioningDrift: number | null;
-  conditioningMu: number | null;
-  klSdcc: number;
-  klFired: boolean;
-  divergingLeaves: number;
-  targets: number;
-  tokens: number;
-  nPacked: number;
-  nFinal: number;
+/** One method's figures after one step (SPEC §5), as stored, charted and exported: the trainer's, and the batch's. */
+export type MetricRecord = StepFigures & {
   /** Mean edits per rollout of the batch. */
   K: number;
   reward: number;
@@ -48,15 +29,11 @@ export interface MetricRecord {
   evalEm: number | null;
   /** RL rollouts left out of the step: a branch longer than the model's positions. */
   skipped: number;
-  lr: number;
-  gradNorm: number;
-  /** Forward, backward and update on the GPU, with its read back. */
-  stepMs: number;
   /** Playing the episodes of the batch (RL: the model decoding). */
   genMs: number;
   /** Wall-clock time of the record's creation (ms since the epoch). */
   time: number;
-}
+};
 
 export class RunRefusedError extends Error {
   override readonly name = 'RunRefusedError';

@@ -12,7 +12,7 @@ import { ColorToggle, useTargetColor } from '../drift/useTargetColor';
 import { lanesOf, selectedViews } from '../lanes';
 import { CELL, CELL_COLORS, CELL_LEGEND, INK } from '../palette';
 import { markDrawn, measureFrame } from '../perf';
-import { useSize } from '../useSize';
+import { sizedContext, useSize } from '../useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from './model';
 
@@ -87,13 +87,7 @@ export function StaircaseView() {
     const frame = frameRef.current(zoomRef.current, w, h);
     if (!canvas || !frame) return;
     const start = performance.now();
-    const dpr = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
-    }
-    const ctx = canvas.getContext('2d')!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = sizedContext(canvas, w, h);
     drawStaircase(canvasPainter(ctx), frame);
     // Test hooks: where cells are, so an end-to-end test can click one.
     const g = geometry(frame.model, w, h);
