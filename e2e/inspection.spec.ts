@@ -288,7 +288,8 @@ test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU'
   const { MODEL_PRESETS } = await import('../src/model/config');
   const { saveCheckpoint } = await import('../src/model/checkpoint');
   const { randomWeights } = await import('../src/testing/weights');
-  const { referenceLogprobs } = await import('../src/model/reference/model');
+  const { referenceForward, referenceLogprobs } = await import('../src/model/reference/model');
+  const { expectedTargetDrift } = await import('../src/metrics/expected-drift');
   const { parseRolloutFile } = await import('../src/rollout');
   const { deriveTree } = await import('../src/tree');
   const { buildPlan } = await import('../src/plan');
@@ -323,6 +324,35 @@ test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU'
   expect(Math.abs((await read('inspector-logprob-live')) - live13)).toBeLessThan(1e-3);
   expect(Math.abs((await read('inspector-logprob-naive-compressed')) - final13)).toBeLessThan(1e-3);
   await expect(page.getByTestId('inspector-delta-logit-tree')).toHaveText('0');
+
+  // The drift a sampler should expect, against the reference rows: none for the exact methods; at
+  // temperature 1 a loss for the naive ones (−KL); greedy, what the live mode gains or loses.
+  const rows = (method: 'logit-tree' | 'naive-compressed') => {
+    const out = new Map<number, Float64Array>();
+    const V = weights.config.vocabSize;
+    for (const seq of buildPlan(tree, method).sequences) {
+      const { logits } = referenceForward(weights, seq);
+      for (const t of seq.targets) out.set(t.id, logits.slice(t.predictor * V, (t.predictor + 1) * V));
+    }
+    return out;
+  };
+  const liveRows = rows('logit-tree');
+  const cpuExpected = (temperature: number) => {
+    const final = [...rows('naive-compressed')];
+    return final.reduce((s, [id, row]) => s + expectedTargetDrift(liveRows.get(id)!, row, { temperature }), 0) / final.length;
+  };
+  const expectedValue = async (method: string) => Number(await page.getByTestId(`drift-expected-${method}`).getAttribute('data-value'));
+  expect(Math.abs(await expectedValue('logit-tree'))).toBeLessThan(1e-6);
+  const atOne = await expectedValue('naive-compressed');
+  expect(atOne).toBeLessThan(0);
+  expect(Math.abs(atOne - cpuExpected(1))).toBeLessThan(1e-4 + 1e-3 * Math.abs(atOne));
+  await page.getByTestId('sampler-temperature').fill('0');
+  await expect(page).toHaveURL(/sampler=0%2C0%2C1/);
+  await expect.poll(() => expectedValue('naive-compressed')).not.toBe(atOne);
+  expect(Math.abs((await expectedValue('naive-compressed')) - cpuExpected(0))).toBeLessThan(1e-4 + 1e-3 * Math.abs(cpuExpected(0)));
+  await page.getByTestId('sampler-topP').fill('0');
+  await expect(page.getByTestId('sampler-error')).toContainText('top-p');
+  await expect(page).toHaveURL(/sampler=0%2C0%2C1/); // the last valid sampler stays
 
   // Targets coloured by drift: a view option the URL keeps.
   await page.getByTestId('color-drift').click();

@@ -138,7 +138,7 @@ export async function scoreSequences(model: GpuModel, sequences: readonly PlanSe
   return out;
 }
 
-export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
+export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions & { logits?: boolean } = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
   return { method: plan.method, targets: await scoreSequences(model, plan.sequences, options) };
 }
 

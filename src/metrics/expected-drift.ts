@@ -44,30 +44,37 @@ export function expectedTargetDrift(live: ArrayLike<number>, replay: ArrayLike<n
   return e;
 }
 
+/** Pools targets' expected drifts: their mean and the sign split beyond SIGN_EPSILON. */
+export function poolExpected(drifts: Iterable<number>): MethodExpectedDrift {
+  let n = 0;
+  let sum = 0;
+  let diverging = 0;
+  let negative = 0;
+  for (const e of drifts) {
+    n++;
+    sum += e;
+    if (Math.abs(e) > SIGN_EPSILON) {
+      diverging++;
+      if (e < 0) negative++;
+    }
+  }
+  return { n, mu: n ? sum / n : null, sign: { diverging, negativeShare: diverging ? negative / diverging : null } };
+}
+
 /** Per method, the expected signed drift of its targets under `sampling`; `scores` must hold logits and include logit-tree. */
 export function expectedDrift(scores: RolloutScores, sampling: Required<SamplingOptions>): ExpectedDriftReport {
   const live = scores[LIVE];
   if (!live) throw new Error(`expectedDrift: the scores lack ${LIVE} (the live rows)`);
   const methods: ExpectedDriftReport['methods'] = {};
   for (const [method, perRollout] of Object.entries(scores) as [SequenceMethod, RolloutScores[SequenceMethod]][]) {
-    let n = 0;
-    let sum = 0;
-    let diverging = 0;
-    let negative = 0;
-    perRollout.forEach((targets, r) => {
-      for (const [id, target] of targets) {
+    const drifts = perRollout.flatMap((targets, r) =>
+      [...targets].map(([id, target]) => {
         const liveRow = live[r].get(id)?.logits;
         if (!liveRow || !target.logits) throw new Error(`expectedDrift: target ${id} of rollout ${r} has no logits under ${liveRow ? method : LIVE}`);
-        const e = expectedTargetDrift(liveRow, target.logits, sampling);
-        n++;
-        sum += e;
-        if (Math.abs(e) > SIGN_EPSILON) {
-          diverging++;
-          if (e < 0) negative++;
-        }
-      }
-    });
-    methods[method] = { n, mu: n ? sum / n : null, sign: { diverging, negativeShare: diverging ? negative / diverging : null } };
+        return expectedTargetDrift(liveRow, target.logits, sampling);
+      }),
+    );
+    methods[method] = poolExpected(drifts);
   }
   return { sampling: { ...sampling }, signEpsilon: SIGN_EPSILON, methods };
 }

@@ -2,17 +2,24 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
 import type { MethodScores } from '../workers/scoreProtocol';
-import { driftOf, niceRange } from './drift';
+import { driftOf, expectedOf, niceRange } from './drift';
 import { buildViewData } from './viewData';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
 const view = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
 
 // Scores as the worker returns them (made-up numbers: this tests the bookkeeping, not a model).
-const live: MethodScores = { method: 'logit-tree', ids: Int32Array.from([2, 3, 7, 8, 13, 14, 15, 16]), logprobs: Float64Array.from([-1, -2, -1, -2, -3, -1, -2, -1]) };
+// Logits rows of V = 3: every target's live row is [1, 0, 0]; naive-full is surer of token 0 at 13.
+const rows = (n: number, special: Record<number, number[]> = {}) => Float32Array.from(Array.from({ length: n }, (_, i) => special[i] ?? [1, 0, 0]).flat());
+const live: MethodScores = {
+  method: 'logit-tree',
+  ids: Int32Array.from([2, 3, 7, 8, 13, 14, 15, 16]),
+  logprobs: Float64Array.from([-1, -2, -1, -2, -3, -1, -2, -1]),
+  logits: rows(8),
+};
 const scores: MethodScores[] = [
-  { method: 'naive-compressed', ids: Int32Array.from([13, 14, 15, 16]), logprobs: Float64Array.from([-5, -2, -2, -1]) },
-  { method: 'naive-full', ids: live.ids, logprobs: Float64Array.from([-1, -2, -1, -2, -2.5, -0.5, -1.5, -1]) },
+  { method: 'naive-compressed', ids: Int32Array.from([13, 14, 15, 16]), logprobs: Float64Array.from([-5, -2, -2, -1]), logits: rows(4, { 0: [0, 1, 0] }) },
+  { method: 'naive-full', ids: live.ids, logprobs: Float64Array.from([-1, -2, -1, -2, -2.5, -0.5, -1.5, -1]), logits: rows(8, { 4: [3, 0, 0] }) },
   live,
   { method: 'packed-4d', error: 'needs 600 positions, the model has 512' },
 ];
@@ -40,6 +47,19 @@ describe('drift of each method against the live-prefix score', () => {
     expect(drift.range).toBe(2);
     expect(by['naive-compressed'].histogram.counts.reduce((a, b) => a + b, 0)).toBe(4);
   });
+  it('the drift a sampler should expect, per method, from the logits rows', () => {
+    const logp = (row: number[], t: number) => row[t] - Math.log(row.reduce((a, v) => a + Math.exp(v), 0));
+    // Greedy: the live mode (token 0) at every target; only target 13 moves under the naive methods.
+    const greedy = expectedOf(drift, { temperature: 0 });
+    expect(greedy.get('logit-tree')).toEqual({ n: 8, mu: 0, sign: { diverging: 0, negativeShare: null } });
+    expect(greedy.get('naive-full')!.mu).toBeCloseTo((logp([3, 0, 0], 0) - logp([1, 0, 0], 0)) / 8, 6);
+    expect(greedy.get('naive-full')!.sign).toEqual({ diverging: 1, negativeShare: 0 });
+    expect(greedy.get('naive-compressed')!.mu).toBeCloseTo((logp([0, 1, 0], 0) - logp([1, 0, 0], 0)) / 4, 6);
+    expect(greedy.get('packed-4d')).toBeNull();
+    // At temperature 1 every diverging target expects a loss: −KL(p ‖ q).
+    expect(expectedOf(drift, { temperature: 1 }).get('naive-full')!.sign).toEqual({ diverging: 1, negativeShare: 1 });
+  });
+
   it('refuses without the live-prefix score', () => {
     expect(() => driftOf(view, [{ method: 'logit-tree', error: 'needs 99 positions, the model has 8' }])).toThrow(/LogitTree needs 99 positions/);
   });

@@ -1,7 +1,9 @@
 // Drift of each scoring method (SPEC §5), from the model's scores of every target: against the
 // exact live-prefix score (conditioning drift; LogitTree's scores, which SPEC §4's Theorem 1 makes
 // the packed 4D mask's too) and against the rollout's own logprobs where the file has them.
+import type { SamplingOptions } from '../../harness/policies/model';
 import { driftHistogram, signedDifferences, summarizeDrift, type DriftSummary, type Histogram } from '../../metrics/drift';
+import { expectedTargetDrift, poolExpected, type MethodExpectedDrift } from '../../metrics/expected-drift';
 import type { MethodScores, ScoredMethod } from '../workers/scoreProtocol';
 import type { ViewData } from './viewData';
 
@@ -13,6 +15,8 @@ export interface MethodDrift {
   logprob: Map<number, number>;
   /** ℓ_m(t) − ℓ_live(t) by target id. */
   delta: Map<number, number>;
+  /** The V logits each target was scored from, by target id. */
+  rows: Map<number, Float32Array>;
   vsLive: DriftSummary;
   vsRollout: DriftSummary | null;
   histogram: Histogram;
@@ -22,6 +26,8 @@ export interface DriftData {
   rolloutId: string;
   /** ℓ_live(t): the exact live-prefix score. */
   live: Map<number, number>;
+  /** The live-prefix logits of each target, by id (the distribution the policy sampled from). */
+  liveRows: Map<number, Float32Array>;
   methods: MethodDrift[];
   /** Half-width of the histograms' common range (and of the colour scale). */
   range: number;
@@ -41,12 +47,19 @@ export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
 
   const partial = scores.map((s) => {
     const logprob = new Map<number, number>();
-    if (!('error' in s)) s.ids.forEach((id, i) => logprob.set(id, s.logprobs[i]));
+    const rows = new Map<number, Float32Array>();
+    if (!('error' in s)) {
+      const V = s.ids.length ? s.logits.length / s.ids.length : 0;
+      s.ids.forEach((id, i) => {
+        logprob.set(id, s.logprobs[i]);
+        rows.set(id, s.logits.subarray(i * V, (i + 1) * V));
+      });
+    }
     const diffs = signedDifferences(logprob, live);
     const delta = new Map<number, number>();
     let i = 0;
     for (const id of logprob.keys()) if (live.has(id)) delta.set(id, diffs[i++]);
-    return { s, logprob, delta, diffs };
+    return { s, logprob, rows, delta, diffs };
   });
   let range = 0;
   for (const p of partial) for (const d of p.diffs) range = Math.max(range, Math.abs(d));
@@ -54,17 +67,40 @@ export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
   return {
     rolloutId: view.rollout.id,
     live,
+    liveRows: partial.find((p) => p.s === exact)!.rows,
     range,
-    methods: partial.map(({ s, logprob, delta, diffs }) => ({
+    methods: partial.map(({ s, logprob, rows, delta, diffs }) => ({
       method: s.method,
       error: 'error' in s ? s.error : null,
       logprob,
       delta,
+      rows,
       vsLive: summarizeDrift(diffs),
       vsRollout: rollout.size ? summarizeDrift(signedDifferences(logprob, rollout)) : null,
       histogram: driftHistogram(diffs, HISTOGRAM_BINS, range),
     })),
   };
+}
+
+/**
+ * Per method, the signed drift a sampler should expect at the targets it scores (exact, from the live
+ * and the method's logits rows; src/metrics/expected-drift.ts); null for a method that could not score.
+ */
+export function expectedOf(drift: DriftData, sampling: SamplingOptions): Map<ScoredMethod, MethodExpectedDrift | null> {
+  const out = new Map<ScoredMethod, MethodExpectedDrift | null>();
+  for (const m of drift.methods) {
+    if (m.error) {
+      out.set(m.method, null);
+      continue;
+    }
+    const drifts: number[] = [];
+    for (const [id, row] of m.rows) {
+      const live = drift.liveRows.get(id);
+      if (live) drifts.push(expectedTargetDrift(live, row, sampling));
+    }
+    out.set(m.method, poolExpected(drifts));
+  }
+  return out;
 }
 
 /** A readable half-width for the shared axis: 1, 2 or 5 times a power of ten, at least 1e-3. */

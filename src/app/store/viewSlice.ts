@@ -1,6 +1,8 @@
 // View slice: the selected target, the replay method compared against the live prefix, the
-// staircase's row mode and the target colouring. All are shareable and live in the URL (../url/schema.ts).
+// staircase's row mode, the target colouring and the sampler the expected drift assumes. All are
+// shareable and live in the URL (../url/schema.ts).
 import type { StateCreator } from 'zustand';
+import { FULL_SAMPLING, type SamplingOptions } from '../../harness/policies/model';
 import type { ColorMode, MethodId, RowMode } from '../url/schema';
 import type { WorkbenchState } from './index';
 
@@ -10,12 +12,15 @@ export interface ViewSlice {
   rows: RowMode;
   /** Target cells coloured by state, or by drift once a model has scored the rollout. */
   colorBy: ColorMode;
+  /** The sampler the drift panel's expected drift assumes (temperature 1 by default). */
+  sampler: Required<SamplingOptions>;
   selectTarget(id: number | null): void;
   /** Moves the selection by `delta` targets (in id order), clamped to the first and last. */
   stepTarget(delta: number): void;
   setMethod(method: MethodId): void;
   setRows(rows: RowMode): void;
   setColorBy(color: ColorMode): void;
+  setSampler(sampler: Required<SamplingOptions>): void;
 }
 
 /** The target `delta` steps from `current` in an ascending list (the nearest one when current is not a target). */
@@ -40,6 +45,7 @@ export const createViewSlice: StateCreator<WorkbenchState, [], [], ViewSlice> = 
   method: 'naive-compressed',
   rows: 'step',
   colorBy: 'state',
+  sampler: { ...FULL_SAMPLING },
   selectTarget(id) {
     const view = get().view;
     if (id !== null && (!view || id < 0 || id >= view.rollout.length || !view.rollout.isTarget[id])) return;
@@ -58,5 +64,8 @@ export const createViewSlice: StateCreator<WorkbenchState, [], [], ViewSlice> = 
   },
   setColorBy(colorBy) {
     set({ colorBy });
+  },
+  setSampler(sampler) {
+    set({ sampler });
   },
 });

@@ -2,6 +2,8 @@
 // link must reproduce, its type, its default and its allowed values. Serialising writes only
 // fields that differ from their default; parsing ignores unknown keys and values it cannot read.
 
+import { checkSampling, FULL_SAMPLING, type SamplingOptions } from '../../harness/policies/model';
+
 export type FieldType = 'string' | 'int' | 'enum';
 
 interface FieldBase<T> {
@@ -61,7 +63,32 @@ export const URL_SCHEMA = {
     values: COLOR_MODES,
     help: 'target cells coloured by token state, or by drift (the method\'s log-probability minus the live-prefix one)',
   } satisfies EnumField<ColorMode>,
+  sampler: {
+    type: 'string',
+    key: 'sampler',
+    default: null,
+    help: 'the sampler the expected drift assumes, as temperature,top-k,top-p (e.g. 0.7,20,0.8); absent: temperature 1',
+  } satisfies StringField,
 } as const;
+
+/** `0.7,20,0.8`; null for temperature 1 over the whole vocabulary (the default). */
+export function formatSampler(s: Required<SamplingOptions>): string | null {
+  if (s.temperature === FULL_SAMPLING.temperature && s.topK === FULL_SAMPLING.topK && s.topP === FULL_SAMPLING.topP) return null;
+  return `${s.temperature},${s.topK},${s.topP}`;
+}
+
+/** The sampler a `sampler` value names, or null when it names none. */
+export function parseSampler(text: string | null): Required<SamplingOptions> | null {
+  if (text === null) return null;
+  const parts = text.split(',');
+  if (parts.length !== 3 || parts.some((p) => p.trim() === '')) return null;
+  const [temperature, topK, topP] = parts.map(Number);
+  try {
+    return checkSampling({ temperature, topK, topP });
+  } catch {
+    return null;
+  }
+}
 
 export interface UrlState {
   source: string | null;
@@ -70,6 +97,7 @@ export interface UrlState {
   method: MethodId;
   rows: RowMode;
   color: ColorMode;
+  sampler: string | null;
 }
 
 type Schema = typeof URL_SCHEMA;

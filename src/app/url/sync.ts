@@ -5,7 +5,8 @@ import { DEFAULT_EXAMPLE } from '../load/examples';
 import { loadLastSet } from '../persist/lastSet';
 import { parseSourceKey, sourceKey } from '../store/rolloutSlice';
 import type { WorkbenchState } from '../store';
-import { parseUrlState, serializeUrlState, type UrlState } from './schema';
+import { FULL_SAMPLING } from '../../harness/policies/model';
+import { formatSampler, parseSampler, parseUrlState, serializeUrlState, type UrlState } from './schema';
 
 interface Store {
   getState(): WorkbenchState;
@@ -21,13 +22,14 @@ export function urlStateOf(state: WorkbenchState): UrlState {
     method: state.method,
     rows: state.rows,
     color: state.colorBy,
+    sampler: formatSampler(state.sampler),
   };
 }
 
 /** Opens what the URL (or IndexedDB, or the default example) names; resolves when the page shows a rollout or an error. */
 export async function bootstrap(store: Store, search: string): Promise<void> {
   const url = parseUrlState(search);
-  store.setState({ method: url.method, rows: url.rows, colorBy: url.color });
+  store.setState({ method: url.method, rows: url.rows, colorBy: url.color, sampler: parseSampler(url.sampler) ?? { ...FULL_SAMPLING } });
   const options = { rolloutId: url.rollout, target: url.target, auto: true };
   const source = url.source ? parseSourceKey(url.source) : null;
   const { openBlob, openExample } = store.getState();

@@ -29,8 +29,11 @@ export interface ModelLoaded {
   adapter: string;
 }
 
-/** One method's scores, or why it could not score this rollout (e.g. longer than the model's context). */
-export type MethodScores = { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array } | { method: ScoredMethod; error: string };
+/**
+ * One method's scores, or why it could not score this rollout (e.g. longer than the model's context):
+ * per target (in `ids` order) its log-probability and the V logits it was scored from (flat, R × V).
+ */
+export type MethodScores = { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; logits: Float32Array } | { method: ScoredMethod; error: string };
 
 export interface ScoreProgress {
   type: 'progress';

@@ -1,8 +1,12 @@
 // Drift under each replay method (SPEC §5), once a model has scored the shown rollout in the
 // scoring worker: per method, logdiff and signed drift μ against the exact live-prefix score and
-// against the rollout's own logprobs, and a histogram of the signed differences (one shared axis).
+// against the rollout's own logprobs, the drift a sampler should expect (exact, from both logits
+// rows), and a histogram of the signed differences (one shared axis).
 import { scaleLinear } from 'd3';
-import type { MethodDrift } from '../../core/drift';
+import { useMemo, useState } from 'react';
+import { checkSampling, type SamplingOptions } from '../../../harness/policies/model';
+import type { MethodExpectedDrift } from '../../../metrics/expected-drift';
+import { expectedOf, type MethodDrift } from '../../core/drift';
 import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../palette';
 import { driftColor, formatDelta } from './colors';
@@ -14,6 +18,8 @@ export function DriftPanel() {
   const scoring = useWorkbench((s) => s.scoring);
   const driftError = useWorkbench((s) => s.driftError);
   const openCheckpoint = useWorkbench((s) => s.openCheckpoint);
+  const sampler = useWorkbench((s) => s.sampler);
+  const expected = useMemo(() => (drift ? expectedOf(drift, sampler) : null), [drift, sampler]);
 
   return (
     <section className="panel drift" aria-label="Drift">
@@ -62,6 +68,9 @@ export function DriftPanel() {
                 <th title="mean (ℓ_m − ℓ_live)">μ vs live</th>
                 <th title="mean |ℓ_m − ℓ_rollout|, against the rollout's own logprobs">logdiff vs rollout</th>
                 <th title="mean (ℓ_m − ℓ_rollout)">μ vs rollout</th>
+                <th title="mean over targets of Σ_a s(a)(log q_m(a) − log p(a)): the signed drift the sampler below should expect, exact (p: the live view's distribution, s: the sampler's, q_m: the method's). At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method.">
+                  expected μ
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -72,7 +81,7 @@ export function DriftPanel() {
                     {METHOD_BY_ID[m.method].label}
                   </td>
                   {m.error ? (
-                    <td colSpan={5} className="muted">
+                    <td colSpan={6} className="muted">
                       not scored: {m.error}
                     </td>
                   ) : (
@@ -82,12 +91,14 @@ export function DriftPanel() {
                       <td data-testid={`drift-mu-${m.method}`}>{formatDelta(m.vsLive.mu)}</td>
                       <td>{m.vsRollout ? m.vsRollout.logdiff.toFixed(4) : '—'}</td>
                       <td>{m.vsRollout ? formatDelta(m.vsRollout.mu) : '—'}</td>
+                      <ExpectedCell method={m.method} e={expected?.get(m.method) ?? null} />
                     </>
                   )}
                 </tr>
               ))}
             </tbody>
           </table>
+          <SamplerForm />
           <div className="histograms" aria-label="Histograms of ℓ_m − ℓ_live">
             {drift.methods.map((m) => (m.error ? null : <Histogram key={m.method} m={m} range={drift.range} />))}
             <ColorBar range={drift.range} />
@@ -95,6 +106,69 @@ export function DriftPanel() {
         </div>
       )}
     </section>
+  );
+}
+
+function ExpectedCell({ method, e }: { method: string; e: MethodExpectedDrift | null }) {
+  if (!e || e.mu === null) return <td>—</td>;
+  const { diverging, negativeShare } = e.sign;
+  const title = negativeShare === null ? 'no target expects a drift beyond 1e-4' : `${Math.round(100 * negativeShare)}% of ${diverging} targets expect a loss`;
+  return (
+    <td data-testid={`drift-expected-${method}`} data-value={String(e.mu)} title={title}>
+      {formatDelta(e.mu)}
+    </td>
+  );
+}
+
+const SAMPLER_FIELDS = [
+  { key: 'temperature', label: 'temperature', step: 0.1, help: 'softmax temperature of the sampler (0: greedy)' },
+  { key: 'topK', label: 'top-k', step: 1, help: 'sample among the k most likely tokens (0: all)' },
+  { key: 'topP', label: 'top-p', step: 0.05, help: 'then among the fewest most likely tokens holding probability p (1: all)' },
+] as const;
+
+/** The sampler the expected drift assumes; a value is taken once valid (the URL keeps it). */
+function SamplerForm() {
+  const sampler = useWorkbench((s) => s.sampler);
+  const setSampler = useWorkbench((s) => s.setSampler);
+  const [draft, setDraft] = useState<Record<string, string> | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const shown = draft ?? { temperature: String(sampler.temperature), topK: String(sampler.topK), topP: String(sampler.topP) };
+  const change = (key: keyof SamplingOptions, text: string) => {
+    const next = { ...shown, [key]: text };
+    setDraft(next);
+    try {
+      if (Object.values(next).some((v) => v.trim() === '')) throw new Error('every field needs a number');
+      setSampler(checkSampling({ temperature: Number(next.temperature), topK: Number(next.topK), topP: Number(next.topP) }));
+      setError(null);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  return (
+    <div className="sampler" aria-label="Sampler of the expected drift">
+      <span className="muted">expected μ assumes a sampler:</span>
+      {SAMPLER_FIELDS.map((f) => (
+        <label key={f.key} title={f.help}>
+          {f.label}
+          <input
+            type="number"
+            step={f.step}
+            min={0}
+            value={shown[f.key]}
+            data-testid={`sampler-${f.key}`}
+            onChange={(e) => change(f.key, e.currentTarget.value)}
+            onBlur={() => {
+              if (!error) setDraft(null);
+            }}
+          />
+        </label>
+      ))}
+      {error && (
+        <span className="error-text" role="alert" data-testid="sampler-error">
+          {error}
+        </span>
+      )}
+    </div>
   );
 }
 
