@@ -117,6 +117,20 @@ describe('SDCC', () => {
     expect(union.tokens).toBeLessThan(branches.tokens);
   });
 
+  it("the conditioning drift of SDCC's student comes from its own rows and the teacher's: naive-compressed's, measured by its own live forward", async () => {
+    const batch = [worked, ...random];
+    const nc = await computeGradients(model, batch, { method: 'naive-compressed', objective: 'sft' });
+    expect(nc.conditioningDrift).toBeGreaterThan(1e-3);
+    for (const sdccTeacher of ['packed-4d', 'logit-tree'] as const) {
+      for (const lambda of [0, 0.5]) {
+        const m = await computeGradients(model, batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher });
+        expect(Math.abs(m.conditioningDrift! - nc.conditioningDrift!), `${sdccTeacher} λ ${lambda}`).toBeLessThanOrEqual(1e-5);
+        expect(Math.abs(m.conditioningMu! - nc.conditioningMu!)).toBeLessThanOrEqual(1e-5);
+        expect(m.tokens).toBe((await computeGradients(model, batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher, conditioningDrift: false })).tokens);
+      }
+    }
+  });
+
   it('a rollout without diverging leaves runs no teacher and has KL exactly 0', async () => {
     const flat = validateRollout(
       { format: 'memorywalker.rollout/v1', id: 'flat', vocab: 272, events: [
@@ -125,7 +139,8 @@ describe('SDCC', () => {
       ] },
       { file: 'flat.json' },
     );
-    const m = await computeGradients(model, [flat], { method: 'sdcc', objective: 'sft', lambda: 1, conditioningDrift: false });
+    const m = await computeGradients(model, [flat], { method: 'sdcc', objective: 'sft', lambda: 1 });
+    expect(m.conditioningDrift).toBe(0); // every target sees its live prefix
     expect(m.klSdcc).toBe(0);
     expect(m.klFired).toBe(false);
     expect(m.tokens).toBe(5); // student rows only: no teacher pass

@@ -16,8 +16,9 @@ import { saveCheckpoint, saveOptimizerState, type OptimizerState } from '../mode
 import type { ModelWeights } from '../model/params';
 import { signedDifferences, summarizeDrift } from '../metrics/drift';
 import type { Gpu } from './device';
-import { createStorage, stageReadback } from './buffers';
-import { encodeLaunches } from './kernel';
+import { createStorage, stageReadback, uploadStorage } from './buffers';
+import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
+import { createLogsoftmaxGather } from './logsoftmax';
 import { createGpuModel, createForward, type ForwardPass, type GpuModel } from './model';
 import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
 import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
@@ -300,9 +301,27 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     disposables.push(klBuffer, kl);
   }
 
-  // Exact live-prefix scores for the conditioning drift: the packed tree of every rollout, forward only.
+  // Exact live-prefix scores for the conditioning drift. SDCC's student is the final walk, whose
+  // targets see their live prefix except at the diverging leaves, where the teacher rows already hold
+  // it: a gather of the leaves' tokens from the teacher's logits, no forward. Otherwise the packed
+  // tree of every rollout, forward only.
   let live: { scoring: TargetScoring; ids: { rollout: number; id: number }[] } | null = null;
-  if (measureLive) {
+  let leafLive: { launches: Launch[]; logprobs: GPUBuffer; targets: number[] } | null = null;
+  if (measureLive && options.method === 'sdcc') {
+    if (step.pairs.length) {
+      const targetOfRow = new Map(step.batch.targets.map((t, j) => [t.predictor, j]));
+      const targets = step.pairs.map((p) => targetOfRow.get(p.studentRow)!);
+      const P = targets.length;
+      const rows = uploadStorage(device, 'Train.leafRows', Uint32Array.from(step.pairs, (p) => p.teacherRow));
+      const tokens = uploadStorage(device, 'Train.leafTokens', Uint32Array.from(targets, (j) => step.batch.targets[j].token));
+      const lse = createStorage(device, 'Train.leafLse', P * 4);
+      const logprobs = createStorage(device, 'Train.leafLogprobs', P * 4);
+      const teacherLogits = teacherForward ?? forward;
+      const launches = createLogsoftmaxGather(device, { R: P, V, M: teacherLogits.N }, { logits: teacherLogits.logits, rows, tokens, lse, logprobs });
+      leafLive = { launches, logprobs, targets };
+      disposables.push(rows, tokens, lse, logprobs, { destroy: () => releaseLaunches(launches) });
+    }
+  } else if (measureLive) {
     const batch = packBatch(trees.map((tree) => buildPlan(tree, 'packed-4d').sequences[0]));
     if (batch.targets.length) {
       const scoring = createTargetScoring(model, batch, 'Train.live');
@@ -323,6 +342,11 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     teacherForward?.encode(pass);
     encodeLaunches(pass, [kl.launch]);
   }
+  if (leafLive) {
+    // The teacher's logits hold the leaves' live prefixes whether or not the KL fires (λ = 0).
+    if (!kl?.launch) teacherForward?.encode(pass);
+    encodeLaunches(pass, leafLive.launches);
+  }
   forward.encodeBackward(pass, dLogits);
   if (update) encodeAdamwStep(device, pass, update.adamw, update.lr);
   pass.end();
@@ -331,6 +355,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     ...(update ? [{ buffer: update.adamw.status, bytes: ADAMW_STATUS_BYTES }] : []),
     ...(klBuffer ? [{ buffer: klBuffer, bytes: step.pairs.length * 4 }] : []),
     ...(live ? [{ buffer: live.scoring.logprobs, bytes: live.ids.length * 4 }] : []),
+    ...(leafLive ? [{ buffer: leafLive.logprobs, bytes: leafLive.targets.length * 4 }] : []),
   ]);
   device.queue.submit([encoder.finish()]);
   let parts: ArrayBuffer[];
@@ -364,6 +389,14 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     const lp = new Float32Array(rest.shift()!);
     const liveRef = rollouts.map(() => new Map<number, number>());
     live.ids.forEach((t, j) => liveRef[t.rollout].set(t.id, lp[j]));
+    liveDrift = summarizeDrift(diffAll(liveRef));
+  } else if (measureLive && options.method === 'sdcc') {
+    // The student's own scores, the diverging leaves' from the teacher rows.
+    const liveRef = logprobs.map((m) => new Map(m));
+    if (leafLive) {
+      const lp = new Float32Array(rest.shift()!);
+      leafLive.targets.forEach((j, k) => liveRef[step.targetRollout[j]].set(step.batch.targets[j].id, lp[k]));
+    }
     liveDrift = summarizeDrift(diffAll(liveRef));
   }
   return {
