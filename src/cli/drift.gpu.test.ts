@@ -1,7 +1,7 @@
 // `mw drift` as a user runs it: per method logdiff / μ against the rollout logprobs (checked against
 // `mw score`'s numbers), conditioning drift against logit-tree, the sign split and the histograms.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SamplingOptions } from '../harness/policies/model';
@@ -133,6 +133,22 @@ describe('mw drift', () => {
       expect(atOne.expected.methods[method]!.sign.diverging).toBeGreaterThan(0);
       expect(atOne.expected.methods[method]!.sign.negativeShare).toBe(1);
     }
+  });
+
+  it("keeps the matmul autotune's choice in the cache directory: measured once, read after, a corrupt file replaced", async () => {
+    const cache = tmpDir('cache');
+    const file = join(cache, 'matmul-variants.json');
+    const run = () => mw(['drift', '--ckpt', CKPT, '--rollouts', WORKED, '--json'], { MW_CACHE_DIR: cache });
+    expect((await run()).code).toBe(0);
+    const entries = JSON.parse(JSON.parse(readFileSync(file, 'utf8'))['mw.matmulVariant.v1']);
+    expect(Object.keys(entries)).toHaveLength(1); // one adapter
+    expect(Object.values(entries)[0]).toHaveProperty('kind');
+    const written = statSync(file).mtimeMs;
+    expect((await run()).code).toBe(0);
+    expect(statSync(file).mtimeMs).toBe(written); // read, not measured and written again
+    writeFileSync(file, '{not json');
+    expect((await run()).code).toBe(0);
+    expect(Object.keys(JSON.parse(JSON.parse(readFileSync(file, 'utf8'))['mw.matmulVariant.v1']))).toHaveLength(1);
   });
 
   it('a bad checkpoint is exit 2, a missing --rollouts exit 1', async () => {

@@ -3,8 +3,9 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
 import { optimizerStatePath } from '../model/checkpoint-file';
@@ -20,6 +21,7 @@ import { deriveTree } from '../tree/derive';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import type { SamplingOptions } from '../harness/policies/model';
+import type { TuningStorage } from '../gpu/matmulAutotune';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
@@ -282,6 +284,36 @@ async function loadEngine() {
 
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;
 
+/** The CLI's cache directory: $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker. */
+export function cacheDir(): string {
+  return process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
+}
+
+/** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */
+export function fileStorage(path: string): TuningStorage {
+  const read = (): Record<string, string> => {
+    try {
+      const all = JSON.parse(readFileSync(path, 'utf8'));
+      return typeof all === 'object' && all !== null ? all : {};
+    } catch {
+      return {};
+    }
+  };
+  return {
+    getItem(key) {
+      const value = read()[key];
+      return typeof value === 'string' ? value : null;
+    },
+    setItem(key, value) {
+      const all = { ...read(), [key]: value };
+      mkdirSync(join(path, '..'), { recursive: true });
+      const temp = `${path}.${process.pid}.partial`;
+      writeFileSync(temp, JSON.stringify(all, null, 2) + '\n');
+      renameSync(temp, path);
+    },
+  };
+}
+
 export interface GpuSession {
   gpu: Gpu;
   engine: Engine;
@@ -309,7 +341,8 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
     throw error;
   }
   // The matmul variant this adapter prefers (shared-memory tiles on GPUs, registers on SwiftShader).
-  await engine.pickMatmulVariant(gpu);
+  // Measured once per adapter and kept in the cache directory (a few seconds on SwiftShader otherwise).
+  await engine.pickMatmulVariant(gpu, { storage: fileStorage(join(cacheDir(), 'matmul-variants.json')) });
   const errors: string[] = [];
   const unsubscribe = gpu.onEvent((event) => {
     if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);

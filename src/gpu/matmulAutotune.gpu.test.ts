@@ -51,7 +51,7 @@ describe('pickMatmulVariant', () => {
     clearMatmulTunings(); // a new page: memory empty, localStorage kept
     const again = await pickMatmulVariant(gpu);
     expect(describeMatmulVariant(again)).toBe(describeMatmulVariant(only));
-    expect(matmulTuningFor(gpu.info)!.source).toBe('localStorage');
+    expect(matmulTuningFor(gpu.info)!.source).toBe('stored');
     expect(matmulTuningFor(gpu.info)!.measured).toEqual([]);
   });
 

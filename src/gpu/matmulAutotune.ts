@@ -1,5 +1,6 @@
 // Picks the matmul variant an adapter runs fastest: a short measurement of a few candidates, once per
-// adapter, cached in memory and (in the browser) in localStorage. SwiftShader prefers the barrier-free
+// adapter, cached in memory and in a storage (the browser's localStorage; the CLI's file in its cache
+// directory). SwiftShader prefers the barrier-free
 // `blocked` variant, real GPUs the `tiled` one; measuring settles the cases in between.
 
 import { createStorage } from './buffers';
@@ -27,15 +28,21 @@ export const MATMUL_CANDIDATES: { software: readonly MatmulVariant[]; hardware: 
 
 export interface MatmulTuning {
   variant: MatmulVariant;
-  /** GFLOP/s of each candidate, fastest first; empty when the choice came from localStorage. */
+  /** GFLOP/s of each candidate, fastest first; empty when the choice came from the storage. */
   measured: { variant: MatmulVariant; gflops: number }[];
-  source: 'measured' | 'localStorage';
+  source: 'measured' | 'stored';
+}
+
+/** Where choices outlive the process: the part of the Web Storage interface the autotune uses. */
+export interface TuningStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
 }
 
 const STORAGE_KEY = 'mw.matmulVariant.v1';
 const tunings = new Map<string, MatmulTuning>();
 
-function adapterKey(info: AdapterSummary): string {
+export function adapterKey(info: AdapterSummary): string {
   return [info.vendor, info.architecture, info.device, info.description].join('|');
 }
 
@@ -43,7 +50,7 @@ export function matmulTuningFor(info: AdapterSummary): MatmulTuning | undefined 
   return tunings.get(adapterKey(info));
 }
 
-/** Forgets the in-memory choices (localStorage keeps its own). */
+/** Forgets the in-memory choices (the storage keeps its own). */
 export function clearMatmulTunings(): void {
   tunings.clear();
 }
@@ -52,6 +59,8 @@ export interface PickOptions {
   candidates?: readonly MatmulVariant[];
   /** Square problem size measured; default 256 on software adapters (keeps the pick under 2 s), 1024 on GPUs. */
   size?: number;
+  /** Where the choice is kept across processes; default the global localStorage when there is one. */
+  storage?: TuningStorage;
 }
 
 /**
@@ -63,14 +72,15 @@ export async function pickMatmulVariant(gpu: Gpu, options: PickOptions = {}): Pr
   let tuning = tunings.get(key);
   if (!tuning) {
     const candidates = options.candidates ?? MATMUL_CANDIDATES[gpu.info.isSoftware ? 'software' : 'hardware'];
-    const stored = readStored(key, candidates);
+    const storage = options.storage ?? (typeof localStorage === 'undefined' ? undefined : localStorage);
+    const stored = storage ? readStored(storage, key, candidates) : undefined;
     if (stored) {
-      tuning = { variant: stored, measured: [], source: 'localStorage' };
+      tuning = { variant: stored, measured: [], source: 'stored' };
     } else {
       const size = options.size ?? (gpu.info.isSoftware ? 256 : 1024);
       const measured = await measureMatmulVariants(gpu.device, candidates, { M: size, K: size, N: size });
       tuning = { variant: measured[0].variant, measured, source: 'measured' };
-      writeStored(key, tuning.variant);
+      if (storage) writeStored(storage, key, tuning.variant);
     }
     tunings.set(key, tuning);
   }
@@ -124,10 +134,9 @@ function sameVariant(a: MatmulVariant, b: MatmulVariant): boolean {
   return describeMatmulVariant(a) === describeMatmulVariant(b);
 }
 
-function readStored(key: string, candidates: readonly MatmulVariant[]): MatmulVariant | undefined {
-  if (typeof localStorage === 'undefined') return undefined;
+function readStored(storage: TuningStorage, key: string, candidates: readonly MatmulVariant[]): MatmulVariant | undefined {
   try {
-    const all = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? '{}') as Record<string, MatmulVariant>;
+    const all = JSON.parse(storage.getItem(STORAGE_KEY) ?? '{}') as Record<string, MatmulVariant>;
     const stored = all[key];
     return stored ? candidates.find((c) => sameVariant(c, stored)) : undefined;
   } catch {
@@ -135,17 +144,16 @@ function readStored(key: string, candidates: readonly MatmulVariant[]): MatmulVa
   }
 }
 
-function writeStored(key: string, variant: MatmulVariant): void {
-  if (typeof localStorage === 'undefined') return;
+function writeStored(storage: TuningStorage, key: string, variant: MatmulVariant): void {
   let all: Record<string, MatmulVariant> = {};
   try {
-    all = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? '{}') as Record<string, MatmulVariant>;
+    all = JSON.parse(storage.getItem(STORAGE_KEY) ?? '{}') as Record<string, MatmulVariant>;
   } catch {
     // Corrupt entry: replaced below.
   }
   try {
     all[key] = variant;
-    localStorage.setItem(STORAGE_KEY, JSON.stringify(all));
+    storage.setItem(STORAGE_KEY, JSON.stringify(all));
   } catch {
     // Storage full or denied: the in-memory choice still holds for this page.
   }
