@@ -67,7 +67,7 @@ export const driftCommand: Command = {
       const model = engine.createGpuModel(gpu, weights);
       let report: DriftOutput;
       try {
-        const scores = await engine.scoreRollouts(model, file.rollouts, SCORING_METHODS, { logits: true });
+        const scores = await engine.scoreRollouts(model, file.rollouts, SCORING_METHODS, { rows: true });
         report = { ...driftReport(file.rollouts, logprobsOf(scores), bins), expected: expectedDrift(scores, sampling) };
       } finally {
         model.destroy();

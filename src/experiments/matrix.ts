@@ -9,9 +9,9 @@ import type { StepFigures, Trainer, TrainerOptions } from '../gpu/train';
 import { generateDataset, type DatasetSummary } from '../harness/dataset';
 import type { EditorKind, EditorSpec } from '../harness/editors';
 import type { EnvId, EnvSpec } from '../harness/env';
-import { FULL_SAMPLING, type ModelPolicyOptions, type SamplingOptions } from '../harness/policies/model';
+import { FULL_SAMPLING, isFullSampling, type ModelPolicyOptions, type SamplingOptions } from '../harness/policies/model';
 import type { Policy } from '../harness/policy';
-import type { RolloutScores } from '../gpu/score';
+import type { RolloutScores, ScoreOptions } from '../gpu/score';
 import { driftReport, logprobsOf, type DriftReport } from '../metrics/drift-report';
 import { expectedDrift, type ExpectedDriftReport } from '../metrics/expected-drift';
 import type { ModelConfig } from '../model/config';
@@ -28,8 +28,8 @@ export interface MatrixEngine {
   gpu: Gpu;
   createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel;
   createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerOptions): Trainer;
-  /** src/gpu/score.ts's scoreRollouts: every target's log-probability, and its logits row when asked. */
-  scoreRollouts(model: GpuModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[], options?: { logits?: boolean }): Promise<RolloutScores>;
+  /** src/gpu/score.ts's scoreRollouts: every target's log-probability, and its log-probability row when asked. */
+  scoreRollouts(model: GpuModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[], options?: ScoreOptions): Promise<RolloutScores>;
   /** The model policy on a GPU model (src/gpu/generate.ts's createGpuModelPolicy). */
   createPolicy(model: GpuModel, options: ModelPolicyOptions): Policy;
 }
@@ -280,10 +280,6 @@ async function heldOut(config: MatrixConfig, editor: EditorSpec, engine: MatrixE
   return { seed, rollouts: summary.rollouts, em: summary.em, meanReward: summary.meanReward, temperature: EVAL_TEMPERATURE };
 }
 
-function samplesLikeTraining(sampling: Required<SamplingOptions>): boolean {
-  return sampling.temperature === FULL_SAMPLING.temperature && sampling.topK === FULL_SAMPLING.topK && sampling.topP === FULL_SAMPLING.topP;
-}
-
 /** Does `method` score any target of these rollouts? (trainStep refuses a batch where it scores none.) */
 function scoresAny(rollouts: readonly Rollout[], method: Method): boolean {
   return rollouts.some((r) => {
@@ -332,7 +328,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
   try {
     for (const editor of config.editors) {
       const first = await generateBatch(config, editor, engine.createPolicy(base, config.driftSampling), batchSeed(config.seed, 1), config.n, config.group, P);
-      const scores = await engine.scoreRollouts(base, first.usable, SCORING_METHODS, { logits: true });
+      const scores = await engine.scoreRollouts(base, first.usable, SCORING_METHODS, { rows: true });
       const drift = driftReport(first.usable, logprobsOf(scores), config.bins);
       const expected = expectedDrift(scores, config.driftSampling);
       emit({ kind: 'rollouts', editor: editor.kind, batch: first.figures, drift });
@@ -341,7 +337,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
 
       // Update 1 of every run draws from the checkpoint itself: the drift batch when it was sampled
       // like a training batch, else one training batch drawn once for all runs.
-      let firstTrain: Batch | null = samplesLikeTraining(config.driftSampling) ? first : null;
+      let firstTrain: Batch | null = isFullSampling(config.driftSampling) ? first : null;
       const runs: Partial<Record<Method, RunRecord>> = {};
       for (const method of config.methods) {
         const trainer = engine.createTrainer(gpu, weights, { schedule });

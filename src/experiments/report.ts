@@ -6,7 +6,7 @@ import { format, line, scaleBand, scaleLinear, scaleLog, scaleSqrt } from 'd3';
 import { INK, METHOD_BY_ID } from '../app/views/palette';
 import { describeConfig } from '../model/config';
 import { formatEnvSpec } from '../harness/env';
-import { describeSampling, FULL_SAMPLING } from '../harness/policies/model';
+import { describeSampling, FULL_SAMPLING, isFullSampling } from '../harness/policies/model';
 import type { Method } from '../plan/types';
 import { SCORING_METHODS, type EditorResult, type MatrixResults, type RunRecord } from './matrix';
 
@@ -104,7 +104,7 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
   out.push('## Drift at the checkpoint\n');
   // Results written before the drift batch had its own sampler drew it like the training batches.
   const driftSampling = c.driftSampling ?? FULL_SAMPLING;
-  const trainLike = describeSampling(driftSampling) === describeSampling(FULL_SAMPLING);
+  const trainLike = isFullSampling(driftSampling);
   out.push(
     `Every scoring method on the checkpoint's own rollouts (sampled at ${describeSampling(driftSampling)}${trainLike ? "; update 1's batch" : ', logprobs recorded at T=1'}), ` +
       'against their rollout-time logprobs; ' +

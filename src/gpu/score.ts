@@ -8,12 +8,14 @@ import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { encodeLaunches, releaseLaunches } from './kernel';
-import { createLogsoftmaxGather } from './logsoftmax';
+import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
 import { createForward, type GpuModel } from './model';
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split). */
   maxRows?: number;
+  /** Also each target's V log-probabilities (the log softmax of its predictor row, on the GPU). */
+  rows?: boolean;
 }
 
 export const DEFAULT_MAX_ROWS = 4096;
@@ -45,66 +47,73 @@ export interface ScoredBatchInput {
 
 /**
  * A recorded forward over a batch plus the gather of its targets' log-probabilities into
- * `logprobs` (R floats, in `targets` order): encode it into any pass (a training step encodes it
- * beside its own work), read `logprobs` after the submit, then destroy().
+ * `logprobs` (R floats, in `targets` order) and, with `rows`, their full log-probability rows into
+ * `logprobRows` (R × V): encode it into any pass (a training step encodes it beside its own work),
+ * read the buffers after the submit, then destroy().
  */
 export interface TargetScoring {
   R: number;
   logprobs: GPUBuffer;
-  /** The forward's (N, V) logits (row i predicts the token after packed row i). */
-  logits: GPUBuffer;
-  N: number;
+  logprobRows: GPUBuffer | null;
   encode(pass: GPUComputePassEncoder): void;
   destroy(): void;
 }
 
-export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score'): TargetScoring {
+export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean } = {}): TargetScoring {
   const { device } = model.gpu;
   const R = batch.targets.length;
   const forward = createForward(model, batch);
+  const shape = { R, V: model.config.vocabSize, M: forward.N };
   const rows = uploadStorage(device, `${label}.rows`, Uint32Array.from(batch.targets, (t) => t.predictor));
   const tokens = uploadStorage(device, `${label}.tokens`, Uint32Array.from(batch.targets, (t) => t.token));
   const lse = createStorage(device, `${label}.lse`, R * 4);
   const logprobs = createStorage(device, `${label}.logprobs`, R * 4);
-  const gather = createLogsoftmaxGather(device, { R, V: model.config.vocabSize, M: forward.N }, { logits: forward.logits, rows, tokens, lse, logprobs });
+  const launches = createLogsoftmaxGather(device, shape, { logits: forward.logits, rows, tokens, lse, logprobs });
+  const buffers = [rows, tokens, lse, logprobs];
+  let logprobRows: GPUBuffer | null = null;
+  if (options.rows) {
+    logprobRows = createStorage(device, `${label}.logprobRows`, R * shape.V * 4);
+    const rowLse = createStorage(device, `${label}.rowLse`, R * 4);
+    launches.push(...createLogsoftmaxRows(device, shape, { logits: forward.logits, rows, lse: rowLse, out: logprobRows }));
+    buffers.push(logprobRows, rowLse);
+  }
   return {
     R,
     logprobs,
-    logits: forward.logits,
-    N: forward.N,
+    logprobRows,
     encode(pass) {
       forward.encode(pass);
-      encodeLaunches(pass, gather);
+      encodeLaunches(pass, launches);
     },
     destroy() {
-      releaseLaunches(gather);
-      [rows, tokens, lse, logprobs].forEach((b) => b.destroy());
+      releaseLaunches(launches);
+      buffers.forEach((b) => b.destroy());
       forward.destroy();
     },
   };
 }
 
-/** What scoring one packed batch read back: the targets' log-probabilities, and the (N, V) logits when asked for. */
+/** What scoring one packed batch read back: the targets' log-probabilities, and their (R, V) rows when asked for. */
 interface BatchScores {
   logprobs: Float32Array;
-  logits: Float32Array | null;
+  rows: Float32Array | null;
 }
 
-async function runScoring(model: GpuModel, batch: ScoredBatchInput, withLogits: boolean): Promise<BatchScores> {
+async function runScoring(model: GpuModel, batch: ScoredBatchInput, withRows: boolean): Promise<BatchScores> {
   const { device } = model.gpu;
-  if (batch.targets.length === 0) return { logprobs: new Float32Array(0), logits: withLogits ? new Float32Array(0) : null };
-  const scoring = createTargetScoring(model, batch);
+  if (batch.targets.length === 0) return { logprobs: new Float32Array(0), rows: withRows ? new Float32Array(0) : null };
+  const scoring = createTargetScoring(model, batch, 'Score', { rows: withRows });
   const encoder = device.createCommandEncoder({ label: 'Score.encoder' });
   const pass = encoder.beginComputePass({ label: 'Score.pass' });
   scoring.encode(pass);
   pass.end();
   device.queue.submit([encoder.finish()]);
   try {
-    const [logprobs, logits] = await Promise.all([
+    const [logprobs, rows] = await Promise.all([
       readFloat32(device, scoring.logprobs, scoring.R),
-      withLogits ? readFloat32(device, scoring.logits, scoring.N * model.config.vocabSize) : null,
+      scoring.logprobRows ? readFloat32(device, scoring.logprobRows, scoring.R * model.config.vocabSize) : null,
     ]);
-    return { logprobs, logits };
+    return { logprobs, rows };
   } finally {
     scoring.destroy();
   }
@@ -118,27 +127,27 @@ export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Prom
 export interface ScoredTarget {
   id: number;
   logprob: number;
-  /** With `logits: true`: the V logits the target was scored from (its predictor row). */
-  logits?: Float32Array;
+  /** With `rows: true`: the V log-probabilities at the target's position (its predictor row's log softmax). */
+  row?: Float32Array;
 }
 
 /** Every target a sequence plan scores, in plan order (sequence by sequence). */
-export async function scoreSequences(model: GpuModel, sequences: readonly PlanSequence[], options: ScoreOptions & { logits?: boolean } = {}): Promise<ScoredTarget[]> {
+export async function scoreSequences(model: GpuModel, sequences: readonly PlanSequence[], options: ScoreOptions = {}): Promise<ScoredTarget[]> {
   const out: ScoredTarget[] = [];
   const V = model.config.vocabSize;
   for (const group of groupSequences(sequences, options.maxRows)) {
     const batch = packBatch(group);
-    const { logprobs, logits } = await runScoring(model, batch, options.logits ?? false);
+    const { logprobs, rows } = await runScoring(model, batch, options.rows ?? false);
     batch.targets.forEach((t, i) => {
       const target: ScoredTarget = { id: t.id, logprob: logprobs[i] };
-      if (logits) target.logits = logits.slice(t.predictor * V, (t.predictor + 1) * V);
+      if (rows) target.row = rows.subarray(i * V, (i + 1) * V);
       out.push(target);
     });
   }
   return out;
 }
 
-export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions & { logits?: boolean } = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
+export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
   return { method: plan.method, targets: await scoreSequences(model, plan.sequences, options) };
 }
 
@@ -150,7 +159,7 @@ export async function scoreRollouts(
   model: GpuModel,
   rollouts: readonly Rollout[],
   methods: readonly SequenceMethod[],
-  options: ScoreOptions & { logits?: boolean } = {},
+  options: ScoreOptions = {},
 ): Promise<RolloutScores> {
   const trees = rollouts.map(deriveTree);
   const out = {} as RolloutScores;

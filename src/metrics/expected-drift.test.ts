@@ -47,7 +47,7 @@ describe('expected signed drift', () => {
   });
 
   it('pools targets per method against the live rows of logit-tree', () => {
-    const target = (id: number, logits: Float32Array): [number, ScoredTarget] => [id, { id, logprob: 0, logits }];
+    const target = (id: number, logits: Float32Array): [number, ScoredTarget] => [id, { id, logprob: 0, row: logits }];
     const scores = {
       'logit-tree': [new Map([target(1, live), target(2, live)])],
       'naive-full': [new Map([target(1, surer), target(2, live)])],

@@ -33,9 +33,12 @@ export interface ExpectedDriftReport {
   methods: Partial<Record<SequenceMethod, MethodExpectedDrift>>;
 }
 
-/** E = Σ_a s(a)(lq(a) − lp(a)) for one target, in float64 from the fp32 logits of its live row and its method row. */
+/**
+ * E = Σ_a s(a)(lq(a) − lp(a)) for one target, in float64, from its live row and its method row:
+ * logits or log-probabilities (any shift of a row gives the same distribution).
+ */
 export function expectedTargetDrift(live: ArrayLike<number>, replay: ArrayLike<number>, sampling: SamplingOptions): number {
-  if (live.length !== replay.length) throw new Error(`expectedTargetDrift: rows of ${live.length} and ${replay.length} logits`);
+  if (live.length !== replay.length) throw new Error(`expectedTargetDrift: rows of ${live.length} and ${replay.length} entries`);
   const s = samplingDistribution(live, sampling);
   const lp = logSoftmax(live);
   const lq = logSoftmax(replay);
@@ -61,7 +64,7 @@ export function poolExpected(drifts: Iterable<number>): MethodExpectedDrift {
   return { n, mu: n ? sum / n : null, sign: { diverging, negativeShare: diverging ? negative / diverging : null } };
 }
 
-/** Per method, the expected signed drift of its targets under `sampling`; `scores` must hold logits and include logit-tree. */
+/** Per method, the expected signed drift of its targets under `sampling`; `scores` must hold rows (scoreRollouts with `rows`) and include logit-tree. */
 export function expectedDrift(scores: RolloutScores, sampling: Required<SamplingOptions>): ExpectedDriftReport {
   const live = scores[LIVE];
   if (!live) throw new Error(`expectedDrift: the scores lack ${LIVE} (the live rows)`);
@@ -69,9 +72,9 @@ export function expectedDrift(scores: RolloutScores, sampling: Required<Sampling
   for (const [method, perRollout] of Object.entries(scores) as [SequenceMethod, RolloutScores[SequenceMethod]][]) {
     const drifts = perRollout.flatMap((targets, r) =>
       [...targets].map(([id, target]) => {
-        const liveRow = live[r].get(id)?.logits;
-        if (!liveRow || !target.logits) throw new Error(`expectedDrift: target ${id} of rollout ${r} has no logits under ${liveRow ? method : LIVE}`);
-        return expectedTargetDrift(liveRow, target.logits, sampling);
+        const liveRow = live[r].get(id)?.row;
+        if (!liveRow || !target.row) throw new Error(`expectedDrift: target ${id} of rollout ${r} has no row under ${liveRow ? method : LIVE}`);
+        return expectedTargetDrift(liveRow, target.row, sampling);
       }),
     );
     methods[method] = poolExpected(drifts);

@@ -9,17 +9,17 @@ const text = readFileSync(new URL('../../../public/examples/worked-example.json'
 const view = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
 
 // Scores as the worker returns them (made-up numbers: this tests the bookkeeping, not a model).
-// Logits rows of V = 3: every target's live row is [1, 0, 0]; naive-full is surer of token 0 at 13.
-const rows = (n: number, special: Record<number, number[]> = {}) => Float32Array.from(Array.from({ length: n }, (_, i) => special[i] ?? [1, 0, 0]).flat());
+// Rows of V = 3 (logits: any shift of the log-probabilities): every target's live row is [1, 0, 0]; naive-full is surer of token 0 at 13.
+const rowsOf = (n: number, special: Record<number, number[]> = {}) => Float32Array.from(Array.from({ length: n }, (_, i) => special[i] ?? [1, 0, 0]).flat());
 const live: MethodScores = {
   method: 'logit-tree',
   ids: Int32Array.from([2, 3, 7, 8, 13, 14, 15, 16]),
   logprobs: Float64Array.from([-1, -2, -1, -2, -3, -1, -2, -1]),
-  logits: rows(8),
+  rows: rowsOf(8),
 };
 const scores: MethodScores[] = [
-  { method: 'naive-compressed', ids: Int32Array.from([13, 14, 15, 16]), logprobs: Float64Array.from([-5, -2, -2, -1]), logits: rows(4, { 0: [0, 1, 0] }) },
-  { method: 'naive-full', ids: live.ids, logprobs: Float64Array.from([-1, -2, -1, -2, -2.5, -0.5, -1.5, -1]), logits: rows(8, { 4: [3, 0, 0] }) },
+  { method: 'naive-compressed', ids: Int32Array.from([13, 14, 15, 16]), logprobs: Float64Array.from([-5, -2, -2, -1]), rows: rowsOf(4, { 0: [0, 1, 0] }) },
+  { method: 'naive-full', ids: live.ids, logprobs: Float64Array.from([-1, -2, -1, -2, -2.5, -0.5, -1.5, -1]), rows: rowsOf(8, { 4: [3, 0, 0] }) },
   live,
   { method: 'packed-4d', error: 'needs 600 positions, the model has 512' },
 ];
@@ -47,7 +47,7 @@ describe('drift of each method against the live-prefix score', () => {
     expect(drift.range).toBe(2);
     expect(by['naive-compressed'].histogram.counts.reduce((a, b) => a + b, 0)).toBe(4);
   });
-  it('the drift a sampler should expect, per method, from the logits rows', () => {
+  it('the drift a sampler should expect, per method, from the log-probability rows', () => {
     const logp = (row: number[], t: number) => row[t] - Math.log(row.reduce((a, v) => a + Math.exp(v), 0));
     // Greedy: the live mode (token 0) at every target; only target 13 moves under the naive methods.
     const greedy = expectedOf(drift, { temperature: 0 });

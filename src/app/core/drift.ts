@@ -15,7 +15,7 @@ export interface MethodDrift {
   logprob: Map<number, number>;
   /** ℓ_m(t) − ℓ_live(t) by target id. */
   delta: Map<number, number>;
-  /** The V logits each target was scored from, by target id. */
+  /** The V log-probabilities at each target's position, by target id. */
   rows: Map<number, Float32Array>;
   vsLive: DriftSummary;
   vsRollout: DriftSummary | null;
@@ -26,7 +26,7 @@ export interface DriftData {
   rolloutId: string;
   /** ℓ_live(t): the exact live-prefix score. */
   live: Map<number, number>;
-  /** The live-prefix logits of each target, by id (the distribution the policy sampled from). */
+  /** The live-prefix log-probability rows of each target, by id (the distribution the policy sampled from). */
   liveRows: Map<number, Float32Array>;
   methods: MethodDrift[];
   /** Half-width of the histograms' common range (and of the colour scale). */
@@ -49,10 +49,10 @@ export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
     const logprob = new Map<number, number>();
     const rows = new Map<number, Float32Array>();
     if (!('error' in s)) {
-      const V = s.ids.length ? s.logits.length / s.ids.length : 0;
+      const V = s.ids.length ? s.rows.length / s.ids.length : 0;
       s.ids.forEach((id, i) => {
         logprob.set(id, s.logprobs[i]);
-        rows.set(id, s.logits.subarray(i * V, (i + 1) * V));
+        rows.set(id, s.rows.subarray(i * V, (i + 1) * V));
       });
     }
     const diffs = signedDifferences(logprob, live);
@@ -84,7 +84,7 @@ export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
 
 /**
  * Per method, the signed drift a sampler should expect at the targets it scores (exact, from the live
- * and the method's logits rows; src/metrics/expected-drift.ts); null for a method that could not score.
+ * and the method's log-probability rows; src/metrics/expected-drift.ts); null for a method that could not score.
  */
 export function expectedOf(drift: DriftData, sampling: SamplingOptions): Map<ScoredMethod, MethodExpectedDrift | null> {
   const out = new Map<ScoredMethod, MethodExpectedDrift | null>();

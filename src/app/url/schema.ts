@@ -2,7 +2,7 @@
 // link must reproduce, its type, its default and its allowed values. Serialising writes only
 // fields that differ from their default; parsing ignores unknown keys and values it cannot read.
 
-import { checkSampling, FULL_SAMPLING, type SamplingOptions } from '../../harness/policies/model';
+import { checkSampling, isFullSampling, type SamplingOptions } from '../../harness/policies/model';
 
 export type FieldType = 'string' | 'int' | 'enum';
 
@@ -73,7 +73,7 @@ export const URL_SCHEMA = {
 
 /** `0.7,20,0.8`; null for temperature 1 over the whole vocabulary (the default). */
 export function formatSampler(s: Required<SamplingOptions>): string | null {
-  if (s.temperature === FULL_SAMPLING.temperature && s.topK === FULL_SAMPLING.topK && s.topP === FULL_SAMPLING.topP) return null;
+  if (isFullSampling(s)) return null;
   return `${s.temperature},${s.topK},${s.topP}`;
 }
 

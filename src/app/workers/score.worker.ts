@@ -47,15 +47,15 @@ self.onmessage = async (event: MessageEvent<ScoreWorkerRequest>) => {
         let longest = 0;
         for (const s of plan.sequences) for (const p of s.positions) if (p + 1 > longest) longest = p + 1;
         if (longest > nPositions) throw new Error(`needs ${longest} positions, the model has ${nPositions}`);
-        const { targets } = await scorePlan(model, plan, { logits: true });
-        const logits = new Float32Array(targets.length * vocabSize);
-        targets.forEach((t, i) => logits.set(t.logits!, i * vocabSize));
-        scores.push({ method, ids: Int32Array.from(targets, (t) => t.id), logprobs: Float64Array.from(targets, (t) => t.logprob), logits });
+        const { targets } = await scorePlan(model, plan, { rows: true });
+        const rows = new Float32Array(targets.length * vocabSize);
+        targets.forEach((t, i) => rows.set(t.row!, i * vocabSize));
+        scores.push({ method, ids: Int32Array.from(targets, (t) => t.id), logprobs: Float64Array.from(targets, (t) => t.logprob), rows });
       } catch (error) {
         scores.push({ method, error: error instanceof Error ? error.message : String(error) });
       }
     }
-    const buffers = scores.flatMap((s) => ('logits' in s ? [s.logits.buffer as ArrayBuffer] : []));
+    const buffers = scores.flatMap((s) => ('rows' in s ? [s.rows.buffer as ArrayBuffer] : []));
     post({ type: 'scored', job, rolloutId: request.rollout.id, scores, ms: performance.now() - started }, buffers);
   } catch (error) {
     post({ type: 'error', job, message: error instanceof Error ? error.message : String(error) });

@@ -31,9 +31,9 @@ export interface ModelLoaded {
 
 /**
  * One method's scores, or why it could not score this rollout (e.g. longer than the model's context):
- * per target (in `ids` order) its log-probability and the V logits it was scored from (flat, R × V).
+ * per target (in `ids` order) its log-probability and the V log-probabilities at its position (flat, R × V).
  */
-export type MethodScores = { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; logits: Float32Array } | { method: ScoredMethod; error: string };
+export type MethodScores = { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; rows: Float32Array } | { method: ScoredMethod; error: string };
 
 export interface ScoreProgress {
   type: 'progress';

@@ -67,6 +67,12 @@ export interface SamplingOptions {
 /** Temperature 1 over the whole vocabulary: the recorded logprobs are the sampling distribution's (on-policy RL). */
 export const FULL_SAMPLING: Readonly<Required<SamplingOptions>> = { temperature: 1, topK: 0, topP: 1 };
 
+/** Does `s` draw from the model's own distribution (temperature 1, nothing cut)? */
+export function isFullSampling(s: SamplingOptions): boolean {
+  const { temperature, topK, topP } = checkSampling(s);
+  return temperature === FULL_SAMPLING.temperature && topK === FULL_SAMPLING.topK && topP === FULL_SAMPLING.topP;
+}
+
 export interface ModelPolicyOptions extends SamplingOptions {
   /** Mixed into each episode's seed (EpisodeInfo.seed); default 0 (the episode seed alone). */
   seed?: number;

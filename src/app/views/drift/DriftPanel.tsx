@@ -1,6 +1,6 @@
 // Drift under each replay method (SPEC §5), once a model has scored the shown rollout in the
 // scoring worker: per method, logdiff and signed drift μ against the exact live-prefix score and
-// against the rollout's own logprobs, the drift a sampler should expect (exact, from both logits
+// against the rollout's own logprobs, the drift a sampler should expect (exact, from both log-probability
 // rows), and a histogram of the signed differences (one shared axis).
 import { scaleLinear } from 'd3';
 import { useMemo, useState } from 'react';
