@@ -90,8 +90,9 @@ test.describe('live training', () => {
     // The demo model button: the shipped checkpoint, and the task it was trained on.
     await page.getByTestId('config-demo-model').click();
     await expect(page.getByTestId('config-model')).toHaveValue('ckpt:demo.safetensors');
-    await expect(page.getByTestId('config-difficulty')).toHaveValue('2');
-    await expect(page.getByTestId('config-distractors')).toHaveValue('1');
+    await expect(page.getByTestId('config-env')).toHaveValue('collect');
+    await expect(page.getByTestId('config-difficulty')).toHaveValue('3');
+    await expect(page.getByTestId('config-distractors')).toHaveValue('0');
     await expect(page.getByTestId('config-budget')).toHaveValue('100');
     await expect(page.getByTestId('config-objective-rl')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.getByTestId('config-method-naive-compressed')).toHaveAttribute('aria-pressed', 'true');

@@ -78,7 +78,7 @@ export function ConfigForm() {
             type="button"
             className="button small"
             data-testid="config-demo-model"
-            title="The pretrained demo checkpoint (small preset, SFT on expert lookups) and the task it was trained on: lookup, 2 hops, 1 distractor, 20 filler characters, budget 100"
+            title="The pretrained demo checkpoint (small preset, SFT on expert episodes, live views and flattened tapes) and the task it was trained on: collect, 3 pages, no decoys, 20 filler characters, budget 100"
             onClick={() => void startFromDemo()}
           >
             Demo model

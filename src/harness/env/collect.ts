@@ -25,11 +25,14 @@ export interface CollectOptions {
   decoys: number;
   /** Filler characters at the end of each observation. */
   filler: number;
-  /** Page numbers are 1..pool (at least pages + decoys + 1). */
+  /**
+   * Page numbers are 1..pool (at least pages + decoys + 1). Default 9, single-digit pages, or
+   * pages + decoys + 1 when that is more.
+   */
   pool: number;
 }
 
-export const COLLECT_DEFAULTS: Readonly<CollectOptions> = { pages: 3, decoys: 2, filler: 40, pool: 20 };
+export const COLLECT_DEFAULTS: Readonly<CollectOptions> = { pages: 3, decoys: 2, filler: 40, pool: 9 };
 
 /** What one read established: page `page` has code `code`. */
 export interface CollectNote {
@@ -78,6 +81,7 @@ function checkOptions(o: CollectOptions): void {
 
 export function createCollectEnv(options: Partial<CollectOptions> = {}): Env {
   const o: CollectOptions = { ...COLLECT_DEFAULTS, ...options };
+  if (options.pool === undefined) o.pool = Math.max(COLLECT_DEFAULTS.pool, o.pages + o.decoys + 1);
   checkOptions(o);
 
   function reset(seed: number): Episode {

@@ -12,9 +12,12 @@ export const ENV_IDS: readonly EnvId[] = ['lookup', 'collect'];
 
 /**
  * The task the demo checkpoint (public/models/demo.safetensors, scripts/train-demo.sh) was trained
- * on, and the token budget at which the memory editors edit each of its episodes once.
+ * on, and the token budget at which the memory editors edit each of its episodes twice: `collect`
+ * with three pages (single-digit numbers), no decoys and 20 filler characters. The expert's notes
+ * (`have kq`) and the summaries restate codes from observations an edit evicts, so a flattened tape
+ * holds evidence the live view has lost: the paper's setting for naive-full's stale context.
  */
-export const DEMO_TASK = { env: { id: 'lookup', hops: 2, distractors: 1, filler: 20 }, budget: 100 } as const satisfies { env: EnvSpec; budget: number };
+export const DEMO_TASK = { env: { id: 'collect', pages: 3, decoys: 0, filler: 20 }, budget: 100 } as const satisfies { env: EnvSpec; budget: number };
 
 export function createEnv(spec: EnvSpec | EnvId): Env {
   const s: EnvSpec = typeof spec === 'string' ? ({ id: spec } as EnvSpec) : spec;

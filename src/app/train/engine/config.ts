@@ -83,16 +83,16 @@ export function defaultRunConfig(preset: ModelPreset = 'tiny'): RunConfig {
 
 /**
  * The pretrained demo checkpoint (public/models, trained by scripts/train-demo.sh) and the task it
- * was trained on: `lookup` with two hops, one distractor fact and 20 filler characters, edited at a
- * budget of 100 tokens. Starting from it sets that task; an RL run then has reward to learn from.
+ * was trained on: `collect` with three pages, no decoys and 20 filler characters, edited at a budget
+ * of 100 tokens. Starting from it sets that task.
  */
 export const DEMO_MODEL = {
   file: 'models/demo.safetensors',
   name: 'demo.safetensors',
   task: {
     env: DEMO_TASK.env.id,
-    difficulty: DEMO_TASK.env.hops,
-    distractors: DEMO_TASK.env.distractors,
+    difficulty: DEMO_TASK.env.pages,
+    distractors: DEMO_TASK.env.decoys,
     filler: DEMO_TASK.env.filler,
     budget: DEMO_TASK.budget,
     actTokens: 24,

@@ -1,0 +1,59 @@
+// The paper's opposite signs, as the shipped demo checkpoint shows them on 64 held-out prompts of
+// the demo task (seed 7) that it solves under `compact` and `window` (greedy decoding, recording its
+// temperature-1 logprobs, as a serving engine reports raw logprobs), scored by `mw drift`.
+// Naive-compressed leaks later summaries and edits into earlier targets (drift below zero);
+// naive-full revives the evicted observations, which restate what the live view holds only in notes
+// and summaries, and the model is surer there (drift above zero); the exact methods sit at the
+// round-off floor, and with no editor so does every method. Not every batch shows naive-full's mean
+// above zero: one wrong answer, which the revived observations contradict by several nats, outweighs
+// hundreds of small gains (README, Experiments: the grid's drift batch).
+
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEMO_TASK, formatEnvSpec } from '../harness/env';
+import type { DriftOutput } from './drift';
+import { mw, ROOT, tmpDir } from './subprocess.testing';
+
+const TMP = tmpDir('demo-drift');
+const CKPT = join(ROOT, 'public/models/demo.safetensors');
+const GREEDY = ['--temperature', '0'];
+const FLOOR = 1e-4;
+
+const readRollouts = (editor: string) => readFile(join(TMP, `${editor}.jsonl`), 'utf8');
+
+async function demoDrift(editor: 'none' | 'compact' | 'window'): Promise<DriftOutput> {
+  const file = join(TMP, `${editor}.jsonl`);
+  const budget = editor === 'none' ? [] : ['--budget', String(DEMO_TASK.budget)];
+  const gen = await mw(['generate', '--ckpt', CKPT, '--env', formatEnvSpec(DEMO_TASK.env), '--editor', editor, ...budget, '--n', '64', '--seed', '7', ...GREEDY, '--out', file]);
+  expect(gen.code, gen.stderr).toBe(0);
+  const run = await mw(['drift', '--ckpt', CKPT, '--rollouts', file, '--json', ...GREEDY]);
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout);
+}
+
+describe('the demo checkpoint on 64 held-out prompts it solves (greedy)', () => {
+  for (const editor of ['compact', 'window'] as const) {
+    it(`${editor}: μ(naive-compressed) < 0 and μ(naive-full) > 0, most diverging targets with those signs; exact methods at the floor`, async () => {
+      const report = await demoDrift(editor);
+      expect(report.rollouts).toBe(64);
+      const rewards = (await readRollouts(editor)).trim().split('\n').map((line) => JSON.parse(line).reward);
+      expect(rewards.filter((r) => r === 1)).toHaveLength(64);
+      const compressed = report.methods['naive-compressed'];
+      const full = report.methods['naive-full'];
+      expect(compressed.mu!).toBeLessThan(-0.5);
+      expect(compressed.sign.rollout.negativeShare!).toBeGreaterThan(0.9);
+      expect(full.mu!).toBeGreaterThan(FLOOR);
+      expect(full.sign.rollout.diverging).toBeGreaterThan(100);
+      expect(full.sign.rollout.negativeShare!).toBeLessThan(0.4);
+      // Greedy: the sampler's distribution is the live mode, so the expectation is the sampled value.
+      expect(report.expected.methods['naive-full']!.mu!).toBeCloseTo(full.mu!, 6);
+      for (const method of ['logit-tree', 'packed-4d'] as const) expect(report.methods[method].logdiff!).toBeLessThan(FLOOR);
+    }, 180_000);
+  }
+
+  it('none: every method at the floor', async () => {
+    const report = await demoDrift('none');
+    for (const method of ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const) expect(report.methods[method].logdiff!).toBeLessThan(FLOOR);
+  }, 180_000);
+});
