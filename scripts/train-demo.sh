@@ -8,11 +8,12 @@
 #  3.   `collect` (three pages, no decoys, 20 filler characters) with two-digit page numbers:
 #       800 packed-4d updates on 1,600 episodes (fresh optimizer).
 #  4.   The demo task, `collect` with single-digit pages: 800 packed-4d updates on 3,200 episodes.
-#  5-6. The flattened tapes as well as the live views, as a pretrained model has read transcripts:
-#       short alternating runs of naive-full (the physical tape) and packed-4d (the live views) SFT on
-#       the same 3,200 episodes, 150 + 150 updates then 200 + 100, at a constant 5e-4.
+#  5-7. The flattened tapes as well as the live views, as a pretrained model has read transcripts:
+#       short alternating runs of naive-full (the physical tape) and packed-4d (the live views) SFT,
+#       150 + 150 updates then 200 + 100 on the same 3,200 episodes at a constant 5e-4, then 100 + 50
+#       on 3,200 fresh ones at 2.5e-4.
 #
-# About 1.5 hours on SwiftShader (2 CPU cores).
+# About 1.6 hours on SwiftShader (2 CPU cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.demo-data}
@@ -62,20 +63,23 @@ mw train --method packed-4d --objective sft --data "$out/demo.jsonl" --ckpt-in "
   --steps 800 --batch 8 --lr 2e-3 --warmup 20 --seed 2 \
   --ckpt-out "$out/demo.safetensors" --metrics "$out/metrics-4.jsonl"
 
-# Stages 5-6: tapes and live views, alternating. Each stage starts a fresh optimizer.
-alternate() { # rounds naive-full-updates packed-4d-updates naive-full-seed0 packed-4d-seed0
+# Stages 5-7: tapes and live views, alternating. Each stage starts a fresh optimizer.
+alternate() { # data lr rounds naive-full-updates packed-4d-updates naive-full-seed0 packed-4d-seed0
   rm -f "$out/demo.optim.safetensors"
-  for i in $(seq 1 "$1"); do
-    for pass in "naive-full $2 $(($4 + i))" "packed-4d $3 $(($5 + i))"; do
+  for i in $(seq 1 "$3"); do
+    for pass in "naive-full $4 $(($6 + i))" "packed-4d $5 $(($7 + i))"; do
       read -r method steps seed <<< "$pass"
-      mw train --method "$method" --objective sft --data "$out/demo.jsonl" --ckpt-in "$out/demo.safetensors" \
-        --steps "$steps" --batch 8 --lr 5e-4 --warmup 0 --lr-total 100000 --seed "$seed" \
+      mw train --method "$method" --objective sft --data "$1" --ckpt-in "$out/demo.safetensors" \
+        --steps "$steps" --batch 8 --lr "$2" --warmup 0 --lr-total 100000 --seed "$seed" \
         --ckpt-out "$out/demo.safetensors" --metrics "$out/metrics-alternate.jsonl"
     done
   done
 }
-alternate 15 10 10 100 100
-alternate 10 20 10 200 300
+alternate "$out/demo.jsonl" 5e-4 15 10 10 100 100
+alternate "$out/demo.jsonl" 5e-4 10 20 10 200 300
+demos fresh collect:pages=3,decoys=0,filler=20,pool=9 800 71
+cat "$out"/fresh-{none,compact,window,stack}.jsonl > "$out/fresh.jsonl"
+alternate "$out/fresh.jsonl" 2.5e-4 5 20 10 200 300
 
 cp "$out/demo.safetensors" public/models/demo.safetensors
 cp "$out/demo.optim.safetensors" public/models/demo.optim.safetensors

@@ -1,12 +1,12 @@
 // The paper's opposite signs, as the shipped demo checkpoint shows them on 64 held-out prompts of
-// the demo task (seed 7) that it solves under `compact` and `window` (greedy decoding, recording its
+// the demo task (seed 7), all solved, under `compact` and `window` (greedy decoding, recording its
 // temperature-1 logprobs, as a serving engine reports raw logprobs), scored by `mw drift`.
 // Naive-compressed leaks later summaries and edits into earlier targets (drift below zero);
 // naive-full revives the evicted observations, which restate what the live view holds only in notes
 // and summaries, and the model is surer there (drift above zero); the exact methods sit at the
-// round-off floor, and with no editor so does every method. Not every batch shows naive-full's mean
-// above zero: one wrong answer, which the revived observations contradict by several nats, outweighs
-// hundreds of small gains (README, Experiments: the grid's drift batch).
+// round-off floor, and with no editor so does every method. Naive-full's mean is many small gains
+// against rare mistakes the revived observations contradict by several nats: it needs a model that
+// solves the batch (README, Experiments), which the test checks first.
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ async function demoDrift(editor: 'none' | 'compact' | 'window'): Promise<DriftOu
   return JSON.parse(run.stdout);
 }
 
-describe('the demo checkpoint on 64 held-out prompts it solves (greedy)', () => {
+describe('the demo checkpoint on 64 held-out prompts (greedy)', () => {
   for (const editor of ['compact', 'window'] as const) {
     it(`${editor}: μ(naive-compressed) < 0 and μ(naive-full) > 0, most diverging targets with those signs; exact methods at the floor`, async () => {
       const report = await demoDrift(editor);
@@ -43,9 +43,10 @@ describe('the demo checkpoint on 64 held-out prompts it solves (greedy)', () => 
       const full = report.methods['naive-full'];
       expect(compressed.mu!).toBeLessThan(-0.5);
       expect(compressed.sign.rollout.negativeShare!).toBeGreaterThan(0.9);
-      expect(full.mu!).toBeGreaterThan(FLOOR);
+      // Above zero, and most of the targets it moves by more than 1e-4 move up.
+      expect(full.mu!).toBeGreaterThan(0);
       expect(full.sign.rollout.diverging).toBeGreaterThan(100);
-      expect(full.sign.rollout.negativeShare!).toBeLessThan(0.4);
+      expect(full.sign.rollout.negativeShare!).toBeLessThan(0.25);
       // Greedy: the sampler's distribution is the live mode, so the expectation is the sampled value.
       expect(report.expected.methods['naive-full']!.mu!).toBeCloseTo(full.mu!, 6);
       for (const method of ['logit-tree', 'packed-4d'] as const) expect(report.methods[method].logdiff!).toBeLessThan(FLOOR);
