@@ -82,4 +82,3 @@ cat "$out"/fresh-{none,compact,window,stack}.jsonl > "$out/fresh.jsonl"
 alternate "$out/fresh.jsonl" 2.5e-4 5 20 10 200 300
 
 cp "$out/demo.safetensors" public/models/demo.safetensors
-cp "$out/demo.optim.safetensors" public/models/demo.optim.safetensors

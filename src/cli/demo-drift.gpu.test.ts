@@ -8,10 +8,11 @@
 // against rare mistakes the revived observations contradict by several nats: it needs a model that
 // solves the batch (README, Experiments), which the test checks first.
 
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO_TASK, formatEnvSpec } from '../harness/env';
+import { parseRolloutFile } from '../rollout/parse';
 import type { DriftOutput } from './drift';
 import { mw, ROOT, tmpDir } from './subprocess.testing';
 
@@ -20,24 +21,23 @@ const CKPT = join(ROOT, 'public/models/demo.safetensors');
 const GREEDY = ['--temperature', '0'];
 const FLOOR = 1e-4;
 
-const readRollouts = (editor: string) => readFile(join(TMP, `${editor}.jsonl`), 'utf8');
-
-async function demoDrift(editor: 'none' | 'compact' | 'window'): Promise<DriftOutput> {
+/** The demo model plays 64 held-out prompts under `editor`; their rewards and `mw drift`'s report on them. */
+async function demoDrift(editor: 'none' | 'compact' | 'window'): Promise<{ rewards: (number | undefined)[]; report: DriftOutput }> {
   const file = join(TMP, `${editor}.jsonl`);
   const budget = editor === 'none' ? [] : ['--budget', String(DEMO_TASK.budget)];
   const gen = await mw(['generate', '--ckpt', CKPT, '--env', formatEnvSpec(DEMO_TASK.env), '--editor', editor, ...budget, '--n', '64', '--seed', '7', ...GREEDY, '--out', file]);
   expect(gen.code, gen.stderr).toBe(0);
   const run = await mw(['drift', '--ckpt', CKPT, '--rollouts', file, '--json', ...GREEDY]);
   expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout);
+  const rewards = parseRolloutFile(readFileSync(file, 'utf8'), file).map((r) => r.reward);
+  return { rewards, report: JSON.parse(run.stdout) };
 }
 
 describe('the demo checkpoint on 64 held-out prompts (greedy)', () => {
   for (const editor of ['compact', 'window'] as const) {
     it(`${editor}: μ(naive-compressed) < 0 and μ(naive-full) > 0, most diverging targets with those signs; exact methods at the floor`, async () => {
-      const report = await demoDrift(editor);
+      const { rewards, report } = await demoDrift(editor);
       expect(report.rollouts).toBe(64);
-      const rewards = (await readRollouts(editor)).trim().split('\n').map((line) => JSON.parse(line).reward);
       expect(rewards.filter((r) => r === 1)).toHaveLength(64);
       const compressed = report.methods['naive-compressed'];
       const full = report.methods['naive-full'];
@@ -54,7 +54,7 @@ describe('the demo checkpoint on 64 held-out prompts (greedy)', () => {
   }
 
   it('none: every method at the floor', async () => {
-    const report = await demoDrift('none');
+    const { report } = await demoDrift('none');
     for (const method of ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const) expect(report.methods[method].logdiff!).toBeLessThan(FLOOR);
   }, 180_000);
 });
