@@ -1,14 +1,14 @@
 // The inspection views end to end: loading (file input, drop, examples, JSONL sets, calls/v1),
-// the summary figures of SPEC §3, target selection (URL, clicks in both views, keyboard), the
+// the summary figures of docs/tree.md, target selection (URL, clicks in both views, keyboard), the
 // validator's message for a malformed file, and the view coming back after a reload.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import { test, expect } from './fixtures';
 
-const shared = (name: string) => fileURLToPath(new URL(`../../shared/fixtures/${name}`, import.meta.url));
-const WORKED = shared('worked-example.json');
-const CALLS = shared('calls-example.json');
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+const WORKED = fixture('worked-example.json');
+const CALLS = fixture('calls-example.json');
 
 const WORKED_FIGURES = {
   K: '2',

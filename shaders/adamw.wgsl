@@ -1,4 +1,4 @@
-// One AdamW step over the flat parameter buffer (SPEC §6; layout: parameterLayout in
+// One AdamW step over the flat parameter buffer (docs/model.md; layout: parameterLayout in
 // src/model/params.ts), with global-norm gradient clipping and a non-finite guard. Three entry
 // points, dispatched in this order within one pass:
 //   normPartials  Σ g² and the count of non-finite g over each chunk of WG·ITEMS floats

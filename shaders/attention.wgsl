@@ -1,4 +1,4 @@
-// Tree-masked flash attention, forward and backward, fp32 (SPEC §4, §6). Query i sees key k iff
+// Tree-masked flash attention, forward and backward, fp32 (docs/methods.md, docs/model.md). Query i sees key k iff
 // k <= i < end[k]. Rows are tiled (query tiles of BQ rows, key tiles of BK rows) and every tile visits
 // only the tiles the block mask lists for it, so the work follows the visible pairs, not N².
 //

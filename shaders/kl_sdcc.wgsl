@@ -1,4 +1,4 @@
-// SDCC's KL term (SPEC §4), fp32: for each pair (student row s, teacher row t) at a diverging leaf,
+// SDCC's KL term (docs/methods.md), fp32: for each pair (student row s, teacher row t) at a diverging leaf,
 // kl[pair] = KL(softmax(teacher[t]) ‖ softmax(student[s])) over the full vocabulary, and
 // dStudent[s] += coef · (softmax(student[s]) − softmax(teacher[t])) with coef = λ / |D| (the gradient
 // of λ · mean KL; the teacher is under stop-gradient). coef = 0 leaves dStudent untouched, bit for bit.

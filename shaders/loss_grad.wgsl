@@ -1,4 +1,4 @@
-// Token objectives at scored targets (SPEC §7), fp32: per target j the log-probability
+// Token objectives at scored targets (docs/objectives.md), fp32: per target j the log-probability
 // ℓ_j = log softmax(z_row)[token], its loss contribution and dℓ_j, and every row of dLogits (N, V):
 // row r = Σ_{targets j at r} dℓ_j · (onehot(token_j) − softmax(z_r)), zeros where no target is scored
 // (every row is written, so dLogits needs no clearing). One workgroup per logits row; the targets of

@@ -1,4 +1,4 @@
-// The `mw` contract of SPEC §9, run as a user runs it: `node bin/mw.js ...` in a subprocess.
+// The `mw` contract of docs/cli.md, run as a user runs it: `node bin/mw.js ...` in a subprocess.
 
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { WORKED_EXAMPLE_FIGURES } from '../testing/fixtures';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 const WORKED = join(FIXTURES, 'worked-example.json');
 const CALLS = join(FIXTURES, 'calls-example.json');
 const TMP = mkdtempSync(join(tmpdir(), 'mw-cli-'));
@@ -71,7 +71,7 @@ describe('mw tree', () => {
 });
 
 describe('mw plan', () => {
-  it('prints the packed-4d plan of the worked example as SPEC §9 JSON', async () => {
+  it('prints the packed-4d plan of the worked example as docs/cli.md JSON', async () => {
     const run = await mw('plan', WORKED, '--method', 'packed-4d', '--json');
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(run.stdout)).toEqual({

@@ -1,4 +1,4 @@
-// `mw drift --ckpt CKPT --rollouts FILE [--json]`: SPEC §5's drift of every replay method under a
+// `mw drift --ckpt CKPT --rollouts FILE [--json]`: the drift (docs/metrics.md) of every replay method under a
 // checkpoint: logdiff and μ against the rollout's own logprobs, conditioning drift against the exact
 // live-prefix score (logit-tree's), the sign split and the distribution of the signed differences.
 
@@ -12,7 +12,7 @@ import { formatTable, loadRolloutFile, printJson } from './shared';
 // The computation lives in src/metrics/drift-report.ts (mw experiment matrix shares it).
 export { DEFAULT_BINS, SIGN_EPSILON, driftReport, type DriftReport, type MethodDrift, type SignSplit } from '../metrics/drift-report';
 
-/** `mw drift --json`: SPEC §5's figures per method, and the drift the sampler should expect. */
+/** `mw drift --json`: the figures of docs/metrics.md per method, and the drift the sampler should expect. */
 export type DriftOutput = DriftReport & { expected: ExpectedDriftReport };
 
 function driftTable(report: DriftOutput): string {
@@ -35,7 +35,7 @@ export const driftCommand: Command = {
   summary: 'train-inference and conditioning drift of every replay method under a checkpoint (GPU)',
   usage: ['mw drift --ckpt CKPT --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P]'],
   details: [
-    'Per method (SPEC §5): logdiff = mean |ℓ_m − ℓ_rollout| and μ = mean (ℓ_m − ℓ_rollout) over the targets',
+    'Per method (docs/metrics.md): logdiff = mean |ℓ_m − ℓ_rollout| and μ = mean (ℓ_m − ℓ_rollout) over the targets',
     'it scores that have rollout logprobs (n of them; null when none); conditioningDrift and conditioningMu',
     `the same against ${LIVE}'s score (each target under its exact live prefix) over every scored target.`,
     `sign: of the targets whose |difference| exceeds ${SIGN_EPSILON}, how many, and the share below zero`,

@@ -111,7 +111,7 @@ export const experimentCommand: Command = {
     'For each editor (default: none, window, compact, stack, fold; --quick: none, window, compact):',
     " 1. the checkpoint generates N prompts × G rollouts (seed S): the drift batch, with the model's own logprobs at",
     '    temperature 1, sampled at temperature 1 or, with --temperature/--top-k/--top-p, the way a serving engine samples;',
-    ' 2. drift of every scoring method on them (SPEC §5: n, logdiff, μ, sign split, histograms);',
+    ' 2. drift of every scoring method on them (docs/metrics.md: n, logdiff, μ, sign split, histograms);',
     ' 3. per method an RL run from the same checkpoint: each update generates a fresh batch with the current policy at',
     '    temperature 1 (update 1 reuses the drift batch when it was sampled so; update u draws prompts from a seed derived from (S, u), the same for every',
     '    method), records its reward and EM, and trains one PPO-clipped GRPO step at a constant lr; then the run\'s EM',

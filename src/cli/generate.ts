@@ -1,4 +1,4 @@
-// `mw generate`: rollouts of a policy in an environment under a memory editor, written as SPEC §2
+// `mw generate`: rollouts of a policy in an environment under a memory editor, written as docs/rollout-format.md
 // JSONL through the harness's dataset writer. The policy is the WGSL model (KV-cache decoding,
 // prefix reuse after edits; a checkpoint, or a seeded random init of a preset) or the scripted
 // expert (warm-start data, no GPU). Every episode is verified (its tree re-derives the views it was

@@ -14,7 +14,7 @@ import { UsageError } from './command';
 import { importCommand } from './import';
 import { parseCommandArgs } from './shared';
 
-const SHARED = (name: string) => fileURLToPath(new URL(`../../../shared/fixtures/${name}`, import.meta.url));
+const FIXTURE = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
 async function mwImport(argv: string[]) {
   let out = '';
@@ -53,10 +53,10 @@ describe('mw import', () => {
   });
 
   it('imports a calls log through the core importer, auto-detected or named', async () => {
-    const expected = JSON.parse(readFileSync(SHARED('calls-example.expected.json'), 'utf8')) as { events: unknown };
+    const expected = JSON.parse(readFileSync(FIXTURE('calls-example.expected.json'), 'utf8')) as { events: unknown };
     for (const from of ['auto', 'calls']) {
       const out = join(dir, `calls-${from}.jsonl`);
-      const { err } = await mwImport([SHARED('calls-example.json'), '--from', from, '--out', out]);
+      const { err } = await mwImport([FIXTURE('calls-example.json'), '--from', from, '--out', out]);
       expect(err).toContain('1 rollout');
       expect((JSON.parse(readFileSync(out, 'utf8')) as { events: unknown }).events).toEqual(expected.events);
     }

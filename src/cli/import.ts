@@ -1,5 +1,5 @@
 // `mw import FILE [--from FORMAT] --out OUT.jsonl`: converts a file of another format into v1
-// rollouts (SPEC §8). Agent-session logs and chat JSONL stream line by line (memory follows the
+// rollouts (docs/importers.md). Agent-session logs and chat JSONL stream line by line (memory follows the
 // record count, not the bytes); the output appears only when the import succeeded, written to a
 // temporary file first. The import report goes to stderr.
 
@@ -146,7 +146,7 @@ export const importCommand: Command = {
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
     '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
     'chat: one {"messages": [...]} conversation per line, one rollout each.',
-    `calls: ${CALLS_FORMAT} black-box call logs (SPEC §8).`,
+    `calls: ${CALLS_FORMAT} black-box call logs (docs/importers.md).`,
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
   ].join('\n'),

@@ -51,7 +51,7 @@ describe('mw score', () => {
     const reference = referenceLogprobs(weights, plan, plan.targets);
     plan.targets.forEach((t, j) => expect(Math.abs(packed.get(t.id)! - reference[j]), `target ${t.id}`).toBeLessThan(1e-4));
 
-    // 15 and 16 see the same prefix under the final walk as when generated; 13 and 14 do not (SPEC §3).
+    // 15 and 16 see the same prefix under the final walk as when generated; 13 and 14 do not (docs/tree.md).
     const compressed = byId(nc);
     for (const id of [15, 16]) expect(Math.abs(compressed.get(id)! - tree.get(id)!)).toBeLessThan(1e-5);
     for (const id of [13, 14]) expect(Math.abs(compressed.get(id)! - tree.get(id)!)).toBeGreaterThan(1e-3);

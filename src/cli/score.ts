@@ -1,5 +1,5 @@
 // `mw score --ckpt CKPT FILE --method M [--json]`: the log-probability a checkpoint gives every
-// target a replay method scores (SPEC §4, §9), on the GPU. Targets are listed by physical id.
+// target a replay method scores (docs/methods.md, docs/cli.md), on the GPU. Targets are listed by physical id.
 
 import type { SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';

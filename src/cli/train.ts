@@ -1,4 +1,4 @@
-// `mw train`: trains the GPT-2 model on rollouts with a replay method and an objective (SPEC §4, §7)
+// `mw train`: trains the GPT-2 model on rollouts with a replay method and an objective (docs/methods.md, docs/objectives.md)
 // and writes a GPT-2 checkpoint, its optimizer state beside it, and one metrics line per update.
 // Rollouts come from a RolloutSource: a data file (`--data`), or episodes the model being trained
 // plays in an environment under a memory editor, a fresh batch before every update (`--env`).

@@ -1,4 +1,4 @@
-// Binding of shaders/attention.wgsl: tree-masked flash attention, forward and backward (SPEC §4, §6).
+// Binding of shaders/attention.wgsl: tree-masked flash attention, forward and backward (docs/methods.md, docs/model.md).
 // Per batch the caller builds one AttentionMask from `end[]` (block lists + params, uploaded once),
 // shared by every layer; createAttentionForward / createAttentionBackward give the layer's launches.
 

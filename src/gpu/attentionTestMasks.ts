@@ -1,4 +1,4 @@
-// Visibility masks (`end[]`, SPEC §4) for the attention tests and benchmark: causal, random packed
+// Visibility masks (`end[]`, docs/methods.md) for the attention tests and benchmark: causal, random packed
 // trees, block-diagonal batches. The real derivation from rollouts lives in src/tree; these only
 // produce valid `end[]` shapes of every kind the kernel must serve.
 

@@ -1,4 +1,4 @@
-// The block mask of tiled attention (FlexAttention style), derived exactly from `end[]` (SPEC §4:
+// The block mask of tiled attention (FlexAttention style), derived exactly from `end[]` (docs/methods.md:
 // query i sees key k iff k <= i < end[k]): which key tiles each query tile visits and, transposed,
 // which query tiles each key tile visits. A tile pair is listed iff it holds at least one visible pair.
 // Pure logic, no GPU: computed once per batch on the CPU and shared by every layer, forward and backward.

@@ -1,4 +1,4 @@
-// The whole model on the GPU against the float64 CPU reference, and Theorem 1 (SPEC §4) on logits:
+// The whole model on the GPU against the float64 CPU reference, and Theorem 1 (docs/methods.md) on logits:
 // logit-tree and packed-4d give the same log-probability at every target, equal to the live-prefix score.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from './device';

@@ -1,4 +1,4 @@
-// The GPT-2 model on the GPU (SPEC §6): parameters and their gradients in one flat buffer each
+// The GPT-2 model on the GPU (docs/model.md): parameters and their gradients in one flat buffer each
 // (laid out by parameterLayout, every tensor 256-byte aligned so it binds on its own), and the
 // launches of a forward and a backward pass over one packed batch (tokens, positions, end[]).
 

@@ -1,4 +1,4 @@
-// Scoring on the GPU: the log-probability of every target of a plan (SPEC §4), with the plan's
+// Scoring on the GPU: the log-probability of every target of a plan (docs/methods.md), with the plan's
 // sequences packed block-diagonally into as few forward passes as fit, one submit and one read each.
 
 import { buildPlan } from '../plan/build';

@@ -13,7 +13,7 @@ import { validateRollout } from '../rollout/validate';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { randomWeights } from '../testing/weights';
-import { readSharedFixture, workedExample } from '../testing/fixtures';
+import { readFixture, workedExample } from '../testing/fixtures';
 import { compare } from '../testing/close';
 
 const config = MODEL_PRESETS.tiny;
@@ -152,7 +152,7 @@ describe('RL', () => {
     // Rewrite the worked example's logprobs with the model's own packed-4d scores, in a group of two.
     const own = await computeGradients(model, [worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false });
     const withOwn = (reward: number, id: string): Rollout => {
-      const json = JSON.parse(readSharedFixture('worked-example.json'));
+      const json = JSON.parse(readFixture('worked-example.json'));
       json.id = id;
       json.reward = reward;
       json.group = 'g';
@@ -213,7 +213,7 @@ describe('training', () => {
   });
 
   it('an infinite gradient stops the step with a clear error and leaves the weights untouched', async () => {
-    const json = JSON.parse(readSharedFixture('worked-example.json'));
+    const json = JSON.parse(readFixture('worked-example.json'));
     json.events[8].logprobs = [-1e30, -1e30]; // ratio exp(ℓ + 1e30) overflows
     json.group = 'g';
     const a = validateRollout({ ...json, id: 'a', reward: 1 }, { file: 'a.json' });
@@ -233,7 +233,7 @@ describe('training', () => {
 describe('RL with a KL to a frozen reference', () => {
   it('adds klCoef · mean k3 to the loss: zero against the same weights, positive against others', async () => {
     const grouped = (id: string, reward: number) => {
-      const json = JSON.parse(readSharedFixture('worked-example.json'));
+      const json = JSON.parse(readFixture('worked-example.json'));
       return validateRollout({ ...json, id, reward, group: 'g' }, { file: `${id}.json` });
     };
     const batch = [grouped('a', 1), grouped('b', 0)];

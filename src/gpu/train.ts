@@ -1,5 +1,5 @@
-// Training on the GPU: one step = plans of a batch of rollouts (SPEC §4) → forward → objective
-// (SFT / PPO-clipped RL, plus SDCC's leaf-gated KL, SPEC §7) → backward → AdamW, in one command
+// Training on the GPU: one step = plans of a batch of rollouts (docs/methods.md) → forward → objective
+// (SFT / PPO-clipped RL, plus SDCC's leaf-gated KL, docs/objectives.md) → backward → AdamW, in one command
 // encoder with one read back. Also evaluate(): every method's log-probability of every target.
 
 import type { Rollout } from '../rollout/rollout';
@@ -31,14 +31,14 @@ export type Objective = 'sft' | 'rl';
 export interface StepOptions {
   method: Method;
   objective: Objective;
-  /** SDCC's KL weight λ (SPEC §4); λ = 0 is naive-compressed. */
+  /** SDCC's KL weight λ (docs/methods.md); λ = 0 is naive-compressed. */
   lambda?: number;
   /** SDCC's teacher layout. */
   sdccTeacher?: 'logit-tree' | 'packed-4d';
   /** PPO clip ε. */
   epsilon?: number;
   /**
-   * RL only: weight of the KL to a frozen reference model (k3 estimator, SPEC §7), which scores the
+   * RL only: weight of the KL to a frozen reference model (k3 estimator, docs/objectives.md), which scores the
    * same plan first (one extra forward and read back).
    */
   klCoef?: number;

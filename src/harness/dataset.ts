@@ -1,5 +1,5 @@
 // Data sets of rollouts from plain-data configs: n prompts, groupSize rollouts per prompt (one
-// `group` each, for group-relative advantages), written as SPEC §2 JSONL. No file system here: the
+// `group` each, for group-relative advantages), written as docs/rollout-format.md JSONL. No file system here: the
 // CLI writes the text, the trainer and the browser worker take the objects.
 
 import type { RolloutJson } from '../rollout/format';

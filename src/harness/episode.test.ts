@@ -50,7 +50,7 @@ function cacheChecking(inner: Policy, log: { acts: number; edits: number; reused
 }
 
 describe('runEpisode', () => {
-  it('writes the expert rollout as SPEC §2 events: prompt, then act/obs turns, BOS, markers and cues', async () => {
+  it('writes the expert rollout as docs/rollout-format.md events: prompt, then act/obs turns, BOS, markers and cues', async () => {
     const env = createLookupEnv({ hops: 1, distractors: 0, filler: 0 });
     const r = await runEpisode(env, createEditor('none'), createExpertPolicy(env), 0);
     const start = /of (\S+)\?$/.exec(env.reset(0).prompt)![1];

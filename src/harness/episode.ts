@@ -1,4 +1,4 @@
-// The rollout loop: environment, memory editor and policy produce one SPEC §2 rollout. The harness
+// The rollout loop: environment, memory editor and policy produce one docs/rollout-format.md rollout. The harness
 // keeps its own live view (ids and values), lets the editor rewrite it before each decode (or after
 // a fold action), asks the policy for the next action on exactly that view, and records every
 // decode's view so tests can check that the rollout re-derives to the contexts used in generation.

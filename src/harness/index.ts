@@ -1,5 +1,5 @@
 // The harness stage: environments, memory editors, policies and the rollout loop that turns them
-// into SPEC §2 rollouts. Pure TypeScript (no DOM, no GPU): the CLI, the trainer and the browser
+// into docs/rollout-format.md rollouts. Pure TypeScript (no DOM, no GPU): the CLI, the trainer and the browser
 // worker all come in through here.
 
 export { runEpisode, endAtLastAction, EPISODE_DEFAULTS, type DecodeRecord, type EpisodeOptions, type EpisodeResult, type EpisodeStop } from './episode';

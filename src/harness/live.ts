@@ -1,6 +1,6 @@
 // The harness's own live view: blocks of physical ids with their token values, and the one way to
 // rewrite it, an edit plan (keep whole blocks or parts of them, insert new pieces), which becomes a
-// SPEC §2 `edit` event with maximal `keep` ranges. Editors build plans; only this file assigns ids.
+// docs/rollout-format.md `edit` event with maximal `keep` ranges. Editors build plans; only this file assigns ids.
 
 import type { EditEventJson, InsertRole, ViewPieceJson } from '../rollout/format';
 import { ACT_CUE } from './framing';
@@ -91,7 +91,7 @@ export interface AppliedEdit {
 
 /**
  * Applies a plan: checks that kept parts are live, in live order and not repeated, creates the
- * inserted ids from `nextId` in piece order (SPEC §2 creation order), merges kept parts that are
+ * inserted ids from `nextId` in piece order (docs/rollout-format.md creation order), merges kept parts that are
  * adjacent both in the view and in id into one `keep` range, and refuses a plan that changes nothing.
  */
 export function applyPlan(view: LiveView, plan: EditPlan, nextId: number): AppliedEdit {

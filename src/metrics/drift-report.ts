@@ -1,4 +1,4 @@
-// SPEC §5's drift of every replay method from each method's scores of the same rollouts: logdiff
+// The drift (docs/metrics.md) of every replay method from each method's scores of the same rollouts: logdiff
 // and μ against the rollouts' own logprobs, conditioning drift against the exact live-prefix score
 // (logit-tree's), the sign split and histograms of the signed differences on one shared range.
 // Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
@@ -13,7 +13,7 @@ import { driftHistogram, signedDifferences, summarizeDrift, type Histogram } fro
 export const SIGN_EPSILON = 1e-4;
 export const DEFAULT_BINS = 20;
 
-/** The exact live-prefix score every conditioning drift is measured against (SPEC §5). */
+/** The exact live-prefix score every conditioning drift is measured against (docs/metrics.md). */
 export const LIVE: SequenceMethod = 'logit-tree';
 
 /** The log-probabilities of scored targets (what driftReport reads). */
@@ -25,7 +25,7 @@ export function logprobsOf(scores: RolloutScores): Evaluation {
   return out;
 }
 
-/** The methods that score targets, in SPEC order: every method but sdcc, which is an objective. */
+/** The methods that score targets, in the docs' order: every method but sdcc, which is an objective. */
 const SCORED = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
 
 export interface SignSplit {

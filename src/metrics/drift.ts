@@ -1,4 +1,4 @@
-// Drift metrics of SPEC §5: how far a replay method's log-probabilities are from a reference
+// Drift metrics of docs/metrics.md: how far a replay method's log-probabilities are from a reference
 // (the rollout's own logprobs, or the exact live-prefix score), over the targets both score.
 
 export interface DriftSummary {

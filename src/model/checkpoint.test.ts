@@ -54,7 +54,7 @@ describe('saveCheckpoint / loadCheckpoint', () => {
     expect(Object.is(back.tensors.get('h.3.mlp.c_proj.bias')![1], -0)).toBe(true);
   });
 
-  it("writes exactly SPEC §6's names, shapes, F32 and the config in __metadata__ (default config)", () => {
+  it("writes exactly docs/model.md's names, shapes, F32 and the config in __metadata__ (default config)", () => {
     const config = presetConfig('default');
     const bytes = saveCheckpoint(initWeights(config, 1), { seed: '1' });
     const header = readSafetensorsHeader(bytes);

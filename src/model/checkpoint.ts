@@ -1,4 +1,4 @@
-// GPT-2 checkpoints (SPEC §6): safetensors with Hugging Face names (`transformer.` prefix), shapes
+// GPT-2 checkpoints (docs/model.md): safetensors with Hugging Face names (`transformer.` prefix), shapes
 // and layouts, config in `__metadata__`, so PyTorch's GPT2LMHeadModel loads what we save and we load
 // GPT-2-architecture files trained elsewhere. AdamW state goes in a second file of the same kind.
 

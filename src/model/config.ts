@@ -1,4 +1,4 @@
-// GPT-2 model configuration (SPEC §6): the five numbers that fix every tensor shape.
+// GPT-2 model configuration (docs/model.md): the five numbers that fix every tensor shape.
 // Names follow the paper-style short forms used in shape comments: V, C, NL, NH, P; HS = C / NH.
 
 export interface ModelConfig {
@@ -9,7 +9,7 @@ export interface ModelConfig {
   nPositions: number; // P
 }
 
-/** Vocabulary of the byte tokenizer with its special ids (SPEC §2). */
+/** Vocabulary of the byte tokenizer with its special ids (docs/rollout-format.md). */
 export const BYTE_VOCAB_SIZE = 272;
 
 export const MODEL_PRESETS = {

@@ -4,7 +4,7 @@ import { createRng } from '../util/prng';
 import { grpoAdvantages } from './grpo';
 
 describe('grpoAdvantages', () => {
-  it('normalises rewards within each group by its mean and population std (SPEC §7)', () => {
+  it('normalises rewards within each group by its mean and population std (docs/objectives.md)', () => {
     // Group a: rewards 1, 0, 0.5 -> mean 0.5, std sqrt((0.25 + 0.25 + 0) / 3) = 0.408248...
     // Group b: rewards 3, 1 -> mean 2, std 1 -> +1, -1.
     const rewards = [1, 0, 3, 0.5, 1];

@@ -1,4 +1,4 @@
-// Group-relative advantages (GRPO, SPEC §7): A_i = (r_i − mean_g) / std_g over the rollouts of i's
+// Group-relative advantages (GRPO, docs/objectives.md): A_i = (r_i − mean_g) / std_g over the rollouts of i's
 // group g (one prompt). std is the population standard deviation (divide by the group size n, not
 // n − 1) and no epsilon is added. A group whose rewards are all equal (a group of one included)
 // carries no preference: every advantage in it is exactly 0, as is that of a rollout with no group.

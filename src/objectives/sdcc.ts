@@ -1,4 +1,4 @@
-// SDCC's KL term (SPEC §4): at each diverging leaf, the forward KL(π_teacher ‖ π_student) over the
+// SDCC's KL term (docs/methods.md): at each diverging leaf, the forward KL(π_teacher ‖ π_student) over the
 // full vocabulary, teacher under stop-gradient. The objective is L = L_task + λ · mean_{t∈D} KL_t,
 // and d KL_t / d z_student = softmax(z_student) − softmax(z_teacher). Float64; shaders/kl_sdcc.wgsl
 // is the fp32 kernel of the same (src/gpu/kl_sdcc.ts).
@@ -25,7 +25,7 @@ export function forwardKlRow(teacher: Vec, tRow: number, student: Vec, sRow: num
 
 export interface SdccKlResult {
   kl: Float64Array; // (P) KL per pair
-  meanKl: number; // mean over pairs; exactly 0 when there are none (KL_SDCC's gating, SPEC §5)
+  meanKl: number; // mean over pairs; exactly 0 when there are none (KL_SDCC's gating, docs/metrics.md)
   dStudent: Float64Array; // (Ns, V) d meanKl / d student logits
 }
 

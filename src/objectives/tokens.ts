@@ -1,4 +1,4 @@
-// Token objectives at scored targets (SPEC §7), float64: SFT (negative log-likelihood) and RL
+// Token objectives at scored targets (docs/objectives.md), float64: SFT (negative log-likelihood) and RL
 // (PPO-clipped policy gradient with an optional k3 KL to a frozen reference). Each target j has a
 // log-probability ℓ_j = log softmax(z_row)[token], a loss contribution f_j(ℓ_j) and dℓ_j = f_j'(ℓ_j);
 // the model backward starts from dLogits (N, V), row r = Σ_{j at r} dℓ_j · (onehot(token_j) − softmax(z_r)).
@@ -127,13 +127,13 @@ export function tokenObjective(logits: Vec, N: number, V: number, targets: reado
   return result;
 }
 
-/** A scored target: the token and the logits row that predicts it (SPEC §4). */
+/** A scored target: the token and the logits row that predicts it (docs/methods.md). */
 export interface ScoredTarget {
   row: number;
   token: number;
 }
 
-/** SFT (SPEC §7): mean NLL over the targets, so every weight is 1/T. */
+/** SFT (docs/objectives.md): mean NLL over the targets, so every weight is 1/T. */
 export function sftTargets(scored: readonly ScoredTarget[]): ObjectiveTarget[] {
   const weight = 1 / scored.length;
   return scored.map(({ row, token }) => ({ row, token, weight }));
@@ -145,7 +145,7 @@ export interface RlScoredTarget extends ScoredTarget {
   refLogprob?: number;
 }
 
-/** RL (SPEC §7): the token-level PPO objective, a mean over all targets of the batch (weights 1/T). */
+/** RL (docs/objectives.md): the token-level PPO objective, a mean over all targets of the batch (weights 1/T). */
 export function rlTargets(scored: readonly RlScoredTarget[]): ObjectiveTarget[] {
   const weight = 1 / scored.length;
   return scored.map((t) => ({ ...t, weight }));

@@ -1,4 +1,4 @@
-// buildPlan: a conditioning tree to the scoring plan of one method (SPEC §4 table).
+// buildPlan: a conditioning tree to the scoring plan of one method (docs/methods.md table).
 
 import type { ConditioningTree } from '../tree/types';
 import type { Method, Plan, PlanOptions, PlanSequence, PlanTarget, SdccPair, SdccPlan, SequenceMethod, SequencePlan } from './types';

@@ -1,4 +1,4 @@
-// The plan as `mw plan --json` prints it (SPEC §9): plain arrays, sequences as
+// The plan as `mw plan --json` prints it (docs/cli.md): plain arrays, sequences as
 // {ids, positions, end, targets: [{index, id}]}.
 
 import type { Plan, PlanSequence, SdccPair } from './types';

@@ -1,5 +1,5 @@
 // Every method's plan on thousands of random rollouts: what each target sees through end[] is
-// exactly the prefix its method promises (SPEC §4), with gap-free positions and the right
+// exactly the prefix its method promises (docs/methods.md), with gap-free positions and the right
 // predictor; and packed batches of several rollouts never see each other.
 
 import fc from 'fast-check';

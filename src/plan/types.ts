@@ -1,4 +1,4 @@
-// Scoring plans (SPEC §4) as plain data for the engine: sequences of physical ids with token
+// Scoring plans (docs/methods.md) as plain data for the engine: sequences of physical ids with token
 // values, position ids, the `end[]` visibility encoding, and the targets each sequence scores.
 
 export const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d', 'sdcc'] as const;

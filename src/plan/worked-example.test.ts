@@ -1,4 +1,4 @@
-// Each method's plan on SPEC §3's worked example: sequences, and what every target sees.
+// Each method's plan on the worked example (docs/tree.md): sequences, and what every target sees.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { planToJson } from './json';
 import type { PlanSequence } from './types';
 import { visibleKeys } from './visibility';
 
-const FILE = fileURLToPath(new URL('../../../shared/fixtures/worked-example.json', import.meta.url));
+const FILE = fileURLToPath(new URL('../../fixtures/worked-example.json', import.meta.url));
 const tree = deriveTree(parseRolloutFile(readFileSync(FILE, 'utf8'), FILE)[0]);
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
 
@@ -132,7 +132,7 @@ describe('plans of the worked example', () => {
     expect(seen(packedTeacher.teachers[0])[14].prefix).toEqual(LIVE[14]);
   });
 
-  it('prints plans as SPEC §9 JSON: plain arrays, targets as {index, id}', () => {
+  it('prints plans as docs/cli.md JSON: plain arrays, targets as {index, id}', () => {
     const json = planToJson(buildPlan(tree, 'logit-tree'));
     expect(json).toMatchObject({ method: 'logit-tree' });
     if (!('sequences' in json)) throw new Error('expected sequences');

@@ -1,4 +1,4 @@
-// The JSON shape of `memorywalker.rollout/v1` (SPEC §2) as it sits in a file, before validation.
+// The JSON shape of `memorywalker.rollout/v1` (docs/rollout-format.md) as it sits in a file, before validation.
 // Importers emit these objects; `validateRollout` turns one into a `Rollout`.
 
 export const ROLLOUT_FORMAT = 'memorywalker.rollout/v1';

@@ -11,7 +11,7 @@ import { parseRolloutFile, readRolloutFile } from './parse';
 import { rolloutToJson, stringifyRollout, stringifyRollouts } from './serialize';
 import { validateRollout } from './validate';
 
-const WORKED = fileURLToPath(new URL('../../../shared/fixtures/worked-example.json', import.meta.url));
+const WORKED = fileURLToPath(new URL('../../fixtures/worked-example.json', import.meta.url));
 const workedText = readFileSync(WORKED, 'utf8');
 const line = (id: string, events: unknown[] = [{ op: 'append', role: 'prompt', tokens: [1] }]) =>
   JSON.stringify({ format: 'memorywalker.rollout/v1', id, vocab: 272, events });

@@ -1,4 +1,4 @@
-// Tokenizers named by a rollout's `tokenizer` field. `byte` (SPEC §2): UTF-8 bytes 0..255, special
+// Tokenizers named by a rollout's `tokenizer` field. `byte` (docs/rollout-format.md): UTF-8 bytes 0..255, special
 // ids from 256; a `text` piece becomes its role marker followed by the bytes of the text.
 
 import type { Role } from './format';

@@ -1,4 +1,4 @@
-// One named test per rule of SPEC §2, each on the smallest rollout that breaks (or shows) it.
+// One named test per rule of docs/rollout-format.md, each on the smallest rollout that breaks (or shows) it.
 
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from './errors';

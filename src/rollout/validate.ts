@@ -1,4 +1,4 @@
-// Validation of one `memorywalker.rollout/v1` object (SPEC §2) into a `Rollout`: every rule is
+// Validation of one `memorywalker.rollout/v1` object (docs/rollout-format.md) into a `Rollout`: every rule is
 // checked in event order and the first violation throws a ValidationError; nothing half-built
 // escapes. The live view is replayed as runs (live-view.ts), so edits cost their piece count.
 

@@ -1,23 +1,23 @@
-// The public fixtures of ../shared/fixtures (beside the repository, in CI too), for tests.
+// The repository's fixtures (fixtures/ at its root: the worked example, the calls example), for tests.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseRolloutFile } from '../rollout/parse';
 import type { Rollout } from '../rollout/rollout';
 
-export function sharedFixturePath(name: string): string {
-  return fileURLToPath(new URL(`../../../shared/fixtures/${name}`, import.meta.url));
+export function fixturePath(name: string): string {
+  return fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 }
 
-export function readSharedFixture(name: string): string {
-  return readFileSync(sharedFixturePath(name), 'utf8');
+export function readFixture(name: string): string {
+  return readFileSync(fixturePath(name), 'utf8');
 }
 
-/** SPEC §3's worked example, validated. */
+/** the worked example (docs/tree.md), validated. */
 export function workedExample(): Rollout {
-  return parseRolloutFile(readSharedFixture('worked-example.json'), 'worked-example.json')[0];
+  return parseRolloutFile(readFixture('worked-example.json'), 'worked-example.json')[0];
 }
 
-/** Its figures, as SPEC §3 states them. */
+/** Its figures, as docs/tree.md states them. */
 export const WORKED_EXAMPLE_FIGURES = {
   K: 2,
   branches: 3,

@@ -1,5 +1,5 @@
 // deriveTree against the naive reference (reference.ts) on thousands of random rollouts covering
-// every edit shape; plus the structural facts SPEC §3 states (N_packed bounds, one node per target).
+// every edit shape; plus the structural facts docs/tree.md states (N_packed bounds, one node per target).
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The naive derivation of SPEC §3, written for obviousness, not speed: branches as arrays, the trie
+// The naive derivation of docs/tree.md, written for obviousness, not speed: branches as arrays, the trie
 // as a map keyed by (parent node, id), preorder by recursion. It is the oracle the property tests
 // hold deriveTree to; cost is the sum of the branch lengths.
 

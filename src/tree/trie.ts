@@ -1,4 +1,4 @@
-// The packed trie of SPEC §3: branches 0..K inserted as paths of nodes keyed by (parent, physical
+// The packed trie of docs/tree.md: branches 0..K inserted as paths of nodes keyed by (parent, physical
 // id), laid out in DFS preorder with children in creation order, with `end[]` (one past each
 // node's subtree), depths and parents. Each branch adds one chain of fresh nodes after its longest
 // prefix already in the trie; the walk that finds that prefix steps over whole runs of ids, so the

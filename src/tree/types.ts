@@ -1,4 +1,4 @@
-// The conditioning tree of one rollout (SPEC §3), as plain data: branches, final walk, per-id
+// The conditioning tree of one rollout (docs/tree.md), as plain data: branches, final walk, per-id
 // prefix facts, the packed trie and the figures of `mw tree --json`.
 
 import type { Runs } from '../rollout/live-view';

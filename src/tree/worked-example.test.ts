@@ -1,4 +1,4 @@
-// SPEC §3's worked example, figure by figure (fixture ../shared/fixtures/worked-example.json).
+// the worked example (docs/tree.md), figure by figure (fixture fixtures/worked-example.json).
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -8,12 +8,12 @@ import { deriveTree } from './derive';
 import { perTargetReport } from './report';
 import { WORKED_EXAMPLE_FIGURES } from '../testing/fixtures';
 
-const FILE = fileURLToPath(new URL('../../../shared/fixtures/worked-example.json', import.meta.url));
+const FILE = fileURLToPath(new URL('../../fixtures/worked-example.json', import.meta.url));
 const [rollout] = parseRolloutFile(readFileSync(FILE, 'utf8'), FILE);
 const tree = deriveTree(rollout);
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
 
-describe('worked example (SPEC §3)', () => {
+describe('worked example (docs/tree.md)', () => {
   it('has the figures of the spec', () => {
     expect(tree.figures).toEqual(WORKED_EXAMPLE_FIGURES);
     expect(Object.keys(tree.figures)).toEqual([

@@ -1,4 +1,4 @@
-// The UI's mapping of the core, on SPEC §3's worked example parsed and derived by the real core.
+// The UI's mapping of the core, on the worked example (docs/tree.md) parsed and derived by the real core.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';

@@ -1,5 +1,5 @@
-// Drift of each scoring method (SPEC §5), from the model's scores of every target: against the
-// exact live-prefix score (conditioning drift; LogitTree's scores, which SPEC §4's Theorem 1 makes
+// Drift of each scoring method (docs/metrics.md), from the model's scores of every target: against the
+// exact live-prefix score (conditioning drift; LogitTree's scores, which Theorem 1 (docs/methods.md) makes
 // the packed 4D mask's too) and against the rollout's own logprobs where the file has them.
 import type { SamplingOptions } from '../../harness/policies/model';
 import { driftHistogram, signedDifferences, summarizeDrift, type DriftSummary, type Histogram } from '../../metrics/drift';

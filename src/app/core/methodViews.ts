@@ -1,4 +1,4 @@
-// What each replay method shows one target (SPEC §4), read off that method's scoring plan
+// What each replay method shows one target (docs/methods.md), read off that method's scoring plan
 // (src/plan, the same plan the engine runs): the keys visible to the target's index under the
 // plan's `end[]` encoding, as physical ids in sequence order. Compared with the live prefix this
 // shows the two pitfalls: ids missing or written after the target (Naive-Compressed's time-travel

@@ -1,6 +1,6 @@
 // The view-models against the core on generated rollouts of every edit shape: staircase rows are
 // the live prefixes (as sets), the collapsed tree covers every trie node once, and every method's
-// prefix read off its plan matches SPEC §4's table of prefixes.
+// prefix read off its plan matches the table of prefixes in docs/methods.md.
 import { describe, expect, it } from 'vitest';
 import { generateRandomRollout } from '../../rollout/generate-random';
 import { validateRollout } from '../../rollout';

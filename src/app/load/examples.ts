@@ -1,4 +1,4 @@
-// Built-in examples, one click away: SPEC §3's worked example (shipped under public/examples/ so
+// Built-in examples, one click away: the worked example (docs/tree.md) (shipped under public/examples/ so
 // the app needs nothing outside its build), and demo data sets the harness generates in the worker
 // (an environment, a memory editor, the expert policy), deterministic from their seed.
 import type { DemoConfig } from '../workers/protocol';
@@ -14,7 +14,7 @@ export const EXAMPLES: readonly Example[] = [
     kind: 'file',
     name: 'worked-example',
     label: 'Worked example',
-    description: 'SPEC §3: two edits, three branches, 8 targets, 2 diverging leaves',
+    description: 'A hand-made rollout: two edits, three branches, 8 targets, 2 diverging leaves',
     path: 'examples/worked-example.json',
   },
   {

@@ -1,5 +1,5 @@
 // The episode being played, shown in the inspection views (staircase, tree, inspector). The partial
-// rollout is a valid SPEC §2 rollout at every point, so it is shown as any rollout the page holds
+// rollout is a valid docs/rollout-format.md rollout at every point, so it is shown as any rollout the page holds
 // as JSON (`showRollout`: validated and derived on the main thread, one store update, no worker).
 // The views follow the episode's structure: a new action, observation or edit is an update, a
 // token of the action being decoded is not (the live panel streams those). Each update re-renders

@@ -1,5 +1,5 @@
-// The scoring worker: holds the WebGPU device and one GPT-2 model (SPEC §6), and scores a rollout's
-// targets under each replay method's plan (SPEC §4) with the GPU engine. The page keeps no device.
+// The scoring worker: holds the WebGPU device and one GPT-2 model (docs/model.md), and scores a rollout's
+// targets under each replay method's plan (docs/methods.md) with the GPU engine. The page keeps no device.
 /// <reference lib="webworker" />
 import { adapterLine, createGpu, type Gpu } from '../../gpu/device';
 import { createGpuModel, type GpuModel } from '../../gpu/model';

@@ -7,7 +7,7 @@
 //
 // Recorded logprobs are the MODEL's: log π(token | live view) = log_softmax(logits)[token] at
 // temperature 1 over the full vocabulary, in float64 from the fp32 logits, whatever temperature,
-// top-k or top-p the sampler used (as serving engines report raw logprobs). They are SPEC §2's
+// top-k or top-p the sampler used (as serving engines report raw logprobs). They are docs/rollout-format.md's
 // rollout-time logprobs, the numbers that scoring a token on its live prefix (logit-tree, packed-4d)
 // must reproduce; with T = 1 and no truncation they are also the sampling distribution's.
 

@@ -25,7 +25,7 @@ function randomTokens(rng: Rng, n: number, V: number): number[] {
   return Array.from({ length: n }, () => rng.int(V));
 }
 
-/** SPEC §3 worked example: packed ids, depths and the trie's end[]. */
+/** docs/tree.md worked example: packed ids, depths and the trie's end[]. */
 const PACKED_IDS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7, 8, 11, 12, 13, 14, 13, 14, 15, 16];
 const PACKED_POSITIONS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 7];
 const PACKED_END = [21, 21, 9, 9, 9, 9, 9, 9, 9, 21, 21, 17, 17, 17, 17, 17, 17, 21, 21, 21, 21];
@@ -136,7 +136,7 @@ describe('referenceForward', () => {
   });
 });
 
-// Theorem 1 on the CPU: SPEC §3's worked example, tokens by hand from worked-example.json.
+// Theorem 1 on the CPU: the worked example (docs/tree.md), tokens by hand from worked-example.json.
 describe('Theorem 1 (worked example): packed 4D forward = one causal sequence per branch', () => {
   // Token value of each physical id 0..16 (prompt, act, obs, act, summary, obs, act, act).
   const TOKEN = [10, 11, 20, 21, 30, 31, 32, 22, 23, 40, 41, 33, 34, 24, 25, 26, 27];

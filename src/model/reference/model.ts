@@ -25,7 +25,7 @@ export interface ReferenceWeights {
   tensors: ReadonlyMap<string, ArrayLike<number>>;
 }
 
-/** One packed input of N indices (SPEC §4): query i sees key k iff k <= i < end[k]. */
+/** One packed input of N indices (docs/methods.md): query i sees key k iff k <= i < end[k]. */
 export interface ModelInput {
   tokens: ArrayLike<number>; // (N) token values in [0, V)
   positions: ArrayLike<number>; // (N) position ids in [0, P)
@@ -203,7 +203,7 @@ export interface SftResult {
 }
 
 /**
- * SFT objective (SPEC §7): mean NLL of the targets, with gradients. With no targets there is nothing
+ * SFT objective (docs/objectives.md): mean NLL of the targets, with gradients. With no targets there is nothing
  * to learn: loss 0 and zero gradients (a batch whose targets were all dropped by the method).
  */
 export function sftLossAndGrads(weights: ReferenceWeights, input: ModelInput, targets: readonly Target[]): SftResult {

@@ -20,7 +20,7 @@ import {
 // Finite differences in float64 with h = 1e-5: truncation ~1e-10, round-off ~1e-11.
 const FD = { abs: 1e-7, rel: 1e-6 };
 
-/** SPEC §3 worked example, packed order 0..8 | 9,10,7′,8′,11,12,13,14 | 13′,14′,15,16. */
+/** docs/tree.md worked example, packed order 0..8 | 9,10,7′,8′,11,12,13,14 | 13′,14′,15,16. */
 const TREE_END = [21, 21, 9, 9, 9, 9, 9, 9, 9, 21, 21, 17, 17, 17, 17, 17, 17, 21, 21, 21, 21];
 
 const ENDS: Record<string, number[]> = {

@@ -174,7 +174,7 @@ export function embeddingBackwardRef(tokens: Vec, positions: Vec, dOut: Vec, V: 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Multi-head attention with the `end[]` visibility rule (SPEC §4): query i sees key k iff
+// Multi-head attention with the `end[]` visibility rule (docs/methods.md): query i sees key k iff
 // k <= i < end[k]. qkv is (N, 3C) with column blocks q | k | v; head h owns columns h·HS..(h+1)·HS
 // of each block (HS = C / nHead). Scores are scaled by 1/sqrt(HS).
 //

@@ -1,4 +1,4 @@
-// The calls importer (SPEC §8): the fixture imports exactly, plus the alignment's edge cases.
+// The calls importer (docs/importers.md): the fixture imports exactly, plus the alignment's edge cases.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { rolloutToJson } from '../serialize';
 import { validateRollout } from '../validate';
 import { importCalls } from './calls';
 
-const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
 const read = (name: string) => readFileSync(`${FIXTURES}${name}`, 'utf8');
 
 const calls = (list: unknown[], extra: Record<string, unknown> = {}) => ({

@@ -1,4 +1,4 @@
-// Importer for `memorywalker.calls/v1` (SPEC §8): a black-box harness's log of model calls, each
+// Importer for `memorywalker.calls/v1` (docs/importers.md): a black-box harness's log of model calls, each
 // an input view and an output. Views are aligned call to call: a common prefix is kept, earlier
 // outputs that reappear verbatim keep their ids, everything else new is inserted as `summary`.
 

@@ -1,5 +1,5 @@
 // The registry of formats a rollout file may be in. Native v1 records are validated directly;
-// every other format is imported into v1 first (SPEC §8). Adding an importer is one line here.
+// every other format is imported into v1 first (docs/importers.md). Adding an importer is one line here.
 
 import type { SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';

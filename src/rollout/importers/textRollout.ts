@@ -1,6 +1,6 @@
 // Builds a `text`-form rollout (byte tokenizer) event by event while tracking the live view as
 // spans, one per text piece, so importers can say "keep these messages, replace that one" without
-// doing id arithmetic. Ids follow SPEC §2: a piece is its role marker plus the UTF-8 bytes.
+// doing id arithmetic. Ids follow docs/rollout-format.md: a piece is its role marker plus the UTF-8 bytes.
 
 import type { AppendRole, EventJson, InsertRole, ViewPieceJson } from '../format';
 
@@ -41,7 +41,7 @@ export interface TextRolloutBuilder<T> {
   append(role: AppendRole, text: string, tag: T): Span<T>;
   /**
    * Rewrites the live view to exactly `items` (kept spans in live order, inserted text).
-   * Returns false, emitting nothing, when the view would not change (SPEC: that is no edit).
+   * Returns false, emitting nothing, when the view would not change (docs/rollout-format.md: that is no edit).
    */
   edit(items: readonly ViewItem<T>[]): boolean;
   /** The live view, in order. */

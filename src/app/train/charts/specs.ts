@@ -1,4 +1,4 @@
-// What each live chart plots from the metric records (SPEC §5), in words the chart's header says.
+// What each live chart plots from the metric records (docs/metrics.md), in words the chart's header says.
 // The drift charts follow the objective: RL rollouts carry the model's own logprobs, so drift is
 // measured against them; SFT demonstrations carry logprob 0 (the expert is certain), so drift is
 // measured against the workbench's exact live-prefix score instead (conditioning drift).

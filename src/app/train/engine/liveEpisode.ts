@@ -1,5 +1,5 @@
 // Watching an episode while it runs: wraps the episode's memory editor and policy so that every
-// append and every edit becomes a SPEC §2 event the moment the harness makes it. Edits are computed
+// append and every edit becomes a docs/rollout-format.md event the moment the harness makes it. Edits are computed
 // with the harness's own applyPlan on the same view, plan and next id, so the events match the
 // rollout runEpisode returns at the end (tested), and the partial rollout validates at any point.
 // Tokens of the action being decoded stream in through `token` when the policy reports them.

@@ -18,7 +18,7 @@ import { deriveTree } from '../../../tree/derive';
 import { orderedMethods, type RunConfig } from './config';
 import { CancelledError, evalPromptSeeds, playStep, runEnv, type EpisodeWatch, type StepRollouts, type TokenRelay } from './rollouts';
 
-/** One method's figures after one step (SPEC §5), as stored, charted and exported: the trainer's, and the batch's. */
+/** One method's figures after one step (docs/metrics.md), as stored, charted and exported: the trainer's, and the batch's. */
 export type MetricRecord = StepFigures & {
   /** Mean edits per rollout of the batch. */
   K: number;

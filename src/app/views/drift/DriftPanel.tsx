@@ -1,4 +1,4 @@
-// Drift under each replay method (SPEC §5), once a model has scored the shown rollout in the
+// Drift under each replay method (docs/metrics.md), once a model has scored the shown rollout in the
 // scoring worker: per method, logdiff and signed drift μ against the exact live-prefix score and
 // against the rollout's own logprobs, the drift a sampler should expect (exact, from both log-probability
 // rows), and a histogram of the signed differences (one shared axis).
@@ -30,7 +30,7 @@ export function DriftPanel() {
             model <strong>{model.name}</strong> · {model.description} · {model.adapter}
           </span>
         ) : (
-          <span className="hint">score every target with a GPT-2 checkpoint (safetensors, SPEC §6) on WebGPU</span>
+          <span className="hint">score every target with a GPT-2 checkpoint (safetensors) on WebGPU</span>
         )}
         <label className="button exports-right">
           {model ? 'Other checkpoint…' : 'Load checkpoint…'}

@@ -25,7 +25,7 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
     'sdcc.teacherPrefixLength',
     ...(drift ? ['model.live.logprob', ...drift.methods.map((m) => `model.${m.method}.logprob`)] : []),
   ];
-  // A position id counts the keys visible before the token (SPEC §4): the prefix length, in O(1).
+  // A position id counts the keys visible before the token (docs/methods.md): the prefix length, in O(1).
   const indexes = METHOD_IDS.map((m) => planIndex(view, m));
   const sdcc = planIndex(view, 'sdcc');
   const lengthAt = (located: { seq: { positions: Int32Array }; index: number } | undefined) =>

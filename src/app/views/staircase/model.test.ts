@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CELL } from '../palette';
 import { buildStaircase, cellClass, idRuns, rowLiveIds, rowSpans, type TapeView } from './model';
 
-// SPEC §3's worked example, written out by hand (independent of the core's derivation).
+// the worked example (docs/tree.md), written out by hand (independent of the core's derivation).
 const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
 const worked: TapeView = {
   length: 17,

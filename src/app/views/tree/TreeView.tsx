@@ -1,4 +1,4 @@
-// The conditioning tree: the trie of SPEC §3 with unbranched runs collapsed into labelled edges,
+// The conditioning tree: the trie of docs/tree.md with unbranched runs collapsed into labelled edges,
 // drawn as SVG owned by React. x is the logical position (depth), so an edge is as long as the
 // tokens it carries; y is one row per leaf. d3-zoom (one effect, one ref) scales x and pans both
 // axes; content renders for a window three viewports wide, so panning inside it only moves a <g>.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CELL } from '../palette';
 import { buildTreeModel, edgeRuns, idsLabel, NODE, nodesOfSequence, type TrieView } from './model';
 
-// SPEC §3's worked example: packed order 0..8 | 9,10,7′,8′,11..14 | 13′,14′,15,16, written by hand.
+// the worked example (docs/tree.md): packed order 0..8 | 9,10,7′,8′,11..14 | 13′,14′,15,16, written by hand.
 const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
 const worked: TrieView = {
   id: Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7, 8, 11, 12, 13, 14, 13, 14, 15, 16]),

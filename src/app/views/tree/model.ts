@@ -1,4 +1,4 @@
-// View-model of the conditioning tree: the trie of SPEC §3 (given in packed order) with every run
+// View-model of the conditioning tree: the trie of docs/tree.md (given in packed order) with every run
 // of unbranched nodes collapsed into one labelled edge, laid out left to right with x = logical
 // position (trie depth) and y from d3-hierarchy, so an edge is as long as the tokens it carries.
 import { cluster, hierarchy, type HierarchyPointNode } from 'd3';
