@@ -109,6 +109,31 @@ describe('memorywalker.calls/v1 importer', () => {
     expect(Array.from(tree.finalPrefix(1)!)).toEqual([0]);
   });
 
+  it('never keeps an output that an earlier edit cut in part, though its surviving part reappears verbatim', () => {
+    // Call 2's edit keeps only token 20 of call 1's output [20, 21]; call 3 shows that 20 again,
+    // after a changed prefix: it is not matched (inserted as summary), while call 2's whole output 22 is.
+    const list = [
+      { input: [10, 11, 12], output: [20, 21] },
+      { input: [10, 11, 12, 20, 99], output: [22] },
+      { input: [10, 11, 20, 22, 30], output: [23] },
+    ];
+    expect(imported(list).events).toEqual([
+      { op: 'append', role: 'prompt', tokens: [10, 11, 12] },
+      { op: 'append', role: 'act', tokens: [20, 21] },
+      { op: 'edit', view: [{ keep: [0, 4] }, { insert: { role: 'summary', tokens: [99] } }] },
+      { op: 'append', role: 'act', tokens: [22] },
+      {
+        op: 'edit',
+        view: [{ keep: [0, 2] }, { insert: { role: 'summary', tokens: [20] } }, { keep: [6, 7] }, { insert: { role: 'summary', tokens: [30] } }],
+      },
+      { op: 'append', role: 'act', tokens: [23] },
+    ]);
+    const tree = treeOf(list);
+    expect(Array.from(tree.finalWalk)).toEqual([0, 1, 7, 6, 8, 9]);
+    expect(tree.dropped[3]).toBe(1); // the partial survivor's target 20 is not in the final walk
+    expect(Array.from(tree.divergingLeaves)).toEqual([6]);
+  });
+
   it('encodes text calls with the tokenizer, without role markers, and passes header fields through', () => {
     const out = imported([{ input: 'ab', output: 'c', logprobs: [-1] }], { tokenizer: 'byte', reward: 1, meta: { k: 1 } });
     expect(out).toEqual({

@@ -1,6 +1,7 @@
 // Importer for `memorywalker.calls/v1` (docs/importers.md): a black-box harness's log of model calls, each
 // an input view and an output. Views are aligned call to call: a common prefix is kept, earlier
-// outputs that reappear verbatim keep their ids, everything else new is inserted as `summary`.
+// outputs that survive whole and reappear verbatim keep their ids, everything else new is inserted
+// as `summary`. An output that an earlier edit cut in part is never matched again.
 
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson, type ViewPieceJson } from '../format';
@@ -120,14 +121,15 @@ export function importCalls(value: Record<string, unknown>, source: SourceLocati
           view.push({ insert: { role: 'summary', tokens } });
           create(next, tokens, -1);
         };
-        // Earlier outputs lying wholly after p, in live order; one straddling p is not whole.
+        // Earlier outputs lying wholly after p, in live order: every token of the call's output must
+        // still stand there (one straddling p, or one an earlier edit cut in part, is not whole).
         let cursor = p;
         let at = p;
         while (at < live.values.length) {
           const owner = live.output[at];
           let end = at + 1;
           while (end < live.values.length && live.output[end] === owner) end++;
-          const whole = owner >= 0 && !(at === p && p > 0 && live.output[p - 1] === owner);
+          const whole = owner >= 0 && end - at === calls[owner].output.length && !(at === p && p > 0 && live.output[p - 1] === owner);
           if (whole) {
             const run = live.values.slice(at, end);
             const q = findRun(input, run, cursor);
