@@ -287,7 +287,7 @@ test('a generated demo data set is one click away (harness, in the worker)', asy
 test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU', async ({ page }) => {
   const { MODEL_PRESETS } = await import('../src/model/config');
   const { saveCheckpoint } = await import('../src/model/checkpoint');
-  const { randomWeights } = await import('../src/testing/weights');
+  const { randomWeights } = await import('../src/model/random-weights');
   const { referenceForward, referenceLogprobs } = await import('../src/model/reference/model');
   const { expectedTargetDrift } = await import('../src/metrics/expected-drift');
   const { parseRolloutFile } = await import('../src/rollout');

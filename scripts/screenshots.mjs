@@ -9,7 +9,7 @@ import { CHROMIUM_ARGS } from '../playwright.config.ts';
 import { generateRandomRollout } from '../src/rollout/generate-random.ts';
 import { saveCheckpoint } from '../src/model/checkpoint.ts';
 import { MODEL_PRESETS } from '../src/model/config.ts';
-import { randomWeights } from '../src/testing/weights.ts';
+import { randomWeights } from '../src/model/random-weights.ts';
 
 const args = process.argv.slice(2);
 const out = args.includes('--out') ? args[args.indexOf('--out') + 1] : 'docs/screenshots';

@@ -31,7 +31,7 @@ function readJson(path) {
 const tiers = [];
 
 if (wanted('typecheck')) {
-  const status = run('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
+  const status = run('typecheck', 'node', ['node_modules/typescript-native/bin/tsc', '--noEmit', '-p', 'tsconfig.json']);
   tiers.push({ name: 'typecheck', passed: status === 0 ? 1 : 0, failed: status === 0 ? 0 : 1 });
 }
 

@@ -11,7 +11,7 @@ import { referenceForward } from '../model/reference/model';
 import { buildPlan } from '../plan/build';
 import type { SequenceMethod } from '../plan/types';
 import { parseRolloutFile } from '../rollout/parse';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { DriftOutput } from './drift';
 import { mw, tmpDir, WORKED, writeCheckpoint, writeSmallDataset } from './subprocess.testing';

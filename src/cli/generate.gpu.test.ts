@@ -12,7 +12,7 @@ import { initWeights, type ModelWeights } from '../model/params';
 import { parseRolloutFile } from '../rollout/parse';
 import { deriveTree } from '../tree/derive';
 import { buildPlan } from '../plan/build';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { expectClose } from '../testing/close';
 import { mw as run, tmpDir, writeCheckpoint } from './subprocess.testing';
 

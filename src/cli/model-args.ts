@@ -16,7 +16,7 @@ import { buildPlan } from '../plan/build';
 import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';

@@ -9,7 +9,7 @@ import { initWeights } from '../model/params';
 import { referenceLogprobs } from '../model/reference/model';
 import { buildPlan } from '../plan/build';
 import { parseRolloutFile } from '../rollout/parse';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import { mw, tmpDir, WORKED, workedLine, writeCheckpoint, writeSmallDataset } from './subprocess.testing';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MODEL_PRESETS } from '../model/config';
 import { parameterShapes } from '../model/params';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { mw, tmpDir, WORKED, writeCheckpoint, writeSmallDataset } from './subprocess.testing';
 import type { VerifyReport } from './verify';
 

@@ -20,7 +20,7 @@ import { NEWLINE } from '../harness/policy';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import { buildPlan } from '../plan/build';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { expectClose } from '../testing/close';
 import { createRng } from '../util/prng';
 

@@ -12,7 +12,7 @@ import { deriveTree } from '../tree/derive';
 import { buildPlan } from '../plan/build';
 import { packBatch } from '../plan/batch';
 import type { PlanSequence } from '../plan/types';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { workedExample } from '../testing/fixtures';
 import { expectClose } from '../testing/close';
 

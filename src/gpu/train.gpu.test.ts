@@ -12,7 +12,7 @@ import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
-import { randomWeights } from '../testing/weights';
+import { randomWeights } from '../model/random-weights';
 import { readFixture, workedExample } from '../testing/fixtures';
 import { compare } from '../testing/close';
 

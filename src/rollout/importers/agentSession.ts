@@ -9,7 +9,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../format';
 import { BYTE_VOCAB } from '../tokenizer';
-import type { FileImporter, ImportedRollout } from './detect';
+import type { FileImporter, ImportedRollout } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';

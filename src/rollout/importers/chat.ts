@@ -6,7 +6,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
 import { BYTE_VOCAB } from '../tokenizer';
-import type { FileImporter } from './detect';
+import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
 import { createTextRolloutBuilder } from './textRollout';

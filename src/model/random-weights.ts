@@ -1,8 +1,8 @@
-// Random weights for tests: GPT-2's init is so small that every position looks alike; larger,
-// noisier weights make attention patterns (and so masking mistakes) show in the outputs.
+// Random weights (mw verify --config P --seed S, tests, benches): GPT-2's init is so small that every
+// position looks alike; larger, noisier weights make attention patterns (and masking mistakes) show.
 
-import type { ModelConfig } from '../model/config';
-import { initWeights, type ModelWeights } from '../model/params';
+import type { ModelConfig } from './config';
+import { initWeights, type ModelWeights } from './params';
 import { createRng } from '../util/prng';
 
 export function randomWeights(config: ModelConfig, seed: number, std = 0.15): ModelWeights {

@@ -1,0 +1,90 @@
+// The project's floors, checked by dependency-cruiser (`npm run deps`; a unit test runs the same
+// rules). Data flows up: util → rollout → tree → plan → model → objectives → harness → metrics →
+// gpu → run, and on top the three callers cli (which may use experiments), experiments and app.
+// Pure logic (everything below gpu) imports no GPU, no DOM and no React (STYLE.md). Inside the app:
+// protocols, persistence, URL schemas and view models (plain .ts) sit below the store, and the
+// store below the React views (.tsx). No import cycles, type-only imports included.
+// TypeScript 7 has no JavaScript API, so dependency-cruiser reads the sources with TypeScript 5.9's
+// (the `typescript` package); type checking runs the native compiler (`typescript-native`).
+
+const CORE = ['util', 'rollout', 'tree', 'plan', 'model', 'objectives', 'harness', 'metrics', 'gpu', 'run'];
+const TOP = ['experiments', 'cli', 'app'];
+const TESTS = '(\\.test\\.tsx?|\\.gpu\\.test\\.ts|\\.testing\\.ts)$|^src/testing/';
+
+/** A core floor may import only the floors below it. */
+const upward = CORE.map((floor, i) => ({
+  name: `${floor}-imports-only-below`,
+  comment: `src/${floor} may import only ${CORE.slice(0, i).join(', ') || 'nothing of the project'}`,
+  severity: 'error',
+  from: { path: `^src/${floor}/`, pathNot: TESTS },
+  to: { path: `^src/(${[...CORE.slice(i), ...TOP].join('|')})/`, pathNot: `^src/${floor}/` },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import cycles, type-only imports included.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'experiments-not-callers',
+      comment: 'experiments is called by cli; it imports no caller.',
+      severity: 'error',
+      from: { path: '^src/experiments/', pathNot: TESTS },
+      to: { path: '^src/(cli|app)/' },
+    },
+    {
+      name: 'app-not-cli',
+      comment: 'The app imports neither the command line nor the experiments.',
+      severity: 'error',
+      from: { path: '^src/app/', pathNot: TESTS },
+      to: { path: '^src/(cli|experiments)/' },
+    },
+    {
+      name: 'cli-not-app',
+      severity: 'error',
+      from: { path: '^src/cli/', pathNot: TESTS },
+      to: { path: '^src/app/' },
+    },
+    {
+      name: 'tests-helpers-only-in-tests',
+      comment: 'src/testing (fixtures, random weights, comparisons) serves tests only.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: TESTS },
+      to: { path: '^src/testing/' },
+    },
+    {
+      name: 'pure-logic-no-gpu-no-dom',
+      comment: 'Below gpu nothing imports a GPU binding, React or the DOM libraries.',
+      severity: 'error',
+      from: { path: `^src/(${CORE.slice(0, CORE.indexOf('gpu')).join('|')})/`, pathNot: TESTS },
+      to: { path: '(^|/)node_modules/(react|react-dom|d3|zustand|webgpu)(/|$)' },
+    },
+    {
+      name: 'app-plain-modules-below-store',
+      comment: 'Plain app modules (protocols, persistence, URL schemas, view models) import neither the store nor a view.',
+      severity: 'error',
+      from: { path: '^src/app/.+\\.ts$', pathNot: `${TESTS}|^src/app/store/|\\.worker\\.ts$` },
+      to: { path: '^src/app/(store/|.+\\.tsx$)' },
+    },
+    {
+      name: 'store-below-views',
+      comment: 'The store imports no React view.',
+      severity: 'error',
+      from: { path: '^src/app/store/', pathNot: TESTS },
+      to: { path: '^src/app/.+\\.tsx$' },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/' },
+    includeOnly: { path: '^(src|node_modules/(react|react-dom|d3|zustand|webgpu))(/|$)' },
+    moduleSystems: ['es6'],
+  },
+};

@@ -1,0 +1,26 @@
+// The shapes every importer shares: a per-record importer (one JSON object of a known `format`) and
+// a whole-file importer (a log whose records together describe rollouts). The registry is detect.ts.
+
+import type { SourceLocation } from '../errors';
+import type { RolloutJson } from '../format';
+
+/** Imports one JSON object (one record of the file) of a known `format` into a v1 rollout. */
+export type RecordImporter = (value: Record<string, unknown>, source: SourceLocation) => RolloutJson;
+
+/** A v1 rollout produced by an importer, with the line it came from (for error messages). */
+export interface ImportedRollout {
+  value: RolloutJson;
+  line?: number;
+}
+
+/**
+ * Reads a whole file whose records together describe rollouts (e.g. an agent session log). It reads
+ * the text itself: such logs hold lines it reports and passes over (a cut or malformed record)
+ * where a v1 file would be refused.
+ */
+export interface FileImporter {
+  name: string;
+  /** Whether this importer reads the file, judged from the first records that parse (and its name). */
+  detect(sample: readonly unknown[], file: string): boolean;
+  readText(text: string, file: string): ImportedRollout[];
+}
