@@ -8,7 +8,7 @@
 
 override NH: u32; // heads; C = NH * HS
 override HS: u32; // head size
-override WG: u32 = 64; // invocations per workgroup
+override WG: u32 = 64; // invocations per workgroup, a power of two (reduce.wgsl)
 override MAX_KEYS: u32 = 1024; // capacity of the cache (model positions)
 
 // Mirror: attentionDecodeParams() in src/gpu/attention_decode.ts.
@@ -22,31 +22,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // (M, C)
 
 var<workgroup> scores: array<f32, MAX_KEYS>;
-var<workgroup> partial: array<f32, WG>;
-
-fn reduceMax(tid: u32, value: f32) -> f32 {
-  partial[tid] = value;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (tid < stride) { partial[tid] = max(partial[tid], partial[tid + stride]); }
-    workgroupBarrier();
-  }
-  let result = partial[0];
-  workgroupBarrier();
-  return result;
-}
-
-fn reduceSum(tid: u32, value: f32) -> f32 {
-  partial[tid] = value;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (tid < stride) { partial[tid] = partial[tid] + partial[tid + stride]; }
-    workgroupBarrier();
-  }
-  let result = partial[0];
-  workgroupBarrier();
-  return result;
-}
+// reduceMax(x, lid) and reduceSum(x, lid) over the workgroup: shaders/reduce.wgsl, prepended by the host.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -67,14 +43,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     scores[k] = s;
     localMax = max(localMax, s);
   }
-  let rowMax = reduceMax(tid, localMax);
+  let rowMax = reduceMax(localMax, tid);
   var localSum = 0.0;
   for (var k = tid; k <= i; k += WG) {
     let p = exp(scores[k] - rowMax);
     scores[k] = p;
     localSum += p;
   }
-  let rowSum = reduceSum(tid, localSum);
+  let rowSum = reduceSum(localSum, tid);
   // reduceSum ended on a barrier, so every probability is visible here.
   for (var d = tid; d < HS; d += WG) {
     var acc = 0.0;

@@ -18,20 +18,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> dOut: array<f32>; // (n): backward
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>; // (n): backward
 
-const GELU_SCALE: f32 = 0.7978845608028654; // sqrt(2 / pi)
-const GELU_CUBE: f32 = 0.044715;
-
-fn gelu(v: f32) -> f32 {
-  // tanh saturates to ±1 in f32 well before ±15; the clamp keeps exp-based tanh from overflowing.
-  let u = clamp(GELU_SCALE * (v + GELU_CUBE * v * v * v), -15.0, 15.0);
-  return 0.5 * v * (1.0 + tanh(u));
-}
-
-fn geluGrad(v: f32) -> f32 {
-  let t = tanh(clamp(GELU_SCALE * (v + GELU_CUBE * v * v * v), -15.0, 15.0));
-  let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBE * v * v);
-  return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du;
-}
+// gelu() and geluGrad(): shaders/gelu_math.wgsl, prepended by the host.
 
 @compute @workgroup_size(WG)
 fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) groups: vec3u) {

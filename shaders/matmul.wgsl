@@ -36,14 +36,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> pre: array<f32>; // (M, N), written only with STORE_PRE
 @group(0) @binding(5) var<uniform> params: Params;
 
-const GELU_SCALE: f32 = 0.7978845608028654; // sqrt(2 / pi)
-const GELU_CUBE: f32 = 0.044715;
-
-fn gelu(v: f32) -> f32 {
-  // tanh saturates to ±1 in f32 well before ±15; the clamp keeps exp-based tanh from overflowing.
-  let u = clamp(GELU_SCALE * (v + GELU_CUBE * v * v * v), -15.0, 15.0);
-  return 0.5 * v * (1.0 + tanh(u));
-}
+// gelu() and geluGrad(): shaders/gelu_math.wgsl, prepended by the host.
 
 // Bias, GELU, accumulation and the store of one row of an invocation's block: y[m, n0 .. n0 + 3].
 fn storeRow(m: u32, n0: u32, acc: vec4f) {

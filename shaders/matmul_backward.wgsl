@@ -21,14 +21,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> dPre: array<f32>; // (M, N): written with GELU
 @group(0) @binding(4) var<storage, read_write> dbias: array<f32>; // (N): written with HAS_BIAS
 
-const GELU_SCALE: f32 = 0.7978845608028654; // sqrt(2 / pi)
-const GELU_CUBE: f32 = 0.044715;
-
-fn geluGrad(v: f32) -> f32 {
-  let t = tanh(clamp(GELU_SCALE * (v + GELU_CUBE * v * v * v), -15.0, 15.0));
-  let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBE * v * v);
-  return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du;
-}
+// gelu() and geluGrad(): shaders/gelu_math.wgsl, prepended by the host.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) groups: vec3u) {

@@ -1,7 +1,7 @@
-// Workgroup reductions shared by the softmax-over-the-vocabulary kernels (loss_grad, kl_sdcc): the
-// host prepends this file to their code. One value per invocation in, the reduction of all WG of
-// them out to every invocation. WG (the kernel's override) must be a power of two; every
-// invocation of the workgroup must call, in uniform control flow.
+// Workgroup reductions shared by the kernels that reduce a row across a workgroup (loss_grad,
+// kl_sdcc, attention_decode): the host prepends this file to their code. One value per invocation
+// in, the reduction of all WG of them out to every invocation. WG (the kernel's override) must be a
+// power of two; every invocation of the workgroup must call, in uniform control flow.
 
 var<workgroup> scratch: array<f32, WG>;
 

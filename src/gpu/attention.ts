@@ -2,7 +2,7 @@
 // Per batch the caller builds one AttentionMask from `end[]` (block lists + params, uploaded once),
 // shared by every layer; createAttentionForward / createAttentionBackward give the layer's launches.
 
-import code from '../../shaders/attention.wgsl?raw';
+import kernel from '../../shaders/attention.wgsl?raw';
 import type { AdapterSummary } from './device';
 import { createStorage, readUint32, uploadStorage, uploadUniform } from './buffers';
 import { computePipeline } from './pipeline';
@@ -10,7 +10,35 @@ import { bindBuffers, checkLength, encodeLaunches, type Launch } from './kernel'
 import { attentionTiles, type AttentionTiles } from './attentionTiles';
 
 /** The longest head the kernel holds in registers (`const MAX_HS` in the shader, read from it). */
-export const ATTENTION_MAX_HS = Number(/const MAX_HS: u32 = (\d+)u;/.exec(code)?.[1]);
+export const ATTENTION_MAX_HS = Number(/const MAX_HS: u32 = (\d+)u;/.exec(kernel)?.[1]);
+
+/**
+ * The kernel's row helpers (see "Rows" at the end of attention.wgsl), unrolled over the `maxHs / 4`
+ * vec4s of a row: line i of each helper touches vec4 i, guarded by `HS > 4i` so that lines past the
+ * model's head fold away.
+ */
+export function attentionRowHelpers(maxHs: number): string {
+  const lines = (body: (i: number) => string) =>
+    Array.from({ length: maxHs / 4 }, (_, i) => `  if (HS > ${4 * i}u) { ${body(i)} }`).join('\n');
+  const load = (name: string, from: string, tile: boolean) =>
+    tile
+      ? `fn ${name}(j: u32) -> Row {\n  let at = j * HS / 4u;\n  var r: Row;\n${lines((i) => `r[${i}] = ${from}[at + ${i}u];`)}\n  return r;\n}`
+      : `fn ${name}(at: u32) -> Row {\n  var r: Row;\n${lines((i) => `r[${i}] = ${from}[at + ${i}u];`)}\n  return r;\n}`;
+  return [
+    `alias Row = array<vec4f, MAX_HS / 4>;`,
+    `// The row of qkv or dOut whose first vec4 is at index \`at\`; row j of a staged tile.`,
+    load('qkvRow', 'qkv', false),
+    load('dOutRow', 'dOut', false),
+    load('tileARow', 'tileA', true),
+    load('tileBRow', 'tileB', true),
+    `fn dotRow(a: ptr<function, Row>, b: ptr<function, Row>) -> f32 {\n  var s = 0.0;\n${lines((i) => `s += dot((*a)[${i}], (*b)[${i}]);`)}\n  return s;\n}`,
+    `// y += a x\nfn axpyRow(y: ptr<function, Row>, a: f32, x: ptr<function, Row>) {\n${lines((i) => `(*y)[${i}] += a * (*x)[${i}];`)}\n}`,
+    `fn scaleRow(y: ptr<function, Row>, a: f32) {\n${lines((i) => `(*y)[${i}] *= a;`)}\n}`,
+  ].join('\n\n');
+}
+
+/** attention.wgsl with its row helpers appended. */
+const code = `${kernel}\n${attentionRowHelpers(ATTENTION_MAX_HS)}\n`;
 
 export interface AttentionConfig {
   /** Query rows per tile: invocations per workgroup of forward and backwardQuery. */

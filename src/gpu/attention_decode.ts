@@ -2,6 +2,7 @@
 // against the KV cache (rows 0 .. start+M-1 of qkv), for incremental decoding.
 
 import code from '../../shaders/attention_decode.wgsl?raw';
+import reduce from '../../shaders/reduce.wgsl?raw';
 import { uploadUniform } from './buffers';
 import { bindBuffers, checkLength, type Launch } from './kernel';
 import { computePipeline } from './pipeline';
@@ -38,7 +39,7 @@ export function createAttentionDecode(
   if (start + M > P) throw new Error(`attention_decode: rows ${start}..${start + M} exceed the cache of ${P} positions`);
   checkLength(buffers.qkv, (start + M) * 3 * C, 'qkv');
   checkLength(buffers.out, M * C, 'out');
-  const pipeline = computePipeline(device, 'attention_decode', code, { NH, HS, WG, MAX_KEYS: P });
+  const pipeline = computePipeline(device, 'attention_decode', reduce + code, { NH, HS, WG, MAX_KEYS: P });
   const params = uploadUniform(device, 'attention_decode.params', attentionDecodeParams(start, M));
   const group = bindBuffers(device, 'attention_decode.bindGroup', pipeline, { 0: params, 1: buffers.qkv, 2: buffers.out });
   return { label: 'attention_decode', pipeline, group, workgroups: M === 0 ? [0, 0, 0] : [M, NH, 1], uniforms: [params] };

@@ -1,6 +1,7 @@
 // Binding of shaders/gelu.wgsl: standalone tanh-form GELU over n floats, forward and backward.
 
 import code from '../../shaders/gelu.wgsl?raw';
+import geluMath from '../../shaders/gelu_math.wgsl?raw';
 import { uploadUniform } from './buffers';
 import { bindBuffers, checkLength, type Launch, type BufferRef } from './kernel';
 import { computePipeline, groups1d } from './pipeline';
@@ -15,7 +16,7 @@ export function geluParams(n: number): ArrayBuffer {
 }
 
 function launch(device: GPUDevice, entry: 'forward' | 'backward', n: number, accumulate: boolean, buffers: Record<number, BufferRef>): Launch {
-  const pipeline = computePipeline(device, `gelu.${entry}`, code, { WG, ACCUMULATE: Number(accumulate) }, entry);
+  const pipeline = computePipeline(device, `gelu.${entry}`, geluMath + code, { WG, ACCUMULATE: Number(accumulate) }, entry);
   const params = uploadUniform(device, `gelu.${entry}.params`, geluParams(n));
   const group = bindBuffers(device, `gelu.${entry}.bindGroup`, pipeline, { 0: params, ...buffers });
   const [x, y] = groups1d(n, WG);

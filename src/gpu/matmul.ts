@@ -4,6 +4,7 @@
 // matmulAutotune.ts measures which one an adapter prefers.
 
 import code from '../../shaders/matmul.wgsl?raw';
+import geluMath from '../../shaders/gelu_math.wgsl?raw';
 import { uploadUniform } from './buffers';
 import { bindBuffers, checkLength, unusedBinding, type Launch, type BufferRef } from './kernel';
 import { computePipeline } from './pipeline';
@@ -86,7 +87,7 @@ function matmulPipeline(device: GPUDevice, variant: MatmulVariant, options: Matm
     ACCUMULATE: Number(!!options.accumulate),
   };
   if (variant.kind === 'tiled') constants.TILE_K = variant.tileK;
-  return computePipeline(device, `matmul.${variant.kind}`, code, constants, variant.kind);
+  return computePipeline(device, `matmul.${variant.kind}`, geluMath + code, constants, variant.kind);
 }
 
 /** Builds the launch (pipeline, uniforms, bind group); record it into a pass with encodeLaunches. */

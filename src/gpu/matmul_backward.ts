@@ -3,6 +3,7 @@
 // makes dPre and dbias; the two products run on matmul.wgsl with its transposed operands.
 
 import code from '../../shaders/matmul_backward.wgsl?raw';
+import geluMath from '../../shaders/gelu_math.wgsl?raw';
 import { uploadUniform } from './buffers';
 import { bindBuffers, checkLength, unusedBinding, type Launch, type BufferRef } from './kernel';
 import { createMatmul, type MatmulShape, type MatmulVariant } from './matmul';
@@ -61,7 +62,7 @@ export function createMatmulBackward(
     if (b.dPre) checkLength(b.dPre, M * N, 'dPre');
     if (b.dbias) checkLength(b.dbias, N, 'dbias');
     const constants = { WG, GELU: Number(gelu), HAS_BIAS: Number(!!b.dbias), ACCUMULATE: Number(!!options.accumulateParams) };
-    const pipeline = computePipeline(device, 'matmulBackward', code, constants);
+    const pipeline = computePipeline(device, 'matmulBackward', geluMath + code, constants);
     const params = uploadUniform(device, 'matmulBackward.params', matmulBackwardParams(M, N));
     // At most one of dPre and dbias is unused here, so the one unused write buffer is bound once.
     const group = bindBuffers(device, 'matmulBackward.bindGroup', pipeline, {
