@@ -7,6 +7,7 @@ import { agentSessionImporter } from './agentSession';
 import { CALLS_FORMAT, importCalls } from './calls';
 import { chatImporter } from './chat';
 import { sampleRecords } from './lines';
+import { turnsImporter } from './turns';
 
 /** Imports one JSON object (one record of the file) of a known `format` into a v1 rollout. */
 export type RecordImporter = (value: Record<string, unknown>, source: SourceLocation) => RolloutJson;
@@ -30,7 +31,7 @@ export interface FileImporter {
 }
 
 /** Whole-file formats, tried in order before the per-record `format` dispatch. */
-export const fileImporters: FileImporter[] = [agentSessionImporter, chatImporter];
+export const fileImporters: FileImporter[] = [agentSessionImporter, chatImporter, turnsImporter];
 
 /** Per-record formats by their `format` field; `memorywalker.rollout/v1` needs no import. */
 export const recordImporters: Readonly<Record<string, RecordImporter>> = {
