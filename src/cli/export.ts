@@ -23,7 +23,7 @@ import { fileArgument, loadRolloutFile, printJson } from './shared';
 /** Bytes of the head that whole-file format detection looks at (as mw import does). */
 const SNIFF_BYTES = 256 * 1024;
 /** Bytes a column gathers before it is written out. */
-const COLUMN_BUFFER = 1 << 20;
+const COLUMN_BUFFER = 1 << 18;
 
 /** A sink that spools each column to a file of its own in `dir`, buffered. */
 function createSpool(dir: string) {
@@ -171,7 +171,7 @@ export const exportCommand: Command = {
         (maxTokens === undefined ? '' : ` (at most ${maxTokens} each)`),
     ];
     if (summary.labelCollisions) {
-      lines.push(`note: ${summary.labelCollisions} target${summary.labelCollisions === 1 ? ' shares' : 's share'} a predictor row with another (a retried turn): labels holds one per row, target_rows/target_tokens hold all`);
+      lines.push(`note: ${summary.labelCollisions} target${summary.labelCollisions === 1 ? ' shares' : 's share'} a predictor row with another (siblings in the tree, e.g. a retried turn): labels holds one per row, target_rows/target_tokens hold all`);
     }
     lines.push(`wrote ${out}`);
     io.err(`${lines.join('\n')}\n`);
