@@ -120,11 +120,12 @@ export const exportCommand: Command = {
   summary: "a replay method's packed batch for PyTorch trainers (memorywalker.batch/v1 safetensors)",
   usage: ['mw export FILE --method M --out BATCH.safetensors [--max-tokens N] [--json]'],
   details: [
-    `M is one of ${METHODS.join(', ')}. FILE is a rollout, a .jsonl set (streamed: one rollout in memory`,
-    'at a time) or any importable format. The plans of every rollout are packed, in file order, into',
+    `M is one of ${METHODS.join(', ')}.`,
+    'FILE is a rollout, a .jsonl set (streamed: one rollout in memory at a time) or any importable',
+    'format (a trainer\'s turn dump included). The plans of every rollout are packed, in file order, into',
     'packed sequences of at most N rows (a sequence that does not fit the open one starts the next; one',
     'packed sequence when --max-tokens is absent). The tensors and metadata are in docs/batch-format.md;',
-    'python/ reads them (import memorywalker). A summary goes to stderr, or as JSON to stdout with --json.',
+    'python/ reads them (import memorywalker). A summary goes to stderr; --json also prints it on stdout.',
     'OUT appears only when the whole export succeeded.',
   ].join('\n'),
   flags: {
