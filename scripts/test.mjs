@@ -1,9 +1,11 @@
 // `npm test`: every tier in one command — type check, unit (Vitest), GPU (Vitest on Dawn +
-// SwiftShader), end-to-end (Playwright on Debian's headless Chromium against the production
-// build). Ends with the plain line `N passed, N failed` totalled over all tiers.
+// SwiftShader), Python (pytest on Debian's torch: python/tests), end-to-end (Playwright on Debian's
+// headless Chromium against the production build). Ends with the plain line `N passed, N failed`
+// totalled over all tiers.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { ensureChromium } from './ensure-chromium.mjs';
+import { ensurePython } from './ensure-python.mjs';
 
 const reports = '.reports';
 rmSync(reports, { recursive: true, force: true });
@@ -48,6 +50,28 @@ for (const tier of ['unit', 'gpu']) {
   else {
     const broken = json.testResults?.filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length ?? 0;
     tiers.push({ name: tier, passed: json.numPassedTests, failed: json.numFailedTests + broken + (status !== 0 && json.numFailedTests + broken === 0 ? 1 : 0) });
+  }
+}
+
+// Python: the torch proofs of `mw export`'s batches (they run mw score and mw verify, so the GPU setup too).
+if (wanted('python')) {
+  const python = ensureChromium() ? ensurePython() : undefined;
+  if (!python) tiers.push({ name: 'python', passed: 0, failed: 1, note: 'setup failed' });
+  else {
+    const out = `${reports}/python.xml`;
+    const status = run('python', python, ['-m', 'pytest', 'python/tests', '-q', '--color=no', '-p', 'no:cacheprovider', `--junitxml=${out}`], {
+      MW_NODE: process.execPath,
+      MW_PYTHON_FIGURES: `${reports}/python-figures.json`,
+      PYTHONDONTWRITEBYTECODE: '1',
+    });
+    // pytest's JUnit XML: <testsuite ... errors="E" failures="F" skipped="S" tests="N">.
+    const suite = existsSync(out) ? /<testsuite\b[^>]*>/.exec(readFileSync(out, 'utf8'))?.[0] : undefined;
+    const count = (name) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(suite ?? '')?.[1] ?? 0);
+    if (!suite) tiers.push({ name: 'python', passed: 0, failed: 1, note: `runner exited ${status} without a report` });
+    else {
+      const failed = count('failures') + count('errors');
+      tiers.push({ name: 'python', passed: count('tests') - failed - count('skipped'), failed: failed + (status !== 0 && failed === 0 ? 1 : 0) });
+    }
   }
 }
 

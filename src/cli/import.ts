@@ -12,6 +12,7 @@ import { streamAgentSession, looksLikeAgentSession } from '../rollout/importers/
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
 import { looksLikeChat, streamChat } from '../rollout/importers/chat';
 import { sampleRecords, type OpenSource } from '../rollout/importers/lines';
+import { importTurnsText, looksLikeTurns } from '../rollout/importers/turns';
 import { formatImportReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
@@ -19,7 +20,7 @@ import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { fileArgument, loadRolloutFile } from './shared';
 
-const FORMATS = ['auto', 'agent-session', 'chat', 'calls'] as const;
+const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns'] as const;
 type Format = (typeof FORMATS)[number];
 /** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
 type Detected = Exclude<Format, 'auto'> | 'rollout';
@@ -35,6 +36,7 @@ async function detectFormat(file: string): Promise<Detected> {
     const values = sampleRecords(new TextDecoder().decode(buffer.subarray(0, bytesRead)));
     if (looksLikeChat(values)) return 'chat';
     if (looksLikeAgentSession(values)) return 'agent-session';
+    if (looksLikeTurns(values)) return 'turns';
     return 'rollout';
   } finally {
     await handle.close();
@@ -114,6 +116,19 @@ function importChatFile(file: string, out: string): Promise<ImportReport> {
   );
 }
 
+/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, validated. */
+async function importTurnsFile(file: string, out: string): Promise<{ rollouts: number; records: number; convention: string }> {
+  const { rollouts, records, convention } = importTurnsText(await readFile(file, 'utf8'), file);
+  const valid = rollouts.map(({ value, line }) => {
+    validateRollout(value, { file, line });
+    return value;
+  });
+  await writeAtomically(out, async (w) => {
+    for (const rollout of valid) w.write(`${JSON.stringify(rollout)}\n`);
+  });
+  return { rollouts: valid.length, records, convention };
+}
+
 /** Calls logs and anything else the core reads are small documents: read whole, validated. */
 async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout'): Promise<number> {
   let rollouts: RolloutJson[];
@@ -139,7 +154,7 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
 
 export const importCommand: Command = {
   name: 'import',
-  summary: 'convert an agent-session log, chat JSONL or calls log into memorywalker.rollout/v1 JSONL',
+  summary: 'convert an agent-session log, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
   usage: ['mw import FILE [--from FORMAT] --out OUT.jsonl'],
   details: [
     `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
@@ -147,6 +162,9 @@ export const importCommand: Command = {
     '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
     'chat: one {"messages": [...]} conversation per line, one rollout each.',
     `calls: ${CALLS_FORMAT} black-box call logs (docs/importers.md).`,
+    'turns: an RL trainer\'s per-call records in token space (TRL/slime prompt_ids, output_ids, output_log_probs;',
+    '  SkyRL prompt_ids, response_ids, rollout_logprobs, trajectory_ids, is_last_step; verl prompt_ids,',
+    '  response_ids, response_logprobs), grouped by trajectory, ordered by step, one rollout per trajectory.',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
   ].join('\n'),
@@ -171,7 +189,10 @@ export const importCommand: Command = {
       throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
     }
     const format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
-    if (format === 'agent-session' || format === 'chat') {
+    if (format === 'turns') {
+      const { rollouts, records, convention } = await importTurnsFile(file, out);
+      io.err(`${file}: turns (${convention} fields): ${records} record${records === 1 ? '' : 's'} -> ${rollouts} rollout${rollouts === 1 ? '' : 's'} (one per trajectory)\nwrote ${out}\n`);
+    } else if (format === 'agent-session' || format === 'chat') {
       const report = format === 'agent-session' ? await importAgentSessionFile(file, out) : await importChatFile(file, out);
       io.err(`${formatImportReport(report, file)}\nwrote ${out}\n`);
     } else {

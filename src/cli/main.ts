@@ -6,6 +6,7 @@ import { ValidationError } from '../rollout/errors';
 import { UsageError, type CliIO, type Command } from './command';
 import { driftCommand } from './drift';
 import { experimentCommand } from './experiment';
+import { exportCommand } from './export';
 import { generateCommand } from './generate';
 import { importCommand } from './import';
 import { planCommand } from './plan';
@@ -19,6 +20,7 @@ import { verifyCommand } from './verify';
 export const commands: readonly Command[] = [
   treeCommand,
   planCommand,
+  exportCommand,
   importCommand,
   scoreCommand,
   verifyCommand,

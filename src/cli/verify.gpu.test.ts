@@ -1,9 +1,16 @@
 // `mw verify` as a user runs it: Theorem 1 and GPU-vs-float64 on log-probabilities and gradients,
 // exit 0 within tolerance on the worked example, exit 3 when float32 cannot hold the numbers.
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadCheckpoint } from '../model/checkpoint';
 import { MODEL_PRESETS } from '../model/config';
+import { sftLossAndGrads } from '../model/reference/model';
+import { readSafetensorsHeader } from '../model/safetensors';
+import { buildPlan } from '../plan/build';
+import { workedExample } from '../testing/fixtures';
+import { deriveTree } from '../tree/derive';
 import { parameterShapes } from '../model/params';
 import { randomWeights } from '../model/random-weights';
 import { mw, tmpDir, WORKED, writeCheckpoint, writeSmallDataset } from './subprocess.testing';
@@ -78,6 +85,28 @@ describe('mw verify', () => {
     expect(report.model).toBe(`${ckpt} (V 272, C 32, 2 layers, 2 heads, P 128)`);
     expect(report.logprob!.gpuVsCpu.maxAbs).toBeGreaterThan(1e-4);
     expect(report.logprob!.treeVsPacked.maxAbs).toBeLessThanOrEqual(1e-5); // Theorem 1 still holds
+  });
+
+  it('--grad-out writes the GPU packed-4d SFT gradient as a GPT-2-named file, equal to the float64 reference', async () => {
+    const weights = randomWeights(MODEL_PRESETS.tiny, 5);
+    const ckpt = writeCheckpoint(join(TMP, 'grad.safetensors'), weights);
+    const out = join(TMP, 'grad-out.safetensors');
+    const run = await mw(['verify', WORKED, '--ckpt', ckpt, '--grad-out', out, '--json']);
+    expect(run.code).toBe(0);
+    const bytes = new Uint8Array(readFileSync(out));
+    expect(readSafetensorsHeader(bytes).metadata).toMatchObject({ kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: 'worked-example', n_embd: '32' });
+    const grads = loadCheckpoint(bytes).tensors;
+    const packed = buildPlan(deriveTree(workedExample()), 'packed-4d').sequences[0];
+    const cpu = sftLossAndGrads(weights, packed, packed.targets).grads;
+    for (const [name, want] of cpu) {
+      const got = grads.get(name)!;
+      const scale = Math.max(...Array.from(want, Math.abs));
+      const diff = Math.max(...Array.from(want, (w, i) => Math.abs(got[i] - w)));
+      expect(diff / scale, name).toBeLessThan(1e-4);
+    }
+    const two = await mw(['verify', writeSmallDataset(join(TMP, 'two.jsonl')), '--config', 'tiny', '--grad-out', out]);
+    expect(two).toMatchObject({ code: 1, stdout: '' });
+    expect(two.stderr).toMatch(/^mw verify: --grad-out needs a file of one rollout, this one has 3/);
   });
 
   it('usage and input errors: --config with --ckpt is exit 1, an invalid file exit 2', async () => {

@@ -2,14 +2,16 @@
 // packed-4d give the same log-probabilities and SFT gradients) and the GPU against the float64 CPU
 // reference, over every target and every parameter tensor. Exit 0 only within the tolerances.
 
+import { writeFileSync } from 'node:fs';
 import type { GpuModel } from '../gpu/model';
+import { saveCheckpoint } from '../model/checkpoint';
 import { sftLossAndGrads } from '../model/reference/model';
 import type { ModelWeights } from '../model/params';
 import { buildPlan } from '../plan/build';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
-import type { Command } from './command';
-import { checkModelTakes, modelFromArgs, modelFlags, withGpu, type Engine } from './model-args';
+import { UsageError, type Command } from './command';
+import { checkModelTakes, modelFromArgs, modelFlags, stringFlag, withGpu, type Engine } from './model-args';
 import { fileArgument, formatTable, loadRolloutFile, perFile, printJson } from './shared';
 
 /** Exit status when a difference exceeds its tolerance. */
@@ -98,10 +100,18 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /** 1e-5, not 0.00001. */
 const tolerance = (t: number) => t.toExponential();
 
-async function verifyRollout(engine: Engine, model: GpuModel, weights: ModelWeights, rollout: Rollout, modelName: string, progress: (text: string) => void): Promise<VerifyReport> {
+/** The report, and the GPU's packed-4d SFT gradient per tensor (null without targets). */
+async function verifyRollout(
+  engine: Engine,
+  model: GpuModel,
+  weights: ModelWeights,
+  rollout: Rollout,
+  modelName: string,
+  progress: (text: string) => void,
+): Promise<{ report: VerifyReport; packedGrads: Map<string, Float32Array> | null }> {
   const tree = deriveTree(rollout);
   const base = { id: rollout.id, model: modelName, targets: tree.figures.targets, packedLength: tree.figures.packedLength };
-  if (tree.figures.targets === 0) return { ...base, logprob: null, gradient: null, ok: true };
+  if (tree.figures.targets === 0) return { report: { ...base, logprob: null, gradient: null, ok: true }, packedGrads: null };
 
   const started = performance.now();
   const scores = await engine.evaluate(model, [rollout], EXACT);
@@ -138,7 +148,7 @@ async function verifyRollout(engine: Engine, model: GpuModel, weights: ModelWeig
     logprob.gpuVsCpu.maxAbs <= logprob.gpuVsCpu.tolerance &&
     gradient.treeVsPacked.maxRel <= gradient.treeVsPacked.tolerance &&
     gradient.gpuVsCpu.maxRel <= gradient.gpuVsCpu.tolerance;
-  return { ...base, logprob, gradient, ok };
+  return { report: { ...base, logprob, gradient, ok }, packedGrads: grads['packed-4d'] };
 }
 
 function reportTable(r: VerifyReport): string {
@@ -170,20 +180,26 @@ export const verifyCommand: Command = {
     'slow part: on the default config about 3 s for 400 packed tokens and 5-10 s for 800; linear in',
     'N_packed up to ~2000, then its attention grows with N_packed² (minutes at 5000). Progress goes to',
     'stderr, one line per rollout. --config tiny checks in a fraction of that.',
+    '--grad-out writes the GPU\'s packed-4d SFT gradient of a one-rollout FILE as a GPT-2-named safetensors',
+    'file (the checkpoint\'s tensor names and shapes): what python/ checks its torch gradient against.',
     '--json prints one report per rollout (an array for JSONL).',
   ].join('\n'),
   flags: {
     ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint to verify with instead of random weights' },
     ...modelFlags('wide'),
     json: { type: 'boolean', help: 'print JSON' },
+    'grad-out': { type: 'string', value: 'FILE', help: "write the GPU's packed-4d SFT gradient (one-rollout FILE only)" },
   },
   async run(args, io) {
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt', init: 'wide' });
+    const gradOut = stringFlag(args, 'grad-out');
     const file = await loadRolloutFile(fileArgument(args));
+    if (gradOut !== undefined && file.rollouts.length !== 1) throw new UsageError(`--grad-out needs a file of one rollout, this one has ${file.rollouts.length}`);
     checkModelTakes(choice.weights.config, file.rollouts, EXACT);
     return withGpu(io, 'verify', async ({ gpu, engine }) => {
       const model = engine.createGpuModel(gpu, choice.weights);
       const reports: VerifyReport[] = [];
+      let packedGrads: Map<string, Float32Array> | null = null;
       try {
         for (const [i, rollout] of file.rollouts.entries()) {
           const prefix = `mw verify: [${i + 1}/${file.rollouts.length}] ${rollout.id}: `;
@@ -192,12 +208,19 @@ export const verifyCommand: Command = {
             io.err(first ? prefix + text : text);
             first = false;
           };
-          reports.push(await verifyRollout(engine, model, choice.weights, rollout, choice.description, progress));
+          const result = await verifyRollout(engine, model, choice.weights, rollout, choice.description, progress);
+          reports.push(result.report);
+          packedGrads = result.packedGrads;
         }
       } finally {
         model.destroy();
       }
       return () => {
+        if (gradOut !== undefined) {
+          if (!packedGrads) throw new UsageError('--grad-out: the rollout has no targets, so no gradient');
+          const { id } = file.rollouts[0];
+          writeFileSync(gradOut, saveCheckpoint({ config: choice.weights.config, tensors: packedGrads }, { kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: id }));
+        }
         if (args.flags.json) printJson(io, perFile(file, reports));
         else io.out(reports.map(reportTable).join('\n'));
         return reports.every((r) => r.ok) ? 0 : VERIFY_FAILED_EXIT;

@@ -1,6 +1,6 @@
 // The safetensors container, read and written on plain bytes (browser File.arrayBuffer() or Node fs):
 // u64 little-endian header length, a JSON header {name: {dtype, shape, data_offsets}, __metadata__},
-// then the raw little-endian data, offsets relative to its start. We write F32 only and read
+// then the raw little-endian data, offsets relative to its start. We write F32 and I32 and read
 // F32, F16, BF16 and F64 (converted to float32). Every malformed file is a clear error.
 
 export interface TensorEntry {
@@ -19,7 +19,15 @@ export interface SafetensorsHeader {
 export interface TensorToWrite {
   name: string;
   shape: readonly number[];
-  data: Float32Array;
+  /** F32 or I32, by the array's type. */
+  data: Float32Array | Int32Array;
+}
+
+/** A tensor's place in a header written before its data (streamed writers): dtype, shape, no data. */
+export interface TensorSpec {
+  name: string;
+  dtype: 'F32' | 'I32';
+  shape: readonly number[];
 }
 
 /** Bytes per element of every safetensors dtype (unknown dtypes make the header invalid). */
@@ -141,30 +149,65 @@ export function readTensor(bytes: Uint8Array, entry: TensorEntry): Float32Array 
   return out;
 }
 
-/** A safetensors file of F32 tensors, in the given order, data 8-byte aligned. */
-export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
+/** One I32 tensor's data (what batch files hold besides F32). */
+export function readInt32Tensor(bytes: Uint8Array, entry: TensorEntry): Int32Array {
+  if (entry.dtype !== 'I32') fail(`tensor ${entry.name}: dtype ${entry.dtype}, expected I32`);
+  const n = (entry.end - entry.begin) / 4;
+  const out = new Int32Array(n);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + entry.begin, entry.end - entry.begin);
+  for (let i = 0; i < n; i++) out[i] = view.getInt32(4 * i, true);
+  return out;
+}
+
+/**
+ * The file's head for tensors whose data follow it in the given order, back to back: the 8-byte
+ * length and the JSON header, padded so the data start 8-byte aligned. Lets a writer stream the
+ * data after it (safetensorsHeader + each tensor's little-endian bytes = writeSafetensors).
+ */
+export function safetensorsHeader(tensors: readonly TensorSpec[], metadata?: Record<string, string>): Uint8Array {
   const header: Record<string, unknown> = {};
   if (metadata) header.__metadata__ = metadata;
   let offset = 0;
-  for (const { name, shape, data } of tensors) {
+  for (const { name, dtype, shape } of tensors) {
     if (name === '__metadata__' || name in header) fail(`cannot write tensor name ${name} twice or as __metadata__`);
-    const size = shape.reduce((a, b) => a * b, 1);
-    if (size !== data.length) fail(`tensor ${name}: shape ${JSON.stringify(shape)} holds ${size} values, data has ${data.length}`);
-    header[name] = { dtype: 'F32', shape: [...shape], data_offsets: [offset, offset + 4 * size] };
-    offset += 4 * size;
+    const bytes = shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype];
+    header[name] = { dtype, shape: [...shape], data_offsets: [offset, offset + bytes] };
+    offset += bytes;
   }
   let json = JSON.stringify(header);
   json += ' '.repeat((8 - ((new TextEncoder().encode(json).length + 8) % 8)) % 8); // spaces, as the reference writer pads
   const headerBytes = new TextEncoder().encode(json);
-  const out = new Uint8Array(8 + headerBytes.length + offset);
+  const out = new Uint8Array(8 + headerBytes.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, headerBytes.length, true);
   view.setUint32(4, Math.floor(headerBytes.length / 2 ** 32), true);
   out.set(headerBytes, 8);
-  let at = 8 + headerBytes.length;
+  return out;
+}
+
+/** A tensor's data as little-endian bytes (a view of the array itself on little-endian hosts). */
+export function tensorBytes(data: Float32Array | Int32Array): Uint8Array {
+  if (LITTLE_ENDIAN_HOST) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const out = new Uint8Array(data.byteLength);
+  const view = new DataView(out.buffer);
+  if (data instanceof Float32Array) for (let i = 0; i < data.length; i++) view.setFloat32(4 * i, data[i], true);
+  else for (let i = 0; i < data.length; i++) view.setInt32(4 * i, data[i], true);
+  return out;
+}
+
+/** A safetensors file of F32 and I32 tensors, in the given order, data 8-byte aligned. */
+export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
+  const specs = tensors.map(({ name, shape, data }): TensorSpec => {
+    const size = shape.reduce((a, b) => a * b, 1);
+    if (size !== data.length) fail(`tensor ${name}: shape ${JSON.stringify(shape)} holds ${size} values, data has ${data.length}`);
+    return { name, dtype: data instanceof Int32Array ? 'I32' : 'F32', shape };
+  });
+  const head = safetensorsHeader(specs, metadata);
+  const out = new Uint8Array(head.length + tensors.reduce((n, t) => n + t.data.byteLength, 0));
+  out.set(head);
+  let at = head.length;
   for (const { data } of tensors) {
-    if (LITTLE_ENDIAN_HOST) out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
-    else for (let i = 0; i < data.length; i++) view.setFloat32(at + 4 * i, data[i], true);
+    out.set(tensorBytes(data), at);
     at += data.byteLength;
   }
   return out;

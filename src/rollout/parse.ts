@@ -2,8 +2,8 @@
 // per-record `format` dispatch (native v1 or an importer), then validation. All or nothing: the
 // first problem throws a ValidationError and no rollout of the file is returned.
 
-import { ValidationError, quote } from './errors';
-import { ROLLOUT_FORMAT } from './format';
+import { ValidationError, quote, type SourceLocation } from './errors';
+import { ROLLOUT_FORMAT, type RolloutJson } from './format';
 import { findFileImporter, recordImporters, type ImportedRollout } from './importers/detect';
 import { readJsonRecords, type FileLayout } from './records';
 import type { Rollout } from './rollout';
@@ -19,24 +19,23 @@ export function readRolloutFile(text: string, file: string): RolloutFile {
   const importer = findFileImporter(text, file);
   if (importer) return { layout: 'jsonl', rollouts: validateAll(importer.readText(text, file), file) };
   const { layout, records } = readJsonRecords(text, file);
-  const imported: ImportedRollout[] = records.map((record) => {
-    const source = { file, line: record.line };
-    const value = record.value;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new ValidationError(source, `expected a rollout object, got ${quote(value)}`);
-    }
-    const obj = value as Record<string, unknown>;
-    if (obj.format === ROLLOUT_FORMAT) return { value: obj as ImportedRollout['value'], line: record.line };
-    const format = obj.format;
-    if (typeof format === 'string' && Object.hasOwn(recordImporters, format)) {
-      return { value: recordImporters[format](obj, source), line: record.line };
-    }
-    throw new ValidationError(
-      source,
-      format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`,
-    );
-  });
+  const imported: ImportedRollout[] = records.map((record) => ({ value: rolloutRecord(record.value, { file, line: record.line }), line: record.line }));
   return { layout, rollouts: validateAll(imported, file) };
+}
+
+/** One record of a JSON or JSONL file as a v1 rollout (not yet validated): native, or imported by its `format`. */
+export function rolloutRecord(value: unknown, source: SourceLocation): RolloutJson {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(source, `expected a rollout object, got ${quote(value)}`);
+  }
+  const obj = value as Record<string, unknown>;
+  if (obj.format === ROLLOUT_FORMAT) return obj as RolloutJson;
+  const format = obj.format;
+  if (typeof format === 'string' && Object.hasOwn(recordImporters, format)) return recordImporters[format](obj, source);
+  throw new ValidationError(
+    source,
+    format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`,
+  );
 }
 
 /** Validates imported rollouts; ids must be unique in their file. */

@@ -6,11 +6,12 @@ import { agentSessionImporter } from './agentSession';
 import { CALLS_FORMAT, importCalls } from './calls';
 import { chatImporter } from './chat';
 import { sampleRecords } from './lines';
+import { turnsImporter } from './turns';
 
 export type { FileImporter, ImportedRollout, RecordImporter } from './types';
 
 /** Whole-file formats, tried in order before the per-record `format` dispatch. */
-export const fileImporters: FileImporter[] = [agentSessionImporter, chatImporter];
+export const fileImporters: FileImporter[] = [agentSessionImporter, chatImporter, turnsImporter];
 
 /** Per-record formats by their `format` field; `memorywalker.rollout/v1` needs no import. */
 export const recordImporters: Readonly<Record<string, RecordImporter>> = {

@@ -1,0 +1,185 @@
+// `mw export FILE --method M --out BATCH.safetensors [--max-tokens N]`: a method's packed scoring
+// plans as a `memorywalker.batch/v1` file for PyTorch trainers (docs/batch-format.md). A .jsonl set
+// streams: one rollout at a time into the bins, each column spooled to its own temporary file, the
+// output assembled (header, then the columns) only when every rollout went in.
+
+import { closeSync, createReadStream, mkdtempSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { safetensorsHeader, tensorBytes } from '../model/safetensors';
+import { createBatchWriter, type BatchSink, type BatchSummary, type BatchTensorName } from '../plan/export';
+import { METHODS } from '../plan/types';
+import { ValidationError, quote } from '../rollout/errors';
+import { findFileImporter } from '../rollout/importers/detect';
+import { readLines } from '../rollout/importers/lines';
+import { rolloutRecord } from '../rollout/parse';
+import { validateRollout } from '../rollout/validate';
+import { deriveTree } from '../tree/derive';
+import { UsageError, type Command } from './command';
+import { integerFlag, methodFlag, requiredFlag } from './model-args';
+import { fileArgument, loadRolloutFile, printJson } from './shared';
+
+/** Bytes of the head that whole-file format detection looks at (as mw import does). */
+const SNIFF_BYTES = 256 * 1024;
+/** Bytes a column gathers before it is written out. */
+const COLUMN_BUFFER = 1 << 18;
+
+/** A sink that spools each column to a file of its own in `dir`, buffered. */
+function createSpool(dir: string) {
+  const columns = new Map<BatchTensorName, { fd: number; parts: Uint8Array[]; size: number }>();
+  const flush = (c: { fd: number; parts: Uint8Array[]; size: number }) => {
+    for (const p of c.parts) writeSync(c.fd, p);
+    c.parts = [];
+    c.size = 0;
+  };
+  const sink: BatchSink = {
+    write(name, values) {
+      let c = columns.get(name);
+      if (!c) columns.set(name, (c = { fd: openSync(join(dir, name), 'w'), parts: [], size: 0 }));
+      c.parts.push(tensorBytes(values)); // the writer hands over fresh arrays: a view is safe to keep
+      c.size += values.byteLength;
+      if (c.size >= COLUMN_BUFFER) flush(c);
+    },
+  };
+  return {
+    sink,
+    /** Writes the header and every column, in the header's order, to `fd`. */
+    assemble(fd: number, summary: BatchSummary) {
+      writeSync(fd, safetensorsHeader(summary.tensors, summary.metadata));
+      const buffer = new Uint8Array(COLUMN_BUFFER);
+      for (const { name } of summary.tensors) {
+        const c = columns.get(name as BatchTensorName);
+        if (!c) continue; // an empty column (no targets, no pairs)
+        flush(c);
+        closeSync(c.fd);
+        const input = openSync(join(dir, name), 'r');
+        try {
+          for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) writeSync(fd, buffer, 0, n);
+        } finally {
+          closeSync(input);
+        }
+        columns.delete(name as BatchTensorName);
+      }
+    },
+    close() {
+      for (const c of columns.values()) closeSync(c.fd);
+      columns.clear();
+    },
+  };
+}
+
+/** Whether FILE must be read whole: a format whose records describe rollouts together (sessions, chat, turns). */
+async function needsWholeRead(file: string): Promise<boolean> {
+  if (!/\.jsonl$/i.test(file)) return true; // one JSON document: one rollout, read whole anyway
+  const handle = await open(file, 'r');
+  try {
+    const buffer = new Uint8Array(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return findFileImporter(new TextDecoder().decode(buffer.subarray(0, bytesRead)), file) !== undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Each rollout of a .jsonl set of v1 (or per-record importable) rollouts, validated, one line at a time. */
+async function* streamRollouts(file: string) {
+  const seen = new Map<string, number>();
+  let any = false;
+  for await (const { text, line } of readLines(createReadStream(file))) {
+    if (text.trim().length === 0) continue;
+    const source = { file, line };
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new ValidationError(source, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
+    const rollout = validateRollout(rolloutRecord(value, source), source);
+    if (seen.has(rollout.id)) throw new ValidationError(source, `id ${quote(rollout.id)} is not unique in its file (also on line ${seen.get(rollout.id)})`);
+    seen.set(rollout.id, line);
+    any = true;
+    yield rollout;
+  }
+  if (!any) throw new ValidationError({ file }, 'file is empty');
+}
+
+async function readAll(file: string) {
+  try {
+    if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
+  }
+  return (await needsWholeRead(file)) ? (await loadRolloutFile(file)).rollouts : streamRollouts(file);
+}
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: "a replay method's packed batch for PyTorch trainers (memorywalker.batch/v1 safetensors)",
+  usage: ['mw export FILE --method M --out BATCH.safetensors [--max-tokens N] [--json]'],
+  details: [
+    `M is one of ${METHODS.join(', ')}.`,
+    'FILE is a rollout, a .jsonl set (streamed: one rollout in memory at a time) or any importable',
+    'format (a trainer\'s turn dump included). The plans of every rollout are packed, in file order, into',
+    'packed sequences of at most N rows (a sequence that does not fit the open one starts the next; one',
+    'packed sequence when --max-tokens is absent). The tensors and metadata are in docs/batch-format.md;',
+    'python/ reads them (import memorywalker). A summary goes to stderr; --json also prints it on stdout.',
+    'OUT appears only when the whole export succeeded.',
+  ].join('\n'),
+  flags: {
+    method: { type: 'string', value: 'M', help: 'the replay method' },
+    out: { type: 'string', value: 'OUT', help: 'the batch file to write (.safetensors)' },
+    'max-tokens': { type: 'string', value: 'N', help: 'most rows in one packed sequence (default: no limit)' },
+    json: { type: 'boolean', help: 'print the summary as JSON on stdout' },
+  },
+  async run(args, io) {
+    const file = fileArgument(args);
+    const method = methodFlag(args);
+    const out = requiredFlag(args, 'out', 'BATCH.safetensors');
+    if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
+    const maxTokens = args.flags['max-tokens'] === undefined ? undefined : integerFlag(args, 'max-tokens', 0, 1);
+    const rollouts = await readAll(file);
+
+    const dir = mkdtempSync(join(tmpdir(), 'mw-export-'));
+    const spool = createSpool(dir);
+    const temp = `${out}.${process.pid}.partial`;
+    let summary: BatchSummary;
+    try {
+      const writer = createBatchWriter({ method, maxTokens }, spool.sink);
+      for await (const rollout of rollouts) writer.add(deriveTree(rollout));
+      summary = writer.finish();
+      const fd = openSync(temp, 'w');
+      try {
+        spool.assemble(fd, summary);
+      } catch (error) {
+        closeSync(fd);
+        unlinkSync(temp);
+        throw error;
+      }
+      closeSync(fd);
+      renameSync(temp, out);
+    } finally {
+      spool.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    const lines = [
+      `${file}: ${method}: ${summary.rollouts} rollout${summary.rollouts === 1 ? '' : 's'}, ${summary.targets} targets` +
+        (method === 'sdcc' ? `, ${summary.pairs} KL pairs` : '') +
+        ` -> ${summary.sequences} packed sequence${summary.sequences === 1 ? '' : 's'}, ${summary.rows} rows` +
+        (maxTokens === undefined ? '' : ` (at most ${maxTokens} each)`),
+    ];
+    if (summary.labelCollisions) {
+      lines.push(`note: ${summary.labelCollisions} target${summary.labelCollisions === 1 ? ' shares' : 's share'} a predictor row with another (siblings in the tree, e.g. a retried turn): labels holds one per row, target_rows/target_tokens hold all`);
+    }
+    lines.push(`wrote ${out}`);
+    io.err(`${lines.join('\n')}\n`);
+    if (args.flags.json) {
+      const { rows, sequences, targets, pairs, rollouts: count, labelCollisions } = summary;
+      printJson(io, { method, out, rollouts: count, rows, sequences, targets, pairs, labelCollisions });
+    }
+    return 0;
+  },
+};
