@@ -14,7 +14,7 @@ import { tokenObjective, type ObjectiveTarget, type TokenObjective } from '../ob
 import type { RolloutJson } from '../rollout/format';
 import { generateRandomRollout } from '../rollout/generate-random';
 import { createRng } from '../util/prng';
-import { randomWeights } from './weights';
+import { randomWeights } from '../model/random-weights';
 
 /** Seeds of the generated set: small rollouts (≤ 64 tokens), most with edits and diverging leaves. */
 export const FIXTURE_SEEDS = [901, 902, 903, 905, 908, 911, 913, 917];
