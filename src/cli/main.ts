@@ -31,7 +31,21 @@ export const commands: readonly Command[] = [
 const processIO: CliIO = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
+  drain: () => drainStdout(),
 };
+
+/** Waits while stdout's buffer is full (a pipe to a slow reader); a closed stdout stops the wait too. */
+function drainStdout(): Promise<void> {
+  const stdout = process.stdout;
+  if (!stdout.writableNeedDrain) return Promise.resolve();
+  return new Promise((done) => {
+    const finish = () => {
+      stdout.off('drain', finish).off('close', finish).off('error', finish);
+      done();
+    };
+    stdout.on('drain', finish).on('close', finish).on('error', finish);
+  });
+}
 
 export function mainUsage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -1,10 +1,15 @@
-// Helpers every command uses: flag parsing, loading a rollout file under the exit-2 contract,
-// printing JSON, and small text tables.
+// Helpers every command uses: flag parsing, reading a rollout file under the exit-2 contract (one
+// rollout at a time, or whole), printing JSON (streamed per rollout), and small text tables.
 
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../rollout/errors';
-import { readRolloutFile, type RolloutFile } from '../rollout/parse';
+import type { OpenSource } from '../rollout/importers/lines';
+import type { RolloutFile } from '../rollout/parse';
+import type { FileLayout } from '../rollout/records';
+import type { Rollout } from '../rollout/rollout';
+import { openRolloutStream, type RolloutStream } from '../rollout/stream';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
@@ -26,16 +31,71 @@ export function fileArgument(args: ParsedArgs): string {
   return args.positionals[0];
 }
 
-/** Reads and validates a rollout file (any importable format); an unreadable file is invalid input too. */
-export async function loadRolloutFile(file: string): Promise<RolloutFile> {
-  let text: string;
+/** The file's bytes, opened once per pass; a missing, unreadable or non-regular file is invalid input. */
+async function fileSource(file: string): Promise<OpenSource> {
   try {
-    text = await readFile(file, 'utf8');
+    if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
+    throw unreadable(file, error);
   }
-  return readRolloutFile(text, file);
+  return () =>
+    (async function* () {
+      try {
+        yield* createReadStream(file, { highWaterMark: 1 << 20 });
+      } catch (error) {
+        throw unreadable(file, error);
+      }
+    })();
+}
+
+function unreadable(file: string, error: unknown): ValidationError {
+  if (error instanceof ValidationError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'not a file' : `cannot read file (${code ?? String(error)})`);
+}
+
+/** A rollout file (any importable format) read one rollout at a time (src/rollout/stream.ts). */
+export async function openRolloutFile(file: string): Promise<RolloutStream> {
+  return openRolloutStream(await fileSource(file), file);
+}
+
+/** Reads and validates a whole rollout file into memory (commands that need every rollout at once). */
+export async function loadRolloutFile(file: string): Promise<RolloutFile> {
+  const stream = await openRolloutFile(file);
+  const rollouts: Rollout[] = [];
+  for await (const rollout of stream.rollouts()) rollouts.push(rollout);
+  return { layout: stream.layout, rollouts };
+}
+
+/**
+ * Validates every rollout of a JSONL file (one at a time, nothing kept) before a command prints
+ * anything: output streamed per rollout must not start for a file whose line 900 is invalid.
+ */
+export async function validateRolloutFile(stream: RolloutStream): Promise<void> {
+  if (stream.layout === 'json') return;
+  for await (const _ of stream.rollouts());
+}
+
+/**
+ * Output that is one JSON value per rollout, streamed: a .json file prints its one value, JSONL an
+ * array in file order, exactly the text JSON.stringify would make of it, written as it comes.
+ */
+export function createJsonOutput(io: CliIO, layout: FileLayout) {
+  let count = 0;
+  return {
+    /** One rollout's value as JSON text (or written through `writeValue` in pieces). */
+    async item(writeValue: (write: (text: string) => Promise<void>) => Promise<void>) {
+      if (layout === 'jsonl') io.out(count === 0 ? '[' : ',');
+      count++;
+      await writeValue(async (text) => {
+        io.out(text);
+        await io.drain?.();
+      });
+    },
+    finish() {
+      io.out(layout === 'jsonl' ? (count === 0 ? '[]\n' : ']\n') : '\n');
+    },
+  };
 }
 
 /** One value per rollout: an object for a single JSON document, an array (file order) for JSONL. */

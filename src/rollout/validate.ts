@@ -4,6 +4,7 @@
 
 import { ROLE_CODE, ROLLOUT_FORMAT, type AppendRole, type InsertRole, type Role } from './format';
 import { ValidationError, quote, type SourceLocation } from './errors';
+import { MAX_NESTING, nestsDeeperThan } from './nesting';
 import { applyEdit, emptyRuns, pushRun, type EditPiece, type Runs } from './live-view';
 import { DEFAULT_TOKENIZER, getTokenizer } from './tokenizer';
 import type { AppendEvent, EditEvent, Rollout, RolloutEvent, ViewPiece } from './rollout';
@@ -107,6 +108,12 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
   }
   if (group !== undefined && typeof group !== 'string') return fail(`group must be a string, got ${quote(group)}`);
   if (!Array.isArray(events)) return fail(`events must be an array, got ${quote(events)}`);
+  // Kept fields are written back verbatim (mw import, the app's workers): their depth is bounded.
+  for (const key of Object.keys(value)) {
+    if ((key === 'meta' || !KNOWN_TOP.has(key)) && nestsDeeperThan(value[key])) {
+      return fail(`${quote(key)} nests deeper than ${MAX_NESTING} levels`);
+    }
+  }
   const tokenizerName = tokenizer ?? DEFAULT_TOKENIZER;
 
   const tape = createTape();
@@ -241,8 +248,8 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
     }
   }
 
-  const extra: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) if (!KNOWN_TOP.has(key)) extra[key] = value[key];
+  // fromEntries defines own properties: a top-level "__proto__" stays a field (assignment would set the prototype).
+  const extra: Record<string, unknown> = Object.fromEntries(Object.entries(value).filter(([key]) => !KNOWN_TOP.has(key)));
   const tapeArrays = tape.finish();
   const rollout: Rollout = {
     id,
