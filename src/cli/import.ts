@@ -3,7 +3,7 @@
 // record count, not the bytes); the output appears only when the import succeeded, written to a
 // temporary file first. The import report goes to stderr.
 
-import { closeSync, createReadStream, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ValidationError, quote } from '../rollout/errors';
@@ -17,7 +17,7 @@ import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
-import { fileArgument, loadRolloutFile } from './shared';
+import { checkOutputPath, fileArgument, loadRolloutFile } from './shared';
 
 const FORMATS = ['auto', 'agent-session', 'chat', 'calls'] as const;
 type Format = (typeof FORMATS)[number];
@@ -66,20 +66,19 @@ type Writer = ReturnType<typeof createWriter>;
 async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T>): Promise<T> {
   const temp = `${out}.${process.pid}.partial`;
   const fd = openSync(temp, 'w');
-  let done = false;
+  let closed = false;
   try {
     const writer = createWriter(fd);
     const result = await produce(writer);
     writer.flush();
     closeSync(fd);
-    done = true;
+    closed = true;
     renameSync(temp, out);
     return result;
-  } finally {
-    if (!done) {
-      closeSync(fd);
-      unlinkSync(temp);
-    }
+  } catch (error) {
+    if (!closed) closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
   }
 }
 
@@ -163,6 +162,7 @@ export const importCommand: Command = {
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
+    await checkOutputPath('out', out);
     try {
       if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
     } catch (error) {

@@ -13,6 +13,7 @@ import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type Mod
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../model/safetensors';
 import { buildPlan } from '../plan/build';
+import { positionsNeeded } from '../plan/positions';
 import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
@@ -243,12 +244,15 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
         throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
       }
     }
-    const tree = deriveTree(rollout);
     for (const method of methods) {
-      const plan = buildPlan(tree, method);
-      const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
+      // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
+      // tree and plans are built. SDCC's teachers depend on its diverging leaves: its plan is built.
       let positions = 0;
-      for (const s of sequences) for (const p of s.positions) positions = Math.max(positions, p + 1);
+      if (method !== 'sdcc') positions = positionsNeeded(rollout, method);
+      else {
+        const plan = buildPlan(deriveTree(rollout), method);
+        for (const s of [plan.student, ...plan.teachers]) for (const p of s.positions) positions = Math.max(positions, p + 1);
+      }
       if (positions > config.nPositions) {
         throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${config.nPositions}`);
       }

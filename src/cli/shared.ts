@@ -4,7 +4,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ValidationError } from '../rollout/errors';
+import { dirname } from 'node:path';
+import { ValidationError, quote } from '../rollout/errors';
 import type { OpenSource } from '../rollout/importers/lines';
 import type { RolloutFile } from '../rollout/parse';
 import type { FileLayout } from '../rollout/records';
@@ -21,6 +22,17 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message.split('\n')[0] : String(error));
   }
+}
+
+/**
+ * An output path a command may write (a usage error otherwise, exit 1, before any work): its folder
+ * exists and it is not itself a folder. Checked first, so no temporary file is left behind either.
+ */
+export async function checkOutputPath(flag: string, path: string): Promise<void> {
+  const folder = dirname(path);
+  const kind = async (p: string) => (await stat(p).catch(() => null))?.isDirectory();
+  if ((await kind(folder)) !== true) throw new UsageError(`--${flag} ${quote(path)}: folder ${quote(folder)} does not exist`);
+  if ((await kind(path)) === true) throw new UsageError(`--${flag} ${quote(path)} is a folder; give a file name`);
 }
 
 /** The one FILE positional of a command. */
@@ -74,6 +86,26 @@ export async function loadRolloutFile(file: string): Promise<RolloutFile> {
 export async function validateRolloutFile(stream: RolloutStream): Promise<void> {
   if (stream.layout === 'json') return;
   for await (const _ of stream.rollouts());
+}
+
+/**
+ * The rollouts in file order, grouped so that each group's `weight` adds up to at most `budget`
+ * (a heavier rollout stands alone): GPU commands score a group per pass, memory bounded by it.
+ */
+export async function* rolloutGroups(rollouts: AsyncIterable<Rollout>, weight: (r: Rollout) => number, budget: number): AsyncGenerator<Rollout[]> {
+  let group: Rollout[] = [];
+  let total = 0;
+  for await (const rollout of rollouts) {
+    const w = weight(rollout);
+    if (group.length > 0 && total + w > budget) {
+      yield group;
+      group = [];
+      total = 0;
+    }
+    group.push(rollout);
+    total += w;
+  }
+  if (group.length > 0) yield group;
 }
 
 /**
