@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
-import { loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
-import { optimizerStatePath } from '../model/checkpoint-file';
+import { checkPair, loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
+import { nodeSha256, optimizerStatePath, recoverCheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../model/safetensors';
@@ -191,12 +191,29 @@ export function readCheckpointArg(path: string): Checkpoint {
   return { path, weights, metadata };
 }
 
-/** The AdamW state saved beside a checkpoint, or null when there is none. */
+/**
+ * The AdamW state saved beside a checkpoint, or null when there is none. It must belong to the
+ * weights file (checkpoint-file.ts: an interrupted save is rolled forward, a mixed pair refused).
+ */
 export function readOptimizerArg(checkpointPath: string, config: ModelConfig): OptimizerState | null {
   const path = optimizerStatePath(checkpointPath);
+  safely(() => recoverCheckpointPair(checkpointPath));
   if (!existsSync(path)) return null;
   const bytes = readBytes(path);
-  return decode(path, () => loadOptimizerState(bytes, config));
+  const weightsBytes = readBytes(checkpointPath);
+  return decode(path, () => {
+    const check = checkPair(weightsBytes, bytes, nodeSha256);
+    if (!check.ok) throw new Error(`checkpoint: ${check.reason}; refusing to resume from it`);
+    return loadOptimizerState(bytes, config);
+  });
+}
+
+function safely(f: () => unknown): void {
+  try {
+    f();
+  } catch {
+    // recovery is best effort: the pair check below still refuses what it could not mend
+  }
 }
 
 export function randomInit(config: ModelConfig, init: Init, seed: number): ModelWeights {
