@@ -1,7 +1,7 @@
 // `mw tree FILE [--json] [--per-target]`: the section-3 figures of each rollout in FILE, read one
 // rollout at a time (memory follows the largest rollout, not the file); per-target output streams.
 
-import { deriveTree } from '../tree/derive';
+import { deriveFigures, deriveTree } from '../tree/derive';
 import { perTargetReport, targetReport } from '../tree/report';
 import type { ConditioningTree, TreeFigures } from '../tree/types';
 import type { Command } from './command';
@@ -47,7 +47,7 @@ export const treeCommand: Command = {
     if (!perTarget) {
       // The figures of each rollout are a few numbers: kept, printed once the whole file is read.
       const rows: { id: string; figures: TreeFigures }[] = [];
-      for await (const rollout of stream.rollouts()) rows.push({ id: rollout.id, figures: deriveTree(rollout).figures });
+      for await (const rollout of stream.rollouts()) rows.push({ id: rollout.id, figures: deriveFigures(rollout) });
       if (args.flags.json) io.out(`${JSON.stringify(stream.layout === 'json' ? rows[0].figures : rows.map((r) => r.figures))}\n`);
       else io.out(formatTable(['rollout', ...FIGURES], rows.map((r) => [r.id, ...FIGURES.map((f) => r.figures[f])])));
       return 0;

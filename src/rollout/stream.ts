@@ -16,7 +16,8 @@ import { validateRollout } from './validate';
 const SAMPLE_RECORDS = 50;
 const SAMPLE_CHARS = 256 * 1024;
 
-type Kind = 'chat' | 'agent-session' | 'jsonl' | 'document';
+/** How a file is read: a chat log, an agent-session log, JSON lines of records, or one JSON document. */
+export type FileKind = 'chat' | 'agent-session' | 'jsonl' | 'document';
 
 export interface RolloutStream {
   layout: FileLayout;
@@ -55,7 +56,7 @@ async function readHead(open: OpenSource): Promise<Head> {
   return head;
 }
 
-function kindOf(head: Head, file: string): Kind {
+function kindOf(head: Head, file: string): FileKind {
   if (looksLikeChat(head.sample)) return 'chat';
   if (looksLikeAgentSession(head.sample)) return 'agent-session';
   if (/\.jsonl$/i.test(file)) return 'jsonl';
@@ -117,11 +118,19 @@ async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator
   yield* readRolloutFile(lines.join('\n'), file).rollouts;
 }
 
-/** Opens a rollout file for reading one rollout at a time; `open` is called once per pass. */
-export async function openRolloutStream(open: OpenSource, file: string): Promise<RolloutStream> {
+/**
+ * The file's kind, judged from its first records: whole lines, however long (a chat log whose first
+ * conversation exceeds any fixed sniffing window is still a chat log).
+ */
+export async function detectFileKind(open: OpenSource, file: string): Promise<FileKind> {
   const head = await readHead(open);
   if (head.empty) throw new ValidationError({ file }, 'file is empty');
-  const kind = kindOf(head, file);
+  return kindOf(head, file);
+}
+
+/** Opens a rollout file for reading one rollout at a time; `open` is called once per pass. */
+export async function openRolloutStream(open: OpenSource, file: string): Promise<RolloutStream> {
+  const kind = await detectFileKind(open, file);
   const read = { chat: chatFileRollouts, 'agent-session': sessionRollout, jsonl: jsonlRollouts, document: documentRollouts }[kind];
   return { layout: kind === 'document' ? 'json' : 'jsonl', rollouts: () => read(open, file) };
 }
