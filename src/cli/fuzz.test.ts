@@ -99,7 +99,10 @@ function generateCases(): Case[] {
     }
     if (where !== 0) continue;
     const jsonl = file(`deep-${depth}.jsonl`, `${base}\n${base.replace('"worked-example"', '"w2"')}\n${base.replace('"worked-example"', '"w3"').replace(/"events":\[/, `"events":[${deepArray(depth)},`)}\n`);
-    cases.push({ family: `nesting ${depth} on line 3`, args: ['tree', jsonl, '--json'], code: 2, line: /deep-\d+\.jsonl:3: event 0: an event must be an object, got \[\[\[/ });
+    // Streamed output starts only after every line is validated: nothing on stdout for a bad line 3.
+    for (const command of [['tree', jsonl, '--json'], ['tree', jsonl, '--json', '--per-target'], ['plan', jsonl, '--method', 'sdcc', '--json']]) {
+      cases.push({ family: `nesting ${depth} on line 3`, args: command, code: 2, line: /deep-\d+\.jsonl:3: event 0: an event must be an object, got \[\[\[/ });
+    }
   }
   const chat = file('deep-chat.jsonl', `{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":${deepArray(20000)}}}]}]}\n`);
   cases.push({ family: 'nesting in a chat tool call', args: ['import', chat, '--out', join(TMP, 'deep-chat.out.jsonl')], code: 2, line: /deep-chat\.jsonl: no chat conversations/ });
