@@ -54,8 +54,8 @@ export const treeCommand: Command = {
     }
     // Per-target output grows with targets × prefix length: the file is validated first, then
     // each rollout's output is written as it is derived.
-    await validateRolloutFile(stream);
     if (args.flags.json) {
+      await validateRolloutFile(stream);
       const out = createJsonOutput(io, stream.layout);
       for await (const rollout of stream.rollouts()) {
         const tree = deriveTree(rollout);
@@ -75,10 +75,11 @@ export const treeCommand: Command = {
       out.finish();
       return 0;
     }
+    // The table of figures needs the whole file first (which validates it), then one table per rollout.
     const rows: (string | number)[][] = [];
     for await (const rollout of stream.rollouts()) {
-      const tree = deriveTree(rollout);
-      rows.push([tree.rollout.id, ...FIGURES.map((f) => tree.figures[f])]);
+      const figures = deriveFigures(rollout);
+      rows.push([rollout.id, ...FIGURES.map((f) => figures[f])]);
     }
     io.out(formatTable(['rollout', ...FIGURES], rows));
     for await (const rollout of stream.rollouts()) {
