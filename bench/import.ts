@@ -2,11 +2,12 @@
 // parallel tool calls, sub-agent traffic, an abandoned branch): time, throughput and peak RSS,
 // each import in its own process under a V8 heap cap smaller than the file. Bounded memory shows
 // as the streamed import finishing under that cap with RSS far below the file size, while the
-// in-memory importer (whole text, every record parsed) run as a contrast does not fit.
+// in-memory importer (whole text, every record parsed) run as a contrast does not fit. Then
+// `mw tree --json` on a ~200 MB set of imported sessions: time and peak RSS (one rollout at a time).
 // Run: node --import ./scripts/register.mjs bench/import.ts [--quick]
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,6 +185,46 @@ try {
     whole.status === 0
       ? `in-memory import of the largest file under the same cap: ${(JSON.parse(whole.stdout) as ChildResult).maxRssKB / 1024 | 0} MB peak RSS`
       : `in-memory import of the largest file under the same cap: fails (exit ${whole.status ?? whole.signal}, out of memory)`,
+  );
+
+  // mw tree --json on a data set of imported sessions (~200 MB; sessions of 1-4 MB, imported here):
+  // read one rollout at a time, its peak RSS follows the largest rollout, not the set.
+  const setFile = join(dir, 'imported-set.jsonl');
+  const setBytes = quick ? 20 * MB : 200 * MB;
+  const { importCommand } = await import('../src/cli/import');
+  const { parseCommandArgs } = await import('../src/cli/shared');
+  const setRng = createRng(7);
+  let sessions = 0;
+  const t0 = performance.now();
+  for (let size = 0; size < setBytes; sessions++) {
+    const session = join(dir, 'set-session.jsonl');
+    const imported = join(dir, 'set-session.out.jsonl');
+    writeSession(session, MB + setRng.int(3 * MB), 100 + sessions);
+    const code = await importCommand.run(parseCommandArgs(importCommand, [session, '--out', imported]), { out: () => {}, err: () => {} });
+    if (code !== 0) throw new Error(`import of session ${sessions} failed`);
+    // Each session gets its own id, as sessions of one set have.
+    appendFileSync(setFile, readFileSync(imported, 'utf8').replace('"id":"bench-session"', `"id":"session-${sessions}"`));
+    size = statSync(setFile).size;
+  }
+  const setMB = statSync(setFile).size / MB;
+  console.log(`imported set: ${setMB.toFixed(1)} MB, ${sessions} sessions (generated and imported in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  const measured = fileURLToPath(new URL('../src/cli/measured.testing.ts', import.meta.url));
+  const rssFile = join(dir, 'tree.rss');
+  const started = performance.now();
+  const tree = spawnSync(process.execPath, ['--import', register, measured, 'tree', setFile, '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * MB,
+    env: { ...process.env, MW_RSS_FILE: rssFile },
+  });
+  const seconds = (performance.now() - started) / 1000;
+  if (tree.status !== 0) throw new Error(`mw tree failed (${tree.status}): ${tree.stderr}`);
+  const figures = JSON.parse(tree.stdout) as { physicalLength: number; packedLength: number }[];
+  const treeRss = Number(readFileSync(rssFile, 'utf8')) / 1024;
+  const tokens = figures.reduce((n, f) => n + f.physicalLength, 0);
+  const packed = figures.reduce((n, f) => n + f.packedLength, 0);
+  console.log(
+    `mw tree --json on the ${setMB.toFixed(0)} MB set: ${seconds.toFixed(1)} s, peak RSS ${treeRss.toFixed(0)} MB ` +
+      `(${figures.length} rollouts, ${(tokens / 1e6).toFixed(1)}M tokens, N_packed ${(packed / 1e6).toFixed(1)}M; ${setMB.toFixed(0)} MB file)`,
   );
 } finally {
   rmSync(dir, { recursive: true, force: true });

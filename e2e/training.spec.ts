@@ -185,13 +185,22 @@ test.describe('live training', () => {
 
   test('a non-finite step pauses the run with the reason and leaves the weights untouched', async ({ page }) => {
     test.setTimeout(120_000);
-    const weights = initWeights(MODEL_PRESETS.tiny, 2);
-    weights.tensors.get('h.1.attn.c_attn.weight')![17] = Number.NaN;
-    const file = join(tmpdir(), `mw-nan-${Date.now()}.safetensors`);
-    writeFileSync(file, saveCheckpoint(weights));
     await page.goto('/#preset=tiny&methods=packed-4d&batch=2&steps=0&seed=1');
+    // A NaN weight is refused at import, naming the tensor (docs/reliability.md).
+    const nan = initWeights(MODEL_PRESETS.tiny, 2);
+    nan.tensors.get('h.1.attn.c_attn.weight')![17] = Number.NaN;
+    const nanFile = join(tmpdir(), `mw-nan-${Date.now()}.safetensors`);
+    writeFileSync(nanFile, saveCheckpoint(nan));
+    await page.getByTestId('config-import-checkpoint').setInputFiles(nanFile);
+    await expect(page.getByTestId('train-banner')).toContainText('tensor transformer.h.1.attn.c_attn.weight holds NaN at index 17');
+    await expect(page.getByTestId('config-model')).toHaveValue('preset:tiny');
+    // Finite weights whose forward overflows float32 load, and their first step is non-finite.
+    const weights = initWeights(MODEL_PRESETS.tiny, 2);
+    weights.tensors.get('h.1.attn.c_attn.weight')!.fill(3e38);
+    const file = join(tmpdir(), `mw-huge-${Date.now()}.safetensors`);
+    writeFileSync(file, saveCheckpoint(weights));
     await page.getByTestId('config-import-checkpoint').setInputFiles(file);
-    await expect(page.getByTestId('config-model')).toHaveValue(/^ckpt:mw-nan-/);
+    await expect(page.getByTestId('config-model')).toHaveValue(/^ckpt:mw-huge-/);
     await page.getByTestId('train-start').click();
     await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
     await expect(page.getByTestId('train-reason')).toHaveAttribute('data-cause', 'non-finite');

@@ -5,6 +5,8 @@
 export interface CliIO {
   out(text: string): void;
   err(text: string): void;
+  /** Resolves once written output has been taken (stdout to a slow pipe), so streamed output stays bounded. */
+  drain?(): Promise<void>;
 }
 
 export interface FlagSpec {

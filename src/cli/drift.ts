@@ -3,14 +3,18 @@
 // live-prefix score (logit-tree's), the sign split and the distribution of the signed differences.
 
 import { describeSampling, FULL_SAMPLING } from '../harness/policies/model';
-import { DEFAULT_BINS, LIVE, SIGN_EPSILON, driftReport, logprobsOf, type DriftReport, type SignSplit } from '../metrics/drift-report';
-import { expectedDrift, type ExpectedDriftReport } from '../metrics/expected-drift';
+import { DEFAULT_BINS, LIVE, SIGN_EPSILON, createDriftAccumulator, logprobsOf, type DriftReport, type SignSplit } from '../metrics/drift-report';
+import { expectedDriftReport, expectedTargetDrifts, type ExpectedDriftReport } from '../metrics/expected-drift';
+import type { SequenceMethod } from '../plan/types';
 import { UsageError, type Command } from './command';
 import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, SCORING_METHODS, withGpu } from './model-args';
-import { formatTable, loadRolloutFile, printJson } from './shared';
+import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
 
 // The computation lives in src/metrics/drift-report.ts (mw experiment matrix shares it).
 export { DEFAULT_BINS, SIGN_EPSILON, driftReport, type DriftReport, type MethodDrift, type SignSplit } from '../metrics/drift-report';
+
+/** Floats of (target, V) rows held per GPU pass, all methods together (whole rollouts; a larger one goes alone). */
+const DRIFT_GROUP_FLOATS = 1 << 24;
 
 /** `mw drift --json`: the figures of docs/metrics.md per method, and the drift the sampler should expect. */
 export type DriftOutput = DriftReport & { expected: ExpectedDriftReport };
@@ -60,15 +64,28 @@ export const driftCommand: Command = {
     if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}" (the rollouts go in --rollouts FILE)`);
     const bins = integerFlag(args, 'bins', DEFAULT_BINS, 1);
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
-    const file = await loadRolloutFile(path);
+    const stream = await openRolloutFile(path);
     const { weights } = readCheckpointArg(ckpt);
-    checkModelTakes(weights.config, file.rollouts, SCORING_METHODS);
+    // Validated and checked against the model first (no plan built), then scored a group at a
+    // time: a group leaves its signed differences behind, its (targets, V) rows are dropped.
+    for await (const rollout of stream.rollouts()) checkModelTakes(weights.config, [rollout], SCORING_METHODS);
     return withGpu(io, 'drift', async ({ gpu, engine }) => {
       const model = engine.createGpuModel(gpu, weights);
       let report: DriftOutput;
       try {
-        const scores = await engine.scoreRollouts(model, file.rollouts, SCORING_METHODS, { rows: true });
-        report = { ...driftReport(file.rollouts, logprobsOf(scores), bins), expected: expectedDrift(scores, sampling) };
+        const drift = createDriftAccumulator();
+        const expected: Partial<Record<SequenceMethod, number[]>> = {};
+        const rowsPerTarget = SCORING_METHODS.length * weights.config.vocabSize;
+        for await (const group of rolloutGroups(stream.rollouts(), (r) => r.targets.length * rowsPerTarget, DRIFT_GROUP_FLOATS)) {
+          const scores = await engine.scoreRollouts(model, group, SCORING_METHODS, { rows: true });
+          const logprobs = logprobsOf(scores);
+          group.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SCORING_METHODS.map((m) => [m, logprobs[m][r]])) as Record<SequenceMethod, Map<number, number>>));
+          for (const [method, values] of Object.entries(expectedTargetDrifts(scores, sampling)) as [SequenceMethod, number[]][]) {
+            const list = (expected[method] ??= []);
+            for (const v of values) list.push(v);
+          }
+        }
+        report = { ...drift.report(bins), expected: expectedDriftReport(expected, sampling) };
       } finally {
         model.destroy();
       }

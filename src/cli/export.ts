@@ -3,25 +3,17 @@
 // streams: one rollout at a time into the bins, each column spooled to its own temporary file, the
 // output assembled (header, then the columns) only when every rollout went in.
 
-import { closeSync, createReadStream, mkdtempSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { closeSync, mkdtempSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { safetensorsHeader, tensorBytes } from '../model/safetensors';
 import { createBatchWriter, type BatchSink, type BatchSummary, type BatchTensorName } from '../plan/export';
 import { METHODS } from '../plan/types';
-import { ValidationError, quote } from '../rollout/errors';
-import { findFileImporter } from '../rollout/importers/detect';
-import { readLines } from '../rollout/importers/lines';
-import { rolloutRecord } from '../rollout/parse';
-import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
 import { integerFlag, methodFlag, requiredFlag } from './model-args';
-import { fileArgument, loadRolloutFile, printJson } from './shared';
+import { checkOutputPath, fileArgument, openRolloutFile, printJson } from './shared';
 
-/** Bytes of the head that whole-file format detection looks at (as mw import does). */
-const SNIFF_BYTES = 256 * 1024;
 /** Bytes a column gathers before it is written out. */
 const COLUMN_BUFFER = 1 << 18;
 
@@ -69,52 +61,6 @@ function createSpool(dir: string) {
   };
 }
 
-/** Whether FILE must be read whole: a format whose records describe rollouts together (sessions, chat, turns). */
-async function needsWholeRead(file: string): Promise<boolean> {
-  if (!/\.jsonl$/i.test(file)) return true; // one JSON document: one rollout, read whole anyway
-  const handle = await open(file, 'r');
-  try {
-    const buffer = new Uint8Array(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return findFileImporter(new TextDecoder().decode(buffer.subarray(0, bytesRead)), file) !== undefined;
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Each rollout of a .jsonl set of v1 (or per-record importable) rollouts, validated, one line at a time. */
-async function* streamRollouts(file: string) {
-  const seen = new Map<string, number>();
-  let any = false;
-  for await (const { text, line } of readLines(createReadStream(file))) {
-    if (text.trim().length === 0) continue;
-    const source = { file, line };
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw new ValidationError(source, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
-    }
-    const rollout = validateRollout(rolloutRecord(value, source), source);
-    if (seen.has(rollout.id)) throw new ValidationError(source, `id ${quote(rollout.id)} is not unique in its file (also on line ${seen.get(rollout.id)})`);
-    seen.set(rollout.id, line);
-    any = true;
-    yield rollout;
-  }
-  if (!any) throw new ValidationError({ file }, 'file is empty');
-}
-
-async function readAll(file: string) {
-  try {
-    if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
-  } catch (error) {
-    if (error instanceof ValidationError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
-  }
-  return (await needsWholeRead(file)) ? (await loadRolloutFile(file)).rollouts : streamRollouts(file);
-}
-
 export const exportCommand: Command = {
   name: 'export',
   summary: "a replay method's packed batch for PyTorch trainers (memorywalker.batch/v1 safetensors)",
@@ -140,7 +86,8 @@ export const exportCommand: Command = {
     const out = requiredFlag(args, 'out', 'BATCH.safetensors');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
     const maxTokens = args.flags['max-tokens'] === undefined ? undefined : integerFlag(args, 'max-tokens', 0, 1);
-    const rollouts = await readAll(file);
+    await checkOutputPath('out', out);
+    const rollouts = (await openRolloutFile(file)).rollouts();
 
     const dir = mkdtempSync(join(tmpdir(), 'mw-export-'));
     const spool = createSpool(dir);

@@ -18,6 +18,7 @@ import { createExpertPolicy } from '../harness/policies/expert';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
+import { checkOutputPath } from './shared';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
@@ -135,6 +136,7 @@ export const generateCommand: Command = {
     if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
     const config = datasetConfig(args);
     const out = requiredFlag(args, 'out', 'FILE.jsonl');
+    await checkOutputPath('out', out);
     const policyKind = choiceFlag(args, 'policy', POLICIES, 'model');
 
     if (policyKind === 'expert') {

@@ -84,3 +84,18 @@ describe('mw import', () => {
     );
   });
 });
+
+describe('mw import of a chat log whose first conversation is longer than any sniffing window', () => {
+  it('detects chat from the whole first line (no whole-file fallback) and imports every line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-import-long-'));
+    const long = JSON.stringify({ messages: [{ role: 'user', content: 'q'.repeat(300 * 1024) }, { role: 'assistant', content: 'a' }] });
+    const file = join(dir, 'chat.jsonl');
+    writeFileSync(file, `${long}\n${JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }] })}\n`);
+    const out = join(dir, 'out.jsonl');
+    const { code, err } = await mwImport([file, '--out', out]);
+    expect(code).toBe(0);
+    expect(err).toContain('chat: 2 records read, 2 imported -> 2 rollouts');
+    expect(parseRolloutFile(readFileSync(out, 'utf8'), 'out.jsonl').map((r) => r.targets.length)).toEqual([1, 2]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

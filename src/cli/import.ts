@@ -3,44 +3,32 @@
 // record count, not the bytes); the output appears only when the import succeeded, written to a
 // temporary file first. The import report goes to stderr.
 
-import { closeSync, createReadStream, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
+import { closeSync, createReadStream, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ValidationError, quote } from '../rollout/errors';
-import type { RolloutJson } from '../rollout/format';
-import { streamAgentSession, looksLikeAgentSession } from '../rollout/importers/agentSession';
+import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
-import { looksLikeChat, streamChat } from '../rollout/importers/chat';
-import { sampleRecords, type OpenSource } from '../rollout/importers/lines';
-import { importTurnsText, looksLikeTurns } from '../rollout/importers/turns';
+import { streamChat } from '../rollout/importers/chat';
+import type { OpenSource } from '../rollout/importers/lines';
+import { importTurnsText } from '../rollout/importers/turns';
+import { detectFileKind } from '../rollout/stream';
 import { formatImportReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
-import { fileArgument, loadRolloutFile } from './shared';
+import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
 const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns'] as const;
 type Format = (typeof FORMATS)[number];
 /** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
 type Detected = Exclude<Format, 'auto'> | 'rollout';
 
-/** Bytes of the file's head that format detection looks at. */
-const SNIFF_BYTES = 256 * 1024;
-
+/** The format, judged from the first records of the file (whole lines, however long). */
 async function detectFormat(file: string): Promise<Detected> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = new Uint8Array(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    const values = sampleRecords(new TextDecoder().decode(buffer.subarray(0, bytesRead)));
-    if (looksLikeChat(values)) return 'chat';
-    if (looksLikeAgentSession(values)) return 'agent-session';
-    if (looksLikeTurns(values)) return 'turns';
-    return 'rollout';
-  } finally {
-    await handle.close();
-  }
+  const kind = await detectFileKind(() => createReadStream(file), file);
+  return kind === 'chat' || kind === 'agent-session' || kind === 'turns' ? kind : 'rollout';
 }
 
 /** Synchronous buffered writes to a file descriptor: importers emit from synchronous callbacks. */
@@ -68,20 +56,19 @@ type Writer = ReturnType<typeof createWriter>;
 async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T>): Promise<T> {
   const temp = `${out}.${process.pid}.partial`;
   const fd = openSync(temp, 'w');
-  let done = false;
+  let closed = false;
   try {
     const writer = createWriter(fd);
     const result = await produce(writer);
     writer.flush();
     closeSync(fd);
-    done = true;
+    closed = true;
     renameSync(temp, out);
     return result;
-  } finally {
-    if (!done) {
-      closeSync(fd);
-      unlinkSync(temp);
-    }
+  } catch (error) {
+    if (!closed) closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
   }
 }
 
@@ -129,11 +116,10 @@ async function importTurnsFile(file: string, out: string): Promise<{ rollouts: n
   return { rollouts: valid.length, records, convention };
 }
 
-/** Calls logs and anything else the core reads are small documents: read whole, validated. */
+/** Calls logs and anything else the core reads: validated and written one rollout at a time. */
 async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout'): Promise<number> {
-  let rollouts: RolloutJson[];
   if (format === 'calls') {
-    rollouts = readJsonRecords(await readFile(file, 'utf8'), file).records.map(({ value, line }) => {
+    const rollouts = readJsonRecords(await readFile(file, 'utf8'), file).records.map(({ value, line }) => {
       const source = line === undefined ? { file } : { file, line };
       const obj = value as Record<string, unknown> | null;
       if (typeof obj !== 'object' || obj === null || obj.format !== CALLS_FORMAT) {
@@ -143,13 +129,20 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
       validateRollout(rollout, source);
       return rollout;
     });
-  } else {
-    rollouts = (await loadRolloutFile(file)).rollouts.map((r) => JSON.parse(stringifyRollout(r)) as RolloutJson);
+    await writeAtomically(out, async (w) => {
+      for (const rollout of rollouts) w.write(`${JSON.stringify(rollout)}\n`);
+    });
+    return rollouts.length;
   }
-  await writeAtomically(out, async (w) => {
-    for (const rollout of rollouts) w.write(`${JSON.stringify(rollout)}\n`);
+  const stream = await openRolloutFile(file);
+  return writeAtomically(out, async (w) => {
+    let n = 0;
+    for await (const rollout of stream.rollouts()) {
+      w.write(`${stringifyRollout(rollout)}\n`);
+      n++;
+    }
+    return n;
   });
-  return rollouts.length;
 }
 
 export const importCommand: Command = {
@@ -181,6 +174,7 @@ export const importCommand: Command = {
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
+    await checkOutputPath('out', out);
     try {
       if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
     } catch (error) {

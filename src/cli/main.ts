@@ -1,8 +1,8 @@
 // The `mw` command line: a registry of commands (one file each) and main(), which maps errors to
 // exit codes: 0 ok, 1 usage, 2 invalid input (one line `FILE[:LINE]: event N: reason` on stderr,
-// nothing on stdout), 70 internal error.
+// nothing on stdout), 70 internal error. Every error is exactly one line on stderr.
 
-import { ValidationError } from '../rollout/errors';
+import { ValidationError, escapeControls } from '../rollout/errors';
 import { UsageError, type CliIO, type Command } from './command';
 import { driftCommand } from './drift';
 import { experimentCommand } from './experiment';
@@ -33,7 +33,21 @@ export const commands: readonly Command[] = [
 const processIO: CliIO = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
+  drain: () => drainStdout(),
 };
+
+/** Waits while stdout's buffer is full (a pipe to a slow reader); a closed stdout stops the wait too. */
+function drainStdout(): Promise<void> {
+  const stdout = process.stdout;
+  if (!stdout.writableNeedDrain) return Promise.resolve();
+  return new Promise((done) => {
+    const finish = () => {
+      stdout.off('drain', finish).off('close', finish).off('error', finish);
+      done();
+    };
+    stdout.on('drain', finish).on('close', finish).on('error', finish);
+  });
+}
 
 export function mainUsage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -67,6 +81,11 @@ export function commandUsage(command: Command): string {
   ].join('\n');
 }
 
+/** Every error is one line on stderr: line breaks (a file name can hold one) are escaped. */
+function oneLine(message: string): string {
+  return escapeControls(message);
+}
+
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) {
@@ -95,11 +114,11 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
       return 2;
     }
     if (error instanceof UsageError) {
-      io.err(`mw ${command.name}: ${error.message}\nRun 'mw ${command.name} --help' for usage.\n`);
+      io.err(`mw ${command.name}: ${oneLine(error.message)} (see 'mw ${command.name} --help')\n`);
       return 1;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.err(`mw ${command.name}: internal error: ${message}\n`);
+    io.err(`mw ${command.name}: internal error: ${oneLine(message)}\n`);
     if (process.env.MW_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
     return 70;
   }

@@ -7,12 +7,13 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
-import { loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
-import { optimizerStatePath } from '../model/checkpoint-file';
+import { checkPair, loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
+import { nodeSha256, optimizerStatePath, recoverCheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../model/safetensors';
 import { buildPlan } from '../plan/build';
+import { positionsNeeded } from '../plan/positions';
 import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
@@ -190,12 +191,29 @@ export function readCheckpointArg(path: string): Checkpoint {
   return { path, weights, metadata };
 }
 
-/** The AdamW state saved beside a checkpoint, or null when there is none. */
+/**
+ * The AdamW state saved beside a checkpoint, or null when there is none. It must belong to the
+ * weights file (checkpoint-file.ts: an interrupted save is rolled forward, a mixed pair refused).
+ */
 export function readOptimizerArg(checkpointPath: string, config: ModelConfig): OptimizerState | null {
   const path = optimizerStatePath(checkpointPath);
+  safely(() => recoverCheckpointPair(checkpointPath));
   if (!existsSync(path)) return null;
   const bytes = readBytes(path);
-  return decode(path, () => loadOptimizerState(bytes, config));
+  const weightsBytes = readBytes(checkpointPath);
+  return decode(path, () => {
+    const check = checkPair(weightsBytes, bytes, nodeSha256);
+    if (!check.ok) throw new Error(`checkpoint: ${check.reason}; refusing to resume from it`);
+    return loadOptimizerState(bytes, config);
+  });
+}
+
+function safely(f: () => unknown): void {
+  try {
+    f();
+  } catch {
+    // recovery is best effort: the pair check below still refuses what it could not mend
+  }
 }
 
 export function randomInit(config: ModelConfig, init: Init, seed: number): ModelWeights {
@@ -243,12 +261,15 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
         throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
       }
     }
-    const tree = deriveTree(rollout);
     for (const method of methods) {
-      const plan = buildPlan(tree, method);
-      const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
+      // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
+      // tree and plans are built. SDCC's teachers depend on its diverging leaves: its plan is built.
       let positions = 0;
-      for (const s of sequences) for (const p of s.positions) positions = Math.max(positions, p + 1);
+      if (method !== 'sdcc') positions = positionsNeeded(rollout, method);
+      else {
+        const plan = buildPlan(deriveTree(rollout), method);
+        for (const s of [plan.student, ...plan.teachers]) for (const p of s.positions) positions = Math.max(positions, p + 1);
+      }
       if (positions > config.nPositions) {
         throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${config.nPositions}`);
       }

@@ -1,11 +1,12 @@
-// `mw plan FILE --method M [--json]`: the scoring plan a replay method feeds the model.
+// `mw plan FILE --method M [--json]`: the scoring plan a replay method feeds the model, built and
+// printed one rollout at a time (a plan of a long rollout is streamed in pieces).
 
 import { buildPlan } from '../plan/build';
-import { planToJson } from '../plan/json';
+import { planJsonChunks } from '../plan/json';
 import { METHODS, isMethod, type Plan, type PlanSequence } from '../plan/types';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
-import { fileArgument, formatIds, formatTable, loadRolloutFile, perFile, printJson } from './shared';
+import { createJsonOutput, fileArgument, formatIds, formatTable, openRolloutFile, validateRolloutFile } from './shared';
 
 const TEACHERS = ['logit-tree', 'packed-4d'] as const;
 
@@ -42,12 +43,37 @@ export const planCommand: Command = {
     if (teacher !== undefined && !(TEACHERS as readonly unknown[]).includes(teacher)) {
       throw new UsageError(`unknown teacher layout "${teacher}" (${TEACHERS.join(', ')})`);
     }
-    const file = await loadRolloutFile(fileArgument(args));
-    const plans = file.rollouts.map((rollout) =>
-      buildPlan(deriveTree(rollout), method, { sdccTeacher: teacher as (typeof TEACHERS)[number] | undefined }),
-    );
-    if (args.flags.json) printJson(io, perFile(file, plans.map(planToJson)));
-    else io.out(plans.map((plan, i) => planTable(file.rollouts[i].id, plan)).join('\n'));
+    const stream = await openRolloutFile(fileArgument(args));
+    const options = { sdccTeacher: teacher as (typeof TEACHERS)[number] | undefined };
+    // A plan grows with N_packed: the file is validated first, then each plan is built and
+    // written (in pieces, the JSON of one plan may exceed V8's longest string) before the next.
+    await validateRolloutFile(stream);
+    const out = createJsonOutput(io, stream.layout);
+    let first = true;
+    for await (const rollout of stream.rollouts()) {
+      const plan = buildPlan(deriveTree(rollout), method, options);
+      if (args.flags.json) {
+        await out.item(async (write) => {
+          let piece: string[] = [];
+          let size = 0;
+          for (const chunk of planJsonChunks(plan)) {
+            piece.push(chunk);
+            size += chunk.length;
+            if (size >= 1 << 20) {
+              await write(piece.join(''));
+              piece = [];
+              size = 0;
+            }
+          }
+          await write(piece.join(''));
+        });
+      } else {
+        io.out(`${first ? '' : '\n'}${planTable(rollout.id, plan)}`);
+        await io.drain?.();
+      }
+      first = false;
+    }
+    if (args.flags.json) out.finish();
     return 0;
   },
 };

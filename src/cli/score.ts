@@ -1,12 +1,16 @@
 // `mw score --ckpt CKPT FILE --method M [--json]`: the log-probability a checkpoint gives every
 // target a replay method scores (docs/methods.md, docs/cli.md), on the GPU. Targets are listed by physical id.
+// The file is read a group of rollouts at a time and each group's scores are printed as they come.
 
 import type { SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { byteTokenizer, getTokenizer } from '../rollout/tokenizer';
 import type { Command } from './command';
 import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, SCORING_METHODS, withGpu } from './model-args';
-import { fileArgument, formatTable, loadRolloutFile, perFile, printJson } from './shared';
+import { createJsonOutput, fileArgument, formatTable, openRolloutFile, rolloutGroups } from './shared';
+
+/** Tokens scored per GPU pass (whole rollouts; a longer one goes alone). */
+const SCORE_GROUP_TOKENS = 1 << 16;
 
 export interface ScoredRollout {
   method: SequenceMethod;
@@ -49,24 +53,34 @@ export const scoreCommand: Command = {
   async run(args, io) {
     const method = scoringMethodFlag(args);
     const ckpt = requiredFlag(args, 'ckpt', 'CKPT');
-    const file = await loadRolloutFile(fileArgument(args));
+    const stream = await openRolloutFile(fileArgument(args));
     const { weights } = readCheckpointArg(ckpt);
-    checkModelTakes(weights.config, file.rollouts, [method]);
-    return withGpu(io, 'score', async ({ gpu, engine }) => {
+    // Every rollout is validated and checked against the model (vocabulary, positions: from its
+    // events, no plan built) before any GPU work; then scored a group at a time and printed.
+    for await (const rollout of stream.rollouts()) checkModelTakes(weights.config, [rollout], [method]);
+    return withGpu(io, 'score', async ({ gpu, engine, assertHealthy }) => {
       const model = engine.createGpuModel(gpu, weights);
-      let scored: ScoredRollout[];
+      const out = createJsonOutput(io, stream.layout);
+      let first = true;
       try {
-        const byRollout = (await engine.evaluate(model, file.rollouts, [method]))[method];
-        scored = byRollout.map((logprobs) => ({
-          method,
-          targets: [...logprobs].sort((a, b) => a[0] - b[0]).map(([id, logprob]) => ({ id, logprob })),
-        }));
+        for await (const group of rolloutGroups(stream.rollouts(), (r) => r.length, SCORE_GROUP_TOKENS)) {
+          const byRollout = (await engine.evaluate(model, group, [method]))[method];
+          await assertHealthy(); // nothing is printed from a device that reported an error
+          for (const [r, logprobs] of byRollout.entries()) {
+            const scored: ScoredRollout = { method, targets: [...logprobs].sort((a, b) => a[0] - b[0]).map(([id, logprob]) => ({ id, logprob })) };
+            if (args.flags.json) await out.item(async (write) => write(JSON.stringify(scored)));
+            else {
+              io.out(`${first ? '' : '\n'}${scoreTable(group[r], scored)}`);
+              await io.drain?.();
+            }
+            first = false;
+          }
+        }
       } finally {
         model.destroy();
       }
       return () => {
-        if (args.flags.json) printJson(io, perFile(file, scored));
-        else io.out(scored.map((s, i) => scoreTable(file.rollouts[i], s)).join('\n'));
+        if (args.flags.json) out.finish();
         return 0;
       };
     });

@@ -1,10 +1,16 @@
-// Helpers every command uses: flag parsing, loading a rollout file under the exit-2 contract,
-// printing JSON, and small text tables.
+// Helpers every command uses: flag parsing, reading a rollout file under the exit-2 contract (one
+// rollout at a time, or whole), printing JSON (streamed per rollout), and small text tables.
 
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ValidationError } from '../rollout/errors';
-import { readRolloutFile, type RolloutFile } from '../rollout/parse';
+import { dirname } from 'node:path';
+import { ValidationError, quote } from '../rollout/errors';
+import type { OpenSource } from '../rollout/importers/lines';
+import type { RolloutFile } from '../rollout/parse';
+import type { FileLayout } from '../rollout/records';
+import type { Rollout } from '../rollout/rollout';
+import { openRolloutStream, type RolloutStream } from '../rollout/stream';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
@@ -18,6 +24,17 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   }
 }
 
+/**
+ * An output path a command may write (a usage error otherwise, exit 1, before any work): its folder
+ * exists and it is not itself a folder. Checked first, so no temporary file is left behind either.
+ */
+export async function checkOutputPath(flag: string, path: string): Promise<void> {
+  const folder = dirname(path);
+  const kind = async (p: string) => (await stat(p).catch(() => null))?.isDirectory();
+  if ((await kind(folder)) !== true) throw new UsageError(`--${flag} ${quote(path)}: folder ${quote(folder)} does not exist`);
+  if ((await kind(path)) === true) throw new UsageError(`--${flag} ${quote(path)} is a folder; give a file name`);
+}
+
 /** The one FILE positional of a command. */
 export function fileArgument(args: ParsedArgs): string {
   if (args.positionals.length !== 1) {
@@ -26,16 +43,91 @@ export function fileArgument(args: ParsedArgs): string {
   return args.positionals[0];
 }
 
-/** Reads and validates a rollout file (any importable format); an unreadable file is invalid input too. */
-export async function loadRolloutFile(file: string): Promise<RolloutFile> {
-  let text: string;
+/** The file's bytes, opened once per pass; a missing, unreadable or non-regular file is invalid input. */
+async function fileSource(file: string): Promise<OpenSource> {
   try {
-    text = await readFile(file, 'utf8');
+    if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
+    throw unreadable(file, error);
   }
-  return readRolloutFile(text, file);
+  return () =>
+    (async function* () {
+      try {
+        yield* createReadStream(file, { highWaterMark: 1 << 20 });
+      } catch (error) {
+        throw unreadable(file, error);
+      }
+    })();
+}
+
+function unreadable(file: string, error: unknown): ValidationError {
+  if (error instanceof ValidationError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'not a file' : `cannot read file (${code ?? String(error)})`);
+}
+
+/** A rollout file (any importable format) read one rollout at a time (src/rollout/stream.ts). */
+export async function openRolloutFile(file: string): Promise<RolloutStream> {
+  return openRolloutStream(await fileSource(file), file);
+}
+
+/** Reads and validates a whole rollout file into memory (commands that need every rollout at once). */
+export async function loadRolloutFile(file: string): Promise<RolloutFile> {
+  const stream = await openRolloutFile(file);
+  const rollouts: Rollout[] = [];
+  for await (const rollout of stream.rollouts()) rollouts.push(rollout);
+  return { layout: stream.layout, rollouts };
+}
+
+/**
+ * Validates every rollout of a JSONL file (one at a time, nothing kept) before a command prints
+ * anything: output streamed per rollout must not start for a file whose line 900 is invalid.
+ */
+export async function validateRolloutFile(stream: RolloutStream): Promise<void> {
+  if (stream.layout === 'json') return;
+  for await (const _ of stream.rollouts());
+}
+
+/**
+ * The rollouts in file order, grouped so that each group's `weight` adds up to at most `budget`
+ * (a heavier rollout stands alone): GPU commands score a group per pass, memory bounded by it.
+ */
+export async function* rolloutGroups(rollouts: AsyncIterable<Rollout>, weight: (r: Rollout) => number, budget: number): AsyncGenerator<Rollout[]> {
+  let group: Rollout[] = [];
+  let total = 0;
+  for await (const rollout of rollouts) {
+    const w = weight(rollout);
+    if (group.length > 0 && total + w > budget) {
+      yield group;
+      group = [];
+      total = 0;
+    }
+    group.push(rollout);
+    total += w;
+  }
+  if (group.length > 0) yield group;
+}
+
+/**
+ * Output that is one JSON value per rollout, streamed: a .json file prints its one value, JSONL an
+ * array in file order, exactly the text JSON.stringify would make of it, written as it comes.
+ */
+export function createJsonOutput(io: CliIO, layout: FileLayout) {
+  let count = 0;
+  return {
+    /** One rollout's value as JSON text (or written through `writeValue` in pieces). */
+    async item(writeValue: (write: (text: string) => Promise<void>) => Promise<void>) {
+      if (layout === 'jsonl') io.out(count === 0 ? '[' : ',');
+      count++;
+      await writeValue(async (text) => {
+        io.out(text);
+        await io.drain?.();
+      });
+    },
+    finish() {
+      io.out(layout === 'jsonl' ? (count === 0 ? '[]\n' : ']\n') : '\n');
+    },
+  };
 }
 
 /** One value per rollout: an object for a single JSON document, an array (file order) for JSONL. */

@@ -1,10 +1,11 @@
-// `mw tree FILE [--json] [--per-target]`: the section-3 figures of each rollout in FILE.
+// `mw tree FILE [--json] [--per-target]`: the section-3 figures of each rollout in FILE, read one
+// rollout at a time (memory follows the largest rollout, not the file); per-target output streams.
 
-import { deriveTree } from '../tree/derive';
-import { perTargetReport } from '../tree/report';
+import { deriveFigures, deriveTree } from '../tree/derive';
+import { perTargetReport, targetReport } from '../tree/report';
 import type { ConditioningTree, TreeFigures } from '../tree/types';
 import type { Command } from './command';
-import { fileArgument, formatIds, formatTable, loadRolloutFile, perFile, printJson } from './shared';
+import { createJsonOutput, fileArgument, formatIds, formatTable, openRolloutFile, validateRolloutFile } from './shared';
 
 const FIGURES: (keyof TreeFigures)[] = [
   'K',
@@ -41,21 +42,50 @@ export const treeCommand: Command = {
     'per-target': { type: 'boolean', help: 'add each target: segment, live and final prefix, eviction mass, diverging' },
   },
   async run(args, io) {
-    const file = await loadRolloutFile(fileArgument(args));
-    const trees = file.rollouts.map(deriveTree);
+    const stream = await openRolloutFile(fileArgument(args));
     const perTarget = args.flags['per-target'] === true;
-    if (args.flags.json) {
-      printJson(
-        io,
-        perFile(
-          file,
-          trees.map((tree) => (perTarget ? { ...tree.figures, perTarget: perTargetReport(tree) } : tree.figures)),
-        ),
-      );
+    if (!perTarget) {
+      // The figures of each rollout are a few numbers: kept, printed once the whole file is read.
+      const rows: { id: string; figures: TreeFigures }[] = [];
+      for await (const rollout of stream.rollouts()) rows.push({ id: rollout.id, figures: deriveFigures(rollout) });
+      if (args.flags.json) io.out(`${JSON.stringify(stream.layout === 'json' ? rows[0].figures : rows.map((r) => r.figures))}\n`);
+      else io.out(formatTable(['rollout', ...FIGURES], rows.map((r) => [r.id, ...FIGURES.map((f) => r.figures[f])])));
       return 0;
     }
-    io.out(formatTable(['rollout', ...FIGURES], trees.map((tree) => [tree.rollout.id, ...FIGURES.map((f) => tree.figures[f])])));
-    if (perTarget) for (const tree of trees) io.out(`\n${tree.rollout.id}\n${targetTable(tree)}`);
+    // Per-target output grows with targets × prefix length: the file is validated first, then
+    // each rollout's output is written as it is derived.
+    if (args.flags.json) {
+      await validateRolloutFile(stream);
+      const out = createJsonOutput(io, stream.layout);
+      for await (const rollout of stream.rollouts()) {
+        const tree = deriveTree(rollout);
+        await out.item(async (write) => {
+          await write(`${JSON.stringify(tree.figures).slice(0, -1)},"perTarget":[`);
+          let chunk: string[] = [];
+          for (let i = 0; i < tree.targets.length; i++) {
+            chunk.push(JSON.stringify(targetReport(tree, tree.targets[i])));
+            if (chunk.length === 256 || i === tree.targets.length - 1) {
+              await write((i >= chunk.length ? ',' : '') + chunk.join(','));
+              chunk = [];
+            }
+          }
+          await write(']}');
+        });
+      }
+      out.finish();
+      return 0;
+    }
+    // The table of figures needs the whole file first (which validates it), then one table per rollout.
+    const rows: (string | number)[][] = [];
+    for await (const rollout of stream.rollouts()) {
+      const figures = deriveFigures(rollout);
+      rows.push([rollout.id, ...FIGURES.map((f) => figures[f])]);
+    }
+    io.out(formatTable(['rollout', ...FIGURES], rows));
+    for await (const rollout of stream.rollouts()) {
+      io.out(`\n${rollout.id}\n${targetTable(deriveTree(rollout))}`);
+      await io.drain?.();
+    }
     return 0;
   },
 };

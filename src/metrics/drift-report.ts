@@ -73,39 +73,68 @@ function maxAbs(values: Iterable<Float64Array>): number | undefined {
 
 /** The drift of every method, from each method's log-probability of every target it scores. */
 export function driftReport(rollouts: readonly Rollout[], scores: Record<SequenceMethod, Map<number, number>[]>, bins = DEFAULT_BINS): DriftReport {
-  const rolloutLogprobs = rollouts.map((r) => {
-    const m = new Map<number, number>();
-    for (const id of r.targets) if (Number.isFinite(r.logprobs[id])) m.set(id, r.logprobs[id]);
-    return m;
-  });
-  const differences = (method: SequenceMethod, reference: Map<number, number>[]) =>
-    Float64Array.from(scores[method].flatMap((m, r) => Array.from(signedDifferences(m, reference[r]))));
-  const vsRollout = new Map(SCORED.map((m) => [m, differences(m, rolloutLogprobs)]));
-  const vsLive = new Map(SCORED.map((m) => [m, differences(m, scores[LIVE])]));
-  const rolloutRange = maxAbs(vsRollout.values());
-  const liveRange = maxAbs(vsLive.values());
-  const methods = {} as Record<SequenceMethod, MethodDrift>;
-  for (const method of SCORED) {
-    const d = vsRollout.get(method)!;
-    const c = vsLive.get(method)!;
-    const drift = summarizeDrift(d);
-    const conditioning = summarizeDrift(c);
-    methods[method] = {
-      scored: scores[method].reduce((n, m) => n + m.size, 0),
-      n: drift.n,
-      logdiff: drift.n ? drift.logdiff : null,
-      mu: drift.n ? drift.mu : null,
-      conditioningDrift: conditioning.n ? conditioning.logdiff : null,
-      conditioningMu: conditioning.n ? conditioning.mu : null,
-      sign: { rollout: signSplit(d), conditioning: signSplit(c) },
-      histogram: { rollout: driftHistogram(d, bins, rolloutRange), conditioning: driftHistogram(c, bins, liveRange) },
-    };
+  const drift = createDriftAccumulator();
+  rollouts.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SCORED.map((m) => [m, scores[m][r]])) as Record<SequenceMethod, Map<number, number>>));
+  return drift.report(bins);
+}
+
+function concat(parts: readonly Float64Array[]): Float64Array {
+  const out = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
   }
+  return out;
+}
+
+/**
+ * The drift report built one rollout at a time (mw drift streams a data set): each rollout leaves
+ * only its signed differences behind (8 bytes per scored target and method), in rollout order, so
+ * the report equals driftReport's over the same rollouts.
+ */
+export function createDriftAccumulator() {
+  const vsRollout = new Map(SCORED.map((m) => [m, [] as Float64Array[]]));
+  const vsLive = new Map(SCORED.map((m) => [m, [] as Float64Array[]]));
+  const scored = new Map(SCORED.map((m) => [m, 0]));
+  let rollouts = 0;
+  let targets = 0;
+  let withLogprobs = 0;
   return {
-    rollouts: rollouts.length,
-    targets: rollouts.reduce((n, r) => n + r.targets.length, 0),
-    withLogprobs: rolloutLogprobs.reduce((n, m) => n + m.size, 0),
-    signEpsilon: SIGN_EPSILON,
-    methods,
+    /** One rollout and its scores under every scoring method (target id → log-probability). */
+    add(rollout: Pick<Rollout, 'targets' | 'logprobs'>, scores: Record<SequenceMethod, Map<number, number>>) {
+      const reference = new Map<number, number>();
+      for (const id of rollout.targets) if (Number.isFinite(rollout.logprobs[id])) reference.set(id, rollout.logprobs[id]);
+      for (const method of SCORED) {
+        vsRollout.get(method)!.push(signedDifferences(scores[method], reference));
+        vsLive.get(method)!.push(signedDifferences(scores[method], scores[LIVE]));
+        scored.set(method, scored.get(method)! + scores[method].size);
+      }
+      rollouts++;
+      targets += rollout.targets.length;
+      withLogprobs += reference.size;
+    },
+    report(bins = DEFAULT_BINS): DriftReport {
+      const d = new Map(SCORED.map((m) => [m, concat(vsRollout.get(m)!)]));
+      const c = new Map(SCORED.map((m) => [m, concat(vsLive.get(m)!)]));
+      const rolloutRange = maxAbs(d.values());
+      const liveRange = maxAbs(c.values());
+      const methods = {} as Record<SequenceMethod, MethodDrift>;
+      for (const method of SCORED) {
+        const drift = summarizeDrift(d.get(method)!);
+        const conditioning = summarizeDrift(c.get(method)!);
+        methods[method] = {
+          scored: scored.get(method)!,
+          n: drift.n,
+          logdiff: drift.n ? drift.logdiff : null,
+          mu: drift.n ? drift.mu : null,
+          conditioningDrift: conditioning.n ? conditioning.logdiff : null,
+          conditioningMu: conditioning.n ? conditioning.mu : null,
+          sign: { rollout: signSplit(d.get(method)!), conditioning: signSplit(c.get(method)!) },
+          histogram: { rollout: driftHistogram(d.get(method)!, bins, rolloutRange), conditioning: driftHistogram(c.get(method)!, bins, liveRange) },
+        };
+      }
+      return { rollouts, targets, withLogprobs, signEpsilon: SIGN_EPSILON, methods };
+    },
   };
 }

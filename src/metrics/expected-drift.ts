@@ -64,20 +64,34 @@ export function poolExpected(drifts: Iterable<number>): MethodExpectedDrift {
   return { n, mu: n ? sum / n : null, sign: { diverging, negativeShare: diverging ? negative / diverging : null } };
 }
 
-/** Per method, the expected signed drift of its targets under `sampling`; `scores` must hold rows (scoreRollouts with `rows`) and include logit-tree. */
-export function expectedDrift(scores: RolloutScores, sampling: Required<SamplingOptions>): ExpectedDriftReport {
+/**
+ * Per method, the expected signed drift of each target under `sampling`, in rollout then target
+ * order; `scores` must hold rows (scoreRollouts with `rows`) and include logit-tree.
+ */
+export function expectedTargetDrifts(scores: RolloutScores, sampling: Required<SamplingOptions>): Partial<Record<SequenceMethod, number[]>> {
   const live = scores[LIVE];
   if (!live) throw new Error(`expectedDrift: the scores lack ${LIVE} (the live rows)`);
-  const methods: ExpectedDriftReport['methods'] = {};
+  const out: Partial<Record<SequenceMethod, number[]>> = {};
   for (const [method, perRollout] of Object.entries(scores) as [SequenceMethod, RolloutScores[SequenceMethod]][]) {
-    const drifts = perRollout.flatMap((targets, r) =>
+    out[method] = perRollout.flatMap((targets, r) =>
       [...targets].map(([id, target]) => {
         const liveRow = live[r].get(id)?.row;
         if (!liveRow || !target.row) throw new Error(`expectedDrift: target ${id} of rollout ${r} has no row under ${liveRow ? method : LIVE}`);
         return expectedTargetDrift(liveRow, target.row, sampling);
       }),
     );
-    methods[method] = poolExpected(drifts);
   }
+  return out;
+}
+
+/** Per method, the expected signed drift of its targets under `sampling`, pooled (see expectedTargetDrifts). */
+export function expectedDrift(scores: RolloutScores, sampling: Required<SamplingOptions>): ExpectedDriftReport {
+  return expectedDriftReport(expectedTargetDrifts(scores, sampling), sampling);
+}
+
+/** The report of per-target expected drifts gathered by expectedTargetDrifts (mw drift adds them up rollout by rollout). */
+export function expectedDriftReport(drifts: Partial<Record<SequenceMethod, number[]>>, sampling: Required<SamplingOptions>): ExpectedDriftReport {
+  const methods: ExpectedDriftReport['methods'] = {};
+  for (const [method, values] of Object.entries(drifts) as [SequenceMethod, number[]][]) methods[method] = poolExpected(values);
   return { sampling: { ...sampling }, signEpsilon: SIGN_EPSILON, methods };
 }

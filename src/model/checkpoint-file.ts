@@ -1,9 +1,32 @@
 // Node file helpers around checkpoint.ts (the CLI and scripts; the browser passes File bytes
 // directly). The optimizer state lives beside its checkpoint: run.safetensors → run.optim.safetensors.
+// A pair is committed as one unit (docs/reliability.md): both files are written to `.partial`
+// files and fsynced, then the weights are renamed into place, then the optimizer state. A reader
+// sees the old pair, the new pair, or new weights whose optimizer `.partial` completes them (rolled
+// forward on load); any other mismatch is refused. Stale `.partial` files go at the next save.
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { type LoadOptions, type OptimizerState, loadCheckpoint, loadOptimizerState, saveCheckpoint, saveOptimizerState } from './checkpoint';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import {
+  type CheckpointPairBytes,
+  type Digest,
+  type LoadOptions,
+  type OptimizerState,
+  WEIGHTS_DIGEST_KEY,
+  bindOptimizerState,
+  checkPair,
+  loadCheckpoint,
+  loadOptimizerState,
+  saveCheckpointPair,
+  saveCheckpoint,
+} from './checkpoint';
+import type { ModelConfig } from './config';
 import type { ModelWeights } from './params';
+import { readSafetensorsHeader } from './safetensors';
+
+/** SHA-256 by Node's crypto: the digest checkpoint.ts computes in pure TypeScript, ~10x faster. */
+export const nodeSha256: Digest = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 export function optimizerStatePath(checkpointPath: string): string {
   return checkpointPath.replace(/(\.safetensors)?$/, '.optim.safetensors');
@@ -23,19 +46,159 @@ function inFile<T>(path: string, f: () => T): T {
   }
 }
 
+/** `PATH.<pid>.partial`: the temporary a save writes before renaming it to PATH. */
+function partialPath(path: string): string {
+  return `${path}.${process.pid}.partial`;
+}
+
+/** Every `PATH.<pid>.partial` beside PATH, from any process. */
+function partialsOf(path: string): string[] {
+  const dir = dirname(path);
+  const name = basename(path);
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return entries.filter((e) => e.startsWith(`${name}.`) && /^\.\d+\.partial$/.test(e.slice(name.length))).map((e) => join(dir, e));
+}
+
+function writeDurably(path: string, bytes: Uint8Array): void {
+  const fd = openSync(path, 'w');
+  try {
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Makes the renames in a folder durable (a rename is only on disk once its directory is). */
+function syncFolder(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dirname(path), 'r');
+    fsyncSync(fd);
+  } catch {
+    // Some file systems refuse to sync a directory; the renames stay atomic, only their durability is the OS's.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Rolls an interrupted save forward: when the weights on disk do not match the optimizer file (or
+ * there is none) but an optimizer `.partial` bound to exactly these weights exists, that partial is
+ * the other half of the pair and is renamed into place. Returns whether it did.
+ */
+export function recoverCheckpointPair(path: string, digest: Digest = nodeSha256): boolean {
+  if (!existsSync(path)) return false;
+  const optimizer = optimizerStatePath(path);
+  const candidates = partialsOf(optimizer);
+  if (candidates.length === 0) return false;
+  const weights = readBytes(path);
+  if (existsSync(optimizer)) {
+    const current = safe(() => checkPair(weights, readBytes(optimizer), digest));
+    if (current?.ok) return false;
+  }
+  for (const candidate of candidates) {
+    const check = safe(() => checkPair(weights, readBytes(candidate), digest));
+    if (check?.ok && check.bound) {
+      renameSync(candidate, optimizer);
+      syncFolder(optimizer);
+      return true;
+    }
+  }
+  return false;
+}
+
+function safe<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes a checkpoint pair as one unit. `files` are the two files' bytes (saveCheckpointPair, or a
+ * trainer's checkpoint(): an optimizer file without the weights digest is bound here); without
+ * an optimizer file only the weights are written (atomically), and a stale optimizer file beside
+ * them is removed, since it belongs to other weights.
+ */
+export function writeCheckpointPair(path: string, files: { weights: Uint8Array; optimizer?: Uint8Array | null }, digest: Digest = nodeSha256): void {
+  const optimizer = optimizerStatePath(path);
+  // An earlier save cut between its two renames is completed first, then its leftovers go.
+  recoverCheckpointPair(path, digest);
+  for (const stale of [...partialsOf(path), ...partialsOf(optimizer)]) rmSync(stale, { force: true });
+  let pair: CheckpointPairBytes | null = null;
+  if (files.optimizer) {
+    pair = { weights: files.weights, optimizer: files.optimizer };
+    const meta = readSafetensorsHeader(pair.optimizer).metadata ?? {};
+    if (meta[WEIGHTS_DIGEST_KEY] === undefined) pair = bindOptimizerState(pair, digest);
+    else if (!checkPair(pair.weights, pair.optimizer, digest).ok) throw new Error(`${optimizer}: the optimizer state is bound to other weights`);
+  }
+  const weightsTemp = partialPath(path);
+  const optimizerTemp = partialPath(optimizer);
+  try {
+    writeDurably(weightsTemp, files.weights);
+    if (pair) writeDurably(optimizerTemp, pair.optimizer);
+  } catch (error) {
+    rmSync(weightsTemp, { force: true });
+    rmSync(optimizerTemp, { force: true });
+    throw error;
+  }
+  // The commit: weights first, optimizer second (a cut between them is rolled forward on load).
+  renameSync(weightsTemp, path);
+  if (pair) renameSync(optimizerTemp, optimizer);
+  else rmSync(optimizer, { force: true });
+  syncFolder(path);
+}
+
+export interface CheckpointPair {
+  weights: ModelWeights;
+  /** The optimizer state beside the weights, or null when none was saved. */
+  optimizer: OptimizerState | null;
+  /** Whether an interrupted save had to be rolled forward to read this pair. */
+  recovered: boolean;
+}
+
+/**
+ * Reads a checkpoint and the optimizer state beside it as one pair: an interrupted save is rolled
+ * forward when its optimizer `.partial` completes the weights, a mixed pair is refused naming the
+ * optimizer file. Errors name the file: `PATH: checkpoint: …`.
+ */
+export function readCheckpointPair(path: string, options?: LoadOptions, digest: Digest = nodeSha256): CheckpointPair {
+  const recovered = safe(() => recoverCheckpointPair(path, digest)) ?? false;
+  const weightsBytes = readBytes(path);
+  const weights = inFile(path, () => loadCheckpoint(weightsBytes, options));
+  return { weights, optimizer: readPairedOptimizer(path, weightsBytes, weights.config, digest), recovered };
+}
+
+function readPairedOptimizer(path: string, weightsBytes: Uint8Array, config: ModelConfig, digest: Digest): OptimizerState | null {
+  const optimizerPath = optimizerStatePath(path);
+  if (!existsSync(optimizerPath)) return null;
+  return inFile(optimizerPath, () => {
+    const bytes = readBytes(optimizerPath);
+    const check = checkPair(weightsBytes, bytes, digest);
+    if (!check.ok) throw new Error(`checkpoint: ${check.reason}; refusing to resume from it (the weights alone load without it)`);
+    return loadOptimizerState(bytes, config);
+  });
+}
+
 export function readCheckpointFile(path: string, options?: LoadOptions): ModelWeights {
   return inFile(path, () => loadCheckpoint(readBytes(path), options));
 }
 
-/** Writes the checkpoint and, when given, its optimizer state beside it. */
+/** Writes the checkpoint and, when given, its optimizer state beside it, as one pair. */
 export function writeCheckpointFile(path: string, weights: ModelWeights, optimizer?: OptimizerState, metadata?: Record<string, string>): void {
-  writeFileSync(path, saveCheckpoint(weights, metadata));
-  if (optimizer) writeFileSync(optimizerStatePath(path), saveOptimizerState(weights.config, optimizer));
+  if (optimizer) writeCheckpointPair(path, saveCheckpointPair(weights, optimizer, metadata, nodeSha256));
+  else writeCheckpointPair(path, { weights: saveCheckpoint(weights, metadata) });
 }
 
-/** The optimizer state beside `checkpointPath`, or null when none was saved. */
-export function readOptimizerStateFile(checkpointPath: string, weights: ModelWeights): OptimizerState | null {
-  const path = optimizerStatePath(checkpointPath);
-  if (!existsSync(path)) return null;
-  return inFile(path, () => loadOptimizerState(readBytes(path), weights.config));
+/** The optimizer state beside `checkpointPath`, checked to belong to its weights file (rolled forward if a save was cut), or null when none was saved. */
+export function readOptimizerStateFile(checkpointPath: string, weights: ModelWeights, digest: Digest = nodeSha256): OptimizerState | null {
+  safe(() => recoverCheckpointPair(checkpointPath, digest));
+  return readPairedOptimizer(checkpointPath, readBytes(checkpointPath), weights.config, digest);
 }

@@ -2,8 +2,10 @@
 // and layouts, config in `__metadata__`, so PyTorch's GPT2LMHeadModel loads what we save and we load
 // GPT-2-architecture files trained elsewhere. AdamW state goes in a second file of the same kind.
 
-import { type ModelConfig, validateConfig } from './config';
-import { type ModelWeights, parameterShapes } from './params';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { type ModelConfig, configLimitProblems, validateConfig } from './config';
+import { type ModelWeights, type ParameterShape, parameterShapes } from './params';
 import { type SafetensorsHeader, type TensorEntry, readSafetensorsHeader, readTensor, writeSafetensors } from './safetensors';
 
 export const HF_PREFIX = 'transformer.';
@@ -88,8 +90,11 @@ function readConfig(header: SafetensorsHeader, byName: Map<string, TensorEntry>,
   const nPositions = fromMeta('nPositions') ?? need(wpe, 'wpe.weight', 'nPositions').shape[0];
   let nLayer = fromMeta('nLayer');
   if (nLayer === undefined) {
-    const layers = [...byName.keys()].map((n) => /^h\.(\d+)\./.exec(n)).filter((m) => m !== null);
-    nLayer = layers.length ? Math.max(...layers.map((m) => Number(m[1]))) + 1 : 0;
+    nLayer = 0; // a loop, not Math.max(...): a header may name a million tensors
+    for (const n of byName.keys()) {
+      const m = /^h\.(\d+)\./.exec(n);
+      if (m) nLayer = Math.max(nLayer, Number(m[1]) + 1);
+    }
     if (nLayer === 0) fail('no transformer layers (h.{i}.*) found');
   }
   let nHead = fromMeta('nHead') ?? options.nHead;
@@ -108,6 +113,50 @@ function sameValues(a: Float32Array, b: Float32Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation before allocation, in this order: the config against CONFIG_LIMITS (before the list of
+// expected tensors exists), every tensor's presence and shape (before any data is read),
+// then every value finite (a NaN weight would make every score null and training fail later).
+
+function checkConfigLimits(config: ModelConfig, options: LoadOptions): void {
+  const problems = configLimitProblems(config);
+  if (problems.length) fail(`config out of bounds: ${problems.join('; ')}`);
+  try {
+    validateConfig(config);
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  if (options.maxVocab !== undefined && config.vocabSize > options.maxVocab) {
+    fail(`vocabulary ${config.vocabSize} is larger than the allowed ${options.maxVocab}`);
+  }
+}
+
+function checkTensorEntries(config: ModelConfig, expected: readonly ParameterShape[], byName: ReadonlyMap<string, TensorEntry>, lmHead: TensorEntry | undefined): void {
+  for (const { name, shape } of expected) {
+    const entry = byName.get(name);
+    if (!entry) fail(`missing tensor ${HF_PREFIX}${name}`);
+    if (!sameShape(entry.shape, shape)) {
+      fail(`tensor ${entry.name}: expected shape [${shape.join(', ')}], got [${entry.shape.join(', ')}]`);
+    }
+  }
+  const known = new Set(expected.map((p) => p.name));
+  for (const [name, entry] of byName) if (!known.has(name)) fail(`unexpected tensor ${entry.name} (not a parameter of GPT-2 with ${config.nLayer} layers)`);
+  if (lmHead) {
+    if (!sameShape(lmHead.shape, [config.vocabSize, config.nEmbd])) {
+      fail(`${lmHead.name} differs from wte.weight: an untied output head is not supported (this model ties it to wte)`);
+    }
+  }
+}
+
+/** Throws naming the first tensor (by its name in the file) that holds a NaN or an infinity. */
+function checkFinite(tensors: ReadonlyMap<string, Float32Array>, fileName: (name: string) => string): void {
+  for (const [name, data] of tensors) {
+    for (let i = 0; i < data.length; i++) {
+      if (!Number.isFinite(data[i])) fail(`tensor ${fileName(name)} holds ${data[i]} at index ${i}: every value must be finite`);
+    }
+  }
 }
 
 /**
@@ -131,31 +180,17 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Mo
   }
 
   const config = readConfig(header, byName, options);
-  try {
-    validateConfig(config);
-  } catch (e) {
-    fail((e as Error).message);
-  }
-  if (options.maxVocab !== undefined && config.vocabSize > options.maxVocab) {
-    fail(`vocabulary ${config.vocabSize} is larger than the allowed ${options.maxVocab}`);
-  }
+  checkConfigLimits(config, options);
+  const expected = parameterShapes(config);
+  checkTensorEntries(config, expected, byName, lmHead);
 
   const tensors = new Map<string, Float32Array>();
-  const expected = parameterShapes(config);
-  for (const { name, shape } of expected) {
-    const entry = byName.get(name);
-    if (!entry) fail(`missing tensor ${HF_PREFIX}${name}`);
-    if (!sameShape(entry.shape, shape)) {
-      fail(`tensor ${entry.name}: expected shape [${shape.join(', ')}], got [${entry.shape.join(', ')}]`);
-    }
-    tensors.set(name, readTensor(bytes, entry));
-  }
-  const known = new Set(expected.map((p) => p.name));
-  for (const [name, entry] of byName) if (!known.has(name)) fail(`unexpected tensor ${entry.name} (not a parameter of GPT-2 with ${config.nLayer} layers)`);
+  for (const { name } of expected) tensors.set(name, readTensor(bytes, byName.get(name)!));
+  checkFinite(tensors, (name) => byName.get(name)!.name);
 
   if (lmHead) {
     const wte = tensors.get('wte.weight')!;
-    if (!sameShape(lmHead.shape, [config.vocabSize, config.nEmbd]) || !sameValues(readTensor(bytes, lmHead), wte)) {
+    if (!sameValues(readTensor(bytes, lmHead), wte)) {
       fail(`${lmHead.name} differs from wte.weight: an untied output head is not supported (this model ties it to wte)`);
     }
   }
@@ -214,9 +249,102 @@ export function loadOptimizerState(bytes: Uint8Array, config: ModelConfig): Opti
       if (!sameShape(entry.shape, shape)) {
         fail(`tensor ${fileName}: expected shape [${shape.join(', ')}], got [${entry.shape.join(', ')}]`);
       }
-      state[moment].set(name, readTensor(bytes, entry));
     }
   }
   for (const name of header.entries.keys()) if (!expectedNames.has(name)) fail(`unexpected tensor ${name} in optimizer state`);
+  // Shapes all checked: now the data, every moment finite.
+  for (const moment of ['m', 'v'] as const) {
+    for (const { name } of parameterShapes(config)) state[moment].set(name, readTensor(bytes, header.entries.get(`${moment}.${HF_PREFIX}${name}`)!));
+    checkFinite(state[moment], (name) => `${moment}.${HF_PREFIX}${name}`);
+  }
   return state;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checkpoint pair (docs/reliability.md): weights and optimizer state are one unit. The weights
+// file stays a plain GPT-2 file; the optimizer file's __metadata__ records the SHA-256 of the exact
+// weights file bytes it was saved with, so a reader can tell a matching pair from a mixed one.
+// Pure (browser and Node): Node's file writer (checkpoint-file.ts) passes a faster digest.
+
+/** `__metadata__` key of the optimizer file: lowercase hex SHA-256 of its weights file's bytes. */
+export const WEIGHTS_DIGEST_KEY = 'weights_sha256';
+
+/** Lowercase hex SHA-256 of some bytes. */
+export type Digest = (bytes: Uint8Array) => string;
+
+export const sha256Hex: Digest = (bytes) => bytesToHex(sha256(bytes));
+
+export interface CheckpointPairBytes {
+  weights: Uint8Array;
+  optimizer: Uint8Array;
+}
+
+/** The two files of a checkpoint, the optimizer file bound to the weights file's bytes. */
+export function saveCheckpointPair(
+  weights: ModelWeights,
+  state: OptimizerState,
+  metadata: Record<string, string> = {},
+  digest: Digest = sha256Hex,
+): CheckpointPairBytes {
+  const weightsBytes = saveCheckpoint(weights, { ...metadata, step: String(state.step) });
+  return { weights: weightsBytes, optimizer: saveOptimizerState(weights.config, state, { [WEIGHTS_DIGEST_KEY]: digest(weightsBytes) }) };
+}
+
+/**
+ * Binds optimizer-state bytes made elsewhere (e.g. a trainer's checkpoint()) to the weights bytes
+ * they go with: the same file with `weights_sha256` added to its __metadata__ (data unchanged).
+ */
+export function bindOptimizerState(pair: CheckpointPairBytes, digest: Digest = sha256Hex): CheckpointPairBytes {
+  const header = readSafetensorsHeader(pair.optimizer);
+  if (header.metadata?.format !== OPTIMIZER_FORMAT) fail('bindOptimizerState: the second file is not an optimizer state file');
+  const view = new DataView(pair.optimizer.buffer, pair.optimizer.byteOffset, pair.optimizer.byteLength);
+  const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  const json = JSON.parse(new TextDecoder().decode(pair.optimizer.subarray(8, 8 + headerLength))) as Record<string, unknown>;
+  json.__metadata__ = { ...(json.__metadata__ as Record<string, string>), [WEIGHTS_DIGEST_KEY]: digest(pair.weights) };
+  let text = JSON.stringify(json);
+  text += ' '.repeat((8 - ((new TextEncoder().encode(text).length + 8) % 8)) % 8);
+  const headerBytes = new TextEncoder().encode(text);
+  const data = pair.optimizer.subarray(8 + headerLength);
+  const out = new Uint8Array(8 + headerBytes.length + data.length);
+  const outView = new DataView(out.buffer);
+  outView.setUint32(0, headerBytes.length, true);
+  outView.setUint32(4, Math.floor(headerBytes.length / 2 ** 32), true);
+  out.set(headerBytes, 8);
+  out.set(data, 8 + headerBytes.length);
+  return { weights: pair.weights, optimizer: out };
+}
+
+export type PairCheck = { ok: true; bound: boolean } | { ok: false; reason: string };
+
+/**
+ * Whether optimizer-state bytes belong to weights bytes. A bound file (with weights_sha256) must
+ * name exactly these weights. An older file without the digest is accepted unless the weights
+ * record a `step` (mw train writes one) different from the optimizer's: that is a mixed pair.
+ */
+export function checkPair(weightsBytes: Uint8Array, optimizerBytes: Uint8Array, digest: Digest = sha256Hex): PairCheck {
+  const meta = readSafetensorsHeader(optimizerBytes).metadata ?? {};
+  const step = meta.step ?? '?';
+  const bound = meta[WEIGHTS_DIGEST_KEY];
+  if (bound !== undefined) {
+    if (bound === digest(weightsBytes)) return { ok: true, bound: true };
+    return { ok: false, reason: `the optimizer state (step ${step}) was saved with other weights (${WEIGHTS_DIGEST_KEY} differs): a mixed pair, e.g. from an interrupted save` };
+  }
+  const weightsStep = readSafetensorsHeader(weightsBytes).metadata?.step;
+  if (weightsStep !== undefined && weightsStep !== meta.step) {
+    return { ok: false, reason: `the optimizer state is at step ${step}, the weights at step ${weightsStep}: a mixed pair, e.g. from an interrupted save` };
+  }
+  return { ok: true, bound: false };
+}
+
+/** Loads a checkpoint and, when given, its optimizer state, refusing a mixed pair. */
+export function loadCheckpointPair(
+  pair: { weights: Uint8Array; optimizer: Uint8Array | null },
+  options: LoadOptions = {},
+  digest: Digest = sha256Hex,
+): { weights: ModelWeights; optimizer: OptimizerState | null } {
+  const weights = loadCheckpoint(pair.weights, options);
+  if (!pair.optimizer) return { weights, optimizer: null };
+  const check = checkPair(pair.weights, pair.optimizer, digest);
+  if (!check.ok) fail(check.reason);
+  return { weights, optimizer: loadOptimizerState(pair.optimizer, weights.config) };
 }

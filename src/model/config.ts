@@ -53,3 +53,48 @@ export function configsEqual(a: ModelConfig, b: ModelConfig): boolean {
 export function describeConfig(c: ModelConfig): string {
   return `V ${c.vocabSize}, C ${c.nEmbd}, ${c.nLayer} layers, ${c.nHead} heads, P ${c.nPositions}`;
 }
+
+/**
+ * The largest config a checkpoint may declare, checked before anything is allocated (or the list
+ * of expected tensors built): far above every GPT-2 (XL: V 50257, C 1600, 48 layers, 25 heads,
+ * P 1024), far below what would exhaust memory on the way to a missing-tensor error. The head size
+ * rule is the attention kernels' (`MAX_HS` in shaders/attention.wgsl; a test keeps the two equal).
+ */
+export const CONFIG_LIMITS = {
+  vocabSize: 1 << 20,
+  nEmbd: 1 << 14,
+  nLayer: 256,
+  nHead: 256,
+  nPositions: 1 << 20,
+  /** Head size C / NH: a multiple of 4 (rows are read as vec4) in 4..64. */
+  headSizeMultiple: 4,
+  maxHeadSize: 64,
+} as const;
+
+/** What in `config` lies outside CONFIG_LIMITS (or is not a positive integer); empty when it fits. */
+export function configLimitProblems(config: ModelConfig): string[] {
+  const problems: string[] = [];
+  const fields: [keyof ModelConfig, string][] = [
+    ['vocabSize', 'vocab_size'],
+    ['nEmbd', 'n_embd'],
+    ['nLayer', 'n_layer'],
+    ['nHead', 'n_head'],
+    ['nPositions', 'n_positions'],
+  ];
+  for (const [field, name] of fields) {
+    const v = config[field];
+    if (!Number.isSafeInteger(v) || v < 1) problems.push(`${name} ${v} is not a positive integer`);
+    else if (v > CONFIG_LIMITS[field]) problems.push(`${name} ${v} is above the limit of ${CONFIG_LIMITS[field]}`);
+  }
+  if (problems.length === 0) {
+    const hs = config.nEmbd / config.nHead;
+    if (!Number.isInteger(hs)) problems.push(`n_embd ${config.nEmbd} is not divisible by n_head ${config.nHead}`);
+    else if (hs % CONFIG_LIMITS.headSizeMultiple !== 0 || hs > CONFIG_LIMITS.maxHeadSize) {
+      problems.push(
+        `head size ${hs} (n_embd ${config.nEmbd} / n_head ${config.nHead}) is not a multiple of ${CONFIG_LIMITS.headSizeMultiple} ` +
+          `in ${CONFIG_LIMITS.headSizeMultiple}..${CONFIG_LIMITS.maxHeadSize}, which the attention kernels need`,
+      );
+    }
+  }
+  return problems;
+}

@@ -41,3 +41,22 @@ describe('grpoAdvantages', () => {
     expect(() => grpoAdvantages([1, NaN], ['a', 'a'])).toThrow('reward NaN of rollout 1 is not finite');
   });
 });
+
+describe('grpoAdvantages at the ends of the float range', () => {
+  it('gives finite advantages to rewards of ±1.7e308 (no overflow in the mean or the std)', () => {
+    const adv = grpoAdvantages([1.7e308, -1.7e308, 1.7e308, -1.7e308], ['g', 'g', 'g', 'g']);
+    expect(Array.from(adv)).toEqual([1, -1, 1, -1]);
+    const tiny = grpoAdvantages([3e-320, 1e-320], ['g', 'g']);
+    expect(Array.from(tiny)).toEqual([1, -1]);
+  });
+
+  it('gives the same bits as the unscaled formula for ordinary rewards', () => {
+    const rewards = [0.3, 1, 0, 0.7, 2.5, -1.25];
+    const plain = (values: number[]) => {
+      const mean = values.reduce((a, b) => a + b, 0) / values.length;
+      const std = Math.sqrt(values.reduce((a, r) => a + (r - mean) ** 2, 0) / values.length);
+      return values.map((r) => (r - mean) / std);
+    };
+    expect(Array.from(grpoAdvantages(rewards, rewards.map(() => 'g')))).toEqual(plain(rewards));
+  });
+});

@@ -22,10 +22,16 @@ export function grpoAdvantages(rewards: readonly number[], groups: readonly (str
     // Equal rewards, tested exactly: their computed mean may differ from them in the last bit,
     // and a tiny std would then blow that round-off up into ±1 advantages.
     if (values.every((r) => r === values[0])) continue;
-    const n = values.length;
-    const mean = values.reduce((a, b) => a + b, 0) / n;
-    const std = Math.sqrt(values.reduce((a, r) => a + (r - mean) ** 2, 0) / n);
-    for (const i of list) advantages[i] = (rewards[i] - mean) / std;
+    // Advantages do not change when every reward is scaled; scaling by the power of two nearest the
+    // largest |reward| is exact, so ordinary rewards give the same bits, and rewards near ±1.7e308
+    // no longer overflow the sum (mean) or the squares (std) to infinity.
+    const exponent = -Math.round(Math.log2(values.reduce((a, r) => Math.max(a, Math.abs(r)), 0)));
+    const scale = 2 ** Math.min(1023, exponent); // 2^1024 itself would be infinite
+    const scaled = values.map((r) => r * scale);
+    const n = scaled.length;
+    const mean = scaled.reduce((a, b) => a + b, 0) / n;
+    const std = Math.sqrt(scaled.reduce((a, r) => a + (r - mean) ** 2, 0) / n);
+    list.forEach((i, j) => (advantages[i] = (scaled[j] - mean) / std));
   }
   return advantages;
 }

@@ -10,6 +10,7 @@ import { deriveTree } from '../tree/derive';
 import { ValidationError } from './errors';
 import { createRng, generateRandomRollout, type Rng } from './generate-random';
 import { parseRolloutFile } from './parse';
+import { stringifyRollout } from './serialize';
 
 type Json = unknown;
 const ODD_VALUES: Json[] = [null, -1, 0, 1, 2, 271, 272, 1e9, 1.5, -0.0001, 'x', 'act', 'summary', 'edit', [], {}, true, [0, 1], [1, 0], [0, 2, 3], { role: 'act', tokens: [1] }];
@@ -140,5 +141,96 @@ describe('fuzzed rollout files', () => {
     // Both outcomes happen often: the fuzzer is neither too gentle nor too brutal.
     expect(loaded).toBeGreaterThan(400);
     expect(rejected).toBeGreaterThan(1500);
+  });
+});
+
+// ------------------------------------------------------------------------------------------------
+// Hostile families (issue: nothing crashes): values nested far deeper than any stack, numbers at the
+// ends of the float range, byte order marks, a top-level "__proto__". Each file loads completely
+// (and then derives, plans and re-serialises) or raises one ValidationError with a one-line message.
+
+/** JSON text of an array or object nested `depth` levels deep (JSON.stringify would overflow). */
+function nestedText(depth: number, object: boolean): string {
+  return object ? `${'{"k":'.repeat(depth)}0${'}'.repeat(depth)}` : `${'['.repeat(depth)}0${']'.repeat(depth)}`;
+}
+
+const HUGE: number[] = [1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308, 2 ** 53 + 2, 5e-324, -5e-324, -0, 1e-300];
+
+function loadsOrRefuses(text: string, file: string): 'loaded' | 'refused' {
+  try {
+    const parsed = parseRolloutFile(text, file);
+    for (const rollout of parsed) {
+      const tree = deriveTree(rollout);
+      for (const method of METHODS) buildPlan(tree, method);
+      JSON.parse(stringifyRollout(rollout));
+    }
+    return 'loaded';
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    if (!MESSAGE.test(error.message)) throw new Error(`malformed message: ${error.message.slice(0, 200)}`);
+    return 'refused';
+  }
+}
+
+describe('hostile rollout files', () => {
+  it('nesting 50 to 200,000 deep anywhere: loads (kept fields up to 100 levels) or one ValidationError', () => {
+    const outcomes = { loaded: 0, refused: 0 };
+    for (let seed = 0; seed < 120; seed++) {
+      const rng = createRng(seed);
+      const root = generateRandomRollout({ seed, size: 'small', id: `n${seed}` }) as unknown as Record<string, Json>;
+      const depth = [50, 99, 101, 5000, 200_000][rng.int(0, 4)];
+      const all = paths(root, rng).filter((p) => p.length > 0);
+      const where = rng.chance(0.3) ? ['meta'] : rng.chance(0.2) ? ['surprise'] : all[rng.int(0, all.length - 1)];
+      const hit = parentOf(root, where)!;
+      hit[0][hit[1]] = '@deep@';
+      outcomes[loadsOrRefuses(JSON.stringify(root).replace('"@deep@"', nestedText(depth, rng.chance(0.5))), 'f.json')]++;
+    }
+    expect(outcomes.refused).toBeGreaterThan(60);
+    expect(outcomes.loaded).toBeGreaterThan(5); // meta and unknown fields under 100 levels are kept
+  });
+
+  it('numbers at the ends of the float range anywhere: loads or one ValidationError', () => {
+    const outcomes = { loaded: 0, refused: 0 };
+    for (let seed = 0; seed < 300; seed++) {
+      const rng = createRng(seed ^ 0x9e3779b9);
+      const root = generateRandomRollout({ seed, size: 'small', id: `h${seed}` }) as unknown as Record<string, Json>;
+      const numbers = paths(root, rng).filter((p) => typeof parentOf(root, p)?.[0][parentOf(root, p)![1]] === 'number');
+      if (rng.chance(0.2)) root.reward = HUGE[rng.int(0, 3)];
+      else {
+        const hit = parentOf(root, numbers[rng.int(0, numbers.length - 1)])!;
+        hit[0][hit[1]] = HUGE[rng.int(0, HUGE.length - 1)];
+      }
+      outcomes[loadsOrRefuses(JSON.stringify(root), rng.chance(0.5) ? 'f.json' : 'f.jsonl')]++;
+    }
+    expect(outcomes.refused).toBeGreaterThan(100);
+    expect(outcomes.loaded).toBeGreaterThan(30);
+  });
+
+  it('ignores a leading byte order mark in .json, .jsonl and chat files alike', () => {
+    const one = JSON.stringify(generateRandomRollout({ seed: 3, size: 'small', id: 'b' }));
+    const two = `${one}\n${one.replace('"id":"b"', '"id":"c"')}\n`;
+    const chat = '{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}\n';
+    for (const [text, file] of [
+      [one, 'f.json'],
+      [JSON.stringify(JSON.parse(one), null, 2), 'f.json'],
+      [two, 'f.jsonl'],
+      [two, 'f.json'],
+      [chat, 'chat.jsonl'],
+    ]) {
+      const plain = parseRolloutFile(text, file).map((r) => stringifyRollout(r));
+      expect(parseRolloutFile(`\ufeff${text}`, file).map((r) => stringifyRollout(r)), file).toEqual(plain);
+    }
+  });
+
+  it('keeps a top-level "__proto__" field on re-serialisation, like any unknown field', () => {
+    for (const value of [{ polluted: true }, 1, 'x', null, [1, 2]]) {
+      const root = { __proto__: null, ...generateRandomRollout({ seed: 4, size: 'small', id: 'p' }) } as Record<string, unknown>;
+      const text = JSON.stringify(root).replace(/^\{/, `{"__proto__":${JSON.stringify(value)},`);
+      const [rollout] = parseRolloutFile(text, 'f.json');
+      const back = JSON.parse(stringifyRollout(rollout));
+      expect(Object.hasOwn(back, '__proto__')).toBe(true);
+      expect(back['__proto__']).toEqual(value);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    }
   });
 });

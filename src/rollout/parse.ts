@@ -2,10 +2,10 @@
 // per-record `format` dispatch (native v1 or an importer), then validation. All or nothing: the
 // first problem throws a ValidationError and no rollout of the file is returned.
 
-import { ValidationError, quote, type SourceLocation } from './errors';
-import { ROLLOUT_FORMAT, type RolloutJson } from './format';
+import { ValidationError, quote } from './errors';
+import { ROLLOUT_FORMAT } from './format';
 import { findFileImporter, recordImporters, type ImportedRollout } from './importers/detect';
-import { readJsonRecords, type FileLayout } from './records';
+import { readJsonRecords, stripBom, type FileLayout } from './records';
 import type { Rollout } from './rollout';
 import { validateRollout } from './validate';
 
@@ -16,26 +16,34 @@ export interface RolloutFile {
 }
 
 export function readRolloutFile(text: string, file: string): RolloutFile {
+  text = stripBom(text);
   const importer = findFileImporter(text, file);
   if (importer) return { layout: 'jsonl', rollouts: validateAll(importer.readText(text, file), file) };
   const { layout, records } = readJsonRecords(text, file);
-  const imported: ImportedRollout[] = records.map((record) => ({ value: rolloutRecord(record.value, { file, line: record.line }), line: record.line }));
+  const imported = records.map((record) => importRecord(record.value, { file, line: record.line }));
   return { layout, rollouts: validateAll(imported, file) };
 }
 
-/** One record of a JSON or JSONL file as a v1 rollout (not yet validated): native, or imported by its `format`. */
-export function rolloutRecord(value: unknown, source: SourceLocation): RolloutJson {
+/** One record of a JSON or JSONL file as a v1 rollout object: native, or imported by its `format`. */
+export function importRecord(value: unknown, source: { file: string; line?: number }): ImportedRollout {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ValidationError(source, `expected a rollout object, got ${quote(value)}`);
   }
   const obj = value as Record<string, unknown>;
-  if (obj.format === ROLLOUT_FORMAT) return obj as RolloutJson;
+  if (obj.format === ROLLOUT_FORMAT) return { value: obj as ImportedRollout['value'], line: source.line };
   const format = obj.format;
-  if (typeof format === 'string' && Object.hasOwn(recordImporters, format)) return recordImporters[format](obj, source);
+  if (typeof format === 'string' && Object.hasOwn(recordImporters, format)) {
+    return { value: recordImporters[format](obj, source), line: source.line };
+  }
   throw new ValidationError(
     source,
     format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`,
   );
+}
+
+/** The message for a rollout id met twice in one file. */
+export function duplicateIdReason(id: string, firstLine: number | undefined): string {
+  return `id ${quote(id)} is not unique in its file${firstLine ? ` (also on line ${firstLine})` : ''}`;
 }
 
 /** Validates imported rollouts; ids must be unique in their file. */
@@ -45,7 +53,7 @@ function validateAll(imported: ImportedRollout[], file: string): Rollout[] {
     const rollout = validateRollout(value, { file, line });
     if (seen.has(rollout.id)) {
       const first = seen.get(rollout.id);
-      throw new ValidationError({ file, line }, `id ${quote(rollout.id)} is not unique in its file${first ? ` (also on line ${first})` : ''}`);
+      throw new ValidationError({ file, line }, duplicateIdReason(rollout.id, first));
     }
     seen.set(rollout.id, line);
     return rollout;

@@ -24,11 +24,17 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; re
   }
 }
 
+/** The text without a leading UTF-8 byte order mark, which every reader ignores (editors on Windows write one). */
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /**
- * A `.jsonl` name means JSON lines. Otherwise a text that parses whole is one document, and one
+ * A leading byte order mark is ignored. A `.jsonl` name means JSON lines. Otherwise a text that parses whole is one document, and one
  * that does not but whose first non-empty line parses alone is read as JSON lines.
  */
 export function readJsonRecords(text: string, file: string): JsonRecords {
+  text = stripBom(text);
   if (text.trim().length === 0) throw new ValidationError({ file }, 'file is empty');
   if (!/\.jsonl$/i.test(file)) {
     const whole = parseJson(text);

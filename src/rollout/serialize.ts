@@ -27,8 +27,8 @@ export function rolloutToJson(rollout: Rollout): RolloutJson {
   if (rollout.reward !== undefined) header.reward = rollout.reward;
   if (rollout.group !== undefined) header.group = rollout.group;
   if (rollout.meta !== undefined) header.meta = rollout.meta;
-  Object.assign(header, rollout.extra);
-  return { ...header, events } as RolloutJson;
+  // Spread, not Object.assign: it defines own properties, so an unknown "__proto__" field comes back too.
+  return { ...header, ...rollout.extra, events } as RolloutJson;
 }
 
 /** One rollout as one line of JSON (also a valid `.json` file). */

@@ -4,6 +4,7 @@
 
 import { ROLE_CODE, ROLLOUT_FORMAT, type AppendRole, type InsertRole, type Role } from './format';
 import { ValidationError, quote, type SourceLocation } from './errors';
+import { MAX_NESTING, nestsDeeperThan } from './nesting';
 import { applyEdit, emptyRuns, pushRun, type EditPiece, type Runs } from './live-view';
 import { DEFAULT_TOKENIZER, getTokenizer } from './tokenizer';
 import type { AppendEvent, EditEvent, Rollout, RolloutEvent, ViewPiece } from './rollout';
@@ -22,9 +23,29 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A first guess of the tape length from the events as given: token lists count their entries, a
+ * text piece its UTF-16 length plus its marker (exact for ASCII under the byte tokenizer). The tape
+ * starts at that capacity, so a long rollout is neither regrown nor copied to size at the end.
+ */
+function estimateLength(events: unknown[]): number {
+  let n = 0;
+  const piece = (p: unknown) => {
+    if (!isObject(p)) return;
+    if (Array.isArray(p.tokens)) n += p.tokens.length;
+    else if (typeof p.text === 'string') n += p.text.length + 1;
+  };
+  for (const ev of events) {
+    if (!isObject(ev)) continue;
+    if (ev.op === 'append') piece(ev);
+    else if (Array.isArray(ev.view)) for (const p of ev.view) if (isObject(p)) piece(p.insert);
+  }
+  return n;
+}
+
 /** Growable typed arrays for the physical tape. */
-function createTape() {
-  let capacity = 1024;
+function createTape(initialCapacity: number) {
+  let capacity = Math.max(16, initialCapacity);
   let tokens = new Int32Array(capacity);
   let roles = new Uint8Array(capacity);
   let segments = new Int32Array(capacity);
@@ -33,7 +54,7 @@ function createTape() {
   let length = 0;
   const grow = (need: number) => {
     if (need <= capacity) return;
-    while (capacity < need) capacity *= 2;
+    while (capacity < need) capacity = Math.ceil(capacity * 1.5);
     const t = new Int32Array(capacity);
     t.set(tokens);
     tokens = t;
@@ -76,14 +97,9 @@ function createTape() {
       for (let i = 0; i < length; i++) targetCount += isTarget[i];
       const targets = new Int32Array(targetCount);
       for (let i = 0, t = 0; i < length; i++) if (isTarget[i]) targets[t++] = i;
-      return {
-        tokens: tokens.slice(0, length),
-        roles: roles.slice(0, length),
-        segments: segments.slice(0, length),
-        isTarget: isTarget.slice(0, length),
-        logprobs: logprobs.slice(0, length),
-        targets,
-      };
+      // Arrays of exactly the tape's length are handed over as they are (no second copy of a long tape).
+      const fit = <T extends Int32Array | Uint8Array | Float64Array>(a: T): T => (a.length === length ? a : (a.slice(0, length) as T));
+      return { tokens: fit(tokens), roles: fit(roles), segments: fit(segments), isTarget: fit(isTarget), logprobs: fit(logprobs), targets };
     },
   };
 }
@@ -107,9 +123,15 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
   }
   if (group !== undefined && typeof group !== 'string') return fail(`group must be a string, got ${quote(group)}`);
   if (!Array.isArray(events)) return fail(`events must be an array, got ${quote(events)}`);
+  // Kept fields are written back verbatim (mw import, the app's workers): their depth is bounded.
+  for (const key of Object.keys(value)) {
+    if ((key === 'meta' || !KNOWN_TOP.has(key)) && nestsDeeperThan(value[key])) {
+      return fail(`${quote(key)} nests deeper than ${MAX_NESTING} levels`);
+    }
+  }
   const tokenizerName = tokenizer ?? DEFAULT_TOKENIZER;
 
-  const tape = createTape();
+  const tape = createTape(estimateLength(events));
   let view: Runs = emptyRuns();
   const out: RolloutEvent[] = [];
   let K = 0;
@@ -241,8 +263,8 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
     }
   }
 
-  const extra: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) if (!KNOWN_TOP.has(key)) extra[key] = value[key];
+  // fromEntries defines own properties: a top-level "__proto__" stays a field (assignment would set the prototype).
+  const extra: Record<string, unknown> = Object.fromEntries(Object.entries(value).filter(([key]) => !KNOWN_TOP.has(key)));
   const tapeArrays = tape.finish();
   const rollout: Rollout = {
     id,

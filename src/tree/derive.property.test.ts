@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EDIT_SHAPES, generateRandomRollout, type EditShape, type RandomSize } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
-import { deriveTree } from './derive';
+import { parseRolloutFile } from '../rollout/parse';
+import { deriveFigures, deriveTree } from './derive';
 import { referenceTree } from './reference';
 
 function same(got: ArrayLike<number> | null, want: ArrayLike<number> | null, what: string): void {
@@ -111,5 +112,14 @@ describe('deriveTree on random rollouts', () => {
     expect(prefixBranches).toBeGreaterThan(50);
     expect(forests).toBeGreaterThan(50);
     expect(diverging).toBeGreaterThan(1000);
+  });
+});
+
+describe('deriveFigures', () => {
+  it('gives the same figures as deriveTree without laying out the trie, on 200 random rollouts', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const [rollout] = parseRolloutFile(JSON.stringify(generateRandomRollout({ seed, size: 'small', id: `f${seed}` })), 'f.json');
+      expect(deriveFigures(rollout), `seed ${seed}`).toEqual(deriveTree(rollout).figures);
+    }
   });
 });

@@ -4,7 +4,7 @@
 
 import { applyEdit, pushRun, emptyRuns, runsToIds, type EditPiece, type Runs } from '../rollout/live-view';
 import type { Rollout } from '../rollout/rollout';
-import { buildPackedTrie } from './trie';
+import { buildPackedTrie, packedLengthOf } from './trie';
 import type { ConditioningTree, EditInfo, TreeFigures } from './types';
 
 interface Replay {
@@ -48,10 +48,10 @@ function replay(rollout: Rollout): Replay {
   return { branches, edits, ownPosition };
 }
 
-export function deriveTree(rollout: Rollout): ConditioningTree {
+/** Per-target facts from the replay: final positions, dropped targets, eviction mass, divergence. */
+function targetFacts(rollout: Rollout, { branches, ownPosition }: Replay) {
   const L = rollout.length;
   const K = rollout.K;
-  const { branches, edits, ownPosition } = replay(rollout);
   const finalWalk = runsToIds(branches[K]);
   const finalPosition = new Int32Array(L).fill(-1);
   finalWalk.forEach((id, p) => (finalPosition[id] = p));
@@ -87,15 +87,11 @@ export function deriveTree(rollout: Rollout): ConditioningTree {
     }
   }
 
-  const trie = buildPackedTrie(branches);
-  const scoringNode = new Int32Array(L).fill(-1);
   let droppedCount = 0;
   let massTotal = 0;
   let massMax = 0;
   const leaves: number[] = [];
   for (const t of targets) {
-    const k = segments[t];
-    scoringNode[t] = trie.chainStart[k] + ownPosition[t] - trie.sharedLength[k];
     if (dropped[t]) droppedCount++;
     else {
       massTotal += evictionMass[t];
@@ -103,18 +99,45 @@ export function deriveTree(rollout: Rollout): ConditioningTree {
       if (diverging[t]) leaves.push(t);
     }
   }
-  const figures: TreeFigures = {
+  /** The figures, given N_packed. */
+  const figures = (packedLength: number): TreeFigures => ({
     K,
     branches: K + 1,
     physicalLength: L,
     finalWalkLength: finalWalk.length,
-    packedLength: trie.packedOrder.length,
+    packedLength,
     targets: targets.length,
     droppedTargets: droppedCount,
     divergingLeaves: leaves.length,
     evictionMassTotal: massTotal,
     evictionMassMax: massMax,
-  };
+  });
+  return { finalWalk, finalPosition, dropped, evictionMass, diverging, leaves, figures };
+}
+
+/**
+ * The section-3 figures alone: N_packed is counted, the trie is not laid out, so memory follows
+ * the tape and the branches' runs, not N_packed (`mw tree` without --per-target).
+ */
+export function deriveFigures(rollout: Rollout): TreeFigures {
+  const facts = replay(rollout);
+  return targetFacts(rollout, facts).figures(packedLengthOf(facts.branches));
+}
+
+export function deriveTree(rollout: Rollout): ConditioningTree {
+  const L = rollout.length;
+  const K = rollout.K;
+  const { targets, segments } = rollout;
+  const replayed = replay(rollout);
+  const { branches, edits, ownPosition } = replayed;
+  const { finalWalk, finalPosition, dropped, evictionMass, diverging, leaves, figures: figuresFor } = targetFacts(rollout, replayed);
+  const trie = buildPackedTrie(branches);
+  const scoringNode = new Int32Array(L).fill(-1);
+  for (const t of targets) {
+    const k = segments[t];
+    scoringNode[t] = trie.chainStart[k] + ownPosition[t] - trie.sharedLength[k];
+  }
+  const figures = figuresFor(trie.packedOrder.length);
 
   const checkId = (id: number) => {
     if (!Number.isInteger(id) || id < 0 || id >= L) throw new RangeError(`no physical id ${id} in rollout ${rollout.id} (L = ${L})`);

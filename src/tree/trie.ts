@@ -55,7 +55,8 @@ function idAt(chain: Chain, offset: number): number {
 
 const ROOT = -1;
 
-export function buildPackedTrie(branches: readonly Runs[]): PackedTrie {
+/** Phase 1: every branch inserted as a chain of fresh nodes after its longest prefix already in the trie. */
+function insertBranches(branches: readonly Runs[]) {
   const B = branches.length;
   const chains: Chain[] = [];
   /** Chains attached at each node, by the node's creation number (ROOT for the virtual root), in creation order. */
@@ -134,6 +135,20 @@ export function buildPackedTrie(branches: readonly Runs[]): PackedTrie {
     }
   }
 
+  return { chains, sharedLength, leafChain, leafOffset, created };
+}
+
+/**
+ * N_packed without the trie: the number of nodes phase 1 creates, with memory following the runs
+ * of the branches, not N_packed (what `mw tree` prints for a large data set).
+ */
+export function packedLengthOf(branches: readonly Runs[]): number {
+  return insertBranches(branches).created;
+}
+
+export function buildPackedTrie(branches: readonly Runs[]): PackedTrie {
+  const B = branches.length;
+  const { chains, sharedLength, leafChain, leafOffset, created } = insertBranches(branches);
   // Subtree sizes (children are later chains), then preorder starts (parents first).
   const N = created;
   const size = new Float64Array(B);

@@ -8,6 +8,7 @@
 
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../format';
+import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import { BYTE_VOCAB } from '../tokenizer';
 import type { FileImporter, ImportedRollout } from './types';
 import { readLines, type OpenSource } from './lines';
@@ -324,14 +325,20 @@ function textOf(content: unknown): string | undefined {
   return parts.length ? parts.map((b) => b.text as string).join('\n') : undefined;
 }
 
-/** A tool result's content as the text the model read. */
-function toolResultText(content: unknown): string {
+/** JSON text of a value the harness rendered as JSON; a value nested too deep to render is left out (reported by the caller). */
+function jsonText(value: unknown): string | undefined {
+  return nestsDeeperThan(value) ? undefined : JSON.stringify(value);
+}
+
+/** A tool result's content as the text the model read (undefined: nested too deep to render). */
+function toolResultText(content: unknown): string | undefined {
+  if (nestsDeeperThan(content)) return undefined;
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
       .map((part) => {
-        if (!isObject(part)) return JSON.stringify(part);
+        if (!isObject(part)) return JSON.stringify(part) ?? '';
         if (part.type === 'text' && typeof part.text === 'string') return part.text;
         if (part.type === 'image') return '[image]';
         if (part.type === 'document') return '[document]';
@@ -401,6 +408,11 @@ function createSessionConverter(plan: SessionPlan, emit: (event: EventJson) => v
     report.imported(entry.line);
   };
 
+  const tooDeep = (entry: Entry, type: string) => {
+    report.problem(entry.line, `${type} block nests deeper than ${MAX_NESTING} levels; left out`);
+    report.skipBlock(type);
+  };
+
   const userContent = (entry: Entry, ordinal: number, content: unknown): number => {
     if (typeof content === 'string') {
       if (!content) return 0;
@@ -425,8 +437,12 @@ function createSessionConverter(plan: SessionPlan, emit: (event: EventJson) => v
         const tag: Tag = { ordinal };
         const id = str(field(block, 'tool_use_id', 'toolUseId'));
         if (id) tag.toolUseId = id;
-        rollout.append('obs', toolResultText(block.content), tag);
-        n++;
+        const text = toolResultText(block.content);
+        if (text === undefined) tooDeep(entry, type);
+        else {
+          rollout.append('obs', text, tag);
+          n++;
+        }
       } else if (type === 'image' || type === 'document') {
         rollout.append('prompt', `[${type}]`, { ordinal });
         n++;
@@ -460,16 +476,24 @@ function createSessionConverter(plan: SessionPlan, emit: (event: EventJson) => v
           n++;
         }
       } else if (type === 'tool_use' || type === 'server_tool_use' || type === 'mcp_tool_use') {
-        rollout.append('act', JSON.stringify({ name: block.name, input: block.input ?? {} }), { ordinal });
-        n++;
+        const text = jsonText({ name: block.name, input: block.input ?? {} });
+        if (text === undefined) tooDeep(entry, type);
+        else {
+          rollout.append('act', text, { ordinal });
+          n++;
+        }
       } else if (type.endsWith('_tool_result')) {
         // Server-side tools (web search, code execution) return inside the assistant message:
         // what they return is an observation, not generated text.
         const tag: Tag = { ordinal };
         const id = str(field(block, 'tool_use_id', 'toolUseId'));
         if (id) tag.toolUseId = id;
-        rollout.append('obs', toolResultText(block.content), tag);
-        n++;
+        const text = toolResultText(block.content);
+        if (text === undefined) tooDeep(entry, type);
+        else {
+          rollout.append('obs', text, tag);
+          n++;
+        }
       } else if (type === 'redacted_thinking') {
         report.skipBlock(type); // encrypted: there is no text to score
       } else {

@@ -5,6 +5,7 @@
 
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
+import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import { BYTE_VOCAB } from '../tokenizer';
 import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
@@ -82,6 +83,7 @@ function toolCallText(call: unknown): string {
       // Arguments that are not JSON are kept as the model wrote them.
     }
   }
+  if (nestsDeeperThan(args, MAX_NESTING - 1)) throw new NotUnderstood(`tool call arguments nest deeper than ${MAX_NESTING} levels`);
   return JSON.stringify({ name: fn.name, arguments: args });
 }
 
@@ -176,8 +178,11 @@ function parse(text: string): { value: unknown } | { error: string } {
   }
 }
 
-/** Streams rollouts, one per conversation line, to `emit`; returns the report. */
-export async function streamChat(open: OpenSource, emit: (rollout: RolloutJson) => void, options: ChatOptions = {}): Promise<ImportReport> {
+/**
+ * The rollouts of a chat file, one per conversation line, pulled one at a time (memory follows the
+ * longest line); the generator returns the report, or throws when no line is a conversation.
+ */
+export async function* chatRollouts(open: OpenSource, options: ChatOptions = {}): AsyncGenerator<RolloutJson, ImportReport> {
   const converter = createChatConverter(createReportBuilder(CHAT), options);
   let rollouts = 0;
   for await (const { text, line } of readLines(open())) {
@@ -189,11 +194,20 @@ export async function streamChat(open: OpenSource, emit: (rollout: RolloutJson) 
     }
     const rollout = converter.add(line, parsed.value);
     if (rollout) {
-      emit(rollout);
       rollouts++;
+      yield rollout;
     }
   }
   return converter.finish(options.file ?? CHAT, rollouts);
+}
+
+/** Streams rollouts, one per conversation line, to `emit`; returns the report. */
+export async function streamChat(open: OpenSource, emit: (rollout: RolloutJson) => void, options: ChatOptions = {}): Promise<ImportReport> {
+  const rollouts = chatRollouts(open, options);
+  for (let next = await rollouts.next(); ; next = await rollouts.next()) {
+    if (next.done) return next.value;
+    emit(next.value);
+  }
 }
 
 /** Rollouts from records already parsed (the core's file reader hands these to file importers). */

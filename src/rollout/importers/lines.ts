@@ -70,12 +70,12 @@ export async function* readLines(source: ByteSource): AsyncGenerator<Line> {
 }
 
 /**
- * The first `max` non-blank lines of a text that parse as JSON (others are passed over): enough
- * for format detection from the head of a file, whose last line may be cut.
+ * The first `max` non-blank lines of a text that parse as JSON (others are passed over; a leading
+ * BOM is dropped): enough for format detection from the head of a file, whose last line may be cut.
  */
 export function sampleRecords(text: string, max = 50): unknown[] {
   const out: unknown[] = [];
-  for (let from = 0; from < text.length && out.length < max; ) {
+  for (let from = text.charCodeAt(0) === 0xfeff ? 1 : 0; from < text.length && out.length < max; ) {
     let to = text.indexOf('\n', from);
     if (to < 0) to = text.length;
     const line = text.slice(from, to).trim();
