@@ -4,10 +4,10 @@ import { useState } from 'react';
 import type { Method } from '../../plan/types';
 import { downloadBlob } from '../export/download';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../views/palette';
+import { METHOD_BY_ID } from '../../plan/palette';
 import { orderedMethods } from './engine/config';
 import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
-import { historyCsv, historyJsonl, type MetricHistory } from './history';
+import { historyCsv, historyJsonl, type MetricHistory } from '../core/history';
 
 const fmt = (v: number | null | undefined, digits = 3) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : Math.abs(v) !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(digits));
 

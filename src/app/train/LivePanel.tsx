@@ -7,7 +7,7 @@ import type { Method } from '../../plan/types';
 import { byteTokenizer } from '../../rollout/tokenizer';
 import type { EventJson } from '../../rollout/format';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../views/palette';
+import { METHOD_BY_ID } from '../../plan/palette';
 import { orderedMethods } from './engine/config';
 
 function liveFigures(events: readonly EventJson[]) {

@@ -5,7 +5,7 @@
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
 import { parseRolloutFile, type Rollout } from '../../rollout';
-import type { DemoConfig, WorkerReply, WorkerRequest } from './protocol';
+import type { DemoConfig, WorkerReply, WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
 
 declare const self: DedicatedWorkerGlobalScope;

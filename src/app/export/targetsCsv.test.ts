@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseRolloutFile } from '../../../rollout';
-import { buildViewData } from '../../core/viewData';
+import { parseRolloutFile } from '../../rollout';
+import { buildViewData } from '../core/viewData';
 import { targetsCsv } from './targetsCsv';
 
-const text = readFileSync(new URL('../../../../public/examples/worked-example.json', import.meta.url), 'utf8');
+const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
 const view = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
 
 describe('per-target CSV', () => {

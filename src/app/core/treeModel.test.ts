@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CELL } from '../palette';
-import { buildTreeModel, edgeRuns, idsLabel, NODE, nodesOfSequence, type TrieView } from './model';
+import { CELL } from './cells';
+import { buildTreeModel, edgeRuns, idsLabel, NODE, nodesOfSequence, type TrieView } from './treeModel';
 
 // the worked example (docs/tree.md): packed order 0..8 | 9,10,7′,8′,11..14 | 13′,14′,15,16, written by hand.
 const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CELL } from '../palette';
-import { buildTreeModel, type TrieView } from './model';
-import { methodOverlays, nodeRuns } from './overlay';
+import { CELL } from './cells';
+import { buildTreeModel, type TrieView } from './treeModel';
+import { methodOverlays, nodeRuns } from './treeOverlay';
 
 const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
 const model = buildTreeModel({
