@@ -2,7 +2,8 @@
 // (src/plan, the same plan the engine runs): the keys visible to the target's index under the
 // plan's `end[]` encoding, as physical ids in sequence order. Compared with the live prefix this
 // shows the two pitfalls: ids missing or written after the target (Naive-Compressed's time-travel
-// leakage) and evicted ids revived (Naive-Full's stale context).
+// leakage) and evicted ids revived (Naive-Full's stale context). As runs of ids, these prefixes are
+// the lanes of the staircase's lens.
 import { buildPlan, METHODS, visibleKeys, type Method, type Plan, type PlanSequence } from '../../plan';
 import { idRuns } from './staircaseModel';
 import type { ViewData } from './viewData';

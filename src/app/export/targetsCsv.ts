@@ -1,8 +1,8 @@
 // The per-target table as CSV: every target's section-3 facts and how each method conditions it.
+import { csvFormatRows } from 'd3';
 import type { DriftData } from '../core/drift';
 import { planIndex } from '../core/methodViews';
 import { targetFacts, tokenLabel, type ViewData } from '../core/viewData';
-import { toCsv } from './download';
 import { METHODS } from '../../plan/types';
 
 /** With `drift` (the model's scores of this rollout), adds ℓ_live and each method's ℓ_m per target. */
@@ -51,5 +51,5 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
       ...(drift ? [drift.live.get(id) ?? null, ...drift.methods.map((m) => m.logprob.get(id) ?? null)] : []),
     ];
   });
-  return toCsv(header, rows);
+  return csvFormatRows([header, ...rows.map((row) => row.map((v) => (v === null ? '' : String(v))))]) + '\n';
 }

@@ -9,7 +9,7 @@ import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
 import { saveLastSet } from '../persist/lastSet';
 import { createParser, StaleParseError, type Parser } from '../protocol/parseClient';
-import type { RolloutSummary } from '../protocol/parse';
+import { summaryOf } from '../protocol/parse';
 import type { SourceRef } from '../url/schema';
 import type { RolloutSlice, Slice } from './types';
 
@@ -143,10 +143,6 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     set({ loadError: null });
   },
 });
-
-function summaryOf(rollout: Rollout): RolloutSummary {
-  return { id: rollout.id, length: rollout.length, K: rollout.K, ...(rollout.reward !== undefined ? { reward: rollout.reward } : {}) };
-}
 
 /** Keeps one rollout given as JSON as the last opened set (a failure to store is not the view's concern). */
 export function saveRolloutJson(source: SourceRef, json: RolloutJson): Promise<void> {

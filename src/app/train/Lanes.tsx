@@ -43,11 +43,8 @@ export function Lanes() {
           {methods.map((m) => {
             const r = latest[m];
             return (
-              <tr key={m} style={{ ['--c' as string]: METHOD_BY_ID[m].color }}>
-                <td className="lane">
-                  <i />
-                  {METHOD_BY_ID[m].label}
-                </td>
+              <tr key={m}>
+                <LaneName method={m} />
                 <td>{r?.step ?? 0}</td>
                 <td data-testid={m === first ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
                 <td data-testid={`metric-logdiff-${m}`} data-value={r ? String(driftOf(r, objective) ?? '') : ''}>
@@ -66,6 +63,16 @@ export function Lanes() {
       </table>
       {run && <HistoryExports />}
     </div>
+  );
+}
+
+/** A lane's name with its method's colour, as a table cell. */
+export function LaneName({ method }: { method: Method }) {
+  return (
+    <td className="lane" style={{ ['--c' as string]: METHOD_BY_ID[method].color }}>
+      <i />
+      {METHOD_BY_ID[method].label}
+    </td>
   );
 }
 

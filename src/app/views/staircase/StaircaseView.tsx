@@ -12,7 +12,7 @@ import { ColorToggle, useTargetColor } from '../drift/useTargetColor';
 import { INK } from '../../../plan/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
 import { markDrawn, measureFrame } from '../perf';
-import { sizedContext, useSize } from '../useSize';
+import { sizedContext, useFrameDraw, useSize } from '../useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
@@ -75,18 +75,9 @@ export function StaircaseView() {
     [model, view, selected, lanes, method, targetColor],
   );
 
-  // Drawing: coalesced to one per animation frame, reading the latest inputs through a ref.
-  const frameRef = useRef(frameOf);
-  frameRef.current = frameOf;
-  const sizeRef = useRef({ width, height });
-  sizeRef.current = { width, height };
-  const pending = useRef(0);
-  const draw = useCallback(() => {
-    pending.current = 0;
-    const canvas = canvasRef.current;
-    const { width: w, height: h } = sizeRef.current;
-    const frame = frameRef.current(zoomRef.current, w, h);
-    if (!canvas || !frame) return;
+  const schedule = useFrameDraw(canvasRef, { width, height }, (canvas, w, h) => {
+    const frame = frameOf(zoomRef.current, w, h);
+    if (!frame) return;
     const start = performance.now();
     const ctx = sizedContext(canvas, w, h);
     drawStaircase(canvasPainter(ctx), frame);
@@ -103,12 +94,8 @@ export function StaircaseView() {
       drawnModel.current = frame.model;
       markDrawn('staircase');
     }
-  }, []);
-  const schedule = useCallback(() => {
-    if (!pending.current) pending.current = requestAnimationFrame(draw);
-  }, [draw]);
+  });
   useEffect(() => schedule(), [schedule, frameOf, width, height]);
-  useEffect(() => () => cancelAnimationFrame(pending.current), []);
 
   // d3-zoom on the canvas: wheel zooms about the pointer, drag pans; reset when the data changes.
   useEffect(() => {
