@@ -2,8 +2,9 @@
 // rules). Data flows up: util → rollout → tree → plan → model → objectives → harness → metrics →
 // gpu → run, and on top the three callers cli (which may use experiments), experiments and app.
 // Pure logic (everything below gpu) imports no GPU, no DOM and no React (STYLE.md). Inside the app:
-// protocols, persistence, URL schemas and view models (plain .ts) sit below the store, and the
-// store below the React views (.tsx). No import cycles, type-only imports included.
+// protocols, persistence, URL schemas and view models (plain .ts: protocol/, persist/, url/, core/,
+// export/) sit below the store, and the store below the React views (.tsx); worker entry points are
+// started, never imported. No import cycles, type-only imports included.
 // TypeScript 7 has no JavaScript API, so dependency-cruiser reads the sources with TypeScript 5.9's
 // (the `typescript` package); type checking runs the native compiler (`typescript-native`).
 
@@ -77,6 +78,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/app/store/', pathNot: TESTS },
       to: { path: '^src/app/.+\\.tsx$' },
+    },
+    {
+      name: 'app-floors-below-views',
+      comment: "The app's plain floors (protocol, persist, url, core, export) import neither the store nor view code (views/, load/, the training panels).",
+      severity: 'error',
+      from: { path: '^src/app/(protocol|persist|url|core|export)/', pathNot: TESTS },
+      to: { path: '^src/app/(views/|load/|store/|train/(?!engine/))' },
+    },
+    {
+      name: 'app-workers-are-entry-points',
+      comment: 'A worker (*.worker.ts) is started with new Worker(new URL(...)) by its client in protocol/, never imported.',
+      severity: 'error',
+      from: {},
+      to: { path: '\\.worker\\.ts$' },
     },
   ],
   options: {

@@ -6,7 +6,7 @@ import { TopBar } from './TopBar';
 import { useWorkbench } from './store';
 import { DropOverlay } from './load/DropOverlay';
 import { LoadBar } from './load/LoadBar';
-import { bootstrap, startUrlSync } from './url/sync';
+import { bootstrap, startUrlSync } from './store/urlSync';
 import { Inspector } from './views/inspector/Inspector';
 import { StaircaseView } from './views/staircase/StaircaseView';
 import { DriftPanel } from './views/drift/DriftPanel';

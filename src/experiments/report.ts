@@ -3,7 +3,7 @@
 // with d3's scales and shapes (no DOM), in the app's method colours (src/app/views/palette.ts).
 
 import { format, line, scaleBand, scaleLinear, scaleLog, scaleSqrt } from 'd3';
-import { INK, METHOD_BY_ID } from '../app/views/palette';
+import { INK, METHOD_BY_ID } from '../plan/palette';
 import { describeConfig } from '../model/config';
 import { formatEnvSpec } from '../harness/env';
 import { describeSampling, FULL_SAMPLING, isFullSampling } from '../harness/policies/model';

@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
-import { buildStaircase, rowLiveIds } from '../views/staircase/model';
-import { buildTreeModel } from '../views/tree/model';
-import { CELL } from '../views/palette';
+import { buildStaircase, rowLiveIds } from './staircaseModel';
+import { buildTreeModel } from './treeModel';
+import { CELL } from './cells';
 import { methodViews } from './methodViews';
 import { buildViewData, defaultTarget, targetFacts } from './viewData';
 import { WORKED_EXAMPLE_FIGURES } from '../../testing/fixtures';

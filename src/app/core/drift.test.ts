@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
-import type { MethodScores } from '../workers/scoreProtocol';
+import type { MethodScores } from '../protocol/score';
 import { driftOf, expectedOf, niceRange } from './drift';
 import { buildViewData } from './viewData';
 

@@ -4,7 +4,7 @@
 import type { SamplingOptions } from '../../harness/policies/model';
 import { driftHistogram, signedDifferences, summarizeDrift, type DriftSummary, type Histogram } from '../../metrics/drift';
 import { expectedTargetDrift, poolExpected, type MethodExpectedDrift } from '../../metrics/expected-drift';
-import type { MethodScores, ScoredMethod } from '../workers/scoreProtocol';
+import type { MethodScores, ScoredMethod } from '../protocol/score';
 import type { ViewData } from './viewData';
 
 export interface MethodDrift {

@@ -2,13 +2,14 @@
 // (src/plan, the same plan the engine runs): the keys visible to the target's index under the
 // plan's `end[]` encoding, as physical ids in sequence order. Compared with the live prefix this
 // shows the two pitfalls: ids missing or written after the target (Naive-Compressed's time-travel
-// leakage) and evicted ids revived (Naive-Full's stale context).
-import { buildPlan, visibleKeys, type Plan, type PlanSequence } from '../../plan';
-import { METHOD_IDS, type MethodId } from '../url/schema';
+// leakage) and evicted ids revived (Naive-Full's stale context). As runs of ids, these prefixes are
+// the lanes of the staircase's lens.
+import { buildPlan, METHODS, visibleKeys, type Method, type Plan, type PlanSequence } from '../../plan';
+import { idRuns } from './staircaseModel';
 import type { ViewData } from './viewData';
 
 export interface MethodView {
-  method: MethodId;
+  method: Method;
   /** Ids the method conditions the target on, in sequence order; null when it does not score it. */
   prefix: Int32Array | null;
   /** SDCC at a diverging leaf: the stop-gradient teacher's prefix. */
@@ -36,14 +37,14 @@ interface PlanIndex {
   teacherAt: Map<number, Located>;
 }
 
-const cache = new WeakMap<ViewData, Map<MethodId, PlanIndex>>();
+const cache = new WeakMap<ViewData, Map<Method, PlanIndex>>();
 
 function indexSequences(seqs: PlanSequence[], into: Map<number, Located>): void {
   for (const seq of seqs) for (const t of seq.targets) into.set(t.id, { seq, index: t.index });
 }
 
 /** The plan of a method for this rollout, built once and indexed by target id. */
-export function planIndex(view: ViewData, method: MethodId): PlanIndex {
+export function planIndex(view: ViewData, method: Method): PlanIndex {
   let byMethod = cache.get(view);
   if (!byMethod) cache.set(view, (byMethod = new Map()));
   let entry = byMethod.get(method);
@@ -68,7 +69,7 @@ function prefixAt(located: Located | undefined): Int32Array | null {
   return ids;
 }
 
-export function methodPrefix(view: ViewData, method: MethodId, id: number): { prefix: Int32Array | null; teacher: Int32Array | null } {
+export function methodPrefix(view: ViewData, method: Method, id: number): { prefix: Int32Array | null; teacher: Int32Array | null } {
   const index = planIndex(view, method);
   return { prefix: prefixAt(index.at.get(id)), teacher: prefixAt(index.teacherAt.get(id)) };
 }
@@ -89,8 +90,34 @@ function compare(live: Int32Array, prefix: Int32Array | null, target: number, L:
 
 export function methodViews(view: ViewData, id: number): MethodView[] {
   const live = view.tree.livePrefix(id);
-  return METHOD_IDS.map((method) => {
+  return METHODS.map((method) => {
     const { prefix, teacher } = methodPrefix(view, method, id);
     return { method, prefix, teacher, ...compare(live, prefix, id, view.rollout.length) };
+  });
+}
+
+/** Method views of the selected target, memo-friendly (null when nothing is selected). */
+export function selectedViews(view: ViewData | null, target: number | null): MethodView[] | null {
+  if (!view || target === null || !view.rollout.isTarget[target]) return null;
+  return methodViews(view, target);
+}
+
+/** The selected target's prefix under one method, on the physical axis of the staircase's lens. */
+export interface MethodLane {
+  method: Method;
+  /** Ids the method shows the target, as sorted runs [start, end) flattened; null: not scored. */
+  runs: Int32Array | null;
+  /** Ids shown only to SDCC's teacher (at a diverging leaf), as runs. */
+  teacherRuns: Int32Array | null;
+}
+
+export function lanesOf(views: MethodView[]): MethodLane[] {
+  return views.map((v) => {
+    let teacherRuns: Int32Array | null = null;
+    if (v.teacher) {
+      const inStudent = new Set(v.prefix ?? []);
+      teacherRuns = idRuns(Array.from(v.teacher).filter((id) => !inStudent.has(id)));
+    }
+    return { method: v.method, runs: v.prefix ? idRuns(v.prefix) : null, teacherRuns };
   });
 }

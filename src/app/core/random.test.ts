@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { generateRandomRollout } from '../../rollout/generate-random';
 import { validateRollout } from '../../rollout';
-import { buildStaircase, rowLiveIds } from '../views/staircase/model';
-import { buildTreeModel, NODE } from '../views/tree/model';
+import { buildStaircase, rowLiveIds } from './staircaseModel';
+import { buildTreeModel, NODE } from './treeModel';
 import { methodViews } from './methodViews';
 import { buildViewData } from './viewData';
 

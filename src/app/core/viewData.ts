@@ -3,9 +3,9 @@
 // mass, divergence, the trie, scoring nodes) comes from src/tree; this file only re-shapes it.
 import { getTokenizer, ROLE_CODE, type Rollout, type Tokenizer } from '../../rollout';
 import { deriveTree, type ConditioningTree, type TreeFigures } from '../../tree';
-import { CELL, type CellClass } from '../views/palette';
-import type { TapeView } from '../views/staircase/model';
-import type { TrieView } from '../views/tree/model';
+import { CELL, type CellClass } from './cells';
+import type { TapeView } from './staircaseModel';
+import type { TrieView } from './treeModel';
 
 export interface ViewData {
   rollout: Rollout;

@@ -1,4 +1,4 @@
-// Saving exports: a Blob offered as a download, SVG text rasterised to PNG, CSV quoting.
+// Saving exports: a Blob offered as a download, SVG text rasterised to PNG.
 
 export function downloadBlob(blob: Blob, fileName: string): void {
   const url = URL.createObjectURL(blob);
@@ -43,17 +43,6 @@ export function canvasToPng(canvas: HTMLCanvasElement): Promise<Blob> {
   return new Promise((resolve, reject) =>
     canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the canvas could not be encoded'))), 'image/png'),
   );
-}
-
-/** One CSV field: quoted when it holds a comma, quote or line break. */
-export function csvField(value: string | number | boolean | null): string {
-  if (value === null) return '';
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-export function toCsv(header: string[], rows: (string | number | boolean | null)[][]): string {
-  return [header, ...rows].map((row) => row.map(csvField).join(',')).join('\n') + '\n';
 }
 
 /** A file-name-safe stem. */

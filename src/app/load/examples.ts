@@ -1,7 +1,7 @@
 // Built-in examples, one click away: the worked example (docs/tree.md) (shipped under public/examples/ so
 // the app needs nothing outside its build), and demo data sets the harness generates in the worker
 // (an environment, a memory editor, the expert policy), deterministic from their seed.
-import type { DemoConfig } from '../workers/protocol';
+import type { DemoConfig } from '../protocol/parse';
 
 export type Example = {
   name: string;

@@ -1,30 +1,12 @@
 // Drift slice: the model loaded into the scoring worker (a user's GPT-2 checkpoint), and the drift
 // of the shown rollout under each method, recomputed whenever the shown rollout changes.
-import type { StateCreator } from 'zustand';
-import { driftOf, type DriftData } from '../core/drift';
-import type { ViewData } from '../core/viewData';
-import { createScorer, StaleScoreError, type Scorer } from '../workers/scoreClient';
-import type { ScoredMethod } from '../workers/scoreProtocol';
-import type { WorkbenchState } from './index';
-
-export interface DriftSlice {
-  model: { name: string; description: string; adapter: string } | null;
-  modelLoading: string | null;
-  /** Drift of the shown rollout (null before scoring, or without a model). */
-  drift: DriftData | null;
-  /** The view the drift (or the scoring in flight) belongs to. */
-  driftView: ViewData | null;
-  /** The method being scored, while scoring. */
-  scoring: { method: ScoredMethod; done: number; total: number } | null;
-  driftError: string | null;
-  openCheckpoint(file: Blob, name: string): Promise<boolean>;
-  /** Scores the shown rollout (no-op without a model, or when it is already scored). */
-  scoreView(): Promise<void>;
-}
+import { driftOf } from '../core/drift';
+import { createScorer, StaleScoreError, type Scorer } from '../protocol/scoreClient';
+import type { DriftSlice, Slice } from './types';
 
 let scorer: Scorer | null = null;
 
-export const createDriftSlice: StateCreator<WorkbenchState, [], [], DriftSlice> = (set, get) => ({
+export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
   model: null,
   modelLoading: null,
   drift: null,

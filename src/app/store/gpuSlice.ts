@@ -1,20 +1,8 @@
 // GPU slice: what the page knows about WebGPU: probing, the adapter in use, or why there is none.
-import type { StateCreator } from 'zustand';
-import { adapterLine, createGpu, GpuUnavailableError, type AdapterSummary, type GpuEvent } from '../../gpu/device';
-import type { WorkbenchState } from './index';
+import { adapterLine, createGpu, GpuUnavailableError } from '../../gpu/device';
+import type { GpuSlice, Slice } from './types';
 
-export type GpuStatus =
-  | { kind: 'probing' }
-  | { kind: 'ready'; adapter: AdapterSummary; line: string }
-  | { kind: 'unavailable'; reason: string; message: string };
-
-export interface GpuSlice {
-  gpu: GpuStatus;
-  gpuEvents: GpuEvent[];
-  probeGpu(): Promise<void>;
-}
-
-export const createGpuSlice: StateCreator<WorkbenchState, [], [], GpuSlice> = (set, get) => ({
+export const createGpuSlice: Slice<GpuSlice> = (set, get) => ({
   gpu: { kind: 'probing' },
   gpuEvents: [],
   async probeGpu() {

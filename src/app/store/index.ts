@@ -1,13 +1,12 @@
-// The workbench store: one zustand store built from slices. Components read it through small
-// selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
+// The workbench store: one zustand store built from slices (typed in ./types). Components read it
+// through small selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
 import { create } from 'zustand';
-import { createDriftSlice, type DriftSlice } from './driftSlice';
-import { createGpuSlice, type GpuSlice } from './gpuSlice';
-import { createRolloutSlice, type RolloutSlice } from './rolloutSlice';
-import { createViewSlice, type ViewSlice } from './viewSlice';
-import { createTrainSlice, type TrainSlice } from '../train/trainSlice';
-
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice;
+import { createDriftSlice } from './driftSlice';
+import { createGpuSlice } from './gpuSlice';
+import { createRolloutSlice } from './rolloutSlice';
+import { createTrainSlice } from './trainSlice';
+import type { WorkbenchState } from './types';
+import { createViewSlice } from './viewSlice';
 
 export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createGpuSlice(...a),

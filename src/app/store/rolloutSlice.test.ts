@@ -5,13 +5,13 @@ import { create } from 'zustand';
 import type { RolloutJson } from '../../rollout/format';
 import { createRolloutSlice } from './rolloutSlice';
 import { createViewSlice } from './viewSlice';
-import type { WorkbenchState } from './index';
+import type { WorkbenchState } from './types';
 
 const saveLastSet = vi.hoisted(() => vi.fn(async () => undefined));
 vi.mock('../persist/lastSet', () => ({ saveLastSet }));
 /** A parse that stays in flight until the test lets it finish (the worker does not run in Node). */
 const parse = vi.hoisted(() => ({ finish: null as null | ((outcome: unknown) => void) }));
-vi.mock('../workers/parseClient', () => ({
+vi.mock('../protocol/parseClient', () => ({
   StaleParseError: class extends Error {},
   createParser: () => ({
     parse: () => new Promise((resolve) => (parse.finish = resolve)),

@@ -4,74 +4,14 @@
 // training batch) is validated and derived here, in one update, without the worker or the loading
 // phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
 // open wins over one still in flight.
-import type { StateCreator } from 'zustand';
 import { stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
 import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
 import { saveLastSet } from '../persist/lastSet';
-import { createParser, StaleParseError, type Parser } from '../workers/parseClient';
-import type { ParsePhase, RolloutSummary } from '../workers/protocol';
-import type { WorkbenchState } from './index';
-
-export type SourceRef = { kind: 'example' | 'file'; name: string };
-
-export function sourceKey(source: SourceRef): string {
-  return `${source.kind}:${source.name}`;
-}
-
-export function parseSourceKey(key: string): SourceRef | null {
-  const m = /^(example|file):(.+)$/.exec(key);
-  return m ? { kind: m[1] as SourceRef['kind'], name: m[2] } : null;
-}
-
-export interface LoadProgress {
-  fileName: string;
-  phase: ParsePhase | 'derive';
-  done: number;
-  total: number;
-}
-
-export interface OpenOptions {
-  /** Rollout id to select within the set (default: the first). */
-  rolloutId?: string | null;
-  /** Target to select (default: the first diverging leaf). */
-  target?: number | null;
-  /** Keep the set in IndexedDB as the last opened one (default true). */
-  persist?: boolean;
-  /** Opened by the start-up sequence rather than by the person (who then takes precedence). */
-  auto?: boolean;
-  /** The name the validator uses in its messages (default: the source's name). */
-  fileName?: string;
-}
-
-export interface ShowOptions {
-  /** Target to select (default: the first diverging leaf). */
-  target?: number | null;
-  /** Keep the rollout in IndexedDB as the last opened set (default true). */
-  persist?: boolean;
-}
-
-export interface RolloutSlice {
-  source: SourceRef | null;
-  /** The open set, one summary per rollout (the rollouts themselves stay in the worker). */
-  rollouts: RolloutSummary[];
-  /** The worker's name for the open set. */
-  setJob: number | null;
-  rolloutIndex: number;
-  view: ViewData | null;
-  loading: LoadProgress | null;
-  loadError: string | null;
-  /** Timings of the last successful load, milliseconds. */
-  loadTimings: { read: number; validate: number; derive: number } | null;
-  /** Opens the person started (file, drop, example button); start-up yields to any of them. */
-  manualOpens: number;
-  openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;
-  openExample(name: string, options?: OpenOptions): Promise<boolean>;
-  /** Shows one rollout given as JSON (small, in memory); false, with `loadError` set, when it does not validate. */
-  showRollout(json: RolloutJson, source: SourceRef, options?: ShowOptions): boolean;
-  selectRollout(index: number, target?: number | null): Promise<void>;
-  dismissLoadError(): void;
-}
+import { createParser, StaleParseError, type Parser } from '../protocol/parseClient';
+import { summaryOf } from '../protocol/parse';
+import type { SourceRef } from '../url/schema';
+import type { RolloutSlice, Slice } from './types';
 
 let parser: Parser | null = null;
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
@@ -83,7 +23,7 @@ function derive(rollout: Rollout): { view: ViewData; ms: number } {
   return { view, ms: performance.now() - started };
 }
 
-export const createRolloutSlice: StateCreator<WorkbenchState, [], [], RolloutSlice> = (set, get) => ({
+export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
   source: null,
   rollouts: [],
   setJob: null,
@@ -203,10 +143,6 @@ export const createRolloutSlice: StateCreator<WorkbenchState, [], [], RolloutSli
     set({ loadError: null });
   },
 });
-
-function summaryOf(rollout: Rollout): RolloutSummary {
-  return { id: rollout.id, length: rollout.length, K: rollout.K, ...(rollout.reward !== undefined ? { reward: rollout.reward } : {}) };
-}
 
 /** Keeps one rollout given as JSON as the last opened set (a failure to store is not the view's concern). */
 export function saveRolloutJson(source: SourceRef, json: RolloutJson): Promise<void> {

@@ -2,7 +2,7 @@
 // (steps, tokens/s, ETA for fixed-length runs). Space plays or pauses, `.` steps once.
 import { useEffect } from 'react';
 import { useWorkbench } from '../store';
-import type { RunPhase } from '../workers/trainProtocol';
+import type { RunPhase } from '../protocol/train';
 
 const PHASE_TEXT: Record<RunPhase, string> = {
   idle: 'ready',

@@ -4,10 +4,10 @@ import { useState } from 'react';
 import type { Method } from '../../plan/types';
 import { downloadBlob } from '../export/download';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../views/palette';
+import { METHOD_BY_ID } from '../../plan/palette';
 import { orderedMethods } from './engine/config';
 import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
-import { historyCsv, historyJsonl, type MetricHistory } from './history';
+import { historyCsv, historyJsonl, type MetricHistory } from '../core/history';
 
 const fmt = (v: number | null | undefined, digits = 3) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : Math.abs(v) !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(digits));
 
@@ -43,11 +43,8 @@ export function Lanes() {
           {methods.map((m) => {
             const r = latest[m];
             return (
-              <tr key={m} style={{ ['--c' as string]: METHOD_BY_ID[m].color }}>
-                <td className="lane">
-                  <i />
-                  {METHOD_BY_ID[m].label}
-                </td>
+              <tr key={m}>
+                <LaneName method={m} />
                 <td>{r?.step ?? 0}</td>
                 <td data-testid={m === first ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
                 <td data-testid={`metric-logdiff-${m}`} data-value={r ? String(driftOf(r, objective) ?? '') : ''}>
@@ -66,6 +63,16 @@ export function Lanes() {
       </table>
       {run && <HistoryExports />}
     </div>
+  );
+}
+
+/** A lane's name with its method's colour, as a table cell. */
+export function LaneName({ method }: { method: Method }) {
+  return (
+    <td className="lane" style={{ ['--c' as string]: METHOD_BY_ID[method].color }}>
+      <i />
+      {METHOD_BY_ID[method].label}
+    </td>
   );
 }
 

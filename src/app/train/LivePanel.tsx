@@ -7,8 +7,9 @@ import type { Method } from '../../plan/types';
 import { byteTokenizer } from '../../rollout/tokenizer';
 import type { EventJson } from '../../rollout/format';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../views/palette';
+import { METHOD_BY_ID } from '../../plan/palette';
 import { orderedMethods } from './engine/config';
+import { LaneName } from './Lanes';
 
 function liveFigures(events: readonly EventJson[]) {
   let tokens = 0;
@@ -155,11 +156,8 @@ function BatchInspector() {
                   const v = values ? values[row] : null;
                   const base = rl ? scores.scores.rollout[row] : (scores.scores.methods['packed-4d']?.[row] ?? null);
                   return (
-                    <tr key={m} style={{ ['--c' as string]: METHOD_BY_ID[m].color }}>
-                      <td className="lane">
-                        <i />
-                        {METHOD_BY_ID[m].label}
-                      </td>
+                    <tr key={m}>
+                      <LaneName method={m} />
                       <td>{!values ? 'not scored: the tape is longer than the model positions' : v === null ? 'not scored (dropped)' : v.toFixed(4)}</td>
                       <td className="muted">{v !== null && base !== null ? `Δ ${(v - base).toExponential(1)}` : ''}</td>
                     </tr>

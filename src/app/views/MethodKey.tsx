@@ -1,11 +1,11 @@
 // The method colours, as the panels' legends show them: the same five swatches everywhere.
-import { METHODS } from './palette';
+import { METHOD_STYLES } from '../../plan/palette';
 
 export function MethodKey({ caption }: { caption: string }) {
   return (
     <li className="method-key">
       <span>{caption}</span>
-      {METHODS.map((m) => (
+      {METHOD_STYLES.map((m) => (
         <span key={m.id} className="method-swatch" title={m.sees}>
           <i style={{ background: m.color }} />
           {m.label}

@@ -1,5 +1,6 @@
-// The content-box size of an element, kept current by a ResizeObserver; a canvas sized to it.
-import { useLayoutEffect, useState, type RefObject } from 'react';
+// The content-box size of an element, kept current by a ResizeObserver; a canvas sized to it, and
+// drawn at most once per animation frame.
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
 
 export function useSize(ref: RefObject<HTMLElement | null>): { width: number; height: number } {
   const [size, setSize] = useState({ width: 0, height: 0 });
@@ -31,4 +32,26 @@ export function sizedContext(canvas: HTMLCanvasElement, width: number, height: n
   const ctx = canvas.getContext('2d')!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return ctx;
+}
+
+/**
+ * Coalesces drawing to one `draw(canvas, width, height)` per animation frame, with the latest `draw`
+ * and size of the render before it; returns the stable function that asks for a frame.
+ */
+export function useFrameDraw(
+  canvasRef: RefObject<HTMLCanvasElement | null>,
+  size: { width: number; height: number },
+  draw: (canvas: HTMLCanvasElement, width: number, height: number) => void,
+): () => void {
+  const latest = useRef({ draw, size });
+  latest.current = { draw, size };
+  const pending = useRef(0);
+  useEffect(() => () => cancelAnimationFrame(pending.current), []);
+  return useCallback(() => {
+    pending.current ||= requestAnimationFrame(() => {
+      pending.current = 0;
+      const { draw, size } = latest.current;
+      if (canvasRef.current) draw(canvasRef.current, size.width, size.height);
+    });
+  }, [canvasRef]);
 }

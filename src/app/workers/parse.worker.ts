@@ -5,7 +5,7 @@
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
 import { parseRolloutFile, type Rollout } from '../../rollout';
-import type { DemoConfig, WorkerReply, WorkerRequest } from './protocol';
+import { summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -64,7 +64,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     for (const key of [...sets.keys()]) if (key !== request.keep) sets.delete(key);
     sets.set(job, rollouts);
     const index = Math.max(0, request.select === null ? 0 : rollouts.findIndex((r) => r.id === request.select));
-    const summaries = rollouts.map((r) => ({ id: r.id, length: r.length, K: r.K, ...(r.reward !== undefined ? { reward: r.reward } : {}) }));
+    const summaries = rollouts.map(summaryOf);
     const { rollout, transfer } = forPage(rollouts[index]);
     post({ type: 'done', job, summaries, index, rollout, readMs: read - started, validateMs: validated - read }, transfer);
   } catch (error) {

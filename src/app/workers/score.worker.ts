@@ -8,7 +8,7 @@ import { loadCheckpoint } from '../../model/checkpoint';
 import { describeConfig } from '../../model/config';
 import { buildPlan } from '../../plan';
 import { deriveTree } from '../../tree';
-import { SCORED_METHODS, type MethodScores, type ScoreWorkerReply, type ScoreWorkerRequest } from './scoreProtocol';
+import { SCORED_METHODS, type MethodScores, type ScoreWorkerReply, type ScoreWorkerRequest } from '../protocol/score';
 
 declare const self: DedicatedWorkerGlobalScope;
 

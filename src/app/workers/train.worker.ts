@@ -14,8 +14,8 @@ import { configProblems, presetModel, type RunConfig } from '../train/engine/con
 import { laneModelPolicy } from '../train/engine/modelPolicy';
 import { CancelledError } from '../train/engine/rollouts';
 import { createRunEngine, RunRefusedError, StepFailedError, type LaneCheckpoint, type LaneState, type MetricRecord, type RunEngine } from '../train/engine/run';
-import { clearRun, loadFile, loadRun, saveCheckpoint, saveFile, saveRun } from '../train/persist';
-import type { Progress, RunInfo, RunPhase, RunStatus, ScoredTargets, TrainReply, TrainRequest } from './trainProtocol';
+import { clearRun, loadFile, loadRun, saveCheckpoint, saveFile, saveRun } from '../persist/trainRun';
+import type { Progress, RunInfo, RunPhase, RunStatus, ScoredTargets, TrainReply, TrainRequest } from '../protocol/train';
 
 declare const self: DedicatedWorkerGlobalScope;
 

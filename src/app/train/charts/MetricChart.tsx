@@ -1,12 +1,12 @@
 // A live chart on a canvas. React renders the frame once; new metric records reach the canvas
 // through a store subscription (the history's version number), coalesced to one draw per frame.
-import { useCallback, useEffect, useRef } from 'react';
+import { useEffect, useRef } from 'react';
 import { useWorkbench } from '../../store';
 import { downloadText } from '../../export/download';
-import { sizedContext, useSize } from '../../views/useSize';
-import { INK } from '../../views/palette';
+import { sizedContext, useFrameDraw, useSize } from '../../views/useSize';
+import { INK } from '../../../plan/palette';
 import { orderedMethods } from '../engine/config';
-import type { WorkbenchState } from '../../store';
+import type { WorkbenchState } from '../../store/types';
 import { drawChart, seriesOf } from './draw';
 import type { ChartSpec } from './specs';
 import { canvasSurface, svgSurface } from './surface';
@@ -26,38 +26,24 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
   const wrapRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const { width, height } = useSize(wrapRef);
-  const sizeRef = useRef({ width, height });
-  sizeRef.current = { width, height };
-  const pending = useRef(0);
-
-  const draw = useCallback(() => {
-    pending.current = 0;
-    const canvas = canvasRef.current;
-    const { width: w, height: h } = sizeRef.current;
-    if (!canvas || w < 40 || h < 40) return;
+  const schedule = useFrameDraw(canvasRef, { width, height }, (canvas, w, h) => {
+    if (w < 40 || h < 40) return;
     const ctx = sizedContext(canvas, w, h);
     ctx.fillStyle = INK.panel;
     ctx.fillRect(0, 0, w, h);
     const data = frameData(useWorkbench.getState(), spec);
     drawChart(canvasSurface(ctx), spec, data.series, { width: w, height: h, totalSteps: data.totalSteps }, data.objective);
     canvas.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0));
-  }, [spec]);
+  });
 
-  const schedule = useCallback(() => {
-    if (!pending.current) pending.current = requestAnimationFrame(draw);
-  }, [draw]);
-
-  useEffect(() => schedule(), [schedule, width, height, objective]);
-  useEffect(() => {
-    const unsubscribe = useWorkbench.subscribe((state, prev) => {
-      if (state.trainHistoryVersion !== prev.trainHistoryVersion || state.trainRun !== prev.trainRun) schedule();
-    });
-    return () => {
-      unsubscribe();
-      cancelAnimationFrame(pending.current);
-      pending.current = 0;
-    };
-  }, [schedule]);
+  useEffect(() => schedule(), [schedule, spec, width, height, objective]);
+  useEffect(
+    () =>
+      useWorkbench.subscribe((state, prev) => {
+        if (state.trainHistoryVersion !== prev.trainHistoryVersion || state.trainRun !== prev.trainRun) schedule();
+      }),
+    [schedule],
+  );
 
   const exportSvg = () => {
     const state = useWorkbench.getState();

@@ -8,7 +8,7 @@ import { checkSampling, type SamplingOptions } from '../../../harness/policies/m
 import type { MethodExpectedDrift } from '../../../metrics/expected-drift';
 import { expectedOf, type MethodDrift } from '../../core/drift';
 import { useWorkbench } from '../../store';
-import { INK, METHOD_BY_ID } from '../palette';
+import { INK, METHOD_BY_ID } from '../../../plan/palette';
 import { driftColor, formatDelta } from './colors';
 
 export function DriftPanel() {

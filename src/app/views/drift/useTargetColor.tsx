@@ -4,7 +4,7 @@
 import { useMemo } from 'react';
 import { useWorkbench } from '../../store';
 import type { ColorMode } from '../../url/schema';
-import type { ScoredMethod } from '../../workers/scoreProtocol';
+import type { ScoredMethod } from '../../protocol/score';
 import { driftColor } from './colors';
 
 export function useTargetColor(): ((id: number) => string | null) | null {

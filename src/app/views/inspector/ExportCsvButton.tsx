@@ -1,7 +1,7 @@
 // The summary's CSV button: the per-target table of the open rollout.
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
-import { targetsCsv } from './targetsCsv';
+import { targetsCsv } from '../../export/targetsCsv';
 
 export function ExportCsvButton() {
   const view = useWorkbench((s) => s.view);

@@ -2,13 +2,14 @@
 // it on, against the live prefix the policy saw. The method table is the page's one method legend
 // (its colours are the lanes of the staircase lens and the tree overlay); clicking a method
 // emphasises it in both views.
+import { bisectLeft } from 'd3';
 import { useMemo } from 'react';
-import type { MethodView } from '../../core/methodViews';
+import { selectedViews, type MethodView } from '../../core/methodViews';
 import { targetFacts, tokenDisplay } from '../../core/viewData';
 import { useWorkbench } from '../../store';
-import { selectedViews } from '../lanes';
-import { CELL_COLORS, CELL, INK, METHOD_BY_ID } from '../palette';
-import { axisEnd, PREFIX_STATE, prefixStateRuns } from './prefixStates';
+import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { CELL_COLORS, CELL } from '../../core/cells';
+import { axisEnd, PREFIX_STATE, prefixStateRuns } from '../../core/prefixStates';
 import { formatDelta } from '../drift/colors';
 
 export function Inspector() {
@@ -32,7 +33,7 @@ export function Inspector() {
     );
   }
   const facts = targetFacts(view, selected);
-  const order = lowerBound(targets, selected);
+  const order = bisectLeft(targets, selected);
   const live = view.tree.livePrefix(selected);
   const chosen = views.find((v) => v.method === method)!;
 
@@ -296,16 +297,5 @@ function ModelScores({ target }: { target: number }) {
 
 function formatLogprob(x: number): string {
   return Number.isInteger(x * 1000) ? String(x) : x.toFixed(3);
-}
-
-function lowerBound(sorted: Int32Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 

@@ -1,6 +1,6 @@
 // The staircase of live contexts: a canvas fed by the store (rows x physical tape), panned and
 // zoomed by d3-zoom attached to the canvas in one effect; hover shows a token, click selects a target.
-import { select, zoom as d3zoom, zoomIdentity, type ZoomBehavior } from 'd3';
+import { bisectLeft, select, zoom as d3zoom, zoomIdentity, type ZoomBehavior } from 'd3';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { roleName, tokenDisplay, tokenGlyph, type ViewData } from '../../core/viewData';
 import { canvasPainter, svgPainter } from '../../export/painter';
@@ -9,12 +9,13 @@ import { useWorkbench } from '../../store';
 import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
 import { ColorToggle, useTargetColor } from '../drift/useTargetColor';
-import { lanesOf, selectedViews } from '../lanes';
-import { CELL, CELL_COLORS, CELL_LEGEND, INK } from '../palette';
+import { INK } from '../../../plan/palette';
+import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
 import { markDrawn, measureFrame } from '../perf';
-import { sizedContext, useSize } from '../useSize';
+import { sizedContext, useFrameDraw, useSize } from '../useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
-import { buildStaircase, cellClass, type StaircaseModel } from './model';
+import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
+import { lanesOf, selectedViews } from '../../core/methodViews';
 
 interface Hover {
   row: number;
@@ -59,7 +60,7 @@ export function StaircaseView() {
   const frameOf = useCallback(
     (zoom: ZoomState, w: number, h: number): StaircaseFrame | null => {
       if (!model || !view || w < 20 || h < 20) return null;
-      const row = selected !== null && view.rollout.isTarget[selected] ? model.targetRow[lowerBound(model.targets, selected)] : -1;
+      const row = selected !== null && view.rollout.isTarget[selected] ? model.targetRow[bisectLeft(model.targets, selected)] : -1;
       return {
         model,
         width: w,
@@ -74,18 +75,9 @@ export function StaircaseView() {
     [model, view, selected, lanes, method, targetColor],
   );
 
-  // Drawing: coalesced to one per animation frame, reading the latest inputs through a ref.
-  const frameRef = useRef(frameOf);
-  frameRef.current = frameOf;
-  const sizeRef = useRef({ width, height });
-  sizeRef.current = { width, height };
-  const pending = useRef(0);
-  const draw = useCallback(() => {
-    pending.current = 0;
-    const canvas = canvasRef.current;
-    const { width: w, height: h } = sizeRef.current;
-    const frame = frameRef.current(zoomRef.current, w, h);
-    if (!canvas || !frame) return;
+  const schedule = useFrameDraw(canvasRef, { width, height }, (canvas, w, h) => {
+    const frame = frameOf(zoomRef.current, w, h);
+    if (!frame) return;
     const start = performance.now();
     const ctx = sizedContext(canvas, w, h);
     drawStaircase(canvasPainter(ctx), frame);
@@ -102,12 +94,8 @@ export function StaircaseView() {
       drawnModel.current = frame.model;
       markDrawn('staircase');
     }
-  }, []);
-  const schedule = useCallback(() => {
-    if (!pending.current) pending.current = requestAnimationFrame(draw);
-  }, [draw]);
+  });
   useEffect(() => schedule(), [schedule, frameOf, width, height]);
-  useEffect(() => () => cancelAnimationFrame(pending.current), []);
 
   // d3-zoom on the canvas: wheel zooms about the pointer, drag pans; reset when the data changes.
   useEffect(() => {
@@ -149,7 +137,7 @@ export function StaircaseView() {
     const canvas = canvasRef.current;
     const behavior = behaviorRef.current;
     if (!canvas || !behavior || !model || selected === null || width < 20) return;
-    const i = lowerBound(model.targets, selected);
+    const i = bisectLeft(model.targets, selected);
     if (model.targets[i] !== selected) return;
     const g = geometry(model, width, height);
     const z = zoomRef.current;
@@ -286,15 +274,4 @@ function StaircaseTooltip({ hover, view, model, width }: { hover: Hover; view: V
       </div>
     </div>
   );
-}
-
-function lowerBound(sorted: Int32Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

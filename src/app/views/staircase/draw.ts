@@ -4,9 +4,11 @@
 // method conditions the target on, on the same physical axis.
 import { rgb, scaleLinear } from 'd3';
 import { rgbaWord, type Painter } from '../../export/painter';
-import type { MethodId } from '../../url/schema';
-import { CELL, CELL_COLORS, CELL_LEGEND, INK, METHOD_BY_ID, METHODS, type CellClass } from '../palette';
-import { rowSpans, type StaircaseModel } from './model';
+import type { Method } from '../../../plan/types';
+import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../plan/palette';
+import { CELL, CELL_COLORS, CELL_LEGEND, type CellClass } from '../../core/cells';
+import type { MethodLane } from '../../core/methodViews';
+import { rowSpans, type StaircaseModel } from '../../core/staircaseModel';
 
 export const MARGIN = { top: 40, right: 14, bottom: 10, left: 84 };
 export const MAX_CELL_W = 40;
@@ -36,21 +38,13 @@ export interface ZoomState {
   y: number;
 }
 
-export interface MethodLane {
-  method: MethodId;
-  /** Ids the method shows the target, as sorted runs [start, end) flattened; null: not scored. */
-  runs: Int32Array | null;
-  /** Ids shown only to SDCC's teacher (at a diverging leaf), as runs. */
-  teacherRuns: Int32Array | null;
-}
-
 export interface StaircaseFrame {
   model: StaircaseModel;
   width: number;
   height: number;
   zoom: ZoomState;
   selected: { id: number; row: number; lanes: MethodLane[] } | null;
-  method: MethodId;
+  method: Method;
   /** Printable character of a token, for cells large enough to hold one. */
   glyph?: (id: number) => string | null;
   /** Colour of a target cell (drift colouring), or null for the state colour. */
@@ -360,7 +354,7 @@ export function drawStaircaseLegend(p: Painter, x: number, y: number, width: num
   cy += 22;
   p.text('lens under the selected target — what each method conditions it on:', cx, cy + 6, { color: INK.muted, font, baseline: 'middle' });
   cx += 392;
-  for (const m of METHODS) {
+  for (const m of METHOD_STYLES) {
     p.fillRect(m.color, cx, cy + 3, 14, 6);
     p.text(m.label, cx + 19, cy + 6, { color: INK.text, font, baseline: 'middle' });
     cx += 24 + m.label.length * 6.4 + 8;

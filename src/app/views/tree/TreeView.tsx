@@ -7,17 +7,18 @@ import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'rea
 import { roleName, tokenDisplay, type ViewData } from '../../core/viewData';
 import { downloadText, fileStem, svgToPng, downloadBlob } from '../../export/download';
 import { svgPainter } from '../../export/painter';
-import type { MethodId } from '../../url/schema';
+import type { Method } from '../../../plan/types';
 import { useWorkbench } from '../../store';
 import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
 import { useTargetColor } from '../drift/useTargetColor';
-import { selectedViews } from '../lanes';
-import { CELL, CELL_COLORS, INK, METHOD_BY_ID, METHODS, type CellClass } from '../palette';
+import { selectedViews } from '../../core/methodViews';
+import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../plan/palette';
+import { CELL, CELL_COLORS, type CellClass } from '../../core/cells';
 import { markDrawn, measureFrame } from '../perf';
 import { useSize } from '../useSize';
-import { buildTreeModel, edgeRuns, NODE, type TreeEdge, type TreeModel } from './model';
-import { methodOverlays, type MethodOverlay } from './overlay';
+import { buildTreeModel, edgeRuns, NODE, type TreeEdge, type TreeModel } from '../../core/treeModel';
+import { methodOverlays, type MethodOverlay } from '../../core/treeOverlay';
 
 const MARGIN = { top: 46, right: 16, bottom: 8, left: 16 };
 const ROW_H = 64;
@@ -273,7 +274,7 @@ interface ContentProps {
   windowX: number;
   windowY: number;
   overlays: MethodOverlay[] | null;
-  method: MethodId;
+  method: Method;
   scoring: number;
   selected: number | null;
   targetColor: ((id: number) => string | null) | null;
@@ -525,7 +526,7 @@ function drawTreeLegend(p: ReturnType<typeof svgPainter>, x: number, y: number):
   cx = x;
   p.text('lanes under the strips — what each method conditions the selected target on:', cx, y + 36, { color: INK.muted, font, baseline: 'middle' });
   cx += 440;
-  for (const m of METHODS) {
+  for (const m of METHOD_STYLES) {
     p.fillRect(m.color, cx, y + 33, 14, 5);
     p.text(m.label, cx + 19, y + 36, { color: INK.text, font, baseline: 'middle' });
     cx += 24 + m.label.length * 6.4 + 8;

@@ -1,9 +1,9 @@
 // The per-target table as CSV: every target's section-3 facts and how each method conditions it.
-import type { DriftData } from '../../core/drift';
-import { planIndex } from '../../core/methodViews';
-import { targetFacts, tokenLabel, type ViewData } from '../../core/viewData';
-import { toCsv } from '../../export/download';
-import { METHOD_IDS } from '../../url/schema';
+import { csvFormatRows } from 'd3';
+import type { DriftData } from '../core/drift';
+import { planIndex } from '../core/methodViews';
+import { targetFacts, tokenLabel, type ViewData } from '../core/viewData';
+import { METHODS } from '../../plan/types';
 
 /** With `drift` (the model's scores of this rollout), adds ℓ_live and each method's ℓ_m per target. */
 export function targetsCsv(view: ViewData, drift: DriftData | null = null): string {
@@ -21,12 +21,12 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
     'scoringNode',
     'position',
     'rolloutLogprob',
-    ...METHOD_IDS.map((m) => `${m}.prefixLength`),
+    ...METHODS.map((m) => `${m}.prefixLength`),
     'sdcc.teacherPrefixLength',
     ...(drift ? ['model.live.logprob', ...drift.methods.map((m) => `model.${m.method}.logprob`)] : []),
   ];
   // A position id counts the keys visible before the token (docs/methods.md): the prefix length, in O(1).
-  const indexes = METHOD_IDS.map((m) => planIndex(view, m));
+  const indexes = METHODS.map((m) => planIndex(view, m));
   const sdcc = planIndex(view, 'sdcc');
   const lengthAt = (located: { seq: { positions: Int32Array }; index: number } | undefined) =>
     located ? located.seq.positions[located.index] : null;
@@ -51,5 +51,5 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
       ...(drift ? [drift.live.get(id) ?? null, ...drift.methods.map((m) => m.logprob.get(id) ?? null)] : []),
     ];
   });
-  return toCsv(header, rows);
+  return csvFormatRows([header, ...rows.map((row) => row.map((v) => (v === null ? '' : String(v))))]) + '\n';
 }

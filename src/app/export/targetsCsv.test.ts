@@ -1,10 +1,11 @@
+import { csvParseRows } from 'd3';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseRolloutFile } from '../../../rollout';
-import { buildViewData } from '../../core/viewData';
+import { parseRolloutFile, validateRollout } from '../../rollout';
+import { buildViewData } from '../core/viewData';
 import { targetsCsv } from './targetsCsv';
 
-const text = readFileSync(new URL('../../../../public/examples/worked-example.json', import.meta.url), 'utf8');
+const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
 const view = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
 
 describe('per-target CSV', () => {
@@ -32,5 +33,16 @@ describe('per-target CSV', () => {
       'sdcc.teacherPrefixLength': '8',
     });
     expect(row(2)).toMatchObject({ dropped: 'true', evictionMass: '', finalPrefixLength: '', 'naive-compressed.prefixLength': '' });
+  });
+  it('quotes a token label holding a comma or a quote, so the table opens with its columns intact', () => {
+    const events = [
+      { op: 'append', role: 'prompt', tokens: [10] },
+      { op: 'append', role: 'act', tokens: [44, 34], logprobs: [-1, -2] }, // ',' and '"'
+    ];
+    const json = { format: 'memorywalker.rollout/v1', id: 'q', vocab: 272, events };
+    const [header, comma, quote] = csvParseRows(targetsCsv(buildViewData(validateRollout(json, { file: 'q.json' }))));
+    expect(comma.slice(0, 4)).toEqual(['1', '44', ',', '0']);
+    expect(quote.slice(0, 4)).toEqual(['2', '34', '"', '0']);
+    expect([comma.length, quote.length]).toEqual([header.length, header.length]);
   });
 });

@@ -1,12 +1,11 @@
 // The URL and the store: on start, the URL (else the set kept in IndexedDB, else the built-in
 // worked example) decides what opens; afterwards every change of a schema field is written back
 // with history.replaceState, so the address bar always reproduces the view.
+import { FULL_SAMPLING } from '../../harness/policies/model';
 import { DEFAULT_EXAMPLE } from '../load/examples';
 import { loadLastSet } from '../persist/lastSet';
-import { parseSourceKey, sourceKey } from '../store/rolloutSlice';
-import type { WorkbenchState } from '../store';
-import { FULL_SAMPLING } from '../../harness/policies/model';
-import { formatSampler, parseSampler, parseUrlState, serializeUrlState, type UrlState } from './schema';
+import { formatSampler, parseSampler, parseSourceKey, parseUrlState, serializeUrlState, sourceKey, type UrlState } from '../url/schema';
+import type { WorkbenchState } from './types';
 
 interface Store {
   getState(): WorkbenchState;

@@ -2,8 +2,9 @@
 // they arrive (the store holds the one object and a version number, so a step costs no copy and
 // charts redraw from a subscription). Also the JSONL and CSV exports.
 
+import { csvFormatRows } from 'd3';
 import type { Method } from '../../plan/types';
-import type { MetricRecord } from './engine/run';
+import type { MetricRecord } from '../train/engine/run';
 
 export interface MetricHistory {
   byMethod: Map<Method, MetricRecord[]>;
@@ -44,6 +45,5 @@ export function historyJsonl(history: MetricHistory): string {
 
 export function historyCsv(history: MetricHistory): string {
   const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
-  const rows = lanesInOrder(history).map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(','));
-  return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
+  return csvFormatRows([[...CSV_COLUMNS], ...lanesInOrder(history).map((r) => CSV_COLUMNS.map((c) => cell(r[c])))]) + '\n';
 }

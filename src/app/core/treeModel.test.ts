@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CELL } from '../palette';
-import { buildTreeModel, edgeRuns, idsLabel, NODE, nodesOfSequence, type TrieView } from './model';
-
-// the worked example (docs/tree.md): packed order 0..8 | 9,10,7′,8′,11..14 | 13′,14′,15,16, written by hand.
-const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
-const worked: TrieView = {
-  id: Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7, 8, 11, 12, 13, 14, 13, 14, 15, 16]),
-  parent: Int32Array.from([-1, 0, 1, 2, 3, 4, 5, 6, 7, 1, 9, 10, 11, 12, 13, 14, 15, 10, 17, 18, 19]),
-  depth: Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 7]),
-  branchLeaf: Int32Array.from([8, 16, 20]),
-  cls: Uint8Array.from([P, P, A, A, O, O, O, A, A, I, I, O, O, A, A, A, A]),
-  isTarget: Uint8Array.from([0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1]),
-  segment: Int32Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2]),
-};
+import { CELL } from './cells';
+import { buildTreeModel, edgeRuns, idsLabel, NODE, nodesOfSequence } from './treeModel';
+import { WORKED_TRIE as worked } from './workedTrie.testing';
 
 describe('conditioning tree view-model', () => {
   const model = buildTreeModel(worked);
@@ -37,8 +26,8 @@ describe('conditioning tree view-model', () => {
     const targets = [...model.kind].flatMap((k, n) => (k === NODE.target ? [worked.id[n]] : []));
     expect(targets).toEqual([2, 3, 7, 8, 13, 14, 15, 16]);
     expect(edgeRuns(model, model.edges[3])).toEqual([
-      { from: 11, to: 12, cls: A, copy: true },
-      { from: 13, to: 14, cls: O, copy: false },
+      { from: 11, to: 12, cls: CELL.act, copy: true },
+      { from: 13, to: 14, cls: CELL.obs, copy: false },
       { from: 15, to: 16, cls: CELL.target, copy: false },
     ]);
   });

@@ -2,69 +2,20 @@
 // fragment), the run, its status and progress, the metric history (one object appended in place,
 // with a version number: charts subscribe to it and draw to canvas, React does not re-render per
 // step), the episode being played and the last batch of each lane. Actions only send commands.
-import type { StateCreator } from 'zustand';
 import type { Method } from '../../plan/types';
-import type { WorkbenchState } from '../store';
-import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../workers/trainProtocol';
-import { createTrainClient, type TrainClient } from './client';
-import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from './engine/config';
-import type { MetricRecord } from './engine/run';
-import { appendRecords, createHistory, type MetricHistory } from './history';
-import { createLiveFollower } from './liveView';
-
-export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
-
-/** The episode being played, as the engine's last `live` message gave it. */
-export type LiveEpisodeState = Omit<Extract<TrainReply, { type: 'live' }>, 'type'>;
-
-export interface TrainBanner {
-  kind: 'device-lost' | 'recovered' | 'notice';
-  message: string;
-}
-
-export interface TrainSlice {
-  trainConfig: RunConfig;
-  trainGpu: TrainGpu;
-  trainStatus: RunStatus;
-  trainRun: RunInfo | null;
-  trainProgress: Progress | null;
-  trainHistory: MetricHistory;
-  /** Bumped on every change of trainHistory (which is mutated in place). */
-  trainHistoryVersion: number;
-  trainLatest: Partial<Record<Method, MetricRecord>>;
-  trainCheckpointStep: number;
-  trainBanner: TrainBanner | null;
-  trainLive: LiveEpisodeState | null;
-  /** Show the episode being played in the staircase and tree views. */
-  trainFollow: boolean;
-  trainBatches: Partial<Record<Method, { step: number; rollouts: BatchEntry[] }>>;
-  trainScores: { method: Method; id: string; scores: ScoredTargets } | null;
-  /** Checkpoints kept in this browser (imported or forked from a run), by name. */
-  trainFiles: string[];
-
-  trainConnect(): void;
-  setTrainConfig(patch: Partial<RunConfig>): void;
-  trainPlay(): void;
-  trainPause(): void;
-  trainStepOnce(): void;
-  trainReset(): void;
-  setTrainFollow(on: boolean): void;
-  trainImportCheckpoint(file: File): Promise<void>;
-  /** Fetches the demo checkpoint shipped with the app, starts the draft config from it and sets the task it knows. */
-  trainUseDemoModel(): Promise<void>;
-  trainExportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
-  /** Keeps `method`'s weights as a checkpoint and points the draft config at it (e.g. SFT warm start → RL). */
-  trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;
-  trainInspect(method: Method, id: string): Promise<void>;
-  dismissTrainBanner(): void;
-  /** Test hook: destroys the worker's device. */
-  trainLoseDevice(): void;
-}
+import { appendRecords, createHistory } from '../core/history';
+import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
+import type { TrainReply } from '../protocol/train';
+import { createTrainClient, type TrainClient } from '../protocol/trainClient';
+import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from '../train/engine/config';
+import type { MetricRecord } from '../train/engine/run';
+import { saveRolloutJson } from './rolloutSlice';
+import type { Slice, TrainSlice } from './types';
 
 let client: TrainClient | null = null;
 
-export const createTrainSlice: StateCreator<WorkbenchState, [], [], TrainSlice> = (set, get) => {
-  const follower = createLiveFollower(get);
+export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
+  const follower = createLiveFollower(get, (json) => saveRolloutJson(LIVE_SOURCE, json));
   /** Hands checkpoint bytes to the worker (which validates and keeps them) and starts the draft config from them. */
   const importCheckpoint = async (name: string, read: () => Promise<ArrayBuffer>, patch: Partial<RunConfig>) => {
     try {

@@ -3,10 +3,10 @@
 // branch's id set (sorted runs, shared by every row of the segment) cut at the row's decode point,
 // so a 20k-token rollout with thousands of rows costs a few arrays, and any visible window of
 // cells is produced on demand by `rowSpans`.
-import { CELL, type CellClass } from '../palette';
-import type { RowMode } from '../../url/schema';
+import type { RowMode } from '../url/schema';
+import { CELL, type CellClass } from './cells';
 
-/** What the staircase needs from the conditioning tree (mapped from it in ../../core/adapt.ts). */
+/** What the staircase needs from the conditioning tree (mapped from it in ./viewData.ts). */
 export interface TapeView {
   /** Physical tape length L. */
   length: number;

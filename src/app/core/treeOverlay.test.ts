@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CELL } from '../palette';
-import { buildTreeModel, type TrieView } from './model';
-import { methodOverlays, nodeRuns } from './overlay';
+import { buildTreeModel } from './treeModel';
+import { methodOverlays, nodeRuns } from './treeOverlay';
+import { WORKED_TRIE } from './workedTrie.testing';
 
-const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
-const model = buildTreeModel({
-  id: Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7, 8, 11, 12, 13, 14, 13, 14, 15, 16]),
-  parent: Int32Array.from([-1, 0, 1, 2, 3, 4, 5, 6, 7, 1, 9, 10, 11, 12, 13, 14, 15, 10, 17, 18, 19]),
-  depth: Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 7]),
-  branchLeaf: Int32Array.from([8, 16, 20]),
-  cls: Uint8Array.from([P, P, A, A, O, O, O, A, A, I, I, O, O, A, A, A, A]),
-  isTarget: Uint8Array.from([0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1]),
-  segment: Int32Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2]),
-} satisfies TrieView);
+const model = buildTreeModel(WORKED_TRIE);
 
 describe('method overlays on the trie', () => {
   it('splits node runs at edge boundaries', () => {

@@ -2,9 +2,9 @@
 // of unbranched nodes collapsed into one labelled edge, laid out left to right with x = logical
 // position (trie depth) and y from d3-hierarchy, so an edge is as long as the tokens it carries.
 import { cluster, hierarchy, type HierarchyPointNode } from 'd3';
-import { CELL } from '../palette';
+import { CELL } from './cells';
 
-/** What the tree view needs from the conditioning tree (mapped from it in ../../core/adapt.ts). */
+/** What the tree view needs from the conditioning tree (mapped from it in ./viewData.ts). */
 export interface TrieView {
   /** Physical id per trie node, in packed order (DFS preorder, children in creation order). */
   id: Int32Array;

@@ -1,7 +1,7 @@
 // The selected target's method views as runs of trie nodes, per edge, for the tree overlay.
-import type { MethodView } from '../../core/methodViews';
-import type { MethodId } from '../../url/schema';
-import { nodesOfSequence, type TreeModel } from './model';
+import type { MethodView } from './methodViews';
+import type { Method } from '../../plan/types';
+import { nodesOfSequence, type TreeModel } from './treeModel';
 
 export interface NodeRun {
   edge: number;
@@ -11,7 +11,7 @@ export interface NodeRun {
 }
 
 export interface MethodOverlay {
-  method: MethodId;
+  method: Method;
   runs: NodeRun[];
   teacherRuns: NodeRun[];
   /** The trie node at which this method scores the target, or -1. */

@@ -1,9 +1,10 @@
-// One palette for every view, legend and export: a colour per replay method and per token state.
+// The methods' colours and names for people, shared by the app's views and the experiment reports:
+// a colour, a label and what each method conditions a target on, and the ink of the dark page.
 // Colours are plain hex strings (not CSS variables) so exported SVG/PNG files look like the page.
-import type { MethodId } from '../url/schema';
+import type { Method } from './types';
 
 export interface MethodStyle {
-  id: MethodId;
+  id: Method;
   label: string;
   short: string;
   color: string;
@@ -11,7 +12,8 @@ export interface MethodStyle {
   sees: string;
 }
 
-export const METHODS: readonly MethodStyle[] = [
+/** In METHODS order. */
+export const METHOD_STYLES: readonly MethodStyle[] = [
   {
     id: 'naive-compressed',
     label: 'Naive-Compressed',
@@ -37,41 +39,7 @@ export const METHODS: readonly MethodStyle[] = [
   },
 ];
 
-export const METHOD_BY_ID: Record<MethodId, MethodStyle> = Object.fromEntries(METHODS.map((m) => [m.id, m])) as Record<
-  MethodId,
-  MethodStyle
->;
-
-/** Cell classes of the staircase; the numeric codes index CELL_COLORS. */
-export const CELL = {
-  none: 0,
-  prompt: 1,
-  obs: 2,
-  act: 3,
-  inserted: 4,
-  evicted: 5,
-  target: 6,
-} as const;
-export type CellClass = (typeof CELL)[keyof typeof CELL];
-
-export const CELL_COLORS: Record<CellClass, string> = {
-  0: '#0f1419',
-  1: '#3d5a80',
-  2: '#52708f',
-  3: '#2e8b7f',
-  4: '#8a6fd1',
-  5: '#3a2226',
-  6: '#f7e07e',
-};
-
-export const CELL_LEGEND: { cls: CellClass; label: string }[] = [
-  { cls: CELL.prompt, label: 'live: prompt' },
-  { cls: CELL.obs, label: 'live: observation' },
-  { cls: CELL.act, label: 'live: earlier output' },
-  { cls: CELL.inserted, label: 'inserted by an edit' },
-  { cls: CELL.evicted, label: 'evicted' },
-  { cls: CELL.target, label: 'target (decoded here)' },
-];
+export const METHOD_BY_ID: Record<Method, MethodStyle> = Object.fromEntries(METHOD_STYLES.map((m) => [m.id, m])) as Record<Method, MethodStyle>;
 
 export const INK = {
   bg: '#0f1419',

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventJson, RolloutJson } from '../../rollout/format';
-import type { ShowOptions, SourceRef } from '../store/rolloutSlice';
+import type { ShowOptions } from '../store/types';
+import type { SourceRef } from '../url/schema';
 import { createLiveFollower, LIVE_SOURCE, MIN_INTERVAL_MS, PERSIST_INTERVAL_MS } from './liveView';
 
 const prompt: EventJson = { op: 'append', role: 'prompt', tokens: [1, 2, 3] };

@@ -35,6 +35,10 @@ export interface RolloutSummary {
   reward?: number;
 }
 
+export function summaryOf(rollout: Rollout): RolloutSummary {
+  return { id: rollout.id, length: rollout.length, K: rollout.K, ...(rollout.reward !== undefined ? { reward: rollout.reward } : {}) };
+}
+
 export interface DemoConfig {
   env: EnvId;
   editor: EditorKind;

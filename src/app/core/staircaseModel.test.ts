@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CELL } from '../palette';
-import { buildStaircase, cellClass, idRuns, rowLiveIds, rowSpans, type TapeView } from './model';
+import { CELL } from './cells';
+import { buildStaircase, cellClass, idRuns, rowLiveIds, rowSpans, type TapeView } from './staircaseModel';
 
 // the worked example (docs/tree.md), written out by hand (independent of the core's derivation).
 const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;

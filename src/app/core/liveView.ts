@@ -7,10 +7,9 @@
 // Every episode opens under one name, LIVE_SOURCE, and the newest state shown is kept in IndexedDB
 // at most once per PERSIST_INTERVAL_MS (and within that time of the last update): the URL names the
 // live episode whichever one plays, so a reload reopens it without a write per update.
-import type { EventJson, RolloutJson } from '../../rollout/format';
-import { ROLLOUT_FORMAT } from '../../rollout/format';
-import { saveRolloutJson, type SourceRef } from '../store/rolloutSlice';
-import type { WorkbenchState } from '../store';
+import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../../rollout/format';
+import type { SourceRef } from '../url/schema';
+import type { ViewData } from './viewData';
 
 export const LIVE_SOURCE: SourceRef = { kind: 'file', name: 'live-episode.json' };
 export const MIN_INTERVAL_MS = 1000;
@@ -31,10 +30,16 @@ export interface LiveFollower {
   cancel(): void;
 }
 
-type Host = Pick<WorkbenchState, 'view' | 'selectedTarget' | 'source' | 'showRollout'>;
+/** What the follower reads of the store, and how it shows a rollout there. */
+export interface LiveHost {
+  view: ViewData | null;
+  selectedTarget: number | null;
+  source: SourceRef | null;
+  showRollout(json: RolloutJson, source: SourceRef, options: { target: number | null; persist: false }): boolean;
+}
 
 /** `save` keeps the shown episode as the last opened set (IndexedDB). */
-export function createLiveFollower(get: () => Host, save: (json: RolloutJson) => Promise<void> = (json) => saveRolloutJson(LIVE_SOURCE, json)): LiveFollower {
+export function createLiveFollower(get: () => LiveHost, save: (json: RolloutJson) => Promise<void>): LiveFollower {
   /** What the views were last given: an update is due when the episode or its event count changes. */
   let given = { id: '', events: 0 };
   let pending: RolloutJson | null = null;

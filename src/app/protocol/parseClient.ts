@@ -1,0 +1,74 @@
+// The page's side of the rollout worker: one worker, a promise per job, progress through a
+// callback. A newer parse makes an older one stale (its promise rejects with StaleParseError).
+import type { Rollout } from '../../rollout';
+import { createJobs } from './jobs';
+import type { DemoConfig, Generated, ParseDone, ParsePhase, RolloutReply, RolloutSummary, WorkerReply, WorkerRequest } from './parse';
+
+export interface ParseOutcome {
+  /** The job that parsed the set: names it in later `rollout` requests. */
+  set: number;
+  summaries: RolloutSummary[];
+  index: number;
+  rollout: Rollout;
+  readMs: number;
+  validateMs: number;
+}
+
+export class StaleParseError extends Error {
+  constructor() {
+    super('superseded by a newer file');
+  }
+}
+
+export interface ParseOptions {
+  /** Rollout id to send along (default: the first). */
+  select: string | null;
+  /** The set the page shows now, kept by the worker until this parse succeeds. */
+  keep: number | null;
+}
+
+export interface Parser {
+  parse(blob: Blob, fileName: string, options: ParseOptions, onProgress: (phase: ParsePhase, done: number, total: number) => void): Promise<ParseOutcome>;
+  /** Rollout `index` of a parsed set. */
+  rollout(set: number, index: number): Promise<Rollout>;
+  /** A demo data set from the harness, as JSONL text. */
+  generate(config: DemoConfig): Promise<string>;
+}
+
+export function createParser(): Parser {
+  let worker: Worker | null = null;
+  let latestParse = 0;
+  const jobs = createJobs<WorkerReply>('error', 'progress');
+
+  const ensure = (): Worker => {
+    if (worker) return worker;
+    worker = new Worker(new URL('../workers/parse.worker.ts', import.meta.url), { type: 'module', name: 'rollout-worker' });
+    worker.onmessage = (event: MessageEvent<WorkerReply>) => jobs.settle(event.data);
+    worker.onerror = (event) => {
+      jobs.failAll(new Error(`the rollout worker failed: ${event.message || 'unknown error'}`));
+      worker?.terminate();
+      worker = null;
+    };
+    return worker;
+  };
+  const send = <T extends WorkerReply>(request: (job: number) => WorkerRequest, onProgress?: (reply: WorkerReply) => void) =>
+    jobs.start<T>((job) => ensure().postMessage(request(job)), onProgress);
+
+  return {
+    async parse(blob, fileName, options, onProgress) {
+      jobs.drop(latestParse, new StaleParseError());
+      const { job, reply } = send<ParseDone>(
+        (job) => ({ type: 'parse', job, blob, fileName, select: options.select, keep: options.keep }),
+        (p) => p.type === 'progress' && onProgress(p.phase, p.done, p.total),
+      );
+      latestParse = job;
+      return { ...(await reply), set: job };
+    },
+    async rollout(set, index) {
+      return (await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index })).reply).rollout;
+    },
+    async generate(config) {
+      return (await send<Generated>((job) => ({ type: 'generate', job, config })).reply).text;
+    },
+  };
+}

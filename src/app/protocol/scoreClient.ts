@@ -1,0 +1,38 @@
+// The page's side of the scoring worker: load a checkpoint, score a rollout. One worker, created
+// on the first checkpoint; a newer score request makes an older one's answer stale.
+import type { Rollout } from '../../rollout';
+import { createJobs } from './jobs';
+import type { ModelLoaded, Scored, ScoredMethod, ScoreWorkerReply, ScoreWorkerRequest } from './score';
+
+export class StaleScoreError extends Error {
+  constructor() {
+    super('superseded by a newer scoring request');
+  }
+}
+
+export interface Scorer {
+  load(bytes: ArrayBuffer, name: string): Promise<ModelLoaded>;
+  score(rollout: Rollout, onProgress: (method: ScoredMethod, done: number, total: number) => void): Promise<Scored>;
+}
+
+export function createScorer(): Scorer {
+  const worker = new Worker(new URL('../workers/score.worker.ts', import.meta.url), { type: 'module', name: 'score-worker' });
+  const jobs = createJobs<ScoreWorkerReply>('error', 'progress');
+  let latestScore = 0;
+  worker.onmessage = (event: MessageEvent<ScoreWorkerReply>) => jobs.settle(event.data);
+  worker.onerror = (event) => jobs.failAll(new Error(`the scoring worker failed: ${event.message || 'unknown error'}`));
+  return {
+    load(bytes, name) {
+      return jobs.start<ModelLoaded>((job) => worker.postMessage({ type: 'load', job, bytes, name } satisfies ScoreWorkerRequest, [bytes])).reply;
+    },
+    score(rollout, onProgress) {
+      jobs.drop(latestScore, new StaleScoreError());
+      const { job, reply } = jobs.start<Scored>(
+        (job) => worker.postMessage({ type: 'score', job, rollout } satisfies ScoreWorkerRequest),
+        (p) => p.type === 'progress' && onProgress(p.method, p.done, p.total),
+      );
+      latestScore = job;
+      return reply;
+    },
+  };
+}

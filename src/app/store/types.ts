@@ -1,0 +1,172 @@
+// The workbench store's shape: one interface per slice and their union. Slices are typed against
+// this module, not against the store that assembles them, so no slice imports another or the store.
+import type { StateCreator } from 'zustand';
+import type { AdapterSummary, GpuEvent } from '../../gpu/device';
+import type { SamplingOptions } from '../../harness/policies/model';
+import type { Method } from '../../plan/types';
+import type { RolloutJson } from '../../rollout';
+import type { DriftData } from '../core/drift';
+import type { MetricHistory } from '../core/history';
+import type { ViewData } from '../core/viewData';
+import type { ParsePhase, RolloutSummary } from '../protocol/parse';
+import type { ScoredMethod } from '../protocol/score';
+import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../protocol/train';
+import type { RunConfig } from '../train/engine/config';
+import type { MetricRecord } from '../train/engine/run';
+import type { ColorMode, RowMode, SourceRef } from '../url/schema';
+
+export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice;
+
+/** A slice of the workbench store: its part of the state, seeing the whole. */
+export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
+
+// --- GPU: what the page knows about WebGPU: probing, the adapter in use, or why there is none.
+
+export type GpuStatus =
+  | { kind: 'probing' }
+  | { kind: 'ready'; adapter: AdapterSummary; line: string }
+  | { kind: 'unavailable'; reason: string; message: string };
+
+export interface GpuSlice {
+  gpu: GpuStatus;
+  gpuEvents: GpuEvent[];
+  probeGpu(): Promise<void>;
+}
+
+// --- Rollout: the open set, the shown rollout and its view data, the load in progress.
+
+export interface LoadProgress {
+  fileName: string;
+  phase: ParsePhase | 'derive';
+  done: number;
+  total: number;
+}
+
+export interface OpenOptions {
+  /** Rollout id to select within the set (default: the first). */
+  rolloutId?: string | null;
+  /** Target to select (default: the first diverging leaf). */
+  target?: number | null;
+  /** Keep the set in IndexedDB as the last opened one (default true). */
+  persist?: boolean;
+  /** Opened by the start-up sequence rather than by the person (who then takes precedence). */
+  auto?: boolean;
+  /** The name the validator uses in its messages (default: the source's name). */
+  fileName?: string;
+}
+
+export interface ShowOptions {
+  /** Target to select (default: the first diverging leaf). */
+  target?: number | null;
+  /** Keep the rollout in IndexedDB as the last opened set (default true). */
+  persist?: boolean;
+}
+
+export interface RolloutSlice {
+  source: SourceRef | null;
+  /** The open set, one summary per rollout (the rollouts themselves stay in the worker). */
+  rollouts: RolloutSummary[];
+  /** The worker's name for the open set. */
+  setJob: number | null;
+  rolloutIndex: number;
+  view: ViewData | null;
+  loading: LoadProgress | null;
+  loadError: string | null;
+  /** Timings of the last successful load, milliseconds. */
+  loadTimings: { read: number; validate: number; derive: number } | null;
+  /** Opens the person started (file, drop, example button); start-up yields to any of them. */
+  manualOpens: number;
+  openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;
+  openExample(name: string, options?: OpenOptions): Promise<boolean>;
+  /** Shows one rollout given as JSON (small, in memory); false, with `loadError` set, when it does not validate. */
+  showRollout(json: RolloutJson, source: SourceRef, options?: ShowOptions): boolean;
+  selectRollout(index: number, target?: number | null): Promise<void>;
+  dismissLoadError(): void;
+}
+
+// --- View: the selection and how the views show it (all shareable, in the URL).
+
+export interface ViewSlice {
+  selectedTarget: number | null;
+  method: Method;
+  rows: RowMode;
+  /** Target cells coloured by state, or by drift once a model has scored the rollout. */
+  colorBy: ColorMode;
+  /** The sampler the drift panel's expected drift assumes (temperature 1 by default). */
+  sampler: Required<SamplingOptions>;
+  selectTarget(id: number | null): void;
+  /** Moves the selection by `delta` targets (in id order), clamped to the first and last. */
+  stepTarget(delta: number): void;
+  setMethod(method: Method): void;
+  setRows(rows: RowMode): void;
+  setColorBy(color: ColorMode): void;
+  setSampler(sampler: Required<SamplingOptions>): void;
+}
+
+// --- Drift: the model in the scoring worker and the drift of the shown rollout under each method.
+
+export interface DriftSlice {
+  model: { name: string; description: string; adapter: string } | null;
+  modelLoading: string | null;
+  /** Drift of the shown rollout (null before scoring, or without a model). */
+  drift: DriftData | null;
+  /** The view the drift (or the scoring in flight) belongs to. */
+  driftView: ViewData | null;
+  /** The method being scored, while scoring. */
+  scoring: { method: ScoredMethod; done: number; total: number } | null;
+  driftError: string | null;
+  openCheckpoint(file: Blob, name: string): Promise<boolean>;
+  /** Scores the shown rollout (no-op without a model, or when it is already scored). */
+  scoreView(): Promise<void>;
+}
+
+// --- Train: the page's mirror of the training worker.
+
+export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
+
+/** The episode being played, as the engine's last `live` message gave it. */
+export type LiveEpisodeState = Omit<Extract<TrainReply, { type: 'live' }>, 'type'>;
+
+export interface TrainBanner {
+  kind: 'device-lost' | 'recovered' | 'notice';
+  message: string;
+}
+
+export interface TrainSlice {
+  trainConfig: RunConfig;
+  trainGpu: TrainGpu;
+  trainStatus: RunStatus;
+  trainRun: RunInfo | null;
+  trainProgress: Progress | null;
+  trainHistory: MetricHistory;
+  /** Bumped on every change of trainHistory (which is mutated in place). */
+  trainHistoryVersion: number;
+  trainLatest: Partial<Record<Method, MetricRecord>>;
+  trainCheckpointStep: number;
+  trainBanner: TrainBanner | null;
+  trainLive: LiveEpisodeState | null;
+  /** Show the episode being played in the staircase and tree views. */
+  trainFollow: boolean;
+  trainBatches: Partial<Record<Method, { step: number; rollouts: BatchEntry[] }>>;
+  trainScores: { method: Method; id: string; scores: ScoredTargets } | null;
+  /** Checkpoints kept in this browser (imported or forked from a run), by name. */
+  trainFiles: string[];
+
+  trainConnect(): void;
+  setTrainConfig(patch: Partial<RunConfig>): void;
+  trainPlay(): void;
+  trainPause(): void;
+  trainStepOnce(): void;
+  trainReset(): void;
+  setTrainFollow(on: boolean): void;
+  trainImportCheckpoint(file: File): Promise<void>;
+  /** Fetches the demo checkpoint shipped with the app, starts the draft config from it and sets the task it knows. */
+  trainUseDemoModel(): Promise<void>;
+  trainExportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
+  /** Keeps `method`'s weights as a checkpoint and points the draft config at it (e.g. SFT warm start → RL). */
+  trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;
+  trainInspect(method: Method, id: string): Promise<void>;
+  dismissTrainBanner(): void;
+  /** Test hook: destroys the worker's device. */
+  trainLoseDevice(): void;
+}
