@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSafetensorsHeader } from '../model/safetensors';
+import { readSafetensorsHeader } from '../util/safetensors';
 import { exportBatch } from '../plan/export';
 import { generateRandomRollout } from '../rollout/generate-random';
 import { parseRolloutFile } from '../rollout/parse';

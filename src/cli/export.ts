@@ -6,7 +6,7 @@
 import { closeSync, mkdtempSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { safetensorsHeader, tensorBytes } from '../model/safetensors';
+import { safetensorsHeader, tensorBytes } from '../util/safetensors';
 import { createBatchWriter, type BatchSink, type BatchSummary, type BatchTensorName } from '../plan/export';
 import { METHODS } from '../plan/types';
 import { deriveTree } from '../tree/derive';

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { saveCheckpoint } from '../model/checkpoint';
 import type { ModelConfig } from '../model/config';
 import { initWeights, parameterShapes } from '../model/params';
-import { writeSafetensors } from '../model/safetensors';
+import { writeSafetensors } from '../util/safetensors';
 import { createRng } from '../rollout/generate-random';
 import { ROOT, WORKED } from './subprocess.testing';
 

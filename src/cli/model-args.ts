@@ -11,7 +11,7 @@ import { checkPair, loadCheckpoint, loadOptimizerState, type OptimizerState } fr
 import { nodeSha256, optimizerStatePath, recoverCheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
-import { readSafetensorsHeader } from '../model/safetensors';
+import { readSafetensorsHeader } from '../util/safetensors';
 import { buildPlan } from '../plan/build';
 import { positionsNeeded } from '../plan/positions';
 import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';

@@ -8,7 +8,7 @@ import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
 import { MODEL_PRESETS } from '../model/config';
 import { initWeights } from '../model/params';
 import { referenceLogprobs } from '../model/reference/model';
-import { readSafetensorsHeader } from '../model/safetensors';
+import { readSafetensorsHeader } from '../util/safetensors';
 import { lrAt } from '../objectives/adamw';
 import { batchIndices } from './train';
 import { mw, tmpDir, WORKED, workedLine, writeSmallDataset } from './subprocess.testing';

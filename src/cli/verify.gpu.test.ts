@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../model/checkpoint';
 import { MODEL_PRESETS } from '../model/config';
 import { sftLossAndGrads } from '../model/reference/model';
-import { readSafetensorsHeader } from '../model/safetensors';
+import { readSafetensorsHeader } from '../util/safetensors';
 import { buildPlan } from '../plan/build';
 import { workedExample } from '../testing/fixtures';
 import { deriveTree } from '../tree/derive';

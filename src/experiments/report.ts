@@ -1,6 +1,6 @@
 // The experiment matrix as files a person reads: table.md (the paper's Table 1 shape, editor ×
 // method, plus the checkpoint's drift and the rollouts' structure) and SVG plots built as strings
-// with d3's scales and shapes (no DOM), in the app's method colours (src/app/views/palette.ts).
+// with d3's scales and shapes (no DOM), in the methods' colours the app uses too (src/plan/palette.ts).
 
 import { format, line, scaleBand, scaleLinear, scaleLog, scaleSqrt } from 'd3';
 import { INK, METHOD_BY_ID } from '../plan/palette';

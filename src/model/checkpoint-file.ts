@@ -23,7 +23,7 @@ import {
 } from './checkpoint';
 import type { ModelConfig } from './config';
 import type { ModelWeights } from './params';
-import { readSafetensorsHeader } from './safetensors';
+import { readSafetensorsHeader } from '../util/safetensors';
 
 /** SHA-256 by Node's crypto: the digest checkpoint.ts computes in pure TypeScript, ~10x faster. */
 export const nodeSha256: Digest = (bytes) => createHash('sha256').update(bytes).digest('hex');

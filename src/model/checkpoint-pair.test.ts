@@ -22,7 +22,7 @@ import {
 import { nodeSha256, optimizerStatePath, readCheckpointPair, writeCheckpointPair } from './checkpoint-file';
 import { CONFIG_LIMITS, type ModelConfig } from './config';
 import { initWeights, parameterShapes } from './params';
-import { readSafetensorsHeader, writeSafetensors } from './safetensors';
+import { readSafetensorsHeader, writeSafetensors } from '../util/safetensors';
 
 const TINY: ModelConfig = { vocabSize: 7, nEmbd: 8, nLayer: 2, nHead: 2, nPositions: 5 };
 

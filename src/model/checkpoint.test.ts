@@ -6,7 +6,7 @@ import { type LoadOptions, type OptimizerState, loadCheckpoint, loadOptimizerSta
 import { optimizerStatePath, readCheckpointFile, readOptimizerStateFile, writeCheckpointFile } from './checkpoint-file';
 import { type ModelConfig, presetConfig } from './config';
 import { type ModelWeights, initWeights, parameterShapes } from './params';
-import { readSafetensorsHeader, readTensor, writeSafetensors } from './safetensors';
+import { readSafetensorsHeader, readTensor, writeSafetensors } from '../util/safetensors';
 
 const TINY: ModelConfig = { vocabSize: 7, nEmbd: 8, nLayer: 2, nHead: 2, nPositions: 5 };
 

@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { type ModelConfig, configLimitProblems, validateConfig } from './config';
 import { type ModelWeights, type ParameterShape, parameterShapes } from './params';
-import { type SafetensorsHeader, type TensorEntry, readSafetensorsHeader, readTensor, writeSafetensors } from './safetensors';
+import { type SafetensorsHeader, type TensorEntry, readSafetensorsHeader, readTensor, writeSafetensors } from '../util/safetensors';
 
 export const HF_PREFIX = 'transformer.';
 export const PRODUCER = 'memorywalker-workbench';

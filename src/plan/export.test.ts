@@ -3,7 +3,7 @@
 // seeing exactly its method's prefix through the subtree_end rule.
 
 import { describe, expect, it } from 'vitest';
-import { readInt32Tensor, readSafetensorsHeader, readTensor } from '../model/safetensors';
+import { readInt32Tensor, readSafetensorsHeader, readTensor } from '../util/safetensors';
 import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import { workedExample } from '../testing/fixtures';

@@ -3,7 +3,7 @@
 // named columns a PyTorch trainer reads. Pure: one rollout at a time, its rows go straight to a sink.
 
 import { ValidationError, quote } from '../rollout/errors';
-import { writeSafetensors, type TensorSpec } from '../model/safetensors';
+import { writeSafetensors, type TensorSpec } from '../util/safetensors';
 import type { ConditioningTree } from '../tree/types';
 import { buildPlan, sdccUnion } from './build';
 import type { Method, PlanSequence, PlanTarget } from './types';

@@ -6,7 +6,7 @@
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';
 import { CALLS_FORMAT, importCalls } from './calls';
-import type { FileImporter, ImportedRollout } from './detect';
+import type { FileImporter, ImportedRollout } from './types';
 
 export const TURNS = 'turns';
 
