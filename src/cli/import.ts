@@ -15,6 +15,7 @@ import { sampleRecords, type OpenSource } from '../rollout/importers/lines';
 import { formatImportReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
+import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, type TokenizerName } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { fileArgument, loadRolloutFile } from './shared';
@@ -38,6 +39,16 @@ async function detectFormat(file: string): Promise<Detected> {
     return 'rollout';
   } finally {
     await handle.close();
+  }
+}
+
+/** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */
+async function isCallsFile(file: string): Promise<boolean> {
+  try {
+    const { records } = readJsonRecords(await readFile(file, 'utf8'), file);
+    return records.length > 0 && records.every(({ value }) => (value as { format?: unknown } | null)?.format === CALLS_FORMAT);
+  } catch {
+    return false;
   }
 }
 
@@ -83,7 +94,7 @@ async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T
   }
 }
 
-function importAgentSessionFile(file: string, out: string): Promise<ImportReport> {
+function importAgentSessionFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
   const source: OpenSource = () => createReadStream(file);
   return writeAtomically(out, async (w) => {
     let first = true;
@@ -94,14 +105,14 @@ function importAgentSessionFile(file: string, out: string): Promise<ImportReport
         first = false;
       },
       // The rollout's fields before its events; `meta` (with the report) follows them.
-      { file, onStart: (fields) => w.write(`${JSON.stringify(fields).slice(0, -1)},"events":[`) },
+      { file, tokenizer, onStart: (fields) => w.write(`${JSON.stringify(fields).slice(0, -1)},"events":[`) },
     );
     w.write(`],"meta":${JSON.stringify(head.meta)}}\n`);
     return head.meta.import;
   });
 }
 
-function importChatFile(file: string, out: string): Promise<ImportReport> {
+function importChatFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
   return writeAtomically(out, (w) =>
     streamChat(
       () => createReadStream(file),
@@ -109,13 +120,13 @@ function importChatFile(file: string, out: string): Promise<ImportReport> {
         validateRollout(rollout, { file, line: (rollout.meta as { line: number }).line });
         w.write(`${JSON.stringify(rollout)}\n`);
       },
-      { file },
+      { file, tokenizer },
     ),
   );
 }
 
 /** Calls logs and anything else the core reads are small documents: read whole, validated. */
-async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout'): Promise<number> {
+async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout', tokenizer: TokenizerName | undefined): Promise<number> {
   let rollouts: RolloutJson[];
   if (format === 'calls') {
     rollouts = readJsonRecords(await readFile(file, 'utf8'), file).records.map(({ value, line }) => {
@@ -124,7 +135,7 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
       if (typeof obj !== 'object' || obj === null || obj.format !== CALLS_FORMAT) {
         throw new ValidationError(source, `not a ${CALLS_FORMAT} record (format ${quote(obj?.format)})`);
       }
-      const rollout = importCalls(obj, source);
+      const rollout = importCalls(obj, source, { tokenizer });
       validateRollout(rollout, source);
       return rollout;
     });
@@ -140,18 +151,22 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
 export const importCommand: Command = {
   name: 'import',
   summary: 'convert an agent-session log, chat JSONL or calls log into memorywalker.rollout/v1 JSONL',
-  usage: ['mw import FILE [--from FORMAT] --out OUT.jsonl'],
+  usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2] --out OUT.jsonl'],
   details: [
     `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
     '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
     'chat: one {"messages": [...]} conversation per line, one rollout each.',
     `calls: ${CALLS_FORMAT} black-box call logs (docs/importers.md).`,
+    '--tokenizer (docs/tokenizers.md): byte (UTF-8 bytes, vocabulary 272: the workbench\'s own models) or gpt2',
+    '  (GPT-2\'s BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its',
+    '  tokenizer\'s vocabulary. For calls logs it names the tokenizer of their text and ids.',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
   ].join('\n'),
   flags: {
     from: { type: 'string', value: 'FORMAT', help: `input format: ${FORMATS.join(', ')} (default auto)` },
+    tokenizer: { type: 'string', value: 'T', help: `how text is tokenized: ${TOKENIZER_NAMES.join(', ')} (default ${DEFAULT_TOKENIZER})` },
     out: { type: 'string', value: 'OUT', help: 'the rollout JSONL file to write' },
   },
   async run(args, io) {
@@ -159,6 +174,10 @@ export const importCommand: Command = {
     const from = args.flags.from ?? 'auto';
     if (typeof from !== 'string' || !(FORMATS as readonly string[]).includes(from)) {
       throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
+    }
+    const tokenizerFlag = args.flags.tokenizer;
+    if (tokenizerFlag !== undefined && !isTokenizerName(tokenizerFlag)) {
+      throw new UsageError(`unknown tokenizer ${quote(tokenizerFlag)} (${TOKENIZER_NAMES.join(', ')})`);
     }
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
@@ -170,12 +189,18 @@ export const importCommand: Command = {
       const code = (error as NodeJS.ErrnoException).code;
       throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
     }
-    const format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
+    let format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
+    if (format === 'rollout' && tokenizerFlag !== undefined) {
+      // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
+      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to agent-session, chat and calls imports; ${file} is read by the core as it is`);
+      format = 'calls';
+    }
     if (format === 'agent-session' || format === 'chat') {
-      const report = format === 'agent-session' ? await importAgentSessionFile(file, out) : await importChatFile(file, out);
+      const tokenizer = tokenizerFlag ?? DEFAULT_TOKENIZER;
+      const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer) : await importChatFile(file, out, tokenizer);
       io.err(`${formatImportReport(report, file)}\nwrote ${out}\n`);
     } else {
-      const n = await importWholeFile(file, out, format);
+      const n = await importWholeFile(file, out, format, tokenizerFlag);
       io.err(`${file}: ${format === 'calls' ? CALLS_FORMAT : 'read by the core'}: ${n} rollout${n === 1 ? '' : 's'}\nwrote ${out}\n`);
     }
     return 0;
