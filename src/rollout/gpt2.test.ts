@@ -13,7 +13,7 @@ const utf8 = (s: string) => Array.from(new TextEncoder().encode(s));
 const bytesOf = (tokens: number[]) => tokens.flatMap((t) => Array.from(gpt2TokenBytes(t)));
 
 /** Any well-formed text: every code point, astral planes and controls included. */
-const anyText = fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => s.isWellFormed());
+const anyText = fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => !/\p{Cs}/u.test(s)); // no lone surrogates: they are no UTF-8
 /** Characters GPT-2 has no single token for: they are split into byte tokens. */
 const rareText = fc.array(fc.constantFrom('😀', '𝔘', '鱻', '龘', '\u{1F9EC}', 'ẞ', '\u{10348}', 'ﷺ'), { minLength: 1, maxLength: 8 }).map((a) => a.join(''));
 
