@@ -7,7 +7,9 @@ import { DEFAULT_BINS, LIVE, SIGN_EPSILON, driftReport, logprobsOf, type DriftRe
 import { expectedDrift, type ExpectedDriftReport } from '../metrics/expected-drift';
 import { UsageError, type Command } from './command';
 import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, SCORING_METHODS, withGpu } from './model-args';
+import { createProgress } from './progress';
 import { formatTable, loadRolloutFile, printJson } from './shared';
+import type { ScoreProgress } from '../gpu/score';
 
 // The computation lives in src/metrics/drift-report.ts (mw experiment matrix shares it).
 export { DEFAULT_BINS, SIGN_EPSILON, driftReport, type DriftReport, type MethodDrift, type SignSplit } from '../metrics/drift-report';
@@ -33,7 +35,7 @@ function driftTable(report: DriftOutput): string {
 export const driftCommand: Command = {
   name: 'drift',
   summary: 'train-inference and conditioning drift of every replay method under a checkpoint (GPU)',
-  usage: ['mw drift --ckpt CKPT --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P]'],
+  usage: ['mw drift --ckpt CKPT --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P] [--progress]'],
   details: [
     'Per method (docs/metrics.md): logdiff = mean |ℓ_m − ℓ_rollout| and μ = mean (ℓ_m − ℓ_rollout) over the targets',
     'it scores that have rollout logprobs (n of them; null when none); conditioningDrift and conditioningMu',
@@ -45,13 +47,15 @@ export const driftCommand: Command = {
     'expect at each target, Σ_a s(a)(log q_m(a) − log p(a)) with p the live-prefix distribution, s the sampler\'s and',
     'q_m the method\'s: exact, where μ averages one sample per target. At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every',
     'method: only a sampler sharper than p can make a replay\'s expected drift positive.',
-    'FILE is any importable format; the figures pool every rollout in it.',
+    'FILE is any importable format; the figures pool every rollout in it. Progress (tokens scored of the total,',
+    'ETA) goes to stderr when it is a terminal, or with --progress.',
   ].join('\n'),
   flags: {
     ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors)' },
     rollouts: { type: 'string', value: 'FILE', help: 'rollouts (.json, .jsonl or any importable format)' },
     bins: { type: 'string', value: 'N', help: `histogram bins (default ${DEFAULT_BINS})` },
     json: { type: 'boolean', help: 'print JSON' },
+    progress: { type: 'boolean', help: 'report progress on stderr even when it is not a terminal' },
     ...samplingFlags('expected drift: ', FULL_SAMPLING),
   },
   async run(args, io) {
@@ -67,7 +71,9 @@ export const driftCommand: Command = {
       const model = engine.createGpuModel(gpu, weights);
       let report: DriftOutput;
       try {
-        const scores = await engine.scoreRollouts(model, file.rollouts, SCORING_METHODS, { rows: true });
+        const progress = createProgress(io, 'drift', { tty: !!process.stderr.isTTY, asked: !!args.flags.progress });
+        const onProgress = progress && ((p: ScoreProgress) => progress.update(p.tokens, p.total, p.method));
+        const scores = await engine.scoreRollouts(model, file.rollouts, SCORING_METHODS, { rows: true, onProgress });
         report = { ...driftReport(file.rollouts, logprobsOf(scores), bins), expected: expectedDrift(scores, sampling) };
       } finally {
         model.destroy();
