@@ -54,6 +54,16 @@ describe('a published-layout GPT-2 checkpoint (vocabulary 50257)', () => {
     expect(tree.figures.droppedTargets).toBeGreaterThan(0);
   });
 
+  it("mw score's table shows each target as its GPT-2 word piece", async () => {
+    const path = join(TMP, 'table.safetensors');
+    writeFileSync(path, publishedGpt2Checkpoint(weights));
+    const run = await mw(['score', '--ckpt', path, ROLLOUT, '--method', 'naive-compressed']);
+    expect(run.code, run.stderr).toBe(0);
+    const tokens = run.stdout.trim().split('\n').slice(2).map((line) => /^\s*\d+\s+('.*'|\S+)\s+-?\d/.exec(line)![1]);
+    // The kept answer, then "Rome." after the compaction.
+    expect(tokens).toEqual(["'The'", "' capital'", "' of'", "' France'", "' is'", "' Paris'", "'.'", "'R'", "'ome'", "'.'"]);
+  });
+
   for (const [name, layout] of Object.entries(LAYOUTS)) {
     it(`${name}: mw score matches the float64 reference within 2e-4 under every method`, async () => {
       const bytes = publishedGpt2Checkpoint(weights, layout);
