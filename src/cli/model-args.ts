@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
+import { GpuLimitError } from '../gpu/limits';
 import { loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
 import { optimizerStatePath } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
@@ -378,6 +379,11 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
   try {
     report = await compute(session);
     await session.assertHealthy();
+  } catch (error) {
+    // The model (or a batch of it) is larger than this adapter holds: one line, like no WebGPU.
+    if (!(error instanceof GpuLimitError)) throw error;
+    io.err(`mw ${command}: ${error.message}\n`);
+    return GPU_UNAVAILABLE_EXIT;
   } finally {
     unsubscribe();
     gpu.destroy();

@@ -6,6 +6,11 @@
 /** Rows of a block are a multiple of this: offsets stay 256-byte aligned for any C, and so do column offsets into (·, V) logits. */
 export const BLOCK_ROWS_ALIGN = 64;
 
+/** The adapter cannot hold what was asked of it (a buffer or binding over its limits): no retry helps. */
+export class GpuLimitError extends Error {
+  override readonly name = 'GpuLimitError';
+}
+
 const lowered = new WeakMap<GPUDevice, number>();
 
 /** Largest byte size of one storage binding on `device` (a buffer is no larger than maxBufferSize either). */
@@ -36,7 +41,7 @@ export function rowBlocks(rows: number, width: number, limit: number, what: stri
   if (rows * rowBytes <= limit) return [{ first: 0, end: rows }];
   const per = Math.floor(limit / rowBytes / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN;
   if (per === 0) {
-    throw new Error(`${what}: ${BLOCK_ROWS_ALIGN} rows of ${rowBytes} bytes do not fit one binding of ${limit} bytes (maxStorageBufferBindingSize)`);
+    throw new GpuLimitError(`${what}: ${BLOCK_ROWS_ALIGN} rows of ${rowBytes} bytes do not fit one binding of ${limit} bytes (maxStorageBufferBindingSize)`);
   }
   const blocks: RowBlock[] = [];
   for (let first = 0; first < rows; first += per) blocks.push({ first, end: Math.min(rows, first + per) });

@@ -12,7 +12,7 @@ import { createAdd } from './add';
 import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex, type EmbeddingIndex } from './embedding';
 import { createHead } from './head';
-import { bindingLimit, rowBlocks } from './limits';
+import { bindingLimit, GpuLimitError, rowBlocks } from './limits';
 import { createLayernorm, createLayernormBackward } from './layernorm';
 import { createMatmul } from './matmul';
 import { createMatmulBackward } from './matmul_backward';
@@ -45,7 +45,7 @@ export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: num
   const { nEmbd: C, vocabSize: V } = config;
   const parameters = parameterLayout(config).totalSize * 4;
   if (parameters > device.limits.maxBufferSize) {
-    throw new Error(
+    throw new GpuLimitError(
       `model does not fit the adapter: its parameters need one ${mib(parameters)} buffer, the adapter allows at most ${mib(device.limits.maxBufferSize)} (maxBufferSize)`,
     );
   }
@@ -53,7 +53,7 @@ export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: num
   rowBlocks(V, C, limit, 'model does not fit the adapter: the token embedding');
   const largest = Math.max(rows * 4 * C, rows * V) * 4;
   if (largest > limit) {
-    throw new Error(
+    throw new GpuLimitError(
       `model does not fit the adapter: a ${rows}-row batch needs a ${mib(largest)} binding (${rows * V >= rows * 4 * C ? 'its logits' : 'its MLP activations'}), ` +
         `the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`,
     );
@@ -252,7 +252,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   let backward: { steps: (Launch[] | { attention: number })[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
   const recordBackward = (dLogits: GPUBuffer) => {
     if (rowBlocks(V, C, bindingLimit(device), 'wte').length > 1) {
-      throw new Error(`createForward: the backward binds the token embedding whole; ${mib(V * C * 4)} exceeds the adapter's ${mib(bindingLimit(device))} per binding`);
+      throw new GpuLimitError(`createForward: the backward binds the token embedding whole; ${mib(V * C * 4)} exceeds the adapter's ${mib(bindingLimit(device))} per binding`);
     }
     const g = model.grad;
     const dres = buf('dres', NB * C); // gradient of the residual stream at the current depth
