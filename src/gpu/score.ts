@@ -19,6 +19,8 @@ export interface ScoreOptions {
   rows?: boolean;
   /** Called after every forward pass (long runs report progress). */
   onProgress?: (progress: ScoreProgress) => void;
+  /** Checked before every forward pass: an aborted signal rejects with its reason (a cancel button). */
+  signal?: AbortSignal;
 }
 
 /** Rows forwarded so far out of all the rows a scoring call forwards, and the method being scored. */
@@ -160,6 +162,7 @@ export async function scoreSequences(
   const out: ScoredTarget[] = [];
   const V = model.config.vocabSize;
   for (const group of groupSequences(sequences, options.maxRows ?? scoringRows(model))) {
+    options.signal?.throwIfAborted();
     const batch = packBatch(group);
     const { logprobs, rows } = await runScoring(model, batch, options.rows ?? false);
     batch.targets.forEach((t, i) => {
