@@ -77,7 +77,7 @@ describe('a model whose token embedding exceeds one binding', () => {
     expect(split.launches - whole.launches).toBe(8);
     expectClose(split.logits, whole.logits, { abs: 1e-6, label: 'logits' });
     expect(() => createForward(model, input).encodeBackward(gpu.device.createCommandEncoder().beginComputePass(), createStorage(gpu.device, 'd', 4))).toThrow(
-      /the backward binds the token embedding whole/,
+      /model does not fit the adapter for training: its 0\.1 MiB of parameters must bind whole/,
     );
     model.destroy();
   });

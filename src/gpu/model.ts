@@ -71,7 +71,15 @@ export function createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel {
   const flat = createStorage(device, 'GpuModel.weights', layout.totalSize * 4);
   // Gradients are allocated on first use: scoring never needs them (for GPT-2 124M, 498 MB).
   let grads: GPUBuffer | undefined;
-  const gradBuffer = () => (grads ??= createStorage(device, 'GpuModel.grads', layout.totalSize * 4));
+  const gradBuffer = () => {
+    if (!grads && layout.totalSize * 4 > bindingLimit(device)) {
+      // AdamW binds the parameters and gradients whole, and the backward the token embedding.
+      throw new GpuLimitError(
+        `model does not fit the adapter for training: its ${mib(layout.totalSize * 4)} of parameters must bind whole, the adapter binds at most ${mib(bindingLimit(device))} (maxStorageBufferBindingSize)`,
+      );
+    }
+    return (grads ??= createStorage(device, 'GpuModel.grads', layout.totalSize * 4));
+  };
   const slice = (buffer: GPUBuffer, name: string): GPUBufferBinding => {
     const entry = layout.byName.get(name);
     if (!entry) throw new Error(`GpuModel: no tensor ${name}`);
@@ -251,9 +259,6 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
 
   let backward: { steps: (Launch[] | { attention: number })[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
   const recordBackward = (dLogits: GPUBuffer) => {
-    if (rowBlocks(V, C, bindingLimit(device), 'wte').length > 1) {
-      throw new GpuLimitError(`createForward: the backward binds the token embedding whole; ${mib(V * C * 4)} exceeds the adapter's ${mib(bindingLimit(device))} per binding`);
-    }
     const g = model.grad;
     const dres = buf('dres', NB * C); // gradient of the residual stream at the current depth
     const dln = buf('dln', NB * C);
