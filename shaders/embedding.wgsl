@@ -5,14 +5,19 @@
 //             element of dTable, grid groups1d(R·C, WG). Dispatched once for wte (R = V, indices =
 //             tokens) and once for wpe (R = P, indices = positions). No float atomics: the rows that
 //             used table row r are order[start[r] .. start[r + 1]) (inverseIndex in src/gpu/kernel.ts).
+// A table larger than one binding (GPT-2's 154 MB wte) is bound as row blocks, one launch per block
+// (src/gpu/limits.ts): the block holds table rows v0 .. v1 - 1; the forward writes the rows whose
+// token lies in it, the backward the block's own rows.
 
 override WG: u32 = 256;
 override ACCUMULATE: bool = false; // dTable += (wte also receives the tied head's gradient)
 
 // Mirror: embeddingParams() in src/gpu/embedding.ts.
 struct Params {
-  rows: u32, // forward: N; backward: R, the table's rows
+  rows: u32, // forward: N; backward: the rows of the bound block of dTable
   C: u32,
+  v0: u32, // the bound block of wte (forward) or dTable (backward) is table rows v0 .. v1 - 1
+  v1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -39,7 +44,11 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) g
   }
   let i = e / C;
   let c = e % C;
-  out[e] = wte[tokens[i] * C + c] + wpe[positions[i] * C + c];
+  let t = tokens[i];
+  if (t < params.v0 || t >= params.v1) {
+    return; // another block's launch writes this row
+  }
+  out[e] = wte[(t - params.v0) * C + c] + wpe[positions[i] * C + c];
 }
 
 @compute @workgroup_size(WG)
@@ -49,7 +58,7 @@ fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) 
   if (e >= params.rows * C) {
     return;
   }
-  let r = e / C;
+  let r = params.v0 + e / C; // the table row
   let c = e % C;
   var sum = 0.0;
   for (var j = start[r]; j < start[r + 1u]; j++) {

@@ -27,6 +27,7 @@ struct Params {
   M: u32,
   K: u32,
   N: u32,
+  ldY: u32, // row stride of y and pre (N, or wider: the tied head writes a column block of the logits)
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>; // (M, K), or (K, M) with TRANS_A
@@ -52,7 +53,7 @@ fn storeRow(m: u32, n0: u32, acc: vec4f) {
       if (HAS_BIAS) {
         v += bias[n];
       }
-      let i = m * N + n;
+      let i = m * params.ldY + n;
       if (STORE_PRE) {
         pre[i] = v;
       }

@@ -6,9 +6,14 @@ import { describeSampling, FULL_SAMPLING } from '../harness/policies/model';
 import { DEFAULT_BINS, LIVE, SIGN_EPSILON, createDriftAccumulator, logprobsOf, type DriftReport, type SignSplit } from '../metrics/drift-report';
 import { expectedDriftReport, expectedTargetDrifts, type ExpectedDriftReport } from '../metrics/expected-drift';
 import type { SequenceMethod } from '../plan/types';
+import type { Rollout } from '../rollout/rollout';
 import { UsageError, type Command } from './command';
 import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, SCORING_METHODS, withGpu } from './model-args';
+import { createProgress } from './progress';
 import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
+import type { ScoreProgress } from '../gpu/score';
+import { buildPlan } from '../plan/build';
+import { deriveTree } from '../tree/derive';
 
 // The computation lives in src/metrics/drift-report.ts (mw experiment matrix shares it).
 export { DEFAULT_BINS, SIGN_EPSILON, driftReport, type DriftReport, type MethodDrift, type SignSplit } from '../metrics/drift-report';
@@ -34,10 +39,20 @@ function driftTable(report: DriftOutput): string {
   return `${head}\n${formatTable(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative'], rows)}`;
 }
 
+/** Rows the scoring methods feed the model for these rollouts (what progress counts). */
+function groupTokens(rollouts: readonly Rollout[]): number {
+  let n = 0;
+  for (const r of rollouts) {
+    const tree = deriveTree(r);
+    for (const m of SCORING_METHODS) for (const s of buildPlan(tree, m).sequences) n += s.ids.length;
+  }
+  return n;
+}
+
 export const driftCommand: Command = {
   name: 'drift',
   summary: 'train-inference and conditioning drift of every replay method under a checkpoint (GPU)',
-  usage: ['mw drift --ckpt CKPT --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P]'],
+  usage: ['mw drift --ckpt CKPT --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P] [--progress]'],
   details: [
     'Per method (docs/metrics.md): logdiff = mean |ℓ_m − ℓ_rollout| and μ = mean (ℓ_m − ℓ_rollout) over the targets',
     'it scores that have rollout logprobs (n of them; null when none); conditioningDrift and conditioningMu',
@@ -49,13 +64,15 @@ export const driftCommand: Command = {
     'expect at each target, Σ_a s(a)(log q_m(a) − log p(a)) with p the live-prefix distribution, s the sampler\'s and',
     'q_m the method\'s: exact, where μ averages one sample per target. At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every',
     'method: only a sampler sharper than p can make a replay\'s expected drift positive.',
-    'FILE is any importable format; the figures pool every rollout in it.',
+    'FILE is any importable format; the figures pool every rollout in it. Progress (tokens scored of the total,',
+    'ETA) goes to stderr when it is a terminal, or with --progress.',
   ].join('\n'),
   flags: {
     ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors)' },
     rollouts: { type: 'string', value: 'FILE', help: 'rollouts (.json, .jsonl or any importable format)' },
     bins: { type: 'string', value: 'N', help: `histogram bins (default ${DEFAULT_BINS})` },
     json: { type: 'boolean', help: 'print JSON' },
+    progress: { type: 'boolean', help: 'report progress on stderr even when it is not a terminal' },
     ...samplingFlags('expected drift: ', FULL_SAMPLING),
   },
   async run(args, io) {
@@ -68,16 +85,32 @@ export const driftCommand: Command = {
     const { weights } = readCheckpointArg(ckpt);
     // Validated and checked against the model first (no plan built), then scored a group at a
     // time: a group leaves its signed differences behind, its (targets, V) rows are dropped.
-    for await (const rollout of stream.rollouts()) checkModelTakes(weights.config, [rollout], SCORING_METHODS);
+    // With progress on, the pre-pass also counts the rows every method will score (its plans' lengths).
+    const counting = !!process.stderr.isTTY || !!args.flags.progress;
+    let total = 0;
+    for await (const rollout of stream.rollouts()) {
+      checkModelTakes(weights.config, [rollout], SCORING_METHODS);
+      if (counting) total += groupTokens([rollout]);
+    }
     return withGpu(io, 'drift', async ({ gpu, engine }) => {
       const model = engine.createGpuModel(gpu, weights);
       let report: DriftOutput;
       try {
+        const progress = createProgress(io, 'drift', { tty: !!process.stderr.isTTY, asked: !!args.flags.progress });
+        let done = 0; // rows of the groups scored so far
+        let groupRows = 0;
+        const onProgress =
+          progress &&
+          ((p: ScoreProgress) => {
+            groupRows = p.total;
+            progress.update(done + p.tokens, total, p.method);
+          });
         const drift = createDriftAccumulator();
         const expected: Partial<Record<SequenceMethod, number[]>> = {};
         const rowsPerTarget = SCORING_METHODS.length * weights.config.vocabSize;
         for await (const group of rolloutGroups(stream.rollouts(), (r) => r.targets.length * rowsPerTarget, DRIFT_GROUP_FLOATS)) {
-          const scores = await engine.scoreRollouts(model, group, SCORING_METHODS, { rows: true });
+          const scores = await engine.scoreRollouts(model, group, SCORING_METHODS, { rows: true, onProgress });
+          done += groupRows;
           const logprobs = logprobsOf(scores);
           group.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SCORING_METHODS.map((m) => [m, logprobs[m][r]])) as Record<SequenceMethod, Map<number, number>>));
           for (const [method, values] of Object.entries(expectedTargetDrifts(scores, sampling)) as [SequenceMethod, number[]][]) {

@@ -16,6 +16,7 @@ import { detectFileKind } from '../rollout/stream';
 import { formatImportReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
+import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, type TokenizerName } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
@@ -29,6 +30,16 @@ type Detected = Exclude<Format, 'auto'> | 'rollout';
 async function detectFormat(file: string): Promise<Detected> {
   const kind = await detectFileKind(() => createReadStream(file), file);
   return kind === 'chat' || kind === 'agent-session' || kind === 'turns' ? kind : 'rollout';
+}
+
+/** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */
+async function isCallsFile(file: string): Promise<boolean> {
+  try {
+    const { records } = readJsonRecords(await readFile(file, 'utf8'), file);
+    return records.length > 0 && records.every(({ value }) => (value as { format?: unknown } | null)?.format === CALLS_FORMAT);
+  } catch {
+    return false;
+  }
 }
 
 /** Synchronous buffered writes to a file descriptor: importers emit from synchronous callbacks. */
@@ -72,7 +83,7 @@ async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T
   }
 }
 
-function importAgentSessionFile(file: string, out: string): Promise<ImportReport> {
+function importAgentSessionFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
   const source: OpenSource = () => createReadStream(file);
   return writeAtomically(out, async (w) => {
     let first = true;
@@ -83,14 +94,14 @@ function importAgentSessionFile(file: string, out: string): Promise<ImportReport
         first = false;
       },
       // The rollout's fields before its events; `meta` (with the report) follows them.
-      { file, onStart: (fields) => w.write(`${JSON.stringify(fields).slice(0, -1)},"events":[`) },
+      { file, tokenizer, onStart: (fields) => w.write(`${JSON.stringify(fields).slice(0, -1)},"events":[`) },
     );
     w.write(`],"meta":${JSON.stringify(head.meta)}}\n`);
     return head.meta.import;
   });
 }
 
-function importChatFile(file: string, out: string): Promise<ImportReport> {
+function importChatFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
   return writeAtomically(out, (w) =>
     streamChat(
       () => createReadStream(file),
@@ -98,7 +109,7 @@ function importChatFile(file: string, out: string): Promise<ImportReport> {
         validateRollout(rollout, { file, line: (rollout.meta as { line: number }).line });
         w.write(`${JSON.stringify(rollout)}\n`);
       },
-      { file },
+      { file, tokenizer },
     ),
   );
 }
@@ -117,7 +128,7 @@ async function importTurnsFile(file: string, out: string): Promise<{ rollouts: n
 }
 
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */
-async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout'): Promise<number> {
+async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout', tokenizer: TokenizerName | undefined): Promise<number> {
   if (format === 'calls') {
     const rollouts = readJsonRecords(await readFile(file, 'utf8'), file).records.map(({ value, line }) => {
       const source = line === undefined ? { file } : { file, line };
@@ -125,7 +136,7 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
       if (typeof obj !== 'object' || obj === null || obj.format !== CALLS_FORMAT) {
         throw new ValidationError(source, `not a ${CALLS_FORMAT} record (format ${quote(obj?.format)})`);
       }
-      const rollout = importCalls(obj, source);
+      const rollout = importCalls(obj, source, { tokenizer });
       validateRollout(rollout, source);
       return rollout;
     });
@@ -148,7 +159,7 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
 export const importCommand: Command = {
   name: 'import',
   summary: 'convert an agent-session log, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
-  usage: ['mw import FILE [--from FORMAT] --out OUT.jsonl'],
+  usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2] --out OUT.jsonl'],
   details: [
     `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
@@ -158,11 +169,15 @@ export const importCommand: Command = {
     'turns: an RL trainer\'s per-call records in token space (TRL/slime prompt_ids, output_ids, output_log_probs;',
     '  SkyRL prompt_ids, response_ids, rollout_logprobs, trajectory_ids, is_last_step; verl prompt_ids,',
     '  response_ids, response_logprobs), grouped by trajectory, ordered by step, one rollout per trajectory.',
+    '--tokenizer (docs/tokenizers.md): byte (UTF-8 bytes, vocabulary 272: the workbench\'s own models) or gpt2',
+    '  (GPT-2\'s BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its',
+    '  tokenizer\'s vocabulary. For calls logs it names the tokenizer of their text and ids.',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
   ].join('\n'),
   flags: {
     from: { type: 'string', value: 'FORMAT', help: `input format: ${FORMATS.join(', ')} (default auto)` },
+    tokenizer: { type: 'string', value: 'T', help: `how text is tokenized: ${TOKENIZER_NAMES.join(', ')} (default ${DEFAULT_TOKENIZER})` },
     out: { type: 'string', value: 'OUT', help: 'the rollout JSONL file to write' },
   },
   async run(args, io) {
@@ -170,6 +185,10 @@ export const importCommand: Command = {
     const from = args.flags.from ?? 'auto';
     if (typeof from !== 'string' || !(FORMATS as readonly string[]).includes(from)) {
       throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
+    }
+    const tokenizerFlag = args.flags.tokenizer;
+    if (tokenizerFlag !== undefined && !isTokenizerName(tokenizerFlag)) {
+      throw new UsageError(`unknown tokenizer ${quote(tokenizerFlag)} (${TOKENIZER_NAMES.join(', ')})`);
     }
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
@@ -182,15 +201,22 @@ export const importCommand: Command = {
       const code = (error as NodeJS.ErrnoException).code;
       throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
     }
-    const format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
+    let format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
+    if (format === 'rollout' && tokenizerFlag !== undefined) {
+      // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
+      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to agent-session, chat and calls imports; ${file} is read by the core as it is`);
+      format = 'calls';
+    }
     if (format === 'turns') {
+      if (tokenizerFlag !== undefined) throw new UsageError('--tokenizer does not apply to turn dumps: they are token ids already');
       const { rollouts, records, convention } = await importTurnsFile(file, out);
       io.err(`${file}: turns (${convention} fields): ${records} record${records === 1 ? '' : 's'} -> ${rollouts} rollout${rollouts === 1 ? '' : 's'} (one per trajectory)\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
-      const report = format === 'agent-session' ? await importAgentSessionFile(file, out) : await importChatFile(file, out);
+      const tokenizer = tokenizerFlag ?? DEFAULT_TOKENIZER;
+      const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer) : await importChatFile(file, out, tokenizer);
       io.err(`${formatImportReport(report, file)}\nwrote ${out}\n`);
     } else {
-      const n = await importWholeFile(file, out, format);
+      const n = await importWholeFile(file, out, format, tokenizerFlag);
       io.err(`${file}: ${format === 'calls' ? CALLS_FORMAT : 'read by the core'}: ${n} rollout${n === 1 ? '' : 's'}\nwrote ${out}\n`);
     }
     return 0;

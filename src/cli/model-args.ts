@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
+import { GpuLimitError } from '../gpu/limits';
 import { checkPair, loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
 import { nodeSha256, optimizerStatePath, recoverCheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
@@ -17,6 +18,7 @@ import { positionsNeeded } from '../plan/positions';
 import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
+import { getTokenizer, tokenizerForVocab } from '../rollout/tokenizer';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
@@ -249,6 +251,22 @@ export function modelFromArgs(args: ParsedArgs, options: { ckptFlag: string; ini
 }
 
 /**
+ * A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2
+ * tokenizer's, every other the byte tokenizer's. Token ids of the other tokenizer may well lie in
+ * range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
+ */
+function checkTokenizer(config: ModelConfig, rollout: Rollout, where: string): void {
+  const tokenizer = getTokenizer(rollout.tokenizer);
+  const modelTokenizer = tokenizerForVocab(config.vocabSize);
+  if (!tokenizer || tokenizer.name === modelTokenizer) return;
+  const hint = modelTokenizer === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : '';
+  throw new ValidationError(
+    rollout.source,
+    `${where} is tokenized with ${tokenizer.name} (vocabulary ${tokenizer.vocab}), but the model's vocabulary of ${config.vocabSize} is the ${modelTokenizer} tokenizer's${hint}`,
+  );
+}
+
+/**
  * Every rollout's tokens must lie in the model's vocabulary and every sequence of the methods'
  * plans within its positions (learned position embeddings stop at P); else invalid input naming
  * the rollout and what it needs.
@@ -256,6 +274,7 @@ export function modelFromArgs(args: ParsedArgs, options: { ckptFlag: string; ini
 export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[]): void {
   for (const rollout of rollouts) {
     const where = `rollout ${quote(rollout.id)}`;
+    checkTokenizer(config, rollout, where);
     for (let id = 0; id < rollout.length; id++) {
       if (rollout.tokens[id] >= config.vocabSize) {
         throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
@@ -381,6 +400,11 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
   try {
     report = await compute(session);
     await session.assertHealthy();
+  } catch (error) {
+    // The model (or a batch of it) is larger than this adapter holds: one line, like no WebGPU.
+    if (!(error instanceof GpuLimitError)) throw error;
+    io.err(`mw ${command}: ${error.message}\n`);
+    return GPU_UNAVAILABLE_EXIT;
   } finally {
     unsubscribe();
     gpu.destroy();

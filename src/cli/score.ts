@@ -4,7 +4,7 @@
 
 import type { SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
-import { byteTokenizer, getTokenizer } from '../rollout/tokenizer';
+import { byteTokenizer, getTokenizer, tokenText } from '../rollout/tokenizer';
 import type { Command } from './command';
 import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, SCORING_METHODS, withGpu } from './model-args';
 import { createJsonOutput, fileArgument, formatTable, openRolloutFile, rolloutGroups } from './shared';
@@ -17,14 +17,14 @@ export interface ScoredRollout {
   targets: { id: number; logprob: number }[];
 }
 
-/** A token as text: printable characters quoted (so a space shows), escapes and specials as they are. */
-function tokenText(rollout: Rollout, id: number): string {
-  const label = (getTokenizer(rollout.tokenizer) ?? byteTokenizer).label(rollout.tokens[id]);
-  return label.length === 1 ? `'${label}'` : label;
+/** A token as text: characters and word pieces quoted (so a space shows), escapes and specials as they are. */
+function tokenCell(rollout: Rollout, id: number): string {
+  const label = tokenText(getTokenizer(rollout.tokenizer) ?? byteTokenizer, rollout.tokens[id]);
+  return /\\|^<.+>$/.test(label) ? label : `'${label}'`;
 }
 
 function scoreTable(rollout: Rollout, scored: ScoredRollout): string {
-  const rows = scored.targets.map((t) => [t.id, tokenText(rollout, t.id), t.logprob.toFixed(6)]);
+  const rows = scored.targets.map((t) => [t.id, tokenCell(rollout, t.id), t.logprob.toFixed(6)]);
   const total = scored.targets.reduce((s, t) => s + t.logprob, 0);
   const dropped = rollout.targets.length - scored.targets.length;
   const head =

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from './device';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './embedding';
 import { inverseIndex, releaseLaunches, submitValidated } from './kernel';
+import { setBindingLimit } from './limits';
 import { embeddingBackwardRef, embeddingRef } from '../model/reference/ops';
 import { createRng } from '../util/prng';
 import { expectClose } from '../testing/close';
@@ -30,17 +31,29 @@ function batch({ N, V, P }: Case): { tokens: Uint32Array; positions: Uint32Array
   return { tokens, positions };
 }
 
-const CASES: Case[] = [
+interface SplitCase extends Case {
+  /** Bytes one binding may hold (setBindingLimit): wte and dwte then bind in blocks of rows. */
+  limit?: number;
+}
+
+const CASES: SplitCase[] = [
   { N: 1, C: 1, V: 1, P: 1 },
   { N: 37, C: 19, V: 272, P: 64 },
   { N: 200, C: 32, V: 50, P: 128 },
+  // Blocks of 64 rows (5 blocks, the last of 16 rows), and of 128 rows (3 blocks).
+  { N: 37, C: 19, V: 272, P: 64, limit: 64 * 19 * 4 },
+  { N: 200, C: 32, V: 300, P: 128, limit: 128 * 32 * 4 + 100 },
 ];
 
 describe('embedding.wgsl', () => {
+  afterEach(() => setBindingLimit(gpu.device, undefined));
+
   for (const c of CASES) {
-    const { N, C, V, P } = c;
-    it(`forward matches the reference for N=${N} C=${C} V=${V} P=${P}`, async () => {
+    const { N, C, V, P, limit } = c;
+    const blocks = limit ? `, wte in blocks of ${Math.floor(limit / (C * 4) / 64) * 64} rows` : '';
+    it(`forward matches the reference for N=${N} C=${C} V=${V} P=${P}${blocks}`, async () => {
       const { device } = gpu;
+      setBindingLimit(device, limit);
       const { tokens, positions } = batch(c);
       const wte = uniform(V * C);
       const wpe = uniform(P * C);
@@ -51,15 +64,17 @@ describe('embedding.wgsl', () => {
         wpe: uploadStorage(device, 'test.wpe', wpe),
         out: createStorage(device, 'test.out', N * C * 4),
       };
-      const [launch] = await submitValidated(device, 'test.embedding', () => [createEmbedding(device, { N, C }, b)]);
+      const launches = await submitValidated(device, 'test.embedding', () => createEmbedding(device, { N, C }, b));
+      expect(launches).toHaveLength(limit ? Math.ceil(V / (Math.floor(limit / (C * 4) / 64) * 64)) : 1);
       expectClose(await readFloat32(device, b.out, N * C), embeddingRef(tokens, positions, wte, wpe, C), { abs: 1e-6, label: 'embedding' });
-      releaseLaunches([launch]);
+      releaseLaunches(launches);
       Object.values(b).forEach((buf) => buf.destroy());
     });
 
     for (const accumulate of [false, true]) {
-      it(`backward matches the reference for N=${N} C=${C} V=${V} P=${P}${accumulate ? ', accumulating' : ''}`, async () => {
+      it(`backward matches the reference for N=${N} C=${C} V=${V} P=${P}${blocks}${accumulate ? ', accumulating' : ''}`, async () => {
         const { device } = gpu;
+        setBindingLimit(device, limit);
         const { tokens, positions } = batch(c);
         const dOut = uniform(N * C);
         const dwte0 = uniform(V * C);

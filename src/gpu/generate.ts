@@ -15,6 +15,7 @@ import { createAdd } from './add';
 import { attentionConfig, createAttentionForward, createAttentionMask, type AttentionMask } from './attention';
 import { attentionDecodeParams, createAttentionDecode } from './attention_decode';
 import { createEmbedding } from './embedding';
+import { createHead } from './head';
 import { createLayernorm } from './layernorm';
 import { createMatmul } from './matmul';
 import { checkModelFits, type GpuModel } from './model';
@@ -117,7 +118,7 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
     const mask = flash ? createAttentionMask(device, new Uint32Array(n).fill(n), attention) : undefined;
     const passes: StepLaunches['passes'] = [];
     const decode: Launch[] = [];
-    let open: Launch[] = [createEmbedding(device, { N: M, C }, { tokens: tokenIds, positions: positionIds, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x })];
+    let open: Launch[] = createEmbedding(device, { N: M, C, V }, { tokens: tokenIds, positions: positionIds, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x });
     const close = (copy: Copy) => {
       passes.push({ launches: open, copy });
       open = [];
@@ -152,7 +153,7 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
     open.push(
       createLayernorm(device, { N: 1, C }, { x: last, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean, rstd }),
       // The tied head: logits (1, V) = lnf (1, C) · wteᵀ, wte stored (V, C).
-      createMatmul(device, { M: 1, K: C, N: V }, { x: lnf, w: t('wte.weight'), y: logits }, { transB: true }),
+      ...createHead(device, { N: 1, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
     );
     close({ src: logits, srcOffset: 0, dst: staging, dstOffset: 0, bytes: V * 4 });
     return { passes, decode, mask, all: passes.flatMap((p) => p.launches) };

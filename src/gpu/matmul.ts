@@ -23,6 +23,8 @@ export interface MatmulShape {
   M: number; // rows of y
   K: number; // the contracted dimension
   N: number; // columns of y
+  /** Row stride of y (and pre), default N: y is then a column block of a wider (M, ldY) matrix. */
+  ldY?: number;
 }
 
 export interface MatmulBuffers {
@@ -59,13 +61,14 @@ export function describeMatmulVariant(v: MatmulVariant): string {
   return v.kind === 'blocked' ? `blocked ${v.wgX}x${v.wgY}` : `tiled ${v.wgX}x${v.wgY} k${v.tileK}`;
 }
 
-/** Mirror of `struct Params` in matmul.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8. */
-export function matmulParams({ M, K, N }: MatmulShape): ArrayBuffer {
+/** Mirror of `struct Params` in matmul.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8, ldY: u32 @ 12. */
+export function matmulParams({ M, K, N, ldY = N }: MatmulShape): ArrayBuffer {
   const bytes = new ArrayBuffer(16);
   const view = new DataView(bytes);
   view.setUint32(0, M, true);
   view.setUint32(4, K, true);
   view.setUint32(8, N, true);
+  view.setUint32(12, ldY, true);
   return bytes;
 }
 
@@ -92,14 +95,16 @@ function matmulPipeline(device: GPUDevice, variant: MatmulVariant, options: Matm
 
 /** Builds the launch (pipeline, uniforms, bind group); record it into a pass with encodeLaunches. */
 export function createMatmul(device: GPUDevice, shape: MatmulShape, buffers: MatmulBuffers, options: MatmulOptions = {}): Launch {
-  const { M, K, N } = shape;
+  const { M, K, N, ldY = N } = shape;
+  if (ldY < N) throw new Error(`matmul: row stride ldY ${ldY} is less than the ${N} columns of y`);
   if (options.gelu && options.accumulate) throw new Error('matmul: accumulate applies to linear outputs, not with gelu');
   if (buffers.pre && !options.gelu) throw new Error('matmul: `pre` is the input of the GELU, pass it with gelu');
   checkLength(buffers.x, M * K, 'x');
   checkLength(buffers.w, K * N, 'w');
-  checkLength(buffers.y, M * N, 'y');
+  const yLength = M * N === 0 ? 0 : (M - 1) * ldY + N;
+  checkLength(buffers.y, yLength, 'y');
   if (buffers.bias) checkLength(buffers.bias, N, 'bias');
-  if (buffers.pre) checkLength(buffers.pre, M * N, 'pre');
+  if (buffers.pre) checkLength(buffers.pre, yLength, 'pre');
   const variant = options.variant ?? matmulVariantOf(device);
   const pipeline = matmulPipeline(device, variant, options, { bias: !!buffers.bias, pre: !!buffers.pre });
   const label = `matmul.${variant.kind}`;

@@ -11,6 +11,8 @@ import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createAdd } from './add';
 import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex, type EmbeddingIndex } from './embedding';
+import { createHead } from './head';
+import { bindingLimit, GpuLimitError, rowBlocks } from './limits';
 import { createLayernorm, createLayernormBackward } from './layernorm';
 import { createMatmul } from './matmul';
 import { createMatmulBackward } from './matmul_backward';
@@ -21,8 +23,8 @@ export interface GpuModel {
   layout: ParameterLayout;
   /** All parameters, flat (layout.totalSize floats). */
   weights: GPUBuffer;
-  /** Their gradients, same layout. */
-  grads: GPUBuffer;
+  /** Their gradients, same layout (allocated on first use). */
+  readonly grads: GPUBuffer;
   /** One tensor of `weights` (or of `grads`) as a binding. */
   tensor(name: string): GPUBufferBinding;
   grad(name: string): GPUBufferBinding;
@@ -32,15 +34,28 @@ export interface GpuModel {
   destroy(): void;
 }
 
-/** Checks a config against the adapter's limits before anything is allocated. */
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/**
+ * Checks a config against the adapter's limits before anything is allocated: the parameters live
+ * in one buffer (maxBufferSize), every tensor and activation binds on its own (the token embedding
+ * in blocks when it must), and a batch's logits (rows, V) bind whole.
+ */
 export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: number): void {
   const { nEmbd: C, vocabSize: V } = config;
-  const largest = Math.max(rows * 4 * C, rows * V, parameterLayout(config).totalSize) * 4;
-  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  const parameters = parameterLayout(config).totalSize * 4;
+  if (parameters > device.limits.maxBufferSize) {
+    throw new GpuLimitError(
+      `model does not fit the adapter: its parameters need one ${mib(parameters)} buffer, the adapter allows at most ${mib(device.limits.maxBufferSize)} (maxBufferSize)`,
+    );
+  }
+  const limit = bindingLimit(device);
+  rowBlocks(V, C, limit, 'model does not fit the adapter: the token embedding');
+  const largest = Math.max(rows * 4 * C, rows * V) * 4;
   if (largest > limit) {
-    throw new Error(
-      `model does not fit the adapter: a ${rows}-row batch needs a ${(largest / 2 ** 20).toFixed(1)} MiB buffer, ` +
-        `maxStorageBufferBindingSize is ${(limit / 2 ** 20).toFixed(1)} MiB`,
+    throw new GpuLimitError(
+      `model does not fit the adapter: a ${rows}-row batch needs a ${mib(largest)} binding (${rows * V >= rows * 4 * C ? 'its logits' : 'its MLP activations'}), ` +
+        `the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`,
     );
   }
   if (headSize(config) > 64 || headSize(config) % 4 !== 0) {
@@ -54,7 +69,17 @@ export function createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel {
   const layout = parameterLayout(config);
   checkModelFits(config, device, 1);
   const flat = createStorage(device, 'GpuModel.weights', layout.totalSize * 4);
-  const grads = createStorage(device, 'GpuModel.grads', layout.totalSize * 4);
+  // Gradients are allocated on first use: scoring never needs them (for GPT-2 124M, 498 MB).
+  let grads: GPUBuffer | undefined;
+  const gradBuffer = () => {
+    if (!grads && layout.totalSize * 4 > bindingLimit(device)) {
+      // AdamW binds the parameters and gradients whole, and the backward the token embedding.
+      throw new GpuLimitError(
+        `model does not fit the adapter for training: its ${mib(layout.totalSize * 4)} of parameters must bind whole, the adapter binds at most ${mib(bindingLimit(device))} (maxStorageBufferBindingSize)`,
+      );
+    }
+    return (grads ??= createStorage(device, 'GpuModel.grads', layout.totalSize * 4));
+  };
   const slice = (buffer: GPUBuffer, name: string): GPUBufferBinding => {
     const entry = layout.byName.get(name);
     if (!entry) throw new Error(`GpuModel: no tensor ${name}`);
@@ -65,9 +90,11 @@ export function createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel {
     config,
     layout,
     weights: flat,
-    grads,
+    get grads() {
+      return gradBuffer();
+    },
     tensor: (name) => slice(flat, name),
-    grad: (name) => slice(grads, name),
+    grad: (name) => slice(gradBuffer(), name),
     setWeights(w) {
       const packed = packParameters(w);
       device.queue.writeBuffer(flat, 0, packed.buffer, packed.byteOffset, packed.byteLength);
@@ -76,11 +103,11 @@ export function createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel {
       return unpackParameters(config, await readFloat32(device, flat, layout.totalSize));
     },
     async readGrads() {
-      return unpackParameters(config, await readFloat32(device, grads, layout.totalSize)).tensors;
+      return unpackParameters(config, await readFloat32(device, gradBuffer(), layout.totalSize)).tensors;
     },
     destroy() {
       flat.destroy();
-      grads.destroy();
+      grads?.destroy();
     },
   };
   model.setWeights(weights);
@@ -204,7 +231,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   // Launches between two attention dispatches, in order; attention is encoded by its own binding.
   type Step = Launch[] | { attention: number };
   const steps: Step[] = [];
-  steps.push([createEmbedding(device, { N, C }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 })]);
+  steps.push(createEmbedding(device, { N, C, V }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 }));
   for (let l = 0; l < L; l++) {
     const a = layers[l];
     const h = `h.${l}.`;
@@ -226,7 +253,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   steps.push([
     createLayernorm(device, { N, C }, { x: last, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean: lnfMean, rstd: lnfRstd }),
     // The tied head: logits (N, V) = lnf (N, C) · wteᵀ, wte stored (V, C).
-    createMatmul(device, { M: N, K: C, N: V }, { x: lnf, w: t('wte.weight'), y: logits }, { transB: true }),
+    ...createHead(device, { N, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
   ]);
   const launches = steps.flatMap((s) => (Array.isArray(s) ? s : []));
 

@@ -9,16 +9,37 @@ import { packBatch } from '../plan/batch';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { encodeLaunches, releaseLaunches } from './kernel';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
+import { bindingLimit } from './limits';
 import { createForward, type GpuModel } from './model';
 
 export interface ScoreOptions {
-  /** Most rows in one forward pass (sequences are never split). */
+  /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */
   maxRows?: number;
   /** Also each target's V log-probabilities (the log softmax of its predictor row, on the GPU). */
   rows?: boolean;
+  /** Called after every forward pass (long runs report progress). */
+  onProgress?: (progress: ScoreProgress) => void;
+  /** Checked before every forward pass: an aborted signal rejects with its reason (a cancel button). */
+  signal?: AbortSignal;
+}
+
+/** Rows forwarded so far out of all the rows a scoring call forwards, and the method being scored. */
+export interface ScoreProgress {
+  tokens: number;
+  total: number;
+  method: SequenceMethod;
 }
 
 export const DEFAULT_MAX_ROWS = 4096;
+
+/** What a batch's logits, and its log-probability rows, may take: 256 MiB each (GPT-2: 1335 rows). */
+export const SCORE_LOGITS_BYTES = 256 * 2 ** 20;
+
+/** Rows per scoring batch: DEFAULT_MAX_ROWS, fewer when a batch's (rows, V) logits would exceed SCORE_LOGITS_BYTES or one binding. */
+export function scoringRows(model: GpuModel): number {
+  const bytes = Math.min(SCORE_LOGITS_BYTES, bindingLimit(model.gpu.device));
+  return Math.max(1, Math.min(DEFAULT_MAX_ROWS, Math.floor(bytes / (model.config.vocabSize * 4))));
+}
 
 /** Groups sequences, in order, into batches of at most maxRows rows (a longer sequence stands alone). */
 export function groupSequences(sequences: readonly PlanSequence[], maxRows = DEFAULT_MAX_ROWS): PlanSequence[][] {
@@ -131,11 +152,17 @@ export interface ScoredTarget {
   row?: Float32Array;
 }
 
-/** Every target a sequence plan scores, in plan order (sequence by sequence). */
-export async function scoreSequences(model: GpuModel, sequences: readonly PlanSequence[], options: ScoreOptions = {}): Promise<ScoredTarget[]> {
+/** Every target a sequence plan scores, in plan order (sequence by sequence). `forwarded` hears the rows of each pass. */
+export async function scoreSequences(
+  model: GpuModel,
+  sequences: readonly PlanSequence[],
+  options: ScoreOptions = {},
+  forwarded?: (rows: number) => void,
+): Promise<ScoredTarget[]> {
   const out: ScoredTarget[] = [];
   const V = model.config.vocabSize;
-  for (const group of groupSequences(sequences, options.maxRows)) {
+  for (const group of groupSequences(sequences, options.maxRows ?? scoringRows(model))) {
+    options.signal?.throwIfAborted();
     const batch = packBatch(group);
     const { logprobs, rows } = await runScoring(model, batch, options.rows ?? false);
     batch.targets.forEach((t, i) => {
@@ -143,6 +170,7 @@ export async function scoreSequences(model: GpuModel, sequences: readonly PlanSe
       if (rows) target.row = rows.subarray(i * V, (i + 1) * V);
       out.push(target);
     });
+    forwarded?.(batch.tokens.length);
   }
   return out;
 }
@@ -163,8 +191,7 @@ export async function scoreRollouts(
 ): Promise<RolloutScores> {
   const trees = rollouts.map(deriveTree);
   const out = {} as RolloutScores;
-  for (const method of methods) {
-    const perRollout = rollouts.map(() => new Map<number, ScoredTarget>());
+  const plans = methods.map((method) => {
     const sequences: PlanSequence[] = [];
     const owner: number[] = [];
     trees.forEach((tree, r) => {
@@ -173,7 +200,16 @@ export async function scoreRollouts(
         owner.push(r);
       }
     });
-    const scored = await scoreSequences(model, sequences, options);
+    return { method, sequences, owner };
+  });
+  const total = plans.reduce((n, p) => n + p.sequences.reduce((m, s) => m + s.ids.length, 0), 0);
+  let tokens = 0;
+  for (const { method, sequences, owner } of plans) {
+    const perRollout = rollouts.map(() => new Map<number, ScoredTarget>());
+    const scored = await scoreSequences(model, sequences, options, (rows) => {
+      tokens += rows;
+      options.onProgress?.({ tokens, total, method });
+    });
     let k = 0;
     sequences.forEach((s, i) => {
       for (let j = 0; j < s.targets.length; j++, k++) perRollout[owner[i]].set(scored[k].id, scored[k]);

@@ -1,7 +1,10 @@
-// Tokenizers named by a rollout's `tokenizer` field. `byte` (docs/rollout-format.md): UTF-8 bytes 0..255, special
-// ids from 256; a `text` piece becomes its role marker followed by the bytes of the text.
+// Tokenizers named by a rollout's `tokenizer` field (docs/tokenizers.md). `byte`: UTF-8 bytes 0..255,
+// special ids from 256; `gpt2`: GPT-2's BPE (src/rollout/gpt2.ts). A `text` piece becomes its role
+// marker (never a target) followed by the encoded text.
 
 import type { Role } from './format';
+import { gpt2Tokenizer } from './gpt2';
+import type { Tokenizer } from './tokenizer-types';
 
 export const BOS = 256;
 export const EOS = 257;
@@ -18,24 +21,45 @@ const SPECIAL_NAMES: Readonly<Record<number, string>> = {
   261: '<summary>',
 };
 
-export interface Tokenizer {
-  name: string;
-  /** The tokens of a `text` piece: its role marker, then the encoded text. */
-  encodePiece(text: string, role: Role): number[];
-  /** Plain encoding of text, no marker (importers use it for rendered views). */
-  encode(text: string): number[];
-  /** Readable text of token values (specials by name). */
-  decode(tokens: ArrayLike<number>): string;
-  /** A short label for one token value, for tables and token grids. */
-  label(token: number): string;
-}
+export type { Tokenizer } from './tokenizer-types';
 
 const utf8 = new TextEncoder();
 
+/** UTF-8 length of a string, as TextEncoder encodes it (a lone surrogate becomes U+FFFD, 3 bytes). */
+export function utf8Length(text: string): number {
+  // Counted, not encoded, so a 50 MB import allocates nothing per byte.
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+const BYTE_MARKERS: Readonly<Record<Role, readonly number[]>> = {
+  prompt: [ROLE_MARKER.prompt],
+  obs: [ROLE_MARKER.obs],
+  act: [ROLE_MARKER.act],
+  summary: [ROLE_MARKER.summary],
+};
+
 export const byteTokenizer: Tokenizer = {
   name: 'byte',
+  vocab: BYTE_VOCAB,
+  marker: (role) => BYTE_MARKERS[role],
   encodePiece(text, role) {
     return [ROLE_MARKER[role], ...utf8.encode(text)];
+  },
+  pieceLength(text) {
+    return 1 + utf8Length(text);
   },
   encode(text) {
     return Array.from(utf8.encode(text));
@@ -66,10 +90,36 @@ export const byteTokenizer: Tokenizer = {
 };
 
 /** Known tokenizers by name; a rollout without a `tokenizer` field uses `byte`. */
-export const tokenizers: Readonly<Record<string, Tokenizer>> = { byte: byteTokenizer };
+export const tokenizers: Readonly<Record<string, Tokenizer>> = { byte: byteTokenizer, gpt2: gpt2Tokenizer };
+
+/** The names importers accept for `--tokenizer`. */
+export const TOKENIZER_NAMES = ['byte', 'gpt2'] as const;
+export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
 
 export const DEFAULT_TOKENIZER = 'byte';
 
 export function getTokenizer(name: string): Tokenizer | undefined {
   return Object.hasOwn(tokenizers, name) ? tokenizers[name] : undefined;
+}
+
+export function isTokenizerName(name: unknown): name is TokenizerName {
+  return typeof name === 'string' && (TOKENIZER_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * A token as readable text, for views and tables: GPT-2's decoded word piece (" world"), a byte's
+ * character; control bytes and parts of a split multi-byte character as escapes (\n, \xe6),
+ * specials by name (<act>, <|endoftext|>). An unknown tokenizer shows the raw value (#1234).
+ */
+export function tokenText(tokenizer: Tokenizer | string | undefined, token: number): string {
+  const tk = typeof tokenizer === 'string' ? getTokenizer(tokenizer) : tokenizer;
+  return tk ? tk.label(token) : `#${token}`;
+}
+
+/**
+ * The tokenizer whose rollouts a model of vocabulary V reads: `gpt2` for GPT-2's 50257, else `byte`
+ * (the workbench's own models, 272, and the small test vocabularies).
+ */
+export function tokenizerForVocab(V: number): TokenizerName {
+  return V === gpt2Tokenizer.vocab ? 'gpt2' : 'byte';
 }

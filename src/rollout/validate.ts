@@ -137,7 +137,7 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
   let K = 0;
 
   /** The token values of a piece given as `tokens` or `text`, checked against vocab. */
-  const pieceTokens = (piece: Json, role: Role, what: string, e: number): { values: number[]; text?: string } => {
+  const pieceTokens = (piece: Json, role: Role, what: string, e: number): { values: number[]; text?: string; marker: number } => {
     const hasTokens = piece.tokens !== undefined;
     const hasText = piece.text !== undefined;
     if (hasTokens === hasText) return fail(`${what} needs exactly one of "tokens" or "text"`, e);
@@ -147,7 +147,7 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
       if (!tk) return fail(`${what}: text needs a known tokenizer; ${quote(tokenizerName)} is not one`, e);
       const values = tk.encodePiece(piece.text, role);
       for (const v of values) if (v >= vocab) fail(`${what}: text encodes to token ${v}, outside [0, ${vocab})`, e);
-      return { values, text: piece.text };
+      return { values, text: piece.text, marker: tk.marker(role).length };
     }
     const tokens = piece.tokens;
     if (!Array.isArray(tokens)) return fail(`${what}: tokens must be an array of token ids, got ${quote(tokens)}`, e);
@@ -158,7 +158,7 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
         fail(`${what}: tokens[${i}] = ${quote(v)} is not a token id in [0, ${vocab})`, e);
       }
     }
-    return { values: tokens as number[] };
+    return { values: tokens as number[], marker: 0 };
   };
 
   const checkFields = (obj: Json, allowed: Set<string>, what: string, e: number) => {
@@ -174,7 +174,7 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
       if (typeof role !== 'string' || !APPEND_ROLES.includes(role)) {
         return fail(`append role must be "prompt", "obs" or "act", got ${quote(role)}`, e);
       }
-      const { values, text } = pieceTokens(ev, role as AppendRole, 'append', e);
+      const { values, text, marker } = pieceTokens(ev, role as AppendRole, 'append', e);
       const isAct = role === 'act';
       let logprobs: number[] | undefined;
       if (ev.logprobs !== undefined) {
@@ -195,10 +195,10 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
       const first = tape.create(values, role as AppendRole, K);
       if (isAct) {
         // A text piece's marker is never a target, but it does precede (and predict) the text.
-        const firstTarget = text === undefined ? 0 : 1;
+        const firstTarget = marker;
         if (livePrefix + firstTarget === 0) fail(`target id ${first} has no token before it in its live view`, e);
         for (let i = firstTarget; i < values.length; i++) tape.markTarget(first + i, logprobs?.[i]);
-        if (logprobs && firstTarget === 1) tape.setLogprob(first, logprobs[0]);
+        if (logprobs) for (let i = 0; i < firstTarget; i++) tape.setLogprob(first + i, logprobs[i]);
       }
       pushRun(view, first, values.length);
       const event: AppendEvent = { op: 'append', role: role as AppendRole, first, count: values.length };

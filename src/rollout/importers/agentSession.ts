@@ -9,7 +9,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
-import { BYTE_VOCAB } from '../tokenizer';
+import { byteTokenizer, getTokenizer, type TokenizerName } from '../tokenizer';
 import type { FileImporter, ImportedRollout } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
@@ -28,6 +28,8 @@ export interface AgentSessionOptions {
   id?: string;
   /** File name for error messages. */
   file?: string;
+  /** How text is tokenized (docs/tokenizers.md); default byte. */
+  tokenizer?: TokenizerName;
 }
 
 /** The rollout's fields other than `events` (streamed importers write events one by one). */
@@ -35,7 +37,7 @@ export interface RolloutHead {
   format: typeof ROLLOUT_FORMAT;
   id: string;
   vocab: number;
-  tokenizer: 'byte';
+  tokenizer: string;
   meta: { source: string; sessionId?: string; import: ImportReport };
 }
 
@@ -349,8 +351,10 @@ function toolResultText(content: unknown): string | undefined {
   return JSON.stringify(content);
 }
 
-function createSessionConverter(plan: SessionPlan, emit: (event: EventJson) => void, report: ReportBuilder) {
-  const rollout: TextRolloutBuilder<Tag> = createTextRolloutBuilder<Tag>(emit);
+const tokenizerOf = (options: AgentSessionOptions) => (options.tokenizer ? getTokenizer(options.tokenizer)! : byteTokenizer);
+
+function createSessionConverter(plan: SessionPlan, emit: (event: EventJson) => void, report: ReportBuilder, options: AgentSessionOptions) {
+  const rollout: TextRolloutBuilder<Tag> = createTextRolloutBuilder<Tag>(emit, tokenizerOf(options));
   let pending: PendingCompaction | null = null;
 
   const compact = (p: PendingCompaction) => {
@@ -598,7 +602,8 @@ function finishPlan(index: ReturnType<typeof createSessionIndex>, file: string):
 }
 
 function headFields(plan: SessionPlan, options: AgentSessionOptions): Omit<RolloutHead, 'meta'> {
-  return { format: ROLLOUT_FORMAT, id: options.id ?? plan.sessionId ?? AGENT_SESSION, vocab: BYTE_VOCAB, tokenizer: 'byte' };
+  const tokenizer = tokenizerOf(options);
+  return { format: ROLLOUT_FORMAT, id: options.id ?? plan.sessionId ?? AGENT_SESSION, vocab: tokenizer.vocab, tokenizer: tokenizer.name };
 }
 
 /** Second pass over one line: convert it if the plan imports it. */
@@ -650,7 +655,7 @@ export async function streamAgentSession(
   }
   const plan = finishPlan(index, file);
   options.onStart?.(headFields(plan, options));
-  const converter = createSessionConverter(plan, emit, report);
+  const converter = createSessionConverter(plan, emit, report, options);
   const visit = createPlanCursor(plan, file, converter.add);
   for await (const { text, line } of readLines(open())) visit(line, () => text);
   return finishImport(plan, converter, report, options, file);
@@ -678,7 +683,7 @@ export function importAgentSessionRecords(
   for (const record of records) indexRecord(index, record);
   const plan = finishPlan(index, file);
   const events: EventJson[] = [];
-  const converter = createSessionConverter(plan, (e) => events.push(e), report);
+  const converter = createSessionConverter(plan, (e) => events.push(e), report, options);
   let next = 0;
   for (const record of records) {
     if (next >= plan.imports.length) break;

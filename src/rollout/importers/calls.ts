@@ -5,7 +5,7 @@
 
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson, type ViewPieceJson } from '../format';
-import { DEFAULT_TOKENIZER, getTokenizer } from '../tokenizer';
+import { DEFAULT_TOKENIZER, getTokenizer, type TokenizerName } from '../tokenizer';
 
 export const CALLS_FORMAT = 'memorywalker.calls/v1';
 
@@ -25,14 +25,18 @@ interface Live {
   output: number[];
 }
 
-function readCalls(value: Record<string, unknown>, source: SourceLocation): Call[] {
+export interface CallsOptions {
+  /** The tokenizer of the calls' text and ids (docs/tokenizers.md); the file's own `tokenizer` must agree. */
+  tokenizer?: TokenizerName;
+}
+
+function readCalls(value: Record<string, unknown>, source: SourceLocation, tokenizerName: unknown): Call[] {
   const fail = (reason: string): never => {
     throw new ValidationError(source, reason);
   };
   const vocab = value.vocab;
   if (typeof vocab !== 'number' || !Number.isInteger(vocab) || vocab < 1) return fail(`vocab must be a positive integer, got ${quote(vocab)}`);
   if (!Array.isArray(value.calls)) return fail(`calls must be an array, got ${quote(value.calls)}`);
-  const tokenizerName = value.tokenizer ?? DEFAULT_TOKENIZER;
   const readTokens = (x: unknown, what: string): number[] => {
     if (typeof x === 'string') {
       const tk = typeof tokenizerName === 'string' ? getTokenizer(tokenizerName) : undefined;
@@ -86,8 +90,12 @@ function findRun(haystack: readonly number[], needle: readonly number[], from: n
   return -1;
 }
 
-export function importCalls(value: Record<string, unknown>, source: SourceLocation): RolloutJson {
-  const calls = readCalls(value, source);
+export function importCalls(value: Record<string, unknown>, source: SourceLocation, options: CallsOptions = {}): RolloutJson {
+  if (options.tokenizer !== undefined && value.tokenizer !== undefined && value.tokenizer !== options.tokenizer) {
+    throw new ValidationError(source, `the file's tokenizer is ${quote(value.tokenizer)}, the import asks for ${quote(options.tokenizer)}`);
+  }
+  const tokenizerName = options.tokenizer ?? value.tokenizer ?? DEFAULT_TOKENIZER;
+  const calls = readCalls(value, source, tokenizerName);
   const events: EventJson[] = [];
   let live: Live = { ids: [], values: [], output: [] };
   let nextId = 0;
@@ -160,6 +168,7 @@ export function importCalls(value: Record<string, unknown>, source: SourceLocati
 
   // Header fields pass through (reward, group, meta, unknown ones); events come last.
   const header: Record<string, unknown> = { format: ROLLOUT_FORMAT, id: value.id, vocab: value.vocab };
+  if (options.tokenizer !== undefined) header.tokenizer = options.tokenizer;
   for (const key of Object.keys(value)) if (!NOT_COPIED.has(key) && !Object.hasOwn(header, key)) header[key] = value[key];
   return { ...header, events } as RolloutJson;
 }

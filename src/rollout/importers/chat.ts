@@ -6,7 +6,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
-import { BYTE_VOCAB } from '../tokenizer';
+import { byteTokenizer, getTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
 import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
@@ -19,6 +19,8 @@ export interface ChatOptions {
   idPrefix?: string;
   /** File name for error messages. */
   file?: string;
+  /** How text is tokenized (docs/tokenizers.md); default byte. */
+  tokenizer?: TokenizerName;
 }
 
 type Json = Record<string, unknown>;
@@ -88,9 +90,9 @@ function toolCallText(call: unknown): string {
 }
 
 /** The events of one conversation; throws NotUnderstood naming the message at fault. */
-function chatEvents(messages: unknown[], skipPart: (type: string) => void): EventJson[] {
+function chatEvents(messages: unknown[], skipPart: (type: string) => void, tokenizer: Tokenizer): EventJson[] {
   const events: EventJson[] = [];
-  const rollout = createTextRolloutBuilder<null>((e) => events.push(e));
+  const rollout = createTextRolloutBuilder<null>((e) => events.push(e), tokenizer);
   messages.forEach((m, i) => {
     const at = (reason: string) => new NotUnderstood(`messages[${i}]: ${reason}`);
     if (!isObject(m) || typeof m.role !== 'string') throw at('not a message with a role');
@@ -119,6 +121,7 @@ function chatEvents(messages: unknown[], skipPart: (type: string) => void): Even
 
 function createChatConverter(report: ReportBuilder, options: ChatOptions) {
   const prefix = options.idPrefix ?? CHAT;
+  const tokenizer = options.tokenizer ? getTokenizer(options.tokenizer)! : byteTokenizer;
   const ids = new Set<string>();
   let events = 0;
   return {
@@ -140,7 +143,7 @@ function createChatConverter(report: ReportBuilder, options: ChatOptions) {
         rolloutEvents = chatEvents(value.messages, (type) => {
           report.skipBlock(type);
           report.problem(line, `content part type ${quote(type)} is not understood; left out`);
-        });
+        }, tokenizer);
       } catch (error) {
         if (!(error instanceof NotUnderstood)) throw error;
         report.problem(line, error.message);
@@ -155,7 +158,7 @@ function createChatConverter(report: ReportBuilder, options: ChatOptions) {
       let id = typeof value.id === 'string' && value.id ? value.id : `${prefix}-${line}`;
       if (ids.has(id)) id = `${id}-line${line}`;
       ids.add(id);
-      const rollout: RolloutJson = { format: ROLLOUT_FORMAT, id, vocab: BYTE_VOCAB, tokenizer: 'byte', events: rolloutEvents };
+      const rollout: RolloutJson = { format: ROLLOUT_FORMAT, id, vocab: tokenizer.vocab, tokenizer: tokenizer.name, events: rolloutEvents };
       if (typeof value.reward === 'number' && Number.isFinite(value.reward)) rollout.reward = value.reward;
       if (typeof value.group === 'string') rollout.group = value.group;
       rollout.meta = { source: CHAT, line };

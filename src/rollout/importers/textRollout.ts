@@ -1,27 +1,14 @@
-// Builds a `text`-form rollout (byte tokenizer) event by event while tracking the live view as
-// spans, one per text piece, so importers can say "keep these messages, replace that one" without
-// doing id arithmetic. Ids follow docs/rollout-format.md: a piece is its role marker plus the UTF-8 bytes.
+// Builds a `text`-form rollout event by event while tracking the live view as spans, one per text
+// piece, so importers can say "keep these messages, replace that one" without doing id arithmetic.
+// Ids follow docs/rollout-format.md: a piece is its role marker plus its encoded text, each piece
+// encoded on its own by the rollout's tokenizer (docs/tokenizers.md), so a span's length is fixed.
 
 import type { AppendRole, EventJson, InsertRole, ViewPieceJson } from '../format';
+import { byteTokenizer, type Tokenizer } from '../tokenizer';
 
 /** Number of byte-tokenizer ids a `text` piece creates: its role marker and its UTF-8 bytes. */
 export function textPieceLength(text: string): number {
-  // Counted, not encoded, so a 50 MB import allocates nothing per byte. Matches TextEncoder,
-  // lone surrogates included (each becomes U+FFFD, three bytes); a test pins it to the tokenizer.
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return 1 + bytes;
+  return byteTokenizer.pieceLength(text, 'obs');
 }
 
 /** One text piece in the live view: physical ids first .. first + count - 1. */
@@ -53,14 +40,14 @@ export interface TextRolloutBuilder<T> {
   readonly edits: number;
 }
 
-export function createTextRolloutBuilder<T>(emit: (event: EventJson) => void): TextRolloutBuilder<T> {
+export function createTextRolloutBuilder<T>(emit: (event: EventJson) => void, tokenizer: Tokenizer = byteTokenizer): TextRolloutBuilder<T> {
   let live: Span<T>[] = [];
   let length = 0;
   let events = 0;
   let edits = 0;
 
   const create = (role: AppendRole | InsertRole, text: string, tag: T, inserted: boolean): Span<T> => {
-    const span: Span<T> = { first: length, count: textPieceLength(text), role, inserted, tag };
+    const span: Span<T> = { first: length, count: tokenizer.pieceLength(text, role), role, inserted, tag };
     length += span.count;
     return span;
   };
