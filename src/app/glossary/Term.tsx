@@ -22,8 +22,9 @@ export function Term({ id, children }: { id: string; children: ReactNode }) {
 }
 
 export function TermText({ text }: { text: string }) {
+  // One element, so that a flex container (a legend item) does not space its pieces apart.
   return (
-    <>
+    <span className="term-text">
       {splitTerms(text).map((piece, i) =>
         typeof piece === 'string' ? (
           piece
@@ -33,6 +34,6 @@ export function TermText({ text }: { text: string }) {
           </Term>
         ),
       )}
-    </>
+    </span>
   );
 }

@@ -192,7 +192,7 @@ function MaskFigure({ model, view, selected, register, big }: { model: MaskModel
           <TermText text={TITLES[model.method]} />
         </span>
         <span className="note" data-testid={`mask-note-${model.method}`}>
-          {figureNote(model)}
+          <TermText text={figureNote(model)} />
         </span>
       </figcaption>
       <div className="mask-canvas" ref={wrapRef}>

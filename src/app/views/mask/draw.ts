@@ -233,7 +233,7 @@ function drawAxes(p: Painter, frame: MaskFrame, g: MaskGeometry, size: number, l
 /** Per target row of the final walk: its missing live-prefix keys, as a bar of that many cells. */
 function drawGutter(p: Painter, frame: MaskFrame, g: MaskGeometry, size: number, r0: number, r1: number): void {
   const { model, zoom } = frame;
-  const x = g.left + g.plotW + 6;
+  const x = g.left + Math.max(0, Math.min(g.plotW, zoom.x + model.n * size)) + 6;
   const w = GUTTER - 10;
   p.text('missing', x, g.top - AXIS - 6, { color: MASK_COLORS.missing, font: `600 9px ${FONT}` });
   p.pushClip(x, g.top, w + 4, g.plotH);
