@@ -148,11 +148,13 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
   p.flush();
 
   // Band starts: where a branch's chain (packed) or a segment (causal) begins.
+  const right = ox + Math.min(g.plotW, zoom.x + model.n * size);
+  const bottom = oy + Math.min(g.plotH, zoom.y + model.n * size);
   for (const band of model.bands) {
     if (band.start === 0) continue;
     const at = band.start * size;
-    p.line(INK.edit, 1, ox + zoom.x + at - 0.5, oy, ox + zoom.x + at - 0.5, oy + g.plotH, [4, 3]);
-    p.line(INK.edit, 1, ox, oy + zoom.y + at - 0.5, ox + g.plotW, oy + zoom.y + at - 0.5, [4, 3]);
+    p.line(INK.edit, 1, ox + zoom.x + at - 0.5, oy, ox + zoom.x + at - 0.5, bottom, [4, 3]);
+    p.line(INK.edit, 1, ox, oy + zoom.y + at - 0.5, right, oy + zoom.y + at - 0.5, [4, 3]);
   }
   if (selectedRow >= 0) {
     const y = oy + zoom.y + selectedRow * size;
