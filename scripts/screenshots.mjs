@@ -65,6 +65,27 @@ try {
   await page.waitForTimeout(200);
   await page.locator('.staircase-panel').screenshot({ path: join(out, 'staircase-segments.png') });
 
+  // The packed 4D mask beside the causal masks of the final walk and of the tape (target 13 selected).
+  await page.locator('.mask-panel').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => performance.getEntriesByName('mw:mask-packed-4d-drawn').length > 0);
+  await page.waitForTimeout(200);
+  await page.locator('.mask-panel').screenshot({ path: join(out, 'mask.png') });
+
+  // Three steps of the guided tour, as a student sees them (the bar docked at the bottom).
+  for (const step of [1, 5, 7]) {
+    await page.goto(`${base}?tour=${step}`);
+    await views(page);
+    await page.locator(`[data-testid="tour"][data-step="${step}"]:not([data-busy])`).waitFor();
+    await page.waitForTimeout(900); // the scroll to the step's first highlight
+    await page.screenshot({ path: join(out, `tour-step-${step}.png`) });
+  }
+  await page.keyboard.press('Escape');
+
+  // The glossary, open at an entry a label links to.
+  await page.goto(`${base}?src=example:worked-example&target=13&glossary=eviction-mass`);
+  await views(page);
+  await page.screenshot({ path: join(out, 'glossary.png') });
+
   // A harness demo (lookup task, compacting editor, expert policy): real text, real edits.
   await page.goto(`${base}?src=example:lookup-compact`);
   await page.getByTestId('rollout-id').filter({ hasText: 'lookup' }).waitFor();

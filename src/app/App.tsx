@@ -13,6 +13,10 @@ import { DriftPanel } from './views/drift/DriftPanel';
 import { SummaryPanel } from './views/SummaryPanel';
 import { TreeView } from './views/tree/TreeView';
 import { TrainPanel } from './train/TrainPanel';
+import { MaskView } from './views/mask/MaskView';
+import { Tour } from './tour/Tour';
+import { TourOffer } from './tour/TourOffer';
+import { GlossaryPanel } from './glossary/GlossaryPanel';
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -53,6 +57,7 @@ export function App() {
     const onKey = (e: KeyboardEvent) => {
       if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
       const s = useWorkbench.getState();
+      if (s.tourStep !== null) return; // the tour's own keys: ←/→ move through its steps
       const targets = s.view?.rollout.targets;
       if (!targets?.length) return;
       let handled = true;
@@ -70,6 +75,7 @@ export function App() {
   return (
     <div className="app">
       <TopBar />
+      <TourOffer />
       <LoadBar />
       <TrainPanel />
       <main className="workspace">
@@ -80,6 +86,7 @@ export function App() {
               <DriftPanel />
               <StaircaseView />
               <TreeView />
+              <MaskView />
             </div>
             <aside className="side">
               <Inspector />
@@ -90,6 +97,8 @@ export function App() {
         )}
       </main>
       <DropOverlay />
+      <Tour />
+      <GlossaryPanel />
     </div>
   );
 }

@@ -1,5 +1,6 @@
 // The top bar: product name and the WebGPU adapter in use (or why there is none).
 import { useWorkbench } from './store';
+import { TeachButtons } from './tour/TourOffer';
 
 export function TopBar() {
   const gpu = useWorkbench((s) => s.gpu);
@@ -12,6 +13,7 @@ export function TopBar() {
         </svg>
         <span>MemoryWalker Workbench</span>
       </div>
+      <TeachButtons />
       <div className="adapter" data-testid="gpu-adapter" data-status={gpu.kind}>
         {gpu.kind === 'probing' && <span>Looking for WebGPU…</span>}
         {gpu.kind === 'ready' && (

@@ -2,8 +2,10 @@
 // through small selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
 import { create } from 'zustand';
 import { createDriftSlice } from './driftSlice';
+import { createGlossarySlice } from './glossarySlice';
 import { createGpuSlice } from './gpuSlice';
 import { createRolloutSlice } from './rolloutSlice';
+import { createTourSlice } from './tourSlice';
 import { createTrainSlice } from './trainSlice';
 import type { WorkbenchState } from './types';
 import { createViewSlice } from './viewSlice';
@@ -14,4 +16,6 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
   ...createTrainSlice(...a),
+  ...createTourSlice(...a),
+  ...createGlossarySlice(...a),
 }));

@@ -15,7 +15,7 @@ import type { RunConfig } from '../train/engine/config';
 import type { MetricRecord } from '../train/engine/run';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice;
+export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice & TourSlice & GlossarySlice;
 
 /** A slice of the workbench store: its part of the state, seeing the whole. */
 export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
@@ -169,4 +169,32 @@ export interface TrainSlice {
   dismissTrainBanner(): void;
   /** Test hook: destroys the worker's device. */
   trainLoseDevice(): void;
+}
+
+// --- Tour: the guided tour's step (in the URL) and how far its setup got.
+
+export interface TourSlice {
+  /** The step shown (1-based), or null when the tour is closed. */
+  tourStep: number | null;
+  /** The step whose setup was last started (a step set from the URL is applied once the page shows a rollout). */
+  tourApplied: number | null;
+  /** The step's setup is being applied (an example opening, the demo model loading). */
+  tourBusy: boolean;
+  /** Why the step cannot run here (it needs WebGPU and there is none), or null. */
+  tourBlocked: string | null;
+  tourError: string | null;
+  /** Shows step `n` (clamped to the tour) and applies its setup through the other slices. */
+  tourGo(n: number): Promise<void>;
+  tourNext(): void;
+  tourBack(): void;
+  endTour(): void;
+}
+
+// --- Glossary: the panel showing docs/glossary.md, open at an entry (in the URL).
+
+export interface GlossarySlice {
+  /** The entry the glossary panel shows (an anchor of docs/glossary.md), 'all' for its top, null when closed. */
+  glossaryTerm: string | null;
+  openGlossary(id?: string): void;
+  closeGlossary(): void;
 }

@@ -22,13 +22,17 @@ export function urlStateOf(state: WorkbenchState): UrlState {
     rows: state.rows,
     color: state.colorBy,
     sampler: formatSampler(state.sampler),
+    tour: state.tourStep,
+    glossary: state.glossaryTerm,
   };
 }
 
 /** Opens what the URL (or IndexedDB, or the default example) names; resolves when the page shows a rollout or an error. */
 export async function bootstrap(store: Store, search: string): Promise<void> {
   const url = parseUrlState(search);
-  store.setState({ method: url.method, rows: url.rows, colorBy: url.color, sampler: parseSampler(url.sampler) ?? { ...FULL_SAMPLING } });
+  store.setState({ method: url.method, rows: url.rows, colorBy: url.color, sampler: parseSampler(url.sampler) ?? { ...FULL_SAMPLING }, glossaryTerm: url.glossary });
+  // The tour applies its step (which opens its own example) once the page shows a rollout.
+  if (url.tour !== null) store.setState({ tourStep: url.tour });
   const options = { rolloutId: url.rollout, target: url.target, auto: true };
   const source = url.source ? parseSourceKey(url.source) : null;
   const { openBlob, openExample } = store.getState();

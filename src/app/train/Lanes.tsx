@@ -8,6 +8,7 @@ import { METHOD_BY_ID } from '../../plan/palette';
 import { orderedMethods } from './engine/config';
 import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
 import { historyCsv, historyJsonl, type MetricHistory } from '../core/history';
+import { TermText } from '../glossary/Term';
 
 const fmt = (v: number | null | undefined, digits = 3) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : Math.abs(v) !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(digits));
 
@@ -30,11 +31,19 @@ export function Lanes() {
             <th>lane</th>
             <th>step</th>
             <th>loss</th>
-            <th title={driftLabel(objective)}>{objective === 'rl' ? 'logdiff' : 'cond. drift'}</th>
-            <th>μ</th>
+            <th title={driftLabel(objective)}>
+              <TermText text={objective === 'rl' ? 'logdiff' : 'cond. drift'} />
+            </th>
+            <th>
+              <TermText text="μ" />
+            </th>
             <th title={objective === 'rl' ? 'mean reward of the last batch' : 'exact match of the last greedy evaluation'}>{objective === 'rl' ? 'reward' : 'eval EM'}</th>
-            <th>K</th>
-            <th>N_packed / N_final</th>
+            <th>
+              <TermText text="K" />
+            </th>
+            <th>
+              <TermText text="N_packed / N_final" />
+            </th>
             <th>ms / step</th>
             <th />
           </tr>

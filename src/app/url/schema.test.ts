@@ -7,7 +7,7 @@ describe('URL state schema', () => {
     expect(serializeUrlState({ ...defaultUrlState(), source: 'example:worked-example', target: 13 })).toBe('?src=example%3Aworked-example&target=13');
   });
   it('round-trips every field', () => {
-    const state = { source: 'file:my set.jsonl', rollout: 'r-7', target: 0, method: 'sdcc' as const, rows: 'segment' as const, color: 'drift' as const, sampler: '0.7,20,0.8' };
+    const state = { source: 'file:my set.jsonl', rollout: 'r-7', target: 0, method: 'sdcc' as const, rows: 'segment' as const, color: 'drift' as const, sampler: '0.7,20,0.8', tour: 5, glossary: 'eviction-mass' };
     expect(parseUrlState(serializeUrlState(state))).toEqual(state);
   });
   it('reads ?target=ID and ignores what it cannot read', () => {
@@ -22,6 +22,11 @@ describe('URL state schema', () => {
     expect(formatSampler({ temperature: 1, topK: 0, topP: 1 })).toBeNull();
     for (const bad of ['0.7,20', '-1,0,1', '1,1.5,1', '1,0,0', '1,0,2', 'hot,0,1', '1,,1']) expect(parseSampler(bad), bad).toBeNull();
     expect(parseSampler(null)).toBeNull();
+  });
+  it('reads ?tour=N within the tour and ?glossary=ENTRY', () => {
+    expect(parseUrlState('?tour=5').tour).toBe(5);
+    expect(parseUrlState('?tour=0').tour).toBeNull();
+    expect(serializeUrlState({ ...defaultUrlState(), tour: 1, glossary: 'n_packed' })).toBe('?tour=1&glossary=n_packed');
   });
   it('knows which query strings carry state', () => {
     expect(hasUrlState('?utm=1')).toBe(false);

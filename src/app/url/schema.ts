@@ -19,6 +19,8 @@ export interface UrlState {
   rows: RowMode;
   color: ColorMode;
   sampler: string | null;
+  tour: number | null;
+  glossary: string | null;
 }
 
 /** The schema. Order is the order of keys in a written URL. */
@@ -58,6 +60,8 @@ export const URL_SCHEMA: { [K in keyof UrlState]: Field & { default: UrlState[K]
     default: null,
     help: 'the sampler the expected drift assumes, as temperature,top-k,top-p (e.g. 0.7,20,0.8); absent: temperature 1',
   },
+  tour: { type: 'int', key: 'tour', default: null, min: 1, help: 'the step of the guided tour shown (1-based; a number past the last step shows the last)' },
+  glossary: { type: 'string', key: 'glossary', default: null, help: 'the glossary panel, open at an entry (an anchor of docs/glossary.md) or at its top (all)' },
 };
 
 /** Where an open set came from; in the URL as `example:NAME` or `file:NAME`. */

@@ -1,11 +1,14 @@
 // Summary panel: the section-3 figures of the open rollout (and the set it came from).
 import { useWorkbench } from '../store';
 import { ExportCsvButton } from './inspector/ExportCsvButton';
+import { TermText } from '../glossary/Term';
 
 function Stat({ id, label, value, note, title }: { id?: string; label: string; value: string | number; note?: string; title: string }) {
   return (
-    <div className="stat" title={title}>
-      <dt>{label}</dt>
+    <div className="stat" title={title} data-tour={id ? `stat-${id}` : undefined}>
+      <dt>
+        <TermText text={label} />
+      </dt>
       <dd>
         <span className="value" data-testid={id ? `stat-${id}` : undefined}>
           {value}

@@ -46,7 +46,15 @@ export function useFrameDraw(
   const latest = useRef({ draw, size });
   latest.current = { draw, size };
   const pending = useRef(0);
-  useEffect(() => () => cancelAnimationFrame(pending.current), []);
+  // Cancelled frames are forgotten, or a remount (React's StrictMode mounts twice in development)
+  // would wait forever for a frame that never comes.
+  useEffect(
+    () => () => {
+      cancelAnimationFrame(pending.current);
+      pending.current = 0;
+    },
+    [],
+  );
   return useCallback(() => {
     pending.current ||= requestAnimationFrame(() => {
       pending.current = 0;

@@ -10,6 +10,7 @@ import type { WorkbenchState } from '../../store/types';
 import { drawChart, seriesOf } from './draw';
 import type { ChartSpec } from './specs';
 import { canvasSurface, svgSurface } from './surface';
+import { TermText } from '../../glossary/Term';
 
 function frameData(state: WorkbenchState, spec: ChartSpec) {
   const run = state.trainRun;
@@ -58,12 +59,16 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
   return (
     <figure className="train-chart" data-testid={`chart-${spec.id}`}>
       <figcaption>
-        <span className="title">{spec.title}</span>
+        <span className="title">
+          <TermText text={spec.title} />
+        </span>
         {firesNote && <span className="fires" data-testid="kl-fires">{firesNote}</span>}
         <button type="button" className="svg" onClick={exportSvg} title="Save this chart as SVG" data-testid={`chart-svg-${spec.id}`}>
           SVG
         </button>
-        <span className="note">{spec.note(objective)}</span>
+        <span className="note">
+          <TermText text={spec.note(objective)} />
+        </span>
       </figcaption>
       <div className="chart-canvas" ref={wrapRef}>
         <canvas ref={canvasRef} style={{ width: `${width}px`, height: `${height}px` }} />

@@ -10,6 +10,7 @@ import { expectedOf, type MethodDrift } from '../../core/drift';
 import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
 import { driftColor, formatDelta } from './colors';
+import { TermText } from '../../glossary/Term';
 
 export function DriftPanel() {
   const model = useWorkbench((s) => s.model);
@@ -22,7 +23,7 @@ export function DriftPanel() {
   const expected = useMemo(() => (drift ? expectedOf(drift, sampler) : null), [drift, sampler]);
 
   return (
-    <section className="panel drift" aria-label="Drift">
+    <section className="panel drift" aria-label="Drift" data-tour="drift">
       <header className="panel-head">
         <h2>Drift under each method</h2>
         {model ? (
@@ -64,12 +65,20 @@ export function DriftPanel() {
               <tr>
                 <th>method</th>
                 <th title="Targets the method scores">scored</th>
-                <th title="mean |ℓ_m − ℓ_live|: conditioning drift against the exact live-prefix score">logdiff vs live</th>
-                <th title="mean (ℓ_m − ℓ_live)">μ vs live</th>
-                <th title="mean |ℓ_m − ℓ_rollout|, against the rollout's own logprobs">logdiff vs rollout</th>
-                <th title="mean (ℓ_m − ℓ_rollout)">μ vs rollout</th>
+                <th title="mean |ℓ_m − ℓ_live|: conditioning drift against the exact live-prefix score">
+                  <TermText text="logdiff vs live" />
+                </th>
+                <th title="mean (ℓ_m − ℓ_live)">
+                  <TermText text="μ vs live" />
+                </th>
+                <th title="mean |ℓ_m − ℓ_rollout|, against the rollout's own logprobs">
+                  <TermText text="logdiff vs rollout" />
+                </th>
+                <th title="mean (ℓ_m − ℓ_rollout)">
+                  <TermText text="μ vs rollout" />
+                </th>
                 <th title="mean over targets of Σ_a s(a)(log q_m(a) − log p(a)): the signed drift the sampler below should expect, exact (p: the live view's distribution, s: the sampler's, q_m: the method's). At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method.">
-                  expected μ
+                  <TermText text="expected μ" />
                 </th>
               </tr>
             </thead>

@@ -11,6 +11,7 @@ import { INK, METHOD_BY_ID } from '../../../plan/palette';
 import { CELL_COLORS, CELL } from '../../core/cells';
 import { axisEnd, PREFIX_STATE, prefixStateRuns } from '../../core/prefixStates';
 import { formatDelta } from '../drift/colors';
+import { TermText } from '../../glossary/Term';
 
 export function Inspector() {
   const view = useWorkbench((s) => s.view);
@@ -38,7 +39,7 @@ export function Inspector() {
   const chosen = views.find((v) => v.method === method)!;
 
   return (
-    <section className="panel inspector" aria-label="Target inspector" data-testid="inspector">
+    <section className="panel inspector" aria-label="Target inspector" data-testid="inspector" data-tour="inspector">
       <header className="panel-head">
         <h2>Target inspector</h2>
         <div className="stepper">
@@ -63,34 +64,48 @@ export function Inspector() {
         </span>
       </div>
       <dl className="facts">
-        <div>
-          <dt>eviction mass</dt>
+        <div data-tour="fact-eviction-mass">
+          <dt>
+            <TermText text="eviction mass" />
+          </dt>
           <dd data-testid="inspector-evictionMass">{facts.evictionMass ?? '—'}</dd>
         </div>
-        <div>
-          <dt>diverging</dt>
+        <div data-tour="fact-diverging">
+          <dt>
+            <TermText text="diverging" />
+          </dt>
           <dd data-testid="inspector-diverging" className={facts.diverging ? 'yes' : ''}>
             {facts.diverging ? 'yes' : 'no'}
           </dd>
         </div>
-        <div>
-          <dt>dropped</dt>
+        <div data-tour="fact-dropped">
+          <dt>
+            <TermText text="dropped" />
+          </dt>
           <dd data-testid="inspector-dropped">{facts.dropped ? 'yes' : 'no'}</dd>
         </div>
-        <div>
-          <dt>live prefix</dt>
+        <div data-tour="fact-live-prefix">
+          <dt>
+            <TermText text="live prefix" />
+          </dt>
           <dd>{facts.livePrefixLength}</dd>
         </div>
-        <div>
-          <dt>final prefix</dt>
+        <div data-tour="fact-final-prefix">
+          <dt>
+            <TermText text="final prefix" />
+          </dt>
           <dd>{facts.finalPrefixLength ?? 'null'}</dd>
         </div>
-        <div>
-          <dt>full prefix</dt>
+        <div data-tour="fact-full-prefix">
+          <dt>
+            <TermText text="full prefix" />
+          </dt>
           <dd>{facts.fullPrefixLength}</dd>
         </div>
-        <div>
-          <dt>rollout log p</dt>
+        <div data-tour="fact-rollout-log-p">
+          <dt>
+            <TermText text="rollout log p" />
+          </dt>
           <dd>{facts.rolloutLogprob === null ? '—' : formatLogprob(facts.rolloutLogprob)}</dd>
         </div>
       </dl>
@@ -102,10 +117,18 @@ export function Inspector() {
         <thead>
           <tr>
             <th>method</th>
-            <th title="Prefix length">prefix</th>
-            <th title="Ids the policy saw that the method does not show">missing</th>
-            <th title="Ids it shows that were evicted before the target was decoded (stale context)">stale</th>
-            <th title="Ids it shows that were written after the target (time-travel leakage)">future</th>
+            <th title="Prefix length">
+              <TermText text="prefix" />
+            </th>
+            <th title="Ids the policy saw that the method does not show">
+              <TermText text="missing" />
+            </th>
+            <th title="Ids it shows that were evicted before the target was decoded (stale context)">
+              <TermText text="stale" />
+            </th>
+            <th title="Ids it shows that were written after the target (time-travel leakage)">
+              <TermText text="future" />
+            </th>
             <th />
           </tr>
         </thead>

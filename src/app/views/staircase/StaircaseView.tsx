@@ -8,6 +8,7 @@ import { canvasToPng, downloadBlob, downloadText, fileStem } from '../../export/
 import { useWorkbench } from '../../store';
 import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
+import { TermText } from '../../glossary/Term';
 import { ColorToggle, useTargetColor } from '../drift/useTargetColor';
 import { INK } from '../../../plan/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
@@ -203,7 +204,7 @@ export function StaircaseView() {
   const fitHeight = model ? MARGIN.top + MARGIN.bottom + model.rowCount * MAX_ROW_H + lensSpace(MAX_ROW_H, 5) + 8 : 300;
 
   return (
-    <section className="panel staircase-panel" aria-label="Staircase of live contexts">
+    <section className="panel staircase-panel" aria-label="Staircase of live contexts" data-tour="staircase">
       <header className="panel-head">
         <h2>Staircase of live contexts</h2>
         <div className="segmented" role="group" aria-label="Staircase rows">
@@ -222,6 +223,7 @@ export function StaircaseView() {
         <canvas
           ref={canvasRef}
           data-testid="staircase-canvas"
+          data-tour="staircase-canvas"
           data-rows={model?.rowCount ?? 0}
           data-columns={model?.length ?? 0}
           style={{ width, height }}
@@ -231,16 +233,16 @@ export function StaircaseView() {
         />
         {hover && view && model && <StaircaseTooltip hover={hover} view={view} model={model} width={width} />}
       </div>
-      <ul className="legend" aria-label="Cell legend">
+      <ul className="legend" aria-label="Cell legend" data-tour="staircase-legend">
         {CELL_LEGEND.map((item) => (
           <li key={item.cls}>
             <i style={{ background: CELL_COLORS[item.cls] }} />
-            {item.label}
+            <TermText text={item.label} />
           </li>
         ))}
         <li>
           <i className="edit-rule" />
-          edit
+          <TermText text="edit" />
         </li>
         <MethodKey caption="lens under the selected step — what each method conditions it on:" />
       </ul>

@@ -11,6 +11,7 @@ import type { Method } from '../../../plan/types';
 import { useWorkbench } from '../../store';
 import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
+import { TermText } from '../../glossary/Term';
 import { useTargetColor } from '../drift/useTargetColor';
 import { selectedViews } from '../../core/methodViews';
 import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../plan/palette';
@@ -161,9 +162,11 @@ export function TreeView() {
   const stem = fileStem(view.rollout.id);
 
   return (
-    <section className="panel tree-panel" aria-label="Conditioning tree">
+    <section className="panel tree-panel" aria-label="Conditioning tree" data-tour="tree">
       <header className="panel-head">
-        <h2>Conditioning tree</h2>
+        <h2>
+          <TermText text="Conditioning tree" />
+        </h2>
         <span className="hint">
           {model.edges.length} edges · {view.tree.figures.packedLength} trie nodes · wheel: zoom positions · drag: pan
         </span>
@@ -387,7 +390,7 @@ const TreeContent = memo(function TreeContent({ model, view, layout, k, windowX,
               </text>
             )}
             {e.forkEdits.length > 0 && (
-              <g transform={`translate(${x1},${rowY(e)})`}>
+              <g transform={`translate(${x1},${rowY(e)})`} data-tour="junction">
                 <circle r={5} fill={INK.edit} stroke={INK.bg} strokeWidth={1.5} />
                 <text x={-4} y={-STRIP_H / 2 - 5} textAnchor="end" fontSize={11} fontWeight={600} fill={INK.edit}>
                   {editLabel}
@@ -449,6 +452,7 @@ const TreeContent = memo(function TreeContent({ model, view, layout, k, windowX,
               strokeWidth={2.2}
               rx={3}
               data-testid="tree-selected"
+              data-tour="tree-selected"
             />
           );
         })()}
@@ -539,12 +543,12 @@ function TreeLegendHtml() {
       {TREE_KEYS.map((key) => (
         <li key={key.label}>
           <i className={key.hatch ? 'hatch' : undefined} style={{ background: key.hatch ? undefined : key.color, backgroundColor: key.color }} />
-          {key.label}
+          <TermText text={key.label} />
         </li>
       ))}
       <li>
         <i className="junction" />
-        junction (edit)
+        <TermText text="junction (edit)" />
       </li>
       <MethodKey caption="lanes: each method's prefix of the selected target (white: where it scores it):" />
     </ul>

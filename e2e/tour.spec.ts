@@ -1,0 +1,116 @@
+// The guided tour end to end (issue 18): from ?tour=1, Next through every step to the last with each
+// caption shown and each highlight on the page; a step opened by its URL; Back, Escape; without
+// WebGPU it stops at the first step that needs it and says why; the first-visit offer.
+import { chromium, type Page } from '@playwright/test';
+import { CHROMIUM_ARGS } from '../playwright.config';
+import { TOUR_STEPS, firstGpuStep } from '../src/app/tour/steps';
+import { test, expect } from './fixtures';
+
+/** The caption's text as the page shows it: Markdown links as their words. */
+const shown = (caption: string) => caption.replace(/\[([^\]]+)\]\([^)]+\)/g, '$1');
+
+async function expectStep(page: Page, n: number) {
+  const tour = page.getByTestId('tour');
+  await expect(tour).toHaveAttribute('data-step', String(n));
+  await expect(tour).not.toHaveAttribute('data-busy', /.+/, { timeout: 120_000 });
+  await expect(page).toHaveURL(new RegExp(`[?&]tour=${n}\\b`));
+  const step = TOUR_STEPS[n - 1];
+  await expect(page.getByTestId('tour-title')).toContainText(step.title);
+  await expect(page.getByTestId('tour-caption')).toBeVisible();
+  await expect(page.getByTestId('tour-caption')).toHaveText(shown(step.caption));
+  // Every highlight stands on the page, ringed.
+  for (let i = 0; i < step.highlight.length; i++) {
+    await expect(page.locator(`[data-tour-ring="${i}"]`).first(), `step ${n}, highlight ${JSON.stringify(step.highlight[i])}`).toBeAttached();
+    const h = step.highlight[i];
+    if (typeof h === 'string') await expect(page.locator(h).first()).toBeVisible();
+  }
+}
+
+test('from ?tour=1, Next walks every step to the last: captions, highlights, the URL, no console error', async ({ page }) => {
+  await page.goto('/?tour=1');
+  await expectStep(page, 1);
+  await expect(page.getByTestId('rollout-id')).toHaveText('worked-example');
+  for (let n = 2; n <= TOUR_STEPS.length; n++) {
+    await page.getByTestId('tour-next').click();
+    await expectStep(page, n);
+    if (n === 4) await expect(page.getByTestId('inspector-target')).toHaveText('13');
+    if (n === 6) await expect(page.getByTestId('inspector-target')).toHaveText('15');
+    if (n === 9) {
+      // The demo model scored the rollout on WebGPU: the readout quotes each method's μ, the exact ones at 0.
+      await expect(page.getByTestId('tour-readout')).toContainText('μ vs live on this rollout', { timeout: 120_000 });
+      await expect(page.getByTestId('tour-readout')).toContainText('LogitTree 0.0000');
+      await expect(page.getByTestId('tour-readout')).toContainText('Packed 4D mask 0.0000');
+      await expect(page.getByTestId('model-info')).toContainText('demo.safetensors');
+    }
+  }
+  await expect(page.getByTestId('tour-next')).toHaveCount(0);
+  await expect(page.getByTestId('tour-done')).toBeVisible();
+  await expect(page.locator('[data-testid="config-method-packed-4d"]')).toHaveAttribute('aria-pressed', 'true');
+});
+
+test('?tour=5 opens step 5 directly, Back returns to 4, arrow keys move, Escape leaves and drops tour from the URL', async ({ page }) => {
+  await page.goto('/?tour=5');
+  await expectStep(page, 5);
+  await expect(page.getByTestId('inspector-target')).toHaveText('13');
+  await expect(page.locator('[data-testid="method-table"] tr[data-method="naive-compressed"]')).toHaveAttribute('aria-selected', 'true');
+  await page.getByTestId('tour-back').click();
+  await expectStep(page, 4);
+  await page.keyboard.press('ArrowRight');
+  await expectStep(page, 5);
+  await page.keyboard.press('ArrowLeft');
+  await expectStep(page, 4);
+  // The arrows moved the tour, not the selected target.
+  await expect(page.getByTestId('inspector-target')).toHaveText('13');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('tour')).toHaveCount(0);
+  await expect(page.locator('[data-tour-ring]')).toHaveCount(0);
+  await expect(page).not.toHaveURL(/[?&]tour=/);
+  await expect(page).toHaveURL(/target=13/);
+});
+
+test('the first visit offers the tour in one line; dismissed, it stays dismissed', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.getByTestId('tour-offer')).toBeVisible();
+  await page.getByTestId('tour-offer-dismiss').click();
+  await expect(page.getByTestId('tour-offer')).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId('rollout-id')).toBeVisible();
+  await expect(page.getByTestId('tour-offer')).toHaveCount(0);
+  await page.getByTestId('tour-open').click();
+  await expectStep(page, 1);
+});
+
+test.describe('without WebGPU', () => {
+  test('the tour runs up to the first step that needs WebGPU and says why it stops there', async ({ baseURL }) => {
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
+    try {
+      const page = await browser.newPage({ baseURL, viewport: { width: 1440, height: 900 } });
+      const errors: string[] = [];
+      page.on('console', (msg) => msg.type() === 'error' && errors.push(msg.text()));
+      page.on('pageerror', (err) => errors.push(String(err)));
+      await page.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient')));
+      await page.goto('/?tour=1');
+      const stop = firstGpuStep()!;
+      expect(stop).toBe(9);
+      await expectStep(page, 1);
+      for (let n = 2; n < stop; n++) {
+        await page.keyboard.press('ArrowRight');
+        await expectStep(page, n);
+      }
+      await page.getByTestId('tour-next').click();
+      const tour = page.getByTestId('tour');
+      await expect(tour).toHaveAttribute('data-step', String(stop));
+      await expect(page.getByTestId('tour-blocked')).toContainText('This step runs on WebGPU, and this browser offers none');
+      await expect(page.getByTestId('tour-blocked')).toContainText(`Steps 1–${stop - 1} need no GPU`);
+      await expect(page.getByTestId('tour-next')).toBeDisabled();
+      await page.keyboard.press('ArrowRight');
+      await expect(tour).toHaveAttribute('data-step', String(stop));
+      // A link to the last step says the same.
+      await page.goto(`/?tour=${TOUR_STEPS.length}`);
+      await expect(page.getByTestId('tour-blocked')).toBeVisible();
+      expect(errors, 'console errors').toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});

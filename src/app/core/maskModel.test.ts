@@ -1,0 +1,110 @@
+// The mask model on the worked example (docs/tree.md) and on generated rollouts: visible pairs equal
+// the plan's end[], wrong cells and missing keys agree with what the inspector's method views count.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { visibleKeys } from '../../plan';
+import { parseRolloutFile } from '../../rollout';
+import { generateRandomRollout } from '../../rollout/generate-random';
+import { validateRollout } from '../../rollout';
+import { buildMask, MASK_CELL, MASK_METHODS, maskCell, parentsOf, rowRuns, type MaskModel } from './maskModel';
+import { methodViews } from './methodViews';
+import { buildViewData, type ViewData } from './viewData';
+
+const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
+const worked = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
+
+/** Counts cells by brute force over every (query, key) pair. */
+function census(model: MaskModel) {
+  const counts = { visible: 0, stale: 0, future: 0 };
+  for (let i = 0; i < model.n; i++) {
+    for (let k = 0; k < model.n; k++) {
+      const c = maskCell(model, i, k);
+      if (c === MASK_CELL.visible) counts.visible++;
+      else if (c === MASK_CELL.stale) counts.stale++;
+      else if (c === MASK_CELL.future) counts.future++;
+    }
+  }
+  return counts;
+}
+
+describe('mask model of the worked example', () => {
+  it('packed 4D: 21 × 21, 123 visible pairs, every target row exact, copies 7′ 8′ 13′ 14′, chains b0 b1 b2', () => {
+    const m = buildMask(worked, 'packed-4d');
+    expect(m.n).toBe(21);
+    expect(m.visiblePairs).toBe(123);
+    expect(census(m)).toEqual({ visible: 123, stale: 0, future: 0 });
+    expect(m.totals).toEqual({ targetRows: 8, missing: 0, stale: 0, future: 0 });
+    expect(Array.from(m.copy).flatMap((c, i) => (c ? [i] : []))).toEqual([11, 12, 17, 18]);
+    expect(m.bands).toEqual([
+      { label: 'b0', start: 0, end: 9 },
+      { label: 'b1', start: 9, end: 17 },
+      { label: 'b2', start: 17, end: 21 },
+    ]);
+    // Target 13 is scored at node 15: it sees 0 1 9 10 7′ 8′ 11 12 and itself.
+    expect(m.rowOf[13]).toBe(15);
+    expect(Array.from(rowRuns(m, 15))).toEqual([0, 2, 9, 16]);
+  });
+  it('final walk: 8 × 8, 36 pairs, no wrong cell, 8 missing keys (the eviction mass) in the rows of 13 and 14', () => {
+    const m = buildMask(worked, 'naive-compressed');
+    expect(m.n).toBe(8);
+    expect(m.visiblePairs).toBe(36);
+    expect(m.totals).toEqual({ targetRows: 4, missing: 8, stale: 0, future: 0 });
+    expect(m.missing[m.rowOf[13]]).toBe(4);
+    expect(m.missing[m.rowOf[15]]).toBe(0);
+    expect(m.rowOf[2]).toBe(-1); // dropped: not in the final walk
+  });
+  it('physical tape: 17 × 17, 153 pairs, 28 stale cells (5 in the rows of 13 and 14, 9 in those of 15 and 16)', () => {
+    const m = buildMask(worked, 'naive-full');
+    expect(m.visiblePairs).toBe(153);
+    expect(m.totals).toEqual({ targetRows: 8, missing: 0, stale: 28, future: 0 });
+    expect([13, 14, 15, 16].map((t) => m.stale[m.rowOf[t]])).toEqual([5, 5, 9, 9]);
+    expect(census(m)).toEqual({ visible: 153 - 28, stale: 28, future: 0 });
+    expect(maskCell(m, 13, 4)).toBe(MASK_CELL.stale);
+    expect(maskCell(m, 13, 7)).toBe(MASK_CELL.visible);
+  });
+});
+
+function generated(seed: number): ViewData {
+  const json = generateRandomRollout({ seed, tokens: 160, edits: 4, textRate: 0, id: `g${seed}` });
+  return buildViewData(validateRollout(json, { file: `g${seed}.json` }));
+}
+
+describe('mask model against the plans and the method views', () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`seed ${seed}: pairs = Σ(end − k), rows = visibleKeys, counts = the inspector's missing/stale/future`, () => {
+      const view = generated(seed);
+      for (const method of MASK_METHODS) {
+        const m = buildMask(view, method);
+        const c = census(m);
+        expect(c.visible + c.stale + c.future).toBe(m.visiblePairs);
+        expect(c.stale).toBe(m.totals.stale);
+        expect(c.future).toBe(m.totals.future);
+        for (let i = 0; i < m.n; i += 7) {
+          const runs = rowRuns(m, i);
+          const keys: number[] = [];
+          for (let r = 0; r < runs.length; r += 2) for (let k = runs[r]; k < runs[r + 1]; k++) keys.push(k);
+          expect(keys).toEqual(visibleKeys(m.end, i));
+        }
+        if (method === 'packed-4d') expect(m.totals.missing + m.totals.stale + m.totals.future).toBe(0);
+      }
+      const compressed = buildMask(view, 'naive-compressed');
+      const full = buildMask(view, 'naive-full');
+      for (const t of view.rollout.targets) {
+        const views = methodViews(view, t);
+        const nc = views.find((v) => v.method === 'naive-compressed')!;
+        const nf = views.find((v) => v.method === 'naive-full')!;
+        const row = compressed.rowOf[t];
+        if (row >= 0) {
+          expect({ missing: compressed.missing[row], stale: compressed.stale[row], future: compressed.future[row] }).toEqual({ missing: nc.missing, stale: nc.stale, future: nc.future });
+          expect(compressed.missing[row]).toBe(view.tree.evictionMass[t]);
+        } else expect(nc.prefix).toBeNull();
+        const fr = full.rowOf[t];
+        expect({ missing: full.missing[fr], stale: full.stale[fr], future: full.future[fr] }).toEqual({ missing: nf.missing, stale: nf.stale, future: nf.future });
+      }
+    });
+  }
+  it('parentsOf reads a causal end[] as a chain and a tree end[] as its parents', () => {
+    expect(Array.from(parentsOf([3, 3, 3]))).toEqual([-1, 0, 1]);
+    expect(Array.from(parentsOf(worked.tree.end))).toEqual(Array.from(worked.tree.parent));
+  });
+});

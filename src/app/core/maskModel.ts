@@ -1,0 +1,198 @@
+// The attention mask of a method's sequence as a picture's model: rows are queries and columns keys,
+// both in sequence order; query i sees key k iff k <= i < end[k] (src/plan). Rows that score a target
+// are judged against the target's live prefix: a visible key the policy did not see there is a wrong
+// cell (stale: evicted before the target was written; future: created after it), and live-prefix ids
+// the row cannot see are missing. The packed 4D mask has neither; the causal masks of the final walk
+// (Naive-Compressed) and of the physical tape (Naive-Full) show the two pitfalls.
+import type { ConditioningTree } from '../../tree';
+import type { PlanSequence } from '../../plan';
+import { planIndex } from './methodViews';
+import type { ViewData } from './viewData';
+
+/** The three masks the view compares. */
+export const MASK_METHODS = ['packed-4d', 'naive-compressed', 'naive-full'] as const;
+export type MaskMethod = (typeof MASK_METHODS)[number];
+
+/** What a cell of the mask is. */
+export const MASK_CELL = { hidden: 0, visible: 1, stale: 2, future: 3 } as const;
+export type MaskCell = (typeof MASK_CELL)[keyof typeof MASK_CELL];
+
+/** A run of indices [start, end) sharing a band: a branch's chain (packed) or a segment's ids. */
+export interface MaskBand {
+  label: string;
+  start: number;
+  end: number;
+}
+
+export interface MaskModel {
+  method: MaskMethod;
+  /** Sequence length (N_packed, N_final or L). */
+  n: number;
+  /** Physical id per index. */
+  ids: Int32Array;
+  /** Visibility: query i sees key k iff k <= i < end[k]. */
+  end: Uint32Array;
+  /** The largest index below i that i sees (-1 for none): the chain of a row's keys. */
+  parent: Int32Array;
+  /** Σ_k (end[k] − k): the number of visible (query, key) pairs. */
+  visiblePairs: number;
+  /** Per index: 1 for a replicated copy (a trie node repeating an id of an earlier branch). */
+  copy: Uint8Array;
+  /** The bands along the axes (a dashed rule at each band start after the first). */
+  bands: MaskBand[];
+  /** Per index: the target this row scores (its physical id), -1 for a context row. */
+  rowTarget: Int32Array;
+  /** Per index: the index that scores target `id`, or -1 (Map-free lookup by id). */
+  rowOf: Int32Array;
+  /** Per target row: its live-prefix ids it cannot see; visible keys that were evicted (stale) or written later (future). */
+  missing: Int32Array;
+  stale: Int32Array;
+  future: Int32Array;
+  totals: { targetRows: number; missing: number; stale: number; future: number };
+  /** Per physical id: its segment, and the edit that evicted it (K + 1 when none did). */
+  segment: Int32Array;
+  evictedBy: Int32Array;
+}
+
+/** Per id, the edit (1..K) that evicted it, K + 1 for ids never evicted. */
+function evictions(tree: ConditioningTree): Int32Array {
+  const out = new Int32Array(tree.rollout.length).fill(tree.K + 1);
+  for (const edit of tree.edits) for (const id of edit.evicted) out[id] = edit.edit;
+  return out;
+}
+
+/** The parent chain of a tree-shaped `end[]` (causal sequences are a chain): nearest k < i with end[k] > i. */
+export function parentsOf(end: ArrayLike<number>): Int32Array {
+  const n = end.length;
+  const parent = new Int32Array(n);
+  const stack: number[] = [];
+  for (let i = 0; i < n; i++) {
+    while (stack.length && end[stack[stack.length - 1]] <= i) stack.pop();
+    parent[i] = stack.length ? stack[stack.length - 1] : -1;
+    stack.push(i);
+  }
+  return parent;
+}
+
+/** Whether id x was live in branch s: created in segment s or before, and not evicted by edits 1..s. */
+function liveIn(model: Pick<MaskModel, 'segment' | 'evictedBy'>, x: number, s: number): boolean {
+  return model.segment[x] <= s && s < model.evictedBy[x];
+}
+
+/** The kind of cell (query i, key k). */
+export function maskCell(model: MaskModel, i: number, k: number): MaskCell {
+  if (k > i || model.end[k] <= i) return MASK_CELL.hidden;
+  const t = model.rowTarget[i];
+  if (t < 0) return MASK_CELL.visible;
+  const x = model.ids[k];
+  const s = model.segment[t];
+  if (x === t || liveIn(model, x, s)) return MASK_CELL.visible;
+  return model.segment[x] > s ? MASK_CELL.future : MASK_CELL.stale;
+}
+
+function bandsOf(method: MaskMethod, seq: PlanSequence, tree: ConditioningTree): MaskBand[] {
+  const bands: MaskBand[] = [];
+  if (method === 'packed-4d') {
+    for (let b = 0; b <= tree.K; b++) {
+      const start = tree.chainStart[b];
+      if (start < 0) continue;
+      let stop = start;
+      while (stop < seq.ids.length && tree.nodeBranch[stop] === b) stop++;
+      bands.push({ label: `b${b}`, start, end: stop });
+    }
+    return bands;
+  }
+  // Causal sequences: runs of ids of one segment (the edit that opened it names the rule).
+  for (let i = 0; i < seq.ids.length; i++) {
+    const s = tree.rollout.segments[seq.ids[i]];
+    const last = bands[bands.length - 1];
+    if (last && last.label === `s${s}`) last.end = i + 1;
+    else bands.push({ label: `s${s}`, start: i, end: i + 1 });
+  }
+  return bands;
+}
+
+/** The mask of one method's (first) sequence, judged row by row against the live prefixes. */
+export function buildMask(view: ViewData, method: MaskMethod): MaskModel {
+  const { tree } = view;
+  const plan = planIndex(view, method).plan;
+  if (plan.method === 'sdcc') throw new Error('sdcc has no single mask');
+  const seq = plan.sequences[0];
+  const n = seq.ids.length;
+  const L = tree.rollout.length;
+  const parent = parentsOf(seq.end);
+  let visiblePairs = 0;
+  for (let k = 0; k < n; k++) visiblePairs += seq.end[k] - k;
+
+  const copy = new Uint8Array(n);
+  if (method === 'packed-4d') {
+    for (let i = 0; i < n; i++) copy[i] = tree.nodeBranch[i] !== tree.rollout.segments[seq.ids[i]] ? 1 : 0;
+  }
+  const rowTarget = new Int32Array(n).fill(-1);
+  const rowOf = new Int32Array(L).fill(-1);
+  for (const t of seq.targets) {
+    rowTarget[t.index] = t.id;
+    rowOf[t.id] = t.index;
+  }
+  const model: MaskModel = {
+    method,
+    n,
+    ids: seq.ids,
+    end: seq.end,
+    parent,
+    visiblePairs,
+    copy,
+    bands: bandsOf(method, seq, tree),
+    rowTarget,
+    rowOf,
+    missing: new Int32Array(n),
+    stale: new Int32Array(n),
+    future: new Int32Array(n),
+    totals: { targetRows: seq.targets.length, missing: 0, stale: 0, future: 0 },
+    segment: tree.rollout.segments,
+    evictedBy: evictions(tree),
+  };
+
+  // Per segment holding target rows, one pass down the key chains: how many keys above each index
+  // are live in that segment's branch, and how many were created in a later segment.
+  const segments = new Set(seq.targets.map((t) => model.segment[t.id]));
+  const depth = new Int32Array(n);
+  for (let i = 0; i < n; i++) depth[i] = parent[i] >= 0 ? depth[parent[i]] + 1 : 0;
+  const live = new Int32Array(n);
+  const later = new Int32Array(n);
+  for (const s of segments) {
+    for (let i = 0; i < n; i++) {
+      const p = parent[i];
+      const x = seq.ids[i];
+      live[i] = (p >= 0 ? live[p] : 0) + (liveIn(model, x, s) ? 1 : 0);
+      later[i] = (p >= 0 ? later[p] : 0) + (model.segment[x] > s ? 1 : 0);
+    }
+    for (const t of seq.targets) {
+      if (model.segment[t.id] !== s) continue;
+      const i = t.index;
+      const p = parent[i];
+      const seen = p >= 0 ? live[p] : 0;
+      const future = p >= 0 ? later[p] : 0;
+      model.missing[i] = tree.ownPosition[t.id] - seen;
+      model.future[i] = future;
+      model.stale[i] = depth[i] - seen - future;
+      model.totals.missing += model.missing[i];
+      model.totals.future += future;
+      model.totals.stale += model.stale[i];
+    }
+  }
+  return model;
+}
+
+/** The visible keys of row i as index runs [start, end) flattened, ascending. */
+export function rowRuns(model: MaskModel, i: number): Int32Array {
+  const keys: number[] = [];
+  for (let k = i; k >= 0; k = model.parent[k]) keys.push(k);
+  keys.reverse();
+  const runs: number[] = [];
+  for (const k of keys) {
+    if (runs.length && runs[runs.length - 1] === k) runs[runs.length - 1] = k + 1;
+    else runs.push(k, k + 1);
+  }
+  return Int32Array.from(runs);
+}

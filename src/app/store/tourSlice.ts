@@ -1,0 +1,93 @@
+// Tour slice: the guided tour's step and its setup, applied through the other slices' actions as a
+// person would (open the example, select the target and method, load the demo model, configure a
+// run). A step that needs WebGPU waits for the probe and, without WebGPU, stops with the reason.
+// Moving on while a setup is in flight abandons it: only the newest step's setup finishes.
+import { DEMO_MODEL } from '../train/engine/config';
+import { TOUR_STEPS } from '../tour/steps';
+import type { Slice, TourSlice, WorkbenchState } from './types';
+
+let runs = 0;
+
+/** Resolves once the page's WebGPU probe has an answer. */
+function probed(get: () => WorkbenchState, subscribe: (listener: (s: WorkbenchState) => void) => () => void): Promise<void> {
+  if (get().gpu.kind !== 'probing') return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = subscribe((s) => {
+      if (s.gpu.kind === 'probing') return;
+      stop();
+      resolve();
+    });
+  });
+}
+
+async function demoCheckpoint(): Promise<Blob> {
+  const response = await fetch(`${import.meta.env.BASE_URL}${DEMO_MODEL.file}`);
+  if (!response.ok) throw new Error(`could not fetch the demo checkpoint (HTTP ${response.status})`);
+  return response.blob();
+}
+
+export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
+  tourStep: null,
+  tourApplied: null,
+  tourBusy: false,
+  tourBlocked: null,
+  tourError: null,
+
+  async tourGo(n) {
+    const number = Math.max(1, Math.min(TOUR_STEPS.length, Math.round(n)));
+    const step = TOUR_STEPS[number - 1];
+    const run = ++runs;
+    const current = () => run === runs && get().tourStep === number;
+    set({ tourStep: number, tourApplied: number, tourBusy: true, tourBlocked: null, tourError: null });
+    try {
+      if (step.needs === 'webgpu') {
+        await probed(get, api.subscribe);
+        if (!current()) return;
+        const gpu = get().gpu;
+        if (gpu.kind === 'unavailable') {
+          set({ tourBusy: false, tourBlocked: gpu.message });
+          return;
+        }
+      }
+      const { setup } = step;
+      const s = get();
+      if (!(s.source?.kind === 'example' && s.source.name === setup.example)) {
+        const opened = await s.openExample(setup.example, { target: setup.target });
+        if (!current()) return;
+        if (!opened) throw new Error(get().loadError ?? `the example ${setup.example} did not open`);
+      }
+      if (setup.rollout !== undefined && get().rolloutIndex !== setup.rollout) await get().selectRollout(setup.rollout, setup.target);
+      if (!current()) return;
+      const now = get();
+      if (setup.target !== null) now.selectTarget(setup.target);
+      now.setMethod(setup.method);
+      if (setup.rows) now.setRows(setup.rows);
+      if (setup.color) now.setColorBy(setup.color);
+      if (setup.model === 'demo' && !get().model) {
+        const blob = await demoCheckpoint();
+        if (!current()) return;
+        if (!(await get().openCheckpoint(blob, DEMO_MODEL.name))) throw new Error(get().driftError ?? 'the demo checkpoint did not load');
+      }
+      if (setup.train) {
+        if (get().trainConfig.checkpoint !== DEMO_MODEL.name) await get().trainUseDemoModel();
+        if (!current()) return;
+        get().setTrainConfig({ methods: setup.train.methods });
+      }
+      if (current()) set({ tourBusy: false });
+    } catch (error) {
+      if (current()) set({ tourBusy: false, tourError: error instanceof Error ? error.message : String(error) });
+    }
+  },
+  tourNext() {
+    const { tourStep, tourBlocked } = get();
+    if (tourStep !== null && tourStep < TOUR_STEPS.length && !tourBlocked) void get().tourGo(tourStep + 1);
+  },
+  tourBack() {
+    const { tourStep } = get();
+    if (tourStep !== null && tourStep > 1) void get().tourGo(tourStep - 1);
+  },
+  endTour() {
+    runs++;
+    set({ tourStep: null, tourApplied: null, tourBusy: false, tourBlocked: null, tourError: null });
+  },
+});

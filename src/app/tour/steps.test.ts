@@ -1,0 +1,66 @@
+// The tour's steps as data: each names an example that exists, a target of it, glossary entries that
+// exist, two or three sentences; and the numbers the captions cite are the worked example's.
+import { readFileSync } from 'node:fs';
+import { Lexer, type Token, type Tokens } from 'marked';
+import { describe, expect, it } from 'vitest';
+import { parseRolloutFile } from '../../rollout';
+import { methodViews } from '../core/methodViews';
+import { buildViewData } from '../core/viewData';
+import { anchorLinks } from '../glossary/glossary';
+import { GLOSSARY } from '../glossary/terms';
+import { EXAMPLES } from '../load/examples';
+import { firstGpuStep, TOUR_EXAMPLE, TOUR_STEPS } from './steps';
+
+const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
+const worked = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
+
+function sentences(caption: string): number {
+  const plain = caption.replace(/\[([^\]]+)\]\([^)]+\)/g, '$1').replace(/\b(?:e\.g|i\.e)\./g, '');
+  return plain.split(/(?<=[.!?])\s+(?=[A-Z[])/).length;
+}
+
+describe('tour steps', () => {
+  it('are about ten, the story of the issue, the GPU steps last', () => {
+    expect(TOUR_STEPS).toHaveLength(10);
+    expect(firstGpuStep()).toBe(9);
+    expect(TOUR_STEPS.slice(0, 8).every((s) => !s.needs)).toBe(true);
+    expect(TOUR_STEPS.map((s) => s.setup.method)).toEqual([
+      'naive-compressed', 'naive-compressed', 'naive-compressed', 'logit-tree', 'naive-compressed', 'naive-full', 'packed-4d', 'sdcc', 'naive-compressed', 'packed-4d',
+    ]);
+  });
+  it('each show a built-in example and a target it has, with two or three sentences whose links are glossary entries', () => {
+    for (const [i, step] of TOUR_STEPS.entries()) {
+      expect(EXAMPLES.some((e) => e.name === step.setup.example), `step ${i + 1}: ${step.setup.example}`).toBe(true);
+      if (step.setup.example === TOUR_EXAMPLE && step.setup.target !== null) expect(worked.rollout.isTarget[step.setup.target], `step ${i + 1}`).toBe(1);
+      const n = sentences(step.caption);
+      expect(n, `step ${i + 1}: ${step.caption}`).toBeGreaterThanOrEqual(2);
+      expect(n, `step ${i + 1}: ${step.caption}`).toBeLessThanOrEqual(3);
+      const links = anchorLinks(Lexer.lexInline(step.caption) as Token[]);
+      expect(links.length, `step ${i + 1} links no term`).toBeGreaterThan(0);
+      for (const id of links) expect(GLOSSARY.entries.has(id), `step ${i + 1}: #${id}`).toBe(true);
+      expect(step.highlight.length).toBeGreaterThan(0);
+      // Markdown the caption renderer knows: text, links, nothing raw.
+      const kinds = new Set((Lexer.lexInline(step.caption) as Tokens.Generic[]).map((t) => t.type));
+      for (const kind of kinds) expect(['text', 'link', 'escape', 'strong', 'em', 'codespan']).toContain(kind);
+    }
+  });
+  it("cite the worked example's own numbers", () => {
+    const { figures } = worked.tree;
+    expect(figures.K).toBe(2); // step 3: K = 2 edits, 3 branches
+    expect(figures.branches).toBe(3);
+    expect(figures.divergingLeaves).toBe(2); // step 8: D = 2, targets 13 and 14
+    expect(Array.from(worked.tree.divergingLeaves)).toEqual([13, 14]);
+    // Step 1: edit 1 evicts ids 2–6 and inserts the summary 9–10.
+    expect(Array.from(worked.tree.edits[0].evicted)).toEqual([2, 3, 4, 5, 6]);
+    expect(worked.tree.edits[0].inserted).toEqual({ first: 9, count: 2 });
+    // Step 4: target 13's live prefix; step 5: its evidence 7 8 11 12, evicted by edit 2 (eviction mass 4).
+    expect(Array.from(worked.tree.livePrefix(13))).toEqual([0, 1, 9, 10, 7, 8, 11, 12]);
+    expect(Array.from(worked.tree.edits[1].evicted)).toEqual([7, 8, 11, 12]);
+    expect(worked.tree.evictionMass[13]).toBe(4);
+    // Step 6: Naive-Full shows target 15 nine ids the policy no longer had.
+    expect(methodViews(worked, 15).find((v) => v.method === 'naive-full')!.stale).toBe(9);
+    // Step 7's readout: N_packed 21 over N_final 8.
+    expect(TOUR_STEPS[6].readout!(worked, null)).toBe('N_packed = 21, N_final = 8: one forward over 2.63× the final walk, instead of 3 forwards.');
+    expect(TOUR_STEPS[0].readout!(worked, null)).toBe('This rollout: 2 edits, 17 tokens created, 8 of them written by the policy.');
+  });
+});
