@@ -3,16 +3,15 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
-import { loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
-import { optimizerStatePath } from '../model/checkpoint-file';
+import { loadCheckpoint } from '../model/checkpoint';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../model/safetensors';
-import { buildPlan } from '../plan/build';
+import { methodNeeds } from '../plan/needs';
 import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
@@ -190,14 +189,6 @@ export function readCheckpointArg(path: string): Checkpoint {
   return { path, weights, metadata };
 }
 
-/** The AdamW state saved beside a checkpoint, or null when there is none. */
-export function readOptimizerArg(checkpointPath: string, config: ModelConfig): OptimizerState | null {
-  const path = optimizerStatePath(checkpointPath);
-  if (!existsSync(path)) return null;
-  const bytes = readBytes(path);
-  return decode(path, () => loadOptimizerState(bytes, config));
-}
-
 export function randomInit(config: ModelConfig, init: Init, seed: number): ModelWeights {
   return init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed);
 }
@@ -235,25 +226,21 @@ export function modelFromArgs(args: ParsedArgs, options: { ckptFlag: string; ini
  * plans within its positions (learned position embeddings stop at P); else invalid input naming
  * the rollout and what it needs.
  */
-export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[]): void {
-  for (const rollout of rollouts) {
+export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees = rollouts.map(deriveTree)): void {
+  rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
     for (let id = 0; id < rollout.length; id++) {
       if (rollout.tokens[id] >= config.vocabSize) {
         throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
       }
     }
-    const tree = deriveTree(rollout);
     for (const method of methods) {
-      const plan = buildPlan(tree, method);
-      const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
-      let positions = 0;
-      for (const s of sequences) for (const p of s.positions) positions = Math.max(positions, p + 1);
+      const { positions } = methodNeeds(trees[r], method);
       if (positions > config.nPositions) {
         throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${config.nPositions}`);
       }
     }
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +261,7 @@ async function loadEngine() {
   return {
     pickMatmulVariant: autotune.pickMatmulVariant,
     createGpuModel: model.createGpuModel,
-    evaluate: train.evaluate,
+    evaluate: score.evaluate,
     scoreRollouts: score.scoreRollouts,
     computeGradients: train.computeGradients,
     createTrainer: train.createTrainer,

@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from '../gpu/device';
 import { createGpuModelPolicy } from '../gpu/generate';
-import { createGpuModel, type GpuModel } from '../gpu/model';
-import { scoreRollouts } from '../gpu/score';
+import type { GpuModel } from '../gpu/model';
 import { createTrainer } from '../gpu/train';
 import { generateDataset } from '../harness/dataset';
 import { editorSpec } from '../harness/editors';
@@ -18,7 +17,8 @@ import { MODEL_PRESETS, type ModelConfig } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { METHODS } from '../plan/types';
 import { validateRollout } from '../rollout/validate';
-import { episodeLimits, runMatrix, SCORING_METHODS, type MatrixConfig, type MatrixEvent, type MatrixResults } from './matrix';
+import { episodeLimits, SCORING_METHODS, type MatrixConfig, type MatrixEvent, type MatrixResults } from './matrix';
+import { runMatrix } from './run';
 import { curvesSvg, driftSvg, matrixTable } from './report';
 
 /**
@@ -73,7 +73,7 @@ beforeAll(async () => {
     samplers.push(describeSampling(options));
     return createGpuModelPolicy(model, options);
   };
-  results = await runMatrix(matrix, warm, { gpu, createGpuModel, createTrainer, scoreRollouts, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
+  results = await runMatrix(matrix, warm, { gpu, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
 });
 
 afterAll(() => gpu?.destroy());

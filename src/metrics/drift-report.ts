@@ -3,11 +3,23 @@
 // (logit-tree's), the sign split and histograms of the signed differences on one shared range.
 // Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
 
-import type { RolloutScores, ScoredTarget } from '../gpu/score';
-import type { Evaluation } from '../gpu/train';
 import { METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
-import { driftHistogram, signedDifferences, summarizeDrift, type Histogram } from './drift';
+import { batchDifferences, driftHistogram, rolloutLogprobs, summarizeDrift, type Histogram } from './drift';
+
+/** One target as a method scored it (src/gpu/score.ts returns these). */
+export interface ScoredTarget {
+  id: number;
+  logprob: number;
+  /** With `rows: true`: the V log-probabilities at the target's position (its predictor row's log softmax). */
+  row?: Float32Array;
+}
+
+/** Per method, every scored target (by rollout, by physical id). */
+export type RolloutScores = Record<SequenceMethod, Map<number, ScoredTarget>[]>;
+
+/** Per method, every scored target's log-probability (by rollout, by physical id). */
+export type Evaluation = Record<SequenceMethod, Map<number, number>[]>;
 
 /** A difference counts for the sign split beyond this: float32 round-off between layouts stays below it. */
 export const SIGN_EPSILON = 1e-4;
@@ -72,16 +84,10 @@ function maxAbs(values: Iterable<Float64Array>): number | undefined {
 }
 
 /** The drift of every method, from each method's log-probability of every target it scores. */
-export function driftReport(rollouts: readonly Rollout[], scores: Record<SequenceMethod, Map<number, number>[]>, bins = DEFAULT_BINS): DriftReport {
-  const rolloutLogprobs = rollouts.map((r) => {
-    const m = new Map<number, number>();
-    for (const id of r.targets) if (Number.isFinite(r.logprobs[id])) m.set(id, r.logprobs[id]);
-    return m;
-  });
-  const differences = (method: SequenceMethod, reference: Map<number, number>[]) =>
-    Float64Array.from(scores[method].flatMap((m, r) => Array.from(signedDifferences(m, reference[r]))));
-  const vsRollout = new Map(SCORED.map((m) => [m, differences(m, rolloutLogprobs)]));
-  const vsLive = new Map(SCORED.map((m) => [m, differences(m, scores[LIVE])]));
+export function driftReport(rollouts: readonly Rollout[], scores: Evaluation, bins = DEFAULT_BINS): DriftReport {
+  const own = rollouts.map(rolloutLogprobs);
+  const vsRollout = new Map(SCORED.map((m) => [m, batchDifferences(scores[m], own)]));
+  const vsLive = new Map(SCORED.map((m) => [m, batchDifferences(scores[m], scores[LIVE])]));
   const rolloutRange = maxAbs(vsRollout.values());
   const liveRange = maxAbs(vsLive.values());
   const methods = {} as Record<SequenceMethod, MethodDrift>;
@@ -104,7 +110,7 @@ export function driftReport(rollouts: readonly Rollout[], scores: Record<Sequenc
   return {
     rollouts: rollouts.length,
     targets: rollouts.reduce((n, r) => n + r.targets.length, 0),
-    withLogprobs: rolloutLogprobs.reduce((n, m) => n + m.size, 0),
+    withLogprobs: own.reduce((n, m) => n + m.size, 0),
     signEpsilon: SIGN_EPSILON,
     methods,
   };

@@ -3,11 +3,10 @@
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { type LoadOptions, type OptimizerState, loadCheckpoint, loadOptimizerState, saveCheckpoint, saveOptimizerState } from './checkpoint';
+import { optimizerStatePath } from './checkpoint-name';
 import type { ModelWeights } from './params';
 
-export function optimizerStatePath(checkpointPath: string): string {
-  return checkpointPath.replace(/(\.safetensors)?$/, '.optim.safetensors');
-}
+export { optimizerStatePath };
 
 function readBytes(path: string): Uint8Array {
   const b = readFileSync(path);

@@ -107,11 +107,16 @@ function checkAllPlans(tree: ConditioningTree): void {
   sameIds(Array.from(union.tree.ids.subarray(0, S)), tree.finalWalk, 'sdccUnion rows 0..S-1 are the final walk');
   for (let r = 0; r < S; r++) sameIds(visibleKeys(union.tree.end, r), Array.from({ length: r + 1 }, (_, j) => j), `sdccUnion student row ${r} sees the rows before it`);
   sameIds(checkSequence(rollout, union.tree, live, 'sdcc union').sort((a, b) => a - b), tree.divergingLeaves, 'sdcc union scores the diverging leaves');
-  const teacher = buildPlan(tree, 'sdcc').teachers[0];
-  const shared = Array.from(teacher.ids, (_, i) => visibleKeys(teacher.end, i).map((k) => teacher.ids[k])).filter(
-    (path) => path.length <= S && path.every((id, j) => tree.finalWalk[j] === id),
-  ).length;
-  if (union.tree.ids.length !== S + teacher.ids.length - shared) fail(`sdccUnion: ${union.tree.ids.length} rows, want S + teacher - shared = ${S} + ${teacher.ids.length} - ${shared}`);
+  // Its rows are exactly the trie nodes on the final walk's path or a diverging leaf's, each once.
+  const onPaths = new Set<number>();
+  for (const from of [tree.branchLeaf[tree.K], ...Array.from(tree.divergingLeaves, (id) => tree.scoringNode[id])]) {
+    for (let node = from; node >= 0; node = tree.parent[node]) onPaths.add(node);
+  }
+  if (union.tree.ids.length !== onPaths.size) fail(`sdccUnion: ${union.tree.ids.length} rows, the final walk and the leaves' paths hold ${onPaths.size} nodes`);
+  // The default SDCC plan is what the trainer runs: this union, its student rows shared.
+  const plan = buildPlan(tree, 'sdcc');
+  sameIds(Array.from(plan.teachers[0].ids), union.tree.ids, 'sdcc packed teacher is the union tree');
+  if (plan.sharedRows !== S) fail(`sdcc plan shares ${plan.sharedRows} rows, want the final walk's ${S}`);
 }
 
 const sizes = fc.oneof(

@@ -5,7 +5,8 @@ import type { Method } from '../../plan/types';
 import { downloadBlob } from '../export/download';
 import { useWorkbench } from '../store';
 import { METHOD_BY_ID } from '../views/palette';
-import { orderedMethods } from './engine/config';
+import { optimizerStatePath } from '../../model/checkpoint-name';
+import { orderedMethods } from '../../run/config';
 import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
 import { historyCsv, historyJsonl, type MetricHistory } from './history';
 
@@ -94,7 +95,7 @@ function LaneActions({ method }: { method: Method }) {
     try {
       const file = await exportCheckpoint(method);
       downloadBlob(new Blob([file.weights as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), `${file.name}.safetensors`);
-      downloadBlob(new Blob([file.optimizer as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), `${file.name}.adamw.safetensors`);
+      downloadBlob(new Blob([file.optimizer as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), optimizerStatePath(`${file.name}.safetensors`));
     } finally {
       setBusy(false);
     }

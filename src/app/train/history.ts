@@ -3,7 +3,7 @@
 // charts redraw from a subscription). Also the JSONL and CSV exports.
 
 import type { Method } from '../../plan/types';
-import type { MetricRecord } from './engine/run';
+import type { MetricRecord } from '../../run/engine';
 
 export interface MetricHistory {
   byMethod: Map<Method, MetricRecord[]>;

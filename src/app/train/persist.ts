@@ -7,7 +7,7 @@
 import type { ModelConfig } from '../../model/config';
 import type { Method } from '../../plan/types';
 import type { RunInfo } from '../workers/trainProtocol';
-import type { LaneCheckpoint, MetricRecord } from './engine/run';
+import type { LaneCheckpoint, MetricRecord } from '../../run/engine';
 
 const DB_NAME = 'memorywalker-train';
 const VERSION = 1;

@@ -7,8 +7,8 @@ import type { Method } from '../../plan/types';
 import type { WorkbenchState } from '../store';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../workers/trainProtocol';
 import { createTrainClient, type TrainClient } from './client';
-import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from './engine/config';
-import type { MetricRecord } from './engine/run';
+import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from '../../run/config';
+import type { MetricRecord } from '../../run/engine';
 import { appendRecords, createHistory, type MetricHistory } from './history';
 import { createLiveFollower } from './liveView';
 

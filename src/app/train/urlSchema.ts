@@ -5,7 +5,7 @@
 
 import { EDITOR_KINDS, ENV_IDS } from '../../harness';
 import { METHODS, type Method } from '../../plan/types';
-import { defaultRunConfig, OBJECTIVES, orderedMethods, PRESETS, type RunConfig } from './engine/config';
+import { defaultRunConfig, OBJECTIVES, orderedMethods, PRESETS, type RunConfig } from '../../run/config';
 
 type Value = string | number | null | Method[];
 
