@@ -5,8 +5,9 @@
 import { describeSampling, FULL_SAMPLING } from '../harness/policies/model';
 import { DEFAULT_BINS, LIVE, SIGN_EPSILON, driftReport, logprobsOf, type DriftReport, type SignSplit } from '../metrics/drift-report';
 import { expectedDrift, type ExpectedDriftReport } from '../metrics/expected-drift';
+import { SEQUENCE_METHODS } from '../plan/types';
 import { UsageError, type Command } from './command';
-import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, SCORING_METHODS, withGpu } from './model-args';
+import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
 import { formatTable, loadRolloutFile, printJson } from './shared';
 
 // The computation lives in src/metrics/drift-report.ts (mw experiment matrix shares it).
@@ -18,7 +19,7 @@ export type DriftOutput = DriftReport & { expected: ExpectedDriftReport };
 function driftTable(report: DriftOutput): string {
   const num = (v: number | null, digits = 4) => (v === null ? '-' : v.toFixed(digits));
   const share = (s: SignSplit) => (s.negativeShare === null ? '-' : `${Math.round(100 * s.negativeShare)}% of ${s.diverging}`);
-  const rows = SCORING_METHODS.map((method) => {
+  const rows = SEQUENCE_METHODS.map((method) => {
     const m = report.methods[method];
     const e = report.expected.methods[method]!;
     return [method, m.scored, m.n, num(m.logdiff), num(m.mu), share(m.sign.rollout), num(m.conditioningDrift), num(m.conditioningMu), share(m.sign.conditioning), num(e.mu), share(e.sign)];
@@ -62,12 +63,12 @@ export const driftCommand: Command = {
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
     const file = await loadRolloutFile(path);
     const { weights } = readCheckpointArg(ckpt);
-    checkModelTakes(weights.config, file.rollouts, SCORING_METHODS);
+    checkModelTakes(weights.config, file.rollouts, SEQUENCE_METHODS);
     return withGpu(io, 'drift', async ({ gpu, engine }) => {
       const model = engine.createGpuModel(gpu, weights);
       let report: DriftOutput;
       try {
-        const scores = await engine.scoreRollouts(model, file.rollouts, SCORING_METHODS, { rows: true });
+        const scores = await engine.scoreRollouts(model, file.rollouts, SEQUENCE_METHODS, { rows: true });
         report = { ...driftReport(file.rollouts, logprobsOf(scores), bins), expected: expectedDrift(scores, sampling) };
       } finally {
         model.destroy();

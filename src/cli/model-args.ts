@@ -12,7 +12,7 @@ import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type Mod
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../model/safetensors';
 import { methodNeeds } from '../plan/needs';
-import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
+import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
 import { randomWeights } from '../model/random-weights';
@@ -139,15 +139,12 @@ export function methodFlag(args: ParsedArgs): Method {
   return method;
 }
 
-/** The methods that score targets: every method but sdcc, which is an objective. */
-export const SCORING_METHODS = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
-
 export function scoringMethodFlag(args: ParsedArgs): SequenceMethod {
   const method = methodFlag(args);
   if (method === 'sdcc') {
     throw new UsageError(
       'sdcc is an objective (a loss for mw train), not a scoring: its student scores like naive-compressed, ' +
-        `its teachers like logit-tree (${SCORING_METHODS.join(', ')})`,
+        `its teachers like logit-tree (${SEQUENCE_METHODS.join(', ')})`,
     );
   }
   return method;
@@ -251,21 +248,13 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [model, train, adamw, autotune, score] = await Promise.all([
-    import('../gpu/model'),
-    import('../gpu/train'),
-    import('../gpu/adamw'),
-    import('../gpu/matmulAutotune'),
-    import('../gpu/score'),
-  ]);
+  const [model, train, autotune, score] = await Promise.all([import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score')]);
   return {
     pickMatmulVariant: autotune.pickMatmulVariant,
     createGpuModel: model.createGpuModel,
     evaluate: score.evaluate,
     scoreRollouts: score.scoreRollouts,
     computeGradients: train.computeGradients,
-    createTrainer: train.createTrainer,
-    NonFiniteGradientError: adamw.NonFiniteGradientError,
   };
 }
 

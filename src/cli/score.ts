@@ -1,11 +1,11 @@
 // `mw score --ckpt CKPT FILE --method M [--json]`: the log-probability a checkpoint gives every
 // target a replay method scores (docs/methods.md, docs/cli.md), on the GPU. Targets are listed by physical id.
 
-import type { SequenceMethod } from '../plan/types';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { byteTokenizer, getTokenizer } from '../rollout/tokenizer';
 import type { Command } from './command';
-import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, SCORING_METHODS, withGpu } from './model-args';
+import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, withGpu } from './model-args';
 import { fileArgument, formatTable, loadRolloutFile, perFile, printJson } from './shared';
 
 export interface ScoredRollout {
@@ -35,7 +35,7 @@ export const scoreCommand: Command = {
   summary: "a checkpoint's log-probability of every target a replay method scores (GPU)",
   usage: ['mw score --ckpt CKPT FILE --method M [--json]'],
   details: [
-    `M is one of ${SCORING_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
+    `M is one of ${SEQUENCE_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
     'FILE is a rollout (.json), a data set (.jsonl) or any importable format. --json prints',
     '{method, targets: [{id, logprob}]} (targets by physical id), an array in file order for JSONL.',
     'A checkpoint that does not decode, or a rollout the model cannot take (vocabulary, positions), is',

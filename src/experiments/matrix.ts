@@ -22,8 +22,6 @@ export interface MatrixEngine {
   createPolicy(model: GpuModel, options: ModelPolicyOptions): Policy;
 }
 
-/** The methods that score targets (drift is measured for these); sdcc is an objective. */
-export const SCORING_METHODS: readonly SequenceMethod[] = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
 export const MATRIX_EDITORS: readonly EditorKind[] = ['none', 'window', 'compact', 'stack', 'fold'];
 export const QUICK_EDITORS: readonly EditorKind[] = ['none', 'window', 'compact'];
 

@@ -12,7 +12,7 @@ import { expectedDrift } from '../metrics/expected-drift';
 import { stepFiguresOf } from '../metrics/step';
 import type { ModelWeights } from '../model/params';
 import { unfitReason } from '../plan/needs';
-import { METHODS, type Method } from '../plan/types';
+import { METHODS, SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { ConditioningTree } from '../tree/types';
 import { createRunEngine, GREEDY, StepFailedError, type RunEngine } from '../run/engine';
 import { playBatch, type PlaySpec, type PlayedBatch } from '../run/play';
@@ -20,7 +20,6 @@ import { heldOutSeed } from '../run/seeds';
 import {
   EVAL_TEMPERATURE,
   matrixResults,
-  SCORING_METHODS,
   summarizeRun,
   type BatchFigures,
   type EditorResult,
@@ -110,7 +109,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
       const first = await playBatch(play, 0, player(base, config.driftSampling), { nPositions: P });
       const firstFigures = batchFigures(first, P);
       const scored = usable(first, P);
-      const scores = await scoreRollouts(base, scored.rollouts, SCORING_METHODS, { rows: true });
+      const scores = await scoreRollouts(base, scored.rollouts, SEQUENCE_METHODS, { rows: true });
       const drift = driftReport(scored.rollouts, logprobsOf(scores), config.bins);
       const expected = expectedDrift(scores, config.driftSampling);
       emit({ kind: 'rollouts', editor: editor.kind, batch: firstFigures, drift });

@@ -154,23 +154,12 @@ export interface ForwardOptions {
   backward?: { rows: number; end: ArrayLike<number> };
 }
 
-interface LayerActivations {
-  ln1: GPUBuffer; // (N, C)
-  ln1Mean: GPUBuffer; // (N)
-  ln1Rstd: GPUBuffer; // (N)
-  qkv: GPUBuffer; // (N, 3C)
-  att: GPUBuffer; // (N, C)
+/** Layer l's activations: its block's buffers (the input is layer l − 1's x2) and attention's log-sum-exp. */
+type LayerActivations = Omit<BlockBuffers, 'x' | 'out' | 'fcPre'> & {
   lse: GPUBuffer; // (NH, N)
-  attProj: GPUBuffer; // (N, C)
-  x1: GPUBuffer; // (N, C): residual after attention
-  ln2: GPUBuffer; // (N, C)
-  ln2Mean: GPUBuffer; // (N)
-  ln2Rstd: GPUBuffer; // (N)
   fcPre: GPUBuffer; // (N, 4C): before GELU
-  fc: GPUBuffer; // (N, 4C)
-  mlpProj: GPUBuffer; // (N, C)
   x2: GPUBuffer; // (N, C): residual after the MLP = next layer's input
-}
+};
 
 /** A forward pass recorded for one batch: encode it (and its backward) as often as needed. */
 export interface ForwardPass {

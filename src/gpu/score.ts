@@ -4,7 +4,7 @@
 
 import { logprobsOf, type Evaluation, type RolloutScores, type ScoredTarget } from '../metrics/drift-report';
 import { buildPlan } from '../plan/build';
-import type { Method, PlanSequence, SequenceMethod, SequencePlan } from '../plan/types';
+import { SEQUENCE_METHODS, type Method, type PlanSequence, type SequenceMethod, type SequencePlan } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
@@ -174,8 +174,6 @@ export async function scoreRollouts(
   }
   return out;
 }
-
-export const SEQUENCE_METHODS: readonly SequenceMethod[] = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'];
 
 /** Every target's log-probability under each of `methods` (by rollout, by physical id). */
 export async function evaluate(model: GpuModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[] = SEQUENCE_METHODS): Promise<Evaluation> {

@@ -3,7 +3,7 @@
 // (logit-tree's), the sign split and histograms of the signed differences on one shared range.
 // Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
 
-import { METHODS, type SequenceMethod } from '../plan/types';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { batchDifferences, driftHistogram, rolloutLogprobs, summarizeDrift, type Histogram } from './drift';
 
@@ -37,8 +37,6 @@ export function logprobsOf(scores: RolloutScores): Evaluation {
   return out;
 }
 
-/** The methods that score targets, in the docs' order: every method but sdcc, which is an objective. */
-const SCORED = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
 
 export interface SignSplit {
   /** Targets whose |difference| exceeds SIGN_EPSILON. */
@@ -86,12 +84,12 @@ function maxAbs(values: Iterable<Float64Array>): number | undefined {
 /** The drift of every method, from each method's log-probability of every target it scores. */
 export function driftReport(rollouts: readonly Rollout[], scores: Evaluation, bins = DEFAULT_BINS): DriftReport {
   const own = rollouts.map(rolloutLogprobs);
-  const vsRollout = new Map(SCORED.map((m) => [m, batchDifferences(scores[m], own)]));
-  const vsLive = new Map(SCORED.map((m) => [m, batchDifferences(scores[m], scores[LIVE])]));
+  const vsRollout = new Map(SEQUENCE_METHODS.map((m) => [m, batchDifferences(scores[m], own)]));
+  const vsLive = new Map(SEQUENCE_METHODS.map((m) => [m, batchDifferences(scores[m], scores[LIVE])]));
   const rolloutRange = maxAbs(vsRollout.values());
   const liveRange = maxAbs(vsLive.values());
   const methods = {} as Record<SequenceMethod, MethodDrift>;
-  for (const method of SCORED) {
+  for (const method of SEQUENCE_METHODS) {
     const d = vsRollout.get(method)!;
     const c = vsLive.get(method)!;
     const drift = summarizeDrift(d);

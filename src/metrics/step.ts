@@ -45,24 +45,12 @@ export function stepFiguresOf(m: StepMetrics): StepFigures {
   return figures;
 }
 
-export interface StepReadings {
-  step: number;
-  method: Method;
-  objective: Objective;
-  lr: number;
+/** What the GPU step measured, and what the figures are computed from. */
+export type StepReadings = Pick<StepMetrics, 'step' | 'method' | 'objective' | 'lr' | 'taskLoss' | 'divergingLeaves' | 'targets' | 'tokens' | 'nPacked' | 'nFinal' | 'gradNorm' | 'stepMs'> & {
   lambda: number;
-  taskLoss: number;
   meanKl: number;
   /** KL pairs of the step (diverging leaves). */
   pairs: number;
-  divergingLeaves: number;
-  /** Targets the loss averaged over. */
-  targets: number;
-  tokens: number;
-  nPacked: number;
-  nFinal: number;
-  gradNorm: number;
-  stepMs: number;
   rollouts: readonly Rollout[];
   /** The method's score of every target it trained, per rollout. */
   logprobs: Map<number, number>[];
@@ -71,7 +59,7 @@ export interface StepReadings {
    * are those (logit-tree, packed-4d: conditioning drift 0 by construction); null when not measured.
    */
   live: readonly Map<number, number>[] | 'exact' | null;
-}
+};
 
 export function stepFigures(r: StepReadings): StepMetrics {
   const loss = r.taskLoss + r.lambda * r.meanKl;

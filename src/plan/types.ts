@@ -5,6 +5,8 @@ export const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-
 export type Method = (typeof METHODS)[number];
 /** Methods whose plan is a list of sequences (every method but sdcc). */
 export type SequenceMethod = Exclude<Method, 'sdcc'>;
+/** The methods that score targets, in the docs' order: every method but sdcc, which is an objective. */
+export const SEQUENCE_METHODS: readonly SequenceMethod[] = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
 
 export function isMethod(name: string): name is Method {
   return (METHODS as readonly string[]).includes(name);

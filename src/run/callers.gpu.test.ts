@@ -15,7 +15,8 @@ import { adapterKey } from '../gpu/matmulAutotune';
 import { optimizerStatePath } from '../model/checkpoint-name';
 import { readSafetensorsHeader } from '../model/safetensors';
 import { defaultRunConfig, type RunConfig } from './config';
-import { createRunController, type RunEvent, type RunStore } from './controller';
+import { createRunController, type RunEvent } from './controller';
+import { memoryStore } from './store.testing';
 import type { MetricRecord } from './engine';
 
 const TMP = tmpDir('callers');
@@ -73,27 +74,6 @@ async function train(name: string, config: RunConfig, ...extra: string[]) {
   const run = await mw(['train', ...cliFlags(config), '--steps', String(config.steps), '--ckpt-out', join(TMP, `${name}.safetensors`), '--metrics', metrics, ...extra], { MW_CACHE_DIR: CACHE });
   expect(run.code, run.stderr).toBe(0);
   return readLines(metrics);
-}
-
-function memoryStore(): RunStore {
-  let run: Awaited<ReturnType<RunStore['loadRun']>> = null;
-  const files = new Map<string, Parameters<RunStore['saveFile']>[0]>();
-  return {
-    async saveRun(r) {
-      run = { ...r, lanes: run?.lanes ?? [], history: run?.history ?? [] };
-    },
-    async saveCheckpoint(r, lanes, history) {
-      run = { ...r, lanes: [...lanes], history: [...history] };
-    },
-    loadRun: async () => run,
-    async clearRun() {
-      run = null;
-    },
-    async saveFile(file) {
-      files.set(file.name, file);
-    },
-    loadFile: async (name) => files.get(name) ?? null,
-  };
 }
 
 /** The browser's run, step by step as the page's Step button asks, with what the page is sent. */

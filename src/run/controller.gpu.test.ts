@@ -8,34 +8,10 @@ import { createGpu } from '../gpu/device';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
 import { defaultRunConfig, type RunConfig } from './config';
 import { createRunController, type RunEvent, type RunStore } from './controller';
+import { memoryStore } from './store.testing';
 import type { MetricRecord } from './engine';
 
 const config: RunConfig = { ...defaultRunConfig('tiny'), methods: ['naive-compressed', 'packed-4d'], batch: 2, steps: 5, checkpointEvery: 2, evalEvery: 0 };
-
-function memoryStore(): RunStore & { writes: string[] } {
-  let run: Awaited<ReturnType<RunStore['loadRun']>> = null;
-  const files = new Map<string, Parameters<RunStore['saveFile']>[0]>();
-  const writes: string[] = [];
-  return {
-    writes,
-    async saveRun(r) {
-      writes.push(`run playing=${r.playing}`);
-      run = { ...r, lanes: run?.lanes ?? [], history: run?.history ?? [] };
-    },
-    async saveCheckpoint(r, lanes, history) {
-      writes.push(`checkpoint ${lanes.map((l) => `${l.method}@${l.step}`).join(' ')} history ${history.length}`);
-      run = { ...r, lanes: structuredClone([...lanes]), history: structuredClone([...history]) };
-    },
-    loadRun: async () => (run ? structuredClone(run) : null),
-    async clearRun() {
-      run = null;
-    },
-    async saveFile(file) {
-      files.set(file.name, file);
-    },
-    loadFile: async (name) => files.get(name) ?? null,
-  };
-}
 
 function controllerOn(store: RunStore) {
   const events: RunEvent[] = [];

@@ -12,7 +12,6 @@ import type { SamplingOptions } from '../harness/policies/model';
 import type { Gpu } from '../gpu/device';
 import { NonFiniteGradientError } from '../gpu/adamw';
 import { checkModelFits, type GpuModel } from '../gpu/model';
-import { SEQUENCE_METHODS } from '../gpu/score';
 import { createTrainer, type StepFigures, type StepMetrics, type Trainer } from '../gpu/train';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFiguresOf } from '../metrics/step';
@@ -22,7 +21,7 @@ import type { OptimizerState } from '../model/checkpoint';
 import type { ModelConfig } from '../model/config';
 import type { ModelWeights } from '../model/params';
 import { methodNeeds, unfitReason } from '../plan/needs';
-import type { Method } from '../plan/types';
+import { SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -229,7 +228,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
   };
   const played = (batch: PlayedBatch): StepBatch => ({ rollouts: batch.rollouts, trees: batch.trees, played: batch });
 
-  const record = (l: Lane, m: StepMetrics, batch: StepBatch, genMs: number, skipped: number): MetricRecord => {
+  const record = (m: StepMetrics, batch: StepBatch, genMs: number, skipped: number): MetricRecord => {
     const figures = stepFiguresOf(m);
     // Demonstrations carry logprob 0 (the expert is certain): a gap to them is not drift.
     const demonstrations = source.kind === 'played' && source.player === 'expert';
@@ -279,7 +278,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
       throw new StepFailedError(l.method, error instanceof NonFiniteGradientError ? 'non-finite' : 'failed', (error as Error).message);
     }
     l.step++;
-    return { ...base, metrics, record: record(l, metrics, batch, genMs, leftOut.length), skipped: null };
+    return { ...base, metrics, record: record(metrics, batch, genMs, leftOut.length), skipped: null };
   };
 
   const evaluate = async (method: Method, prompts: number, hooks: StepHooks = {}): Promise<HeldOut> => {

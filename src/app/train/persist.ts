@@ -4,9 +4,8 @@
 // a crash finds them consistent. Imported checkpoints are kept by name. A database of its own, so
 // the inspection views' store is never upgraded under them.
 
-import type { ModelConfig } from '../../model/config';
 import type { Method } from '../../plan/types';
-import type { RunInfo } from '../workers/trainProtocol';
+import type { RestoredRun, StoredFile, StoredRun } from '../../run/controller';
 import type { LaneCheckpoint, MetricRecord } from '../../run/engine';
 
 const DB_NAME = 'memorywalker-train';
@@ -16,24 +15,6 @@ const HISTORY = 'history';
 const LANES = 'lanes';
 const FILES = 'files';
 const CURRENT = 'current';
-
-export interface StoredRun {
-  info: RunInfo;
-  /** Whether the run was playing when last written: a restored run resumes playing. */
-  playing: boolean;
-}
-
-export interface StoredFile {
-  name: string;
-  bytes: Uint8Array;
-  model: ModelConfig;
-  savedAt: number;
-}
-
-export interface RestoredRun extends StoredRun {
-  lanes: LaneCheckpoint[];
-  history: MetricRecord[];
-}
 
 let dbPromise: Promise<IDBDatabase> | null = null;
 
