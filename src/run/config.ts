@@ -159,10 +159,6 @@ export function orderedMethods(methods: readonly Method[]): Method[] {
   return METHODS.filter((m) => methods.includes(m));
 }
 
-export function configsMatch(a: RunConfig, b: RunConfig): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 export function runSchedule(config: RunConfig): LrSchedule {
   const total = config.steps > 0 ? config.steps : 1_000_000;
   return { peak: config.lr, warmup: Math.min(10, total), total, min: config.lr / 10 };
