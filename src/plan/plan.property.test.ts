@@ -11,7 +11,8 @@ import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
 import { packBatch, packSdccBatch } from './batch';
 import { buildPlan, sdccUnion } from './build';
-import type { PlanSequence } from './types';
+import { planNeeds } from './needs';
+import type { Method, PlanSequence, SequenceMethod } from './types';
 import { visibleKeys } from './visibility';
 
 function fail(message: string): never {
@@ -61,6 +62,24 @@ function checkAllPlans(tree: ConditioningTree): void {
   const kept = all.filter((t) => !tree.dropped[t]);
   const live = (id: number) => tree.livePrefix(id);
   const final = (id: number) => tree.finalPrefix(id) ?? fail(`target ${id} is dropped but scored`);
+
+  // What each plan needs of the model, in the tree's own figures.
+  const needs = (method: Method) => planNeeds(buildPlan(tree, method));
+  let longestBranch = 0;
+  for (let k = 0; k <= tree.K; k++) longestBranch = Math.max(longestBranch, tree.branchIds(k).length);
+  const want: Record<SequenceMethod, [number, number, number]> = {
+    'naive-compressed': [tree.figures.finalWalkLength, tree.figures.finalWalkLength, kept.length],
+    'naive-full': [rollout.length, rollout.length, all.length],
+    'logit-tree': [-1, -1, all.length], // rows and positions: the branches that hold targets, checked below
+    'packed-4d': [tree.figures.packedLength, longestBranch, all.length],
+  };
+  for (const [method, [rows, positions, targets]] of Object.entries(want) as [SequenceMethod, [number, number, number]][]) {
+    const got = needs(method);
+    if (got.targets !== targets || (rows >= 0 && (got.rows !== rows || got.positions !== positions))) {
+      fail(`${method} needs ${JSON.stringify({ rows: got.rows, positions: got.positions, targets: got.targets })}, want ${JSON.stringify({ rows, positions, targets })}`);
+    }
+  }
+  if (needs('logit-tree').positions > longestBranch) fail('logit-tree needs more positions than the longest branch');
 
   const compressed = buildPlan(tree, 'naive-compressed').sequences;
   if (compressed.length !== 1) fail('naive-compressed has one sequence');
@@ -117,6 +136,8 @@ function checkAllPlans(tree: ConditioningTree): void {
   const plan = buildPlan(tree, 'sdcc');
   sameIds(Array.from(plan.teachers[0].ids), union.tree.ids, 'sdcc packed teacher is the union tree');
   if (plan.sharedRows !== S) fail(`sdcc plan shares ${plan.sharedRows} rows, want the final walk's ${S}`);
+  // One grouped forward: the student's rows once, then the teacher's own.
+  if (planNeeds(plan).rows !== union.tree.ids.length) fail(`sdcc needs ${planNeeds(plan).rows} rows, its forward runs ${union.tree.ids.length}`);
 }
 
 const sizes = fc.oneof(
