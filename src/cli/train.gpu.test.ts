@@ -251,6 +251,11 @@ describe('mw train --env (on-policy)', () => {
       [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--group', '2', ...out], '--group applies to --env only'],
       [[...base.filter((a) => a !== '--editor' && a !== 'compact')], '--editor H'],
       [[...base, '--budget', '0'], '--budget must be an integer ≥ 1'],
+      [[...base, '--player', 'expert'], '--player expert plays demonstrations for --objective sft'],
+      [[...base, '--player', 'human'], 'unknown --player "human" (model, expert)'],
+      [['--method', 'logit-tree', '--objective', 'sft', '--env', 'lookup', '--editor', 'compact', '--player', 'expert', '--temperature', '1', ...out], '--temperature applies to --player model only'],
+      [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--player', 'expert', ...out], '--player applies to --env only'],
+      [[...base, '--checkpoint-every', '0'], '--checkpoint-every must be an integer ≥ 1'],
     ];
     const runs = await Promise.all(cases.map(([args]) => mw(['train', ...args])));
     runs.forEach((run, i) => {
