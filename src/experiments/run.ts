@@ -11,10 +11,9 @@ import { driftReport, logprobsOf } from '../metrics/drift-report';
 import { expectedDrift } from '../metrics/expected-drift';
 import { stepFiguresOf } from '../metrics/step';
 import type { ModelWeights } from '../model/params';
-import { unfitReason } from '../plan/needs';
 import { METHODS, SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { ConditioningTree } from '../tree/types';
-import { createRunEngine, GREEDY, StepFailedError, type RunEngine } from '../run/engine';
+import { createRunEngine, fitRollouts, GREEDY, StepFailedError, type RunEngine } from '../run/engine';
 import { playBatch, type PlaySpec, type PlayedBatch } from '../run/play';
 import { heldOutSeed } from '../run/seeds';
 import {
@@ -33,24 +32,9 @@ import {
   type StepRecord,
 } from './matrix';
 
-/** The rollouts of a batch every method can replay within the model's positions (the ones scored and trained on), and why the others cannot. */
-function usable(batch: PlayedBatch, nPositions: number) {
-  const trees: ConditioningTree[] = [];
-  const rollouts: PlayedBatch['rollouts'] = [];
-  const skipped: { id: string; reason: string }[] = [];
-  batch.rollouts.forEach((rollout, i) => {
-    const reason = METHODS.map((m) => unfitReason(batch.trees[i], m, nPositions)).find((r) => r !== null);
-    if (reason) skipped.push({ id: rollout.id, reason });
-    else {
-      rollouts.push(rollout);
-      trees.push(batch.trees[i]);
-    }
-  });
-  return { rollouts, trees, skipped };
-}
-
 function batchFigures(batch: PlayedBatch, nPositions: number): BatchFigures {
-  const { trees } = usable(batch, nPositions);
+  // The rollouts every method can replay within the model's positions: the ones scored and trained on.
+  const { trees } = fitRollouts(batch, METHODS, nPositions);
   const sum = (f: (t: ConditioningTree) => number) => trees.reduce((s, t) => s + f(t), 0);
   const finalWalk = sum((t) => t.figures.finalWalkLength);
   return {
@@ -108,9 +92,9 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
       };
       const first = await playBatch(play, 0, player(base, config.driftSampling), { nPositions: P });
       const firstFigures = batchFigures(first, P);
-      const scored = usable(first, P);
-      const scores = await scoreRollouts(base, scored.rollouts, SEQUENCE_METHODS, { rows: true });
-      const drift = driftReport(scored.rollouts, logprobsOf(scores), config.bins);
+      const scored = fitRollouts(first, METHODS, P);
+      const scores = await scoreRollouts(base, scored.trained, SEQUENCE_METHODS, { rows: true });
+      const drift = driftReport(scored.trained, logprobsOf(scores), config.bins);
       const expected = expectedDrift(scores, config.driftSampling);
       emit({ kind: 'rollouts', editor: editor.kind, batch: firstFigures, drift });
       const seed = heldOutSeed(config.seed);
@@ -175,7 +159,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
       const result: EditorResult = {
         editor: editor.kind,
         spec: editor,
-        rollouts: { seed: first.seed, batch: firstFigures, summary: first.summary, skipped: scored.skipped, generateMs: first.genMs },
+        rollouts: { seed: first.seed, batch: firstFigures, summary: first.summary, skipped: scored.leftOut, generateMs: first.genMs },
         drift,
         expected,
         baseline,

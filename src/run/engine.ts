@@ -252,18 +252,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
     l.last = batch;
     // The model's own episodes can outgrow its positions (a view over the context limit before an
     // edit shortens it), and a method may score nothing of a rollout: such rollouts are left out.
-    const fit = source.kind === 'played' && source.fit ? source.fit : [l.method];
-    const trained: Rollout[] = [];
-    const trees: ConditioningTree[] = [];
-    const leftOut: LaneStep['leftOut'] = [];
-    batch.rollouts.forEach((rollout, i) => {
-      const reason = fit.map((m) => unfitReason(batch.trees[i], m, P, { sdccTeacher: spec.sdccTeacher })).find((r) => r !== null) ?? null;
-      if (reason) leftOut.push({ id: rollout.id, reason });
-      else {
-        trained.push(rollout);
-        trees.push(batch.trees[i]);
-      }
-    });
+    const { trained, trees, leftOut } = fitRollouts(batch, source.kind === 'played' && source.fit ? source.fit : [l.method], P, spec.sdccTeacher);
     const base = { method: l.method, batch, trained, leftOut, genMs };
     if (trained.length === 0) {
       const why = `none of the ${batch.rollouts.length} rollouts of step ${step + 1} can be trained on (${summarizeReasons(leftOut)})`;
@@ -381,6 +370,22 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
       lanes.forEach((l) => l.trainer.destroy());
     },
   };
+}
+
+/** The rollouts of `batch` every one of `methods` can train on within `nPositions`, and why the others cannot. */
+export function fitRollouts(batch: Pick<StepBatch, 'rollouts' | 'trees'>, methods: readonly Method[], nPositions: number, sdccTeacher?: RunSpec['sdccTeacher']) {
+  const trained: Rollout[] = [];
+  const trees: ConditioningTree[] = [];
+  const leftOut: { id: string; reason: string }[] = [];
+  batch.rollouts.forEach((rollout, i) => {
+    const reason = methods.map((m) => unfitReason(batch.trees[i], m, nPositions, { sdccTeacher })).find((r) => r !== null);
+    if (reason) leftOut.push({ id: rollout.id, reason });
+    else {
+      trained.push(rollout);
+      trees.push(batch.trees[i]);
+    }
+  });
+  return { trained, trees, leftOut };
 }
 
 /** "3 × naive-full needs 140 positions, the model has 128; 1 × ..." */
