@@ -12,7 +12,7 @@ import { FULL_SAMPLING, type ModelPolicyOptions, type SamplingOptions } from '..
 import type { DriftReport } from '../metrics/drift-report';
 import type { ExpectedDriftReport } from '../metrics/expected-drift';
 import type { ModelConfig } from '../model/config';
-import { METHODS, type Method, type SequenceMethod } from '../plan/types';
+import type { Method } from '../plan/types';
 import type { Gpu } from '../gpu/device';
 import type { GpuModel } from '../gpu/model';
 
