@@ -25,8 +25,8 @@ import { createGpu } from '../src/gpu/device';
 import { MODEL_PRESETS, type ModelPreset } from '../src/model/config';
 import { initWeights } from '../src/model/params';
 import type { Method } from '../src/plan/types';
-import { defaultRunConfig, type RunConfig } from '../src/app/train/engine/config';
-import { createRunEngine, type MetricRecord } from '../src/app/train/engine/run';
+import { defaultRunConfig, runSpecOf, type RunConfig } from '../src/run/config';
+import { createRunEngine, type MetricRecord } from '../src/run/engine';
 import { serializeRunFragment } from '../src/app/train/urlSchema';
 import { CHROMIUM_ARGS } from '../playwright.config';
 import { sourceMapLocator, summarizeProfile, type CpuProfile, type ProfileSummary } from './_cpuProfile';
@@ -245,11 +245,11 @@ async function inBrowsers(settings: { name: string; follow: boolean }[]): Promis
 
 async function inNode() {
   const gpu = await createGpu();
-  const engine = createRunEngine(gpu, config, { weights: initWeights(MODEL_PRESETS[config.preset], config.seed) });
+  const engine = createRunEngine(gpu, runSpecOf(config), { weights: initWeights(MODEL_PRESETS[config.preset], config.seed) });
   const records: MetricRecord[] = [];
   try {
     await engine.preflight();
-    while (engine.step < STEPS) records.push(...(await engine.next()));
+    while (engine.step < STEPS) records.push(...(await engine.next()).flatMap((s) => (s.record ? [s.record] : [])));
   } finally {
     engine.destroy();
     gpu.destroy();

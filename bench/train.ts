@@ -12,7 +12,8 @@ import { adapterLine, createGpu } from '../src/gpu/device';
 import { createStorage } from '../src/gpu/buffers';
 import { encodeLaunches } from '../src/gpu/kernel';
 import { createForward } from '../src/gpu/model';
-import { assembleStep, createTrainer, type StepOptions } from '../src/gpu/train';
+import { createTrainer, type StepOptions } from '../src/gpu/train';
+import { assembleStep } from '../src/plan/step';
 import { describeConfig, presetConfig } from '../src/model/config';
 import { initWeights } from '../src/model/params';
 import type { Rollout } from '../src/rollout/rollout';
@@ -87,12 +88,12 @@ const cases: BatchCase[] = (['early', 'late'] as const).map((placement) => {
   const trees = rollouts.map(deriveTree);
   const sum = (f: (t: (typeof trees)[number]) => number) => trees.reduce((n, t) => n + f(t), 0);
   const measured = VARIANTS.map((variant) => {
-    const step = assembleStep(trees, rollouts, variant.options);
+    const step = assembleStep(trees, variant.options);
     // SDCC's packed teacher rides in the student's forward (step.sdcc: student rows, then teacher-only rows).
     const trained = step.sdcc ?? step.batch;
     const tokens = trained.tokens.length + (step.teacher?.tokens.length ?? 0);
     const pairs = (step.sdcc ? groupedPairs(step.sdcc.end, step.sdcc.group) : visiblePairs(step.batch.end)) + (step.teacher ? visiblePairs(step.teacher.end) : 0);
-    return { variant, tokens, pairs, targets: step.objectiveTargets.length, wall: [], cpu: [] };
+    return { variant, tokens, pairs, targets: step.batch.targets.length, wall: [], cpu: [] };
   });
   return {
     placement,
@@ -252,7 +253,7 @@ if (PROFILE) {
     const t: Record<string, number[]> = { prep: [], create: [], record: [], plain: [], fwd: [], fwdBwd: [] };
     for (let i = 0; i < 2; i++) {
       let cpu = process.cpuUsage();
-      const step = assembleStep(c.rollouts.map(deriveTree), c.rollouts, m.variant.options);
+      const step = assembleStep(c.rollouts.map(deriveTree), m.variant.options);
       t.prep.push(cpuMs(cpu));
       cpu = process.cpuUsage();
       const forward = createForward(trainer.model, step.batch);

@@ -8,7 +8,7 @@ import { CHROMIUM_ARGS } from '../playwright.config';
 import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint';
 import { MODEL_PRESETS } from '../src/model/config';
 import { initWeights } from '../src/model/params';
-import type { MetricRecord } from '../src/app/train/engine/run';
+import type { MetricRecord } from '../src/run/engine';
 import { test, expect } from './fixtures';
 
 const stepCount = async (page: Page) => Number(await page.getByTestId('train-step-count').textContent());

@@ -100,10 +100,19 @@ describe('mw plan', () => {
     const run = await mw('plan', CALLS, '--method', 'sdcc', '--json');
     expect(run.code).toBe(0);
     const plan = JSON.parse(run.stdout);
-    expect(Object.keys(plan)).toEqual(['method', 'student', 'teachers', 'pairs']);
+    expect(Object.keys(plan)).toEqual(['method', 'student', 'teachers', 'sharedRows', 'pairs']);
     expect(plan.student.ids).toEqual([0, 1, 8, 9, 7, 10, 11, 12]);
-    expect(plan.pairs).toEqual([{ id: 7, studentIndex: 4, teacher: 0, teacherIndex: 7 }]);
-    expect(plan.teachers[0].ids).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // The teacher the trainer runs: the student's 8 rows (shared), then the leaf's live path 2..7.
+    expect(plan.teachers[0].ids).toEqual([0, 1, 8, 9, 7, 10, 11, 12, 2, 3, 4, 5, 6, 7]);
+    expect(plan.sharedRows).toBe(8);
+    expect(plan.pairs).toEqual([{ id: 7, studentIndex: 4, teacher: 0, teacherIndex: 13 }]);
+    const branches = JSON.parse((await mw('plan', CALLS, '--method', 'sdcc', '--teacher', 'logit-tree', '--json')).stdout);
+    expect(branches.teachers.map((t: { ids: number[] }) => t.ids)).toEqual([[0, 1, 2, 3, 4, 5, 6, 7]]);
+    expect(branches).toMatchObject({ sharedRows: 0, pairs: [{ id: 7, studentIndex: 4, teacher: 0, teacherIndex: 7 }] });
+    // The table counts the rows the step runs: 8 + 14 - 8 shared.
+    const table = await mw('plan', CALLS, '--method', 'sdcc');
+    expect(table.stdout).toContain("teacher 0's first 8 rows are the student's, run once");
+    expect(table.stdout).toMatch(/total\s+14\s+4/);
   });
 
   it('prints a per-sequence table by default, and usage errors exit 1', async () => {

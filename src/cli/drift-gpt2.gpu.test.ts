@@ -13,7 +13,7 @@ import { publishedGpt2Checkpoint } from '../testing/publishedGpt2';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { DriftOutput } from './drift';
-import { SCORING_METHODS } from './model-args';
+import { SEQUENCE_METHODS } from '../plan/types';
 import { mw, tmpDir } from './subprocess.testing';
 
 const TMP = tmpDir('drift-gpt2');
@@ -27,7 +27,7 @@ describe('mw drift --ckpt gpt2.safetensors --rollouts session.jsonl', () => {
     expect(imported.code, imported.stderr).toBe(0);
     const [rollout] = parseRolloutFile(readFileSync(SESSION, 'utf8'), SESSION);
     const tree = deriveTree(rollout);
-    const total = SCORING_METHODS.reduce((n, m) => n + buildPlan(tree, m).sequences.reduce((k, s) => k + s.ids.length, 0), 0);
+    const total = SEQUENCE_METHODS.reduce((n, m) => n + buildPlan(tree, m).sequences.reduce((k, s) => k + s.ids.length, 0), 0);
 
     const run = await mw(['drift', '--ckpt', CKPT, '--rollouts', SESSION, '--json', '--progress']);
     expect(run.code, run.stderr).toBe(0);

@@ -5,10 +5,10 @@
 import { describeSampling, FULL_SAMPLING } from '../harness/policies/model';
 import { DEFAULT_BINS, LIVE, SIGN_EPSILON, createDriftAccumulator, logprobsOf, type DriftReport, type SignSplit } from '../metrics/drift-report';
 import { expectedDriftReport, expectedTargetDrifts, type ExpectedDriftReport } from '../metrics/expected-drift';
-import type { SequenceMethod } from '../plan/types';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { UsageError, type Command } from './command';
-import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, SCORING_METHODS, withGpu } from './model-args';
+import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
 import { createProgress } from './progress';
 import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
 import type { ScoreProgress } from '../gpu/score';
@@ -27,7 +27,7 @@ export type DriftOutput = DriftReport & { expected: ExpectedDriftReport };
 function driftTable(report: DriftOutput): string {
   const num = (v: number | null, digits = 4) => (v === null ? '-' : v.toFixed(digits));
   const share = (s: SignSplit) => (s.negativeShare === null ? '-' : `${Math.round(100 * s.negativeShare)}% of ${s.diverging}`);
-  const rows = SCORING_METHODS.map((method) => {
+  const rows = SEQUENCE_METHODS.map((method) => {
     const m = report.methods[method];
     const e = report.expected.methods[method]!;
     return [method, m.scored, m.n, num(m.logdiff), num(m.mu), share(m.sign.rollout), num(m.conditioningDrift), num(m.conditioningMu), share(m.sign.conditioning), num(e.mu), share(e.sign)];
@@ -44,7 +44,7 @@ function groupTokens(rollouts: readonly Rollout[]): number {
   let n = 0;
   for (const r of rollouts) {
     const tree = deriveTree(r);
-    for (const m of SCORING_METHODS) for (const s of buildPlan(tree, m).sequences) n += s.ids.length;
+    for (const m of SEQUENCE_METHODS) for (const s of buildPlan(tree, m).sequences) n += s.ids.length;
   }
   return n;
 }
@@ -89,7 +89,7 @@ export const driftCommand: Command = {
     const counting = !!process.stderr.isTTY || !!args.flags.progress;
     let total = 0;
     for await (const rollout of stream.rollouts()) {
-      checkModelTakes(weights.config, [rollout], SCORING_METHODS);
+      checkModelTakes(weights.config, [rollout], SEQUENCE_METHODS);
       if (counting) total += groupTokens([rollout]);
     }
     return withGpu(io, 'drift', async ({ gpu, engine }) => {
@@ -107,12 +107,12 @@ export const driftCommand: Command = {
           });
         const drift = createDriftAccumulator();
         const expected: Partial<Record<SequenceMethod, number[]>> = {};
-        const rowsPerTarget = SCORING_METHODS.length * weights.config.vocabSize;
+        const rowsPerTarget = SEQUENCE_METHODS.length * weights.config.vocabSize;
         for await (const group of rolloutGroups(stream.rollouts(), (r) => r.targets.length * rowsPerTarget, DRIFT_GROUP_FLOATS)) {
-          const scores = await engine.scoreRollouts(model, group, SCORING_METHODS, { rows: true, onProgress });
+          const scores = await engine.scoreRollouts(model, group, SEQUENCE_METHODS, { rows: true, onProgress });
           done += groupRows;
           const logprobs = logprobsOf(scores);
-          group.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SCORING_METHODS.map((m) => [m, logprobs[m][r]])) as Record<SequenceMethod, Map<number, number>>));
+          group.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, logprobs[m][r]])) as Record<SequenceMethod, Map<number, number>>));
           for (const [method, values] of Object.entries(expectedTargetDrifts(scores, sampling)) as [SequenceMethod, number[]][]) {
             const list = (expected[method] ??= []);
             for (const v of values) list.push(v);

@@ -1,6 +1,6 @@
 // `mw experiment matrix`: the paper's grand result matrix on this workbench (issue 7). Per memory
 // editor: the drift of every replay method on the checkpoint's own rollouts, then one on-policy RL
-// run per method from that checkpoint and its held-out EM (src/experiments/matrix.ts); writes
+// run per method from that checkpoint and its held-out EM (src/experiments/run.ts); writes
 // results.json, table.md and SVG plots (src/experiments/report.ts) into --out DIR.
 
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,6 @@ import {
   MATRIX_BINS,
   MATRIX_EDITORS,
   QUICK_EDITORS,
-  runMatrix,
   type EditorResult,
   type MatrixConfig,
   type MatrixEngine,
@@ -223,15 +222,9 @@ export const experimentCommand: Command = {
       return document;
     };
 
-    return withGpu(io, 'experiment', async ({ gpu, engine, assertHealthy }) => {
-      const { createGpuModelPolicy } = await import('../gpu/generate');
-      const matrixEngine: MatrixEngine = {
-        gpu,
-        createGpuModel: engine.createGpuModel,
-        createTrainer: engine.createTrainer,
-        scoreRollouts: engine.scoreRollouts,
-        createPolicy: createGpuModelPolicy,
-      };
+    return withGpu(io, 'experiment', async ({ gpu, assertHealthy }) => {
+      const [{ createGpuModelPolicy }, { runMatrix }] = await Promise.all([import('../gpu/generate'), import('../experiments/run')]);
+      const matrixEngine: MatrixEngine = { gpu, createPolicy: createGpuModelPolicy };
       const done: EditorResult[] = [];
       const results = await runMatrix(config, weights, matrixEngine, {
         onEvent(event, { done: units, total }) {

@@ -16,7 +16,7 @@ import { validateRollout } from '../rollout/validate';
 import { publishedGpt2Checkpoint, type PublishedLayout } from '../testing/publishedGpt2';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
-import { SCORING_METHODS } from './model-args';
+import { SEQUENCE_METHODS } from '../plan/types';
 import { mw, tmpDir } from './subprocess.testing';
 
 const TMP = tmpDir('gpt2-checkpoint');
@@ -72,7 +72,7 @@ describe('a published-layout GPT-2 checkpoint (vocabulary 50257)', () => {
       // The reference runs on the weights as the file holds them (F16: rounded to half precision).
       const loaded = loadCheckpoint(bytes);
       expect(loaded.config).toEqual(config);
-      for (const method of SCORING_METHODS) {
+      for (const method of SEQUENCE_METHODS) {
         const run = await mw(['score', '--ckpt', path, ROLLOUT, '--method', method, '--json']);
         expect(run.stderr).toBe('');
         expect(run.code).toBe(0);

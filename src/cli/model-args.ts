@@ -13,14 +13,15 @@ import { nodeSha256, optimizerStatePath, recoverCheckpointPair } from '../model/
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../util/safetensors';
-import { buildPlan } from '../plan/build';
+import { methodNeeds } from '../plan/needs';
 import { positionsNeeded } from '../plan/positions';
-import { METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
+import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
 import { getTokenizer, tokenizerForVocab } from '../rollout/tokenizer';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
+import type { ConditioningTree } from '../tree/types';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import type { SamplingOptions } from '../harness/policies/model';
@@ -143,15 +144,12 @@ export function methodFlag(args: ParsedArgs): Method {
   return method;
 }
 
-/** The methods that score targets: every method but sdcc, which is an objective. */
-export const SCORING_METHODS = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
-
 export function scoringMethodFlag(args: ParsedArgs): SequenceMethod {
   const method = methodFlag(args);
   if (method === 'sdcc') {
     throw new UsageError(
       'sdcc is an objective (a loss for mw train), not a scoring: its student scores like naive-compressed, ' +
-        `its teachers like logit-tree (${SCORING_METHODS.join(', ')})`,
+        `its teachers like logit-tree (${SEQUENCE_METHODS.join(', ')})`,
     );
   }
   return method;
@@ -271,8 +269,8 @@ function checkTokenizer(config: ModelConfig, rollout: Rollout, where: string): v
  * plans within its positions (learned position embeddings stop at P); else invalid input naming
  * the rollout and what it needs.
  */
-export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[]): void {
-  for (const rollout of rollouts) {
+export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees?: readonly ConditioningTree[]): void {
+  rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
     checkTokenizer(config, rollout, where);
     for (let id = 0; id < rollout.length; id++) {
@@ -282,18 +280,13 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
     }
     for (const method of methods) {
       // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
-      // tree and plans are built. SDCC's teachers depend on its diverging leaves: its plan is built.
-      let positions = 0;
-      if (method !== 'sdcc') positions = positionsNeeded(rollout, method);
-      else {
-        const plan = buildPlan(deriveTree(rollout), method);
-        for (const s of [plan.student, ...plan.teachers]) for (const p of s.positions) positions = Math.max(positions, p + 1);
-      }
+      // tree and plans are built. SDCC's teachers depend on its diverging leaves: its tree is built.
+      const positions = method === 'sdcc' ? methodNeeds(trees?.[r] ?? deriveTree(rollout), method).positions : positionsNeeded(rollout, method);
       if (positions > config.nPositions) {
         throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${config.nPositions}`);
       }
     }
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,21 +297,13 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [model, train, adamw, autotune, score] = await Promise.all([
-    import('../gpu/model'),
-    import('../gpu/train'),
-    import('../gpu/adamw'),
-    import('../gpu/matmulAutotune'),
-    import('../gpu/score'),
-  ]);
+  const [model, train, autotune, score] = await Promise.all([import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score')]);
   return {
     pickMatmulVariant: autotune.pickMatmulVariant,
     createGpuModel: model.createGpuModel,
-    evaluate: train.evaluate,
+    evaluate: score.evaluate,
     scoreRollouts: score.scoreRollouts,
     computeGradients: train.computeGradients,
-    createTrainer: train.createTrainer,
-    NonFiniteGradientError: adamw.NonFiniteGradientError,
   };
 }
 

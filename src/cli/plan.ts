@@ -1,8 +1,10 @@
-// `mw plan FILE --method M [--json]`: the scoring plan a replay method feeds the model, built and
-// printed one rollout at a time (a plan of a long rollout is streamed in pieces).
+// `mw plan FILE --method M [--json]`: the scoring plan a replay method feeds the model, laid out as
+// the trainer runs it (SDCC's packed teacher shares the student's rows; `total` counts the rows
+// run), built and printed one rollout at a time (a plan of a long rollout is streamed in pieces).
 
 import { buildPlan } from '../plan/build';
 import { planJsonChunks } from '../plan/json';
+import { planNeeds } from '../plan/needs';
 import { METHODS, isMethod, type Plan, type PlanSequence } from '../plan/types';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
@@ -15,13 +17,18 @@ function sequenceRow(name: string, s: PlanSequence): (string | number)[] {
 }
 
 function planTable(id: string, plan: Plan): string {
+  const needs = planNeeds(plan);
   const rows =
     plan.method === 'sdcc'
       ? [sequenceRow('student', plan.student), ...plan.teachers.map((s, i) => sequenceRow(`teacher ${i}`, s))]
       : plan.sequences.map((s, i) => sequenceRow(`sequence ${i}`, s));
-  const all = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
-  rows.push(['total', all.reduce((n, s) => n + s.ids.length, 0), all.reduce((n, s) => n + s.targets.length, 0), '']);
-  const pairs = plan.method === 'sdcc' ? `, ${plan.pairs.length} KL pairs (diverging leaves)` : '';
+  rows.push(['total', needs.rows, needs.sequences.reduce((n, s) => n + s.targets.length, 0), '']);
+  let pairs = '';
+  if (plan.method === 'sdcc') {
+    pairs = `, ${plan.pairs.length} KL pairs (diverging leaves)`;
+    // The packed teacher's first rows are the final walk: the step runs them once, as the student.
+    if (plan.sharedRows) pairs += `; teacher 0's first ${plan.sharedRows} rows are the student's, run once`;
+  }
   return `${id}: ${plan.method}${pairs}\n${formatTable(['', 'tokens', 'targets', 'target ids'], rows)}`;
 }
 

@@ -2,11 +2,11 @@
 // target a replay method scores (docs/methods.md, docs/cli.md), on the GPU. Targets are listed by physical id.
 // The file is read a group of rollouts at a time and each group's scores are printed as they come.
 
-import type { SequenceMethod } from '../plan/types';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { byteTokenizer, getTokenizer, tokenText } from '../rollout/tokenizer';
 import type { Command } from './command';
-import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, SCORING_METHODS, withGpu } from './model-args';
+import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, withGpu } from './model-args';
 import { createJsonOutput, fileArgument, formatTable, openRolloutFile, rolloutGroups } from './shared';
 
 /** Tokens scored per GPU pass (whole rollouts; a longer one goes alone). */
@@ -39,7 +39,7 @@ export const scoreCommand: Command = {
   summary: "a checkpoint's log-probability of every target a replay method scores (GPU)",
   usage: ['mw score --ckpt CKPT FILE --method M [--json]'],
   details: [
-    `M is one of ${SCORING_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
+    `M is one of ${SEQUENCE_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
     'FILE is a rollout (.json), a data set (.jsonl) or any importable format. --json prints',
     '{method, targets: [{id, logprob}]} (targets by physical id), an array in file order for JSONL.',
     'A checkpoint that does not decode, or a rollout the model cannot take (vocabulary, positions), is',

@@ -10,7 +10,6 @@ import { initWeights } from '../model/params';
 import { referenceLogprobs } from '../model/reference/model';
 import { readSafetensorsHeader } from '../util/safetensors';
 import { lrAt } from '../objectives/adamw';
-import { batchIndices } from './train';
 import { mw, tmpDir, WORKED, workedLine, writeSmallDataset } from './subprocess.testing';
 
 const TMP = tmpDir('train');
@@ -176,18 +175,6 @@ describe('mw train', () => {
   });
 });
 
-describe('batchIndices', () => {
-  it('walks epochs: every rollout once per epoch, a seeded shuffle or file order, the same for the same (seed, step)', () => {
-    const epoch = (seed: number, e: number) => [0, 1].flatMap((s) => batchIndices(10, 5, 2 * e + s, 'random', seed));
-    expect([...epoch(1, 0)].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(epoch(1, 0)).not.toEqual(epoch(1, 1));
-    expect(epoch(1, 0)).not.toEqual(epoch(2, 0));
-    expect(batchIndices(10, 5, 3, 'random', 1)).toEqual(batchIndices(10, 5, 3, 'random', 1));
-    expect(batchIndices(3, 2, 0, 'file', 0)).toEqual([0, 1]);
-    expect(batchIndices(3, 2, 1, 'file', 0)).toEqual([2, 0]); // spans two epochs
-  });
-});
-
 describe('mw train --env (on-policy)', () => {
   // Tiny model (P 128): a random init's actions are noise, cut off by the context limit or the
   // action budget; each episode is trained up to its last action, so its plan fits the positions.
@@ -218,7 +205,7 @@ describe('mw train --env (on-policy)', () => {
       expect(l.genMs as number).toBeGreaterThan(0);
       expect(l.rollouts.length + (l.leftOut as number)).toBe(4);
       expect(l.rollouts.length).toBeGreaterThan(0);
-      for (const id of l.rollouts) expect(id).toMatch(/^lookup-p\d+-compact-r[01]$/);
+      for (const id of l.rollouts) expect(id).toMatch(new RegExp(`^s${l.step - 1}-lookup-p\\d+-compact-r[01]$`));
       // The rollouts carry the model's own logprobs at the weights of this update (round-off apart).
       expect(l.logdiff as number).toBeLessThan(1e-4);
       expect(l.targets).toBeGreaterThan(20);
@@ -264,6 +251,11 @@ describe('mw train --env (on-policy)', () => {
       [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--group', '2', ...out], '--group applies to --env only'],
       [[...base.filter((a) => a !== '--editor' && a !== 'compact')], '--editor H'],
       [[...base, '--budget', '0'], '--budget must be an integer ≥ 1'],
+      [[...base, '--player', 'expert'], '--player expert plays demonstrations for --objective sft'],
+      [[...base, '--player', 'human'], 'unknown --player "human" (model, expert)'],
+      [['--method', 'logit-tree', '--objective', 'sft', '--env', 'lookup', '--editor', 'compact', '--player', 'expert', '--temperature', '1', ...out], '--temperature applies to --player model only'],
+      [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--player', 'expert', ...out], '--player applies to --env only'],
+      [[...base, '--checkpoint-every', '0'], '--checkpoint-every must be an integer ≥ 1'],
     ];
     const runs = await Promise.all(cases.map(([args]) => mw(['train', ...args])));
     runs.forEach((run, i) => {

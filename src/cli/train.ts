@@ -1,30 +1,29 @@
-// `mw train`: trains the GPT-2 model on rollouts with a replay method and an objective (docs/methods.md, docs/objectives.md)
-// and writes a GPT-2 checkpoint, its optimizer state beside it, and one metrics line per update.
-// Rollouts come from a RolloutSource: a data file (`--data`), or episodes the model being trained
-// plays in an environment under a memory editor, a fresh batch before every update (`--env`).
+// `mw train`: trains the GPT-2 model on rollouts with a replay method and an objective (docs/methods.md,
+// docs/objectives.md) and writes a GPT-2 checkpoint, its optimizer state beside it, and one metrics line
+// per update. A thin caller of the run engine (src/run): its flags become a RunSpec whose source is a
+// data file (`--data`), or episodes played before every update in an environment under a memory
+// editor (`--env`), by the model being trained or by the scripted expert.
 
-import { closeSync, existsSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { GpuModel } from '../gpu/model';
-import type { Objective, StepMetrics, Trainer } from '../gpu/train';
 import { optimizerStatePath } from '../model/checkpoint-file';
 import type { ModelConfig } from '../model/config';
 import type { LrSchedule } from '../objectives/adamw';
-import { buildPlan } from '../plan/build';
+import type { Objective } from '../objectives/tokens';
+import { methodNeeds } from '../plan/needs';
 import type { Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
-import type { RolloutJson } from '../rollout/format';
 import type { Rollout } from '../rollout/rollout';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
-import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
-import { generateDataset, type DatasetConfig } from '../harness/dataset';
-import { EDITOR_KINDS, type EditorKind } from '../harness/editors';
-import { ENV_IDS, formatEnvSpec, type EnvSpec } from '../harness/env';
+import { EDITOR_KINDS, editorSpec } from '../harness/editors';
+import { ENV_IDS, formatEnvSpec } from '../harness/env';
+import { EPISODE_DEFAULTS } from '../harness/episode';
 import { checkSampling } from '../harness/policies/model';
-import { endAtLastAction } from '../harness/episode';
-import { verifyEpisode } from '../harness/verify';
-import { createRng } from '../util/prng';
+import type { LaneStep, RolloutSource, RunSpec } from '../run/engine';
+import { readOptimizerState, writeLaneCheckpoint } from '../run/files';
+import { ORDERS, type Order } from '../run/seeds';
+import { stepFiguresOf, type StepMetrics } from '../metrics/step';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import {
   checkModelTakes,
@@ -36,159 +35,13 @@ import {
   modelFromArgs,
   modelFlags,
   numberFlag,
-  readOptimizerArg,
   requiredFlag,
   stringFlag,
   withGpu,
 } from './model-args';
 import { loadRolloutFile, printJson } from './shared';
 
-// ---------------------------------------------------------------------------------------------
-// Where rollouts come from.
-
-/** One update's rollouts, and what the source measured drawing them. */
-export interface SourceBatch {
-  rollouts: readonly Rollout[];
-  /** Fields for the update's metrics line (a generated batch: reward, em, genMs, ...). */
-  metrics?: Record<string, number>;
-}
-
-/** The rollouts each update trains on. */
-export interface RolloutSource {
-  /** For the log line: what the rollouts are and how batches are drawn. */
-  description: string;
-  /**
-   * The batch of update `step` (0-based over the whole run, resumed updates included, so a resumed
-   * run draws what the uninterrupted run would have). `model` is the model being trained: a source
-   * that generates rollouts with the current policy samples from it.
-   */
-  batch(step: number, model: GpuModel): Promise<SourceBatch>;
-}
-
-/** The source has nothing to train update `step` on: the run stops as on a non-finite gradient. */
-export class SourceExhaustedError extends Error {
-  override readonly name = 'SourceExhaustedError';
-}
-
-export const ORDERS = ['random', 'file'] as const;
-export type Order = (typeof ORDERS)[number];
-
-/**
- * Indices of batch `step` (B of n rollouts). The run walks through epochs: each epoch is every
- * rollout once, in file order or in a shuffle seeded by (seed, epoch); a batch may span two epochs.
- * A pure function of its arguments, so resuming at any step continues the same sequence.
- */
-export function batchIndices(n: number, B: number, step: number, order: Order, seed: number): number[] {
-  const epochs = new Map<number, number[]>();
-  const permutation = (epoch: number): number[] => {
-    let p = epochs.get(epoch);
-    if (!p) {
-      p = Array.from({ length: n }, (_, i) => i);
-      if (order === 'random') {
-        const rng = createRng(seed * 2 ** 21 + epoch); // seed < 2^32: exact in 53 bits
-        for (let i = n - 1; i > 0; i--) {
-          const j = rng.int(i + 1);
-          [p[i], p[j]] = [p[j], p[i]];
-        }
-      }
-      epochs.set(epoch, p);
-    }
-    return p;
-  };
-  return Array.from({ length: B }, (_, j) => {
-    const k = step * B + j;
-    return permutation(Math.floor(k / n))[k % n];
-  });
-}
-
-export function fileRolloutSource(path: string, rollouts: readonly Rollout[], options: { batch: number; order: Order; seed: number }): RolloutSource {
-  const { batch, order, seed } = options;
-  const draw = order === 'random' ? `random batches of ${batch} (seed ${seed})` : `batches of ${batch} in file order`;
-  return {
-    description: `${path}: ${rollouts.length} rollout${rollouts.length === 1 ? '' : 's'}, ${draw}`,
-    batch: async (step) => ({ rollouts: batchIndices(rollouts.length, batch, step, order, seed).map((i) => rollouts[i]) }),
-  };
-}
-
-/** Targets the method scores in `rollout`, and the positions its plan's sequences need. */
-function planFigures(rollout: Rollout, method: Method): { targets: number; positions: number } {
-  const plan = buildPlan(deriveTree(rollout), method);
-  const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
-  let positions = 0;
-  for (const s of sequences) for (const p of s.positions) positions = Math.max(positions, p + 1);
-  const targets = plan.method === 'sdcc' ? plan.student.targets.length : plan.sequences.reduce((n, s) => n + s.targets.length, 0);
-  return { targets, positions };
-}
-
-function scoredTargets(rollout: Rollout, method: Method): number {
-  return planFigures(rollout, method).targets;
-}
-
-/**
- * The seed of update `step`'s prompts: a function of the run seed and the update alone, so a
- * resumed run plays the prompts the uninterrupted run would have.
- */
-export function updateSeed(seed: number, step: number): number {
-  return (Math.imul(seed ^ 0x5bd1e995, 0x9e3779b1) + Math.imul(step + 1, 0x85ebca6b)) >>> 0;
-}
-
-export interface EnvSettings {
-  env: EnvSpec;
-  editor: EditorKind;
-  budget?: number;
-  /** Rollouts per prompt (one group each). */
-  group: number;
-  temperature: number;
-}
-
-/**
- * Episodes of the model being trained: before update u, B/G prompts drawn from updateSeed(seed, u),
- * G rollouts each (one group per prompt), sampled from `model` as it is then: the decoder reads the
- * trainer's weight buffer, which AdamW updates in place, so every batch is on-policy. Each episode
- * is verified (its tree re-derives the views it was decoded from) and ends at its last action;
- * rollouts the method cannot train on (a plan longer than the model's positions, or no target the
- * method scores) are left out and counted. Reward and EM are those of every rollout played.
- */
-export function envRolloutSource(settings: EnvSettings, options: { batch: number; seed: number; method: Method }): RolloutSource {
-  const { env, editor, budget, group, temperature } = settings;
-  const { batch, seed, method } = options;
-  if (batch % group !== 0) throw new Error(`envRolloutSource: batch ${batch} is not a multiple of group ${group}`);
-  const prompts = batch / group;
-  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  return {
-    description:
-      `${formatEnvSpec(env)} under ${editor}${budget === undefined ? '' : ` (budget ${budget})`}: ${plural(prompts, 'prompt')} × ${plural(group, 'rollout')} per update, ` +
-      `played by the model being trained (temperature ${temperature}, seed ${seed})`,
-    async batch(step, model) {
-      const started = performance.now();
-      const { createGpuModelPolicy } = await import('../gpu/generate');
-      const P = model.config.nPositions;
-      const config: DatasetConfig = { env, editor, budget, n: prompts, groupSize: group, seed: updateSeed(seed, step), episode: { maxContext: P } };
-      const dataset = await generateDataset(config, createGpuModelPolicy(model, { temperature }), { onRollout: (result) => verifyEpisode(result) });
-      const played = dataset.rollouts.map((json) => validateRollout(endAtLastAction(json), { file: json.id }));
-      const rollouts: Rollout[] = [];
-      let tooLong = 0;
-      let noTargets = 0;
-      for (const rollout of played) {
-        const figures = planFigures(rollout, method);
-        if (figures.positions > P) tooLong++;
-        else if (figures.targets === 0) noTargets++;
-        else rollouts.push(rollout);
-      }
-      const metrics = {
-        reward: dataset.summary.meanReward,
-        em: dataset.summary.em,
-        genMs: performance.now() - started,
-        leftOut: tooLong + noTargets,
-      };
-      if (rollouts.length === 0) {
-        const why = [tooLong && `${tooLong} need more than the model's ${P} positions under ${method}`, noTargets && `${noTargets} have no target ${method} scores`];
-        throw new SourceExhaustedError(`update ${step + 1}: none of the ${played.length} rollouts played can be trained on (${why.filter(Boolean).join(', ')})`);
-      }
-      return { rollouts, metrics };
-    },
-  };
-}
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** RL's PPO ratio needs the rollout-time logprob of every target. */
 function checkRolloutLogprobs(rollouts: readonly Rollout[]): void {
@@ -215,17 +68,28 @@ const META = {
   order: 'order',
   group: 'group',
   temperature: 'temperature',
+  player: 'player',
 } as const;
 
 export const DEFAULT_LR = 1e-3;
 
+/** Updates between checkpoints when --checkpoint-every is not given: a crash loses at most this many. */
+export const DEFAULT_CHECKPOINT_EVERY = 100;
+
 /** Exit status when an update's gradient is not finite (the run stops; its last good state is saved). */
 export const TRAIN_STOPPED_EXIT = 4;
+
+const PLAYERS = ['model', 'expert'] as const;
+type PlayerKind = (typeof PLAYERS)[number];
 
 function savedNumber(metadata: Record<string, string>, key: string): number | undefined {
   if (!(key in metadata)) return undefined;
   const value = Number(metadata[key]);
   return Number.isFinite(value) ? value : undefined;
+}
+
+function savedChoice<T extends string>(metadata: Record<string, string>, key: string, choices: readonly T[], fallback: T): T {
+  return (choices as readonly string[]).includes(metadata[key]) ? (metadata[key] as T) : fallback;
 }
 
 /**
@@ -242,19 +106,11 @@ function scheduleFrom(args: ParsedArgs, saved: Record<string, string>, start: nu
   return { peak, warmup, total, min };
 }
 
-export interface Sampling {
-  seed: number;
-  /** Rollouts per update. */
-  batch: number;
-  order: Order;
-}
-
-/** Sampling settings: flags, else what the resumed checkpoint saved, else defaults. */
-function samplingFrom(args: ParsedArgs, saved: Record<string, string>, defaultBatch: number): Sampling {
-  const seed = integerFlag(args, 'seed', savedNumber(saved, META.seed) ?? 0, 0, 2 ** 32 - 1);
-  const batch = integerFlag(args, 'batch', savedNumber(saved, META.batch) ?? defaultBatch, 1);
-  const savedOrder = (ORDERS as readonly string[]).includes(saved[META.order]) ? (saved[META.order] as Order) : 'random';
-  return { seed, batch, order: choiceFlag(args, 'order', ORDERS, savedOrder) };
+interface SourceChoice {
+  source: RolloutSource;
+  /** For the log line: what the rollouts are and how batches are drawn. */
+  description: string;
+  metadata: Record<string, string>;
 }
 
 /**
@@ -267,23 +123,32 @@ async function dataSource(
   path: string,
   saved: Record<string, string>,
   model: { config: ModelConfig; method: Method; objective: Objective },
-): Promise<{ source: RolloutSource; metadata: Record<string, string> }> {
+): Promise<SourceChoice> {
   const file = await loadRolloutFile(path);
-  checkModelTakes(model.config, file.rollouts, [model.method]);
+  const allTrees = file.rollouts.map(deriveTree);
+  checkModelTakes(model.config, file.rollouts, [model.method], allTrees);
   // A rollout whose targets the method all drops adds nothing to the loss; a batch of only such has none.
-  const rollouts = file.rollouts.filter((r) => scoredTargets(r, model.method) > 0);
-  if (rollouts.length === 0) throw new ValidationError({ file: path }, `no rollout has a target that ${model.method} scores`);
-  if (rollouts.length < file.rollouts.length) {
-    io.err(`mw train: ${path}: left out ${file.rollouts.length - rollouts.length} rollout(s) where ${model.method} scores no target\n`);
+  const kept = file.rollouts.flatMap((r, i) => (methodNeeds(allTrees[i], model.method).targets > 0 ? [i] : []));
+  if (kept.length === 0) throw new ValidationError({ file: path }, `no rollout has a target that ${model.method} scores`);
+  if (kept.length < file.rollouts.length) {
+    io.err(`mw train: ${path}: left out ${file.rollouts.length - kept.length} rollout(s) where ${model.method} scores no target\n`);
   }
+  const rollouts = kept.map((i) => file.rollouts[i]);
   if (model.objective === 'rl') checkRolloutLogprobs(rollouts);
-  const sampling = samplingFrom(args, saved, Math.min(8, rollouts.length));
-  if (sampling.batch > rollouts.length) throw new UsageError(`--batch ${sampling.batch} is larger than the ${rollouts.length} rollouts of ${path}`);
-  return { source: fileRolloutSource(path, rollouts, sampling), metadata: { [META.seed]: String(sampling.seed), [META.batch]: String(sampling.batch), [META.order]: sampling.order } };
+  const seed = integerFlag(args, 'seed', savedNumber(saved, META.seed) ?? 0, 0, 2 ** 32 - 1);
+  const batch = integerFlag(args, 'batch', savedNumber(saved, META.batch) ?? Math.min(8, rollouts.length), 1);
+  const order = choiceFlag(args, 'order', ORDERS, savedChoice<Order>(saved, META.order, ORDERS, 'random'));
+  if (batch > rollouts.length) throw new UsageError(`--batch ${batch} is larger than the ${rollouts.length} rollouts of ${path}`);
+  const draw = order === 'random' ? `random batches of ${batch} (seed ${seed})` : `batches of ${batch} in file order`;
+  return {
+    source: { kind: 'file', rollouts, trees: kept.map((i) => allTrees[i]), batch, order, seed },
+    description: `${path}: ${plural(rollouts.length, 'rollout')}, ${draw}`,
+    metadata: { [META.seed]: String(seed), [META.batch]: String(batch), [META.order]: order },
+  };
 }
 
 /** Flags that only --env reads, and those that only --data reads. */
-const ENV_ONLY = ['editor', 'budget', 'group', 'temperature'] as const;
+const ENV_ONLY = ['editor', 'budget', 'group', 'temperature', 'player'] as const;
 const DATA_ONLY = ['order'] as const;
 
 /** Rollouts per update when --batch is not given: about 8, whole groups. */
@@ -292,17 +157,22 @@ function defaultEnvBatch(group: number): number {
 }
 
 /**
- * `--env E --editor H`: a fresh batch before every update, played by the model being trained
- * (envRolloutSource). Settings: flags, else what the resumed checkpoint saved, else defaults
- * (group 4 for RL, 1 for SFT; about 8 rollouts per update; temperature 1).
+ * `--env E --editor H`: a fresh batch before every update, B/G prompts drawn from the run's seed and
+ * the update (src/run/seeds.ts), G rollouts each, played by the model being trained (on-policy: its
+ * weights of that update) or by the scripted expert (`--player expert`, SFT on demonstrations).
+ * Settings: flags, else what the resumed checkpoint saved, else defaults (group 4 for RL, 1 for SFT;
+ * about 8 rollouts per update; temperature 1).
  */
 function envSource(
   args: ParsedArgs,
   saved: Record<string, string>,
   model: { config: ModelConfig; checkpoint: string | null; method: Method; objective: Objective },
-): { source: RolloutSource; metadata: Record<string, string> } {
+): SourceChoice {
   const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
   const { editor, budget } = editorFlags(args, ": the memory editor of --env's episodes");
+  const player: PlayerKind = choiceFlag(args, 'player', PLAYERS, savedChoice<PlayerKind>(saved, META.player, PLAYERS, 'model'));
+  if (player === 'expert' && model.objective !== 'sft') throw new UsageError('--player expert plays demonstrations for --objective sft (RL learns from its own episodes)');
+  if (player === 'expert' && args.flags.temperature !== undefined) throw new UsageError('--temperature applies to --player model only');
   const group = integerFlag(args, 'group', savedNumber(saved, META.group) ?? (model.objective === 'rl' ? 4 : 1), 1);
   if (model.objective === 'rl' && group < 2) {
     throw new UsageError(`--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`);
@@ -318,14 +188,24 @@ function envSource(
       `vocabulary ${model.config.vocabSize}: --env episodes speak the byte tokenizer (${BYTE_VOCAB} tokens)`,
     );
   }
-  const settings: EnvSettings = { env, editor, budget, group, temperature };
+  const prompts = batch / group;
+  const by = player === 'expert' ? `the scripted expert (seed ${seed})` : `the model being trained (temperature ${temperature}, seed ${seed})`;
   return {
-    source: envRolloutSource(settings, { batch, seed, method: model.method }),
+    source: {
+      kind: 'played',
+      play: { env, editor: editorSpec(editor, { budget }), prompts, group, seed, maxActTokens: EPISODE_DEFAULTS.maxActTokens },
+      player,
+      sampling: { temperature },
+    },
+    description:
+      `${formatEnvSpec(env)} under ${editor}${budget === undefined ? '' : ` (budget ${budget})`}: ${plural(prompts, 'prompt')} × ${plural(group, 'rollout')} per update, ` +
+      `played by ${by}`,
     metadata: {
       [META.seed]: String(seed),
       [META.batch]: String(batch),
       [META.group]: String(group),
       [META.temperature]: String(temperature),
+      [META.player]: player,
       env: formatEnvSpec(env),
       editor,
       ...(budget === undefined ? {} : { budget: String(budget) }),
@@ -359,22 +239,12 @@ function createProgress(io: CliIO, steps: number, start: number, tty: boolean) {
   };
 }
 
-/** Writes to a temporary file beside `path`, then renames: a reader never sees half a checkpoint. */
-function writeFileAtomically(path: string, bytes: Uint8Array): void {
-  const temp = `${path}.${process.pid}.partial`;
-  writeFileSync(temp, bytes);
-  renameSync(temp, path);
-}
-
-async function saveRun(trainer: Trainer, path: string, metadata: Record<string, string>): Promise<void> {
-  const { weights, optimizer } = await trainer.checkpoint(metadata);
-  writeFileAtomically(path, weights);
-  writeFileAtomically(optimizerStatePath(path), optimizer);
-}
-
-function metricsLine(m: StepMetrics, batch: SourceBatch): string {
-  const { logprobs: _perTarget, ...fields } = m;
-  return `${JSON.stringify({ ...fields, ...batch.metrics, rollouts: batch.rollouts.map((r) => r.id) })}\n`;
+/** One metrics line: the trainer's figures, a played batch's reward, EM, generation time and left-out count, the trained ids. */
+function metricsLine(step: LaneStep): string {
+  const fields = stepFiguresOf(step.metrics!);
+  const played = step.batch.played;
+  const batch = played ? { reward: played.reward, em: played.em, genMs: step.genMs, leftOut: step.leftOut.length } : {};
+  return `${JSON.stringify({ ...fields, ...batch, rollouts: step.trained.map((r) => r.id) })}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -387,8 +257,8 @@ export const trainCommand: Command = {
   summary: 'train the model on rollouts (any replay method, SFT or RL, SDCC), from a file or played on-policy; writes a GPT-2 checkpoint and metrics',
   usage: [
     'mw train --method M --objective sft|rl --data FILE [--batch B] [--order random|file] --steps N --ckpt-out CKPT --metrics FILE.jsonl [...]',
-    'mw train --method M --objective sft|rl --env E --editor H [--budget N] [--batch B] [--group G] [--temperature T] --steps N ... [...]',
-    '  [...]: [--lambda X] [--teacher T] [--lr LR] [--warmup W] [--lr-total U] [--seed S]',
+    'mw train --method M --objective sft|rl --env E --editor H [--budget N] [--player model|expert] [--batch B] [--group G] [--temperature T] --steps N ... [...]',
+    '  [...]: [--lambda X] [--teacher T] [--lr LR] [--warmup W] [--lr-total U] [--seed S] [--checkpoint-every K]',
     '         [--config tiny|small|default] [--init gpt2|wide] [--ckpt-in CKPT] [--json]',
   ],
   details: [
@@ -397,18 +267,21 @@ export const trainCommand: Command = {
     'every rollout once, shuffled by --seed (or in file order); the batch of update u depends only on (seed, u).',
     `--env E --editor H (E: ${ENV_IDS.join(', ')}; H: ${EDITOR_KINDS.join(', ')}): on-policy. Before each update the model,`,
     'with the weights of that update, plays B/G prompts × G rollouts (one group per prompt) in E under H;',
-    'the prompts and sampling of update u depend only on (seed, u). The rollouts record the model\'s own',
-    'log π at temperature 1 (RL\'s π_rollout; T ≠ 1 samples off it). RL needs G ≥ 2 (advantages are relative',
-    'to the group); SFT on these rollouts is self-distillation (the model imitates its own samples; no',
-    'reward enters the loss). Each episode ends at its last action; one whose plan under M needs more than',
-    'the model\'s positions, or has no target M scores, is left out and counted (leftOut).',
+    'the prompts and sampling of update u depend only on (seed, u), as in the browser\'s runs (update 1 plays',
+    '`mw generate --seed S`\'s prompts). The rollouts record the model\'s own log π at temperature 1 (RL\'s',
+    'π_rollout; T ≠ 1 samples off it). RL needs G ≥ 2 (advantages are relative to the group); SFT on these',
+    'rollouts is self-distillation (the model imitates its own samples; no reward enters the loss).',
+    '--player expert (SFT only): the scripted expert plays the same prompts instead, the browser\'s SFT.',
+    'Each episode ends at its last action; one whose plan under M needs more than the model\'s positions,',
+    'or has no target M scores, is left out and counted (leftOut).',
     'The lr schedule is linear warm-up to LR, then a half cosine to LR/10 at update U (default: the last',
     'update of this run), then LR/10; a checkpoint saves it with the seed and batch, and the order (--data)',
-    'or the group and temperature (--env).',
+    'or the group, temperature and player (--env).',
+    `A checkpoint is written every K updates (default ${DEFAULT_CHECKPOINT_EVERY}) and at the end, so a crash loses at most K;`,
     '--ckpt-in resumes: its weights, the AdamW state beside it (CKPT.optim.safetensors) with the update',
-    'count, and the saved schedule, seed, batch, order, group and temperature (flags given now override',
-    'them; --data or --env is given again). A checkpoint without optimizer state (e.g. a GPT-2 from',
-    'elsewhere) starts a fresh run from its weights.',
+    'count, and the saved schedule, seed, batch, order, group, temperature and player (flags given now',
+    'override them; --data or --env is given again): the resumed updates are those of the uninterrupted run.',
+    'A checkpoint without optimizer state (e.g. a GPT-2 from elsewhere) starts a fresh run from its weights.',
     'CKPT gets the weights and CKPT.optim.safetensors the optimizer state. --metrics gets one JSON line per',
     'update: every training metric (step, loss, taskLoss, klSdcc, logdiff, mu, conditioningDrift, gradNorm,',
     'tokens, stepMs, ...), with --env the played batch\'s mean reward, EM, generation time (genMs) and',
@@ -425,6 +298,7 @@ export const trainCommand: Command = {
     env: { type: 'string', value: 'E', help: `instead of --data: environment the model plays each update's rollouts in (${ENV_IDS.join(', ')})` },
     editor: { type: 'string', value: 'H', help: `--env only: memory editor of the episodes (${EDITOR_KINDS.join(', ')})` },
     budget: { type: 'string', value: 'N', help: "--env only: the editor's token budget (default: the editor's)" },
+    player: { type: 'string', value: PLAYERS.join('|'), help: '--env only: who plays the episodes, the model being trained (default) or the scripted expert (sft)' },
     group: { type: 'string', value: 'G', help: '--env only: rollouts per prompt, one group each (default 4 for rl, which needs ≥ 2; 1 for sft)' },
     temperature: { type: 'string', value: 'T', help: '--env only: sampling temperature, 0 = greedy (default 1)' },
     steps: { type: 'string', value: 'N', help: 'updates to run' },
@@ -435,6 +309,7 @@ export const trainCommand: Command = {
     'lr-total': { type: 'string', value: 'U', help: 'update at which the cosine reaches LR/10 (default: the end of this run)' },
     ...modelFlags('gpt2'),
     seed: { type: 'string', value: 'S', help: 'seed of the random init and of the batches (order, or --env prompts and sampling) (default 0)' },
+    'checkpoint-every': { type: 'string', value: 'K', help: `updates between checkpoints written to CKPT (default ${DEFAULT_CHECKPOINT_EVERY}; the last update always)` },
     'ckpt-in': { type: 'string', value: 'CKPT', help: 'checkpoint to start from (resumes when its optimizer state is beside it)' },
     'ckpt-out': { type: 'string', value: 'CKPT', help: 'checkpoint to write (.safetensors)' },
     metrics: { type: 'string', value: 'FILE', help: 'metrics JSONL to write' },
@@ -451,6 +326,7 @@ export const trainCommand: Command = {
     const teacher = args.flags.teacher === undefined ? undefined : choiceFlag(args, 'teacher', TEACHERS, 'logit-tree');
     if (stringFlag(args, 'steps') === undefined) throw new UsageError('--steps N is required');
     const steps = integerFlag(args, 'steps', 0, 1);
+    const checkpointEvery = integerFlag(args, 'checkpoint-every', DEFAULT_CHECKPOINT_EVERY, 1);
     const dataPath = stringFlag(args, 'data');
     const envName = stringFlag(args, 'env');
     if ((dataPath === undefined) === (envName === undefined)) {
@@ -469,11 +345,11 @@ export const trainCommand: Command = {
 
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2' });
     const { weights } = choice;
-    const optimizerState = choice.checkpoint ? readOptimizerArg(choice.checkpoint.path, weights.config) : null;
+    const optimizerState = choice.checkpoint ? readOptimizerState(choice.checkpoint.path, weights) : null;
     // Settings a resumed run takes from its checkpoint; a fresh run (even from a checkpoint's weights) does not.
     const saved = optimizerState ? choice.checkpoint!.metadata : {};
     const start = optimizerState?.step ?? 0;
-    const { source, metadata: sourceMetadata } =
+    const { source, description, metadata: sourceMetadata } =
       dataPath !== undefined
         ? await dataSource(args, io, dataPath, saved, { config: weights.config, method, objective })
         : envSource(args, saved, { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective });
@@ -487,18 +363,26 @@ export const trainCommand: Command = {
       method,
       objective,
     };
+    const spec: RunSpec = { methods: [method], objective, lambda, sdccTeacher: teacher, schedule, conditioningDrift: true, source };
 
     if (choice.checkpoint && !optimizerState) {
       io.err(`mw train: no optimizer state beside ${choice.checkpoint.path}: a fresh run from its weights (update 0)\n`);
     }
     io.err(
-      `mw train: ${method} ${objective}${method === 'sdcc' ? ` λ ${lambda ?? 0.1}` : ''} on ${source.description}\n` +
+      `mw train: ${method} ${objective}${method === 'sdcc' ? ` λ ${lambda ?? 0.1}` : ''} on ${description}\n` +
         `mw train: model ${choice.description}; updates ${start + 1}..${start + steps}, ` +
         `lr ${schedule.peak} (warm-up ${schedule.warmup}, cosine to ${schedule.min} at update ${schedule.total})\n`,
     );
 
-    return withGpu(io, 'train', async ({ assertHealthy, gpu, engine }) => {
-      const trainer = engine.createTrainer(gpu, weights, { schedule, optimizerState: optimizerState ?? undefined });
+    return withGpu(io, 'train', async ({ assertHealthy, gpu }) => {
+      const { checkpointDue, createRunEngine, StepFailedError } = await import('../run/engine');
+      const run = createRunEngine(gpu, spec, { weights, resume: optimizerState ? { [method]: { weights, optimizer: optimizerState } } : undefined });
+      const [lane] = run.lanes;
+      const save = async () => {
+        // A validation error would have left wrong numbers: only a healthy state is written.
+        await assertHealthy();
+        await writeLaneCheckpoint(out, lane.trainer, metadata);
+      };
       const metricsFd = openSync(metricsPath, 'w');
       const progress = createProgress(io, steps, start, process.stderr.isTTY === true);
       let first: StepMetrics | undefined;
@@ -506,33 +390,31 @@ export const trainCommand: Command = {
       const rewards: number[] = [];
       try {
         for (let done = 1; done <= steps; done++) {
-          let metrics: StepMetrics;
-          let batchOfStep: SourceBatch;
+          let step: LaneStep;
           try {
-            batchOfStep = await source.batch(trainer.step, trainer.model);
-            metrics = await trainer.trainStep(batchOfStep.rollouts, { method, objective, lambda, sdccTeacher: teacher, conditioningDrift: true });
+            [step] = await run.next();
           } catch (error) {
-            if (!(error instanceof engine.NonFiniteGradientError || error instanceof SourceExhaustedError)) throw error;
+            if (!(error instanceof StepFailedError) || error.kind === 'failed') throw error;
             // The weights are those of the last good update: keep them, resumable.
-            if (last) await saveRun(trainer, out, metadata);
-            const saved = last ? ` Wrote the checkpoint of update ${trainer.step} to ${out}.` : '';
+            if (last) await save();
+            const wrote = last ? ` Wrote the checkpoint of update ${lane.trainer.step} to ${out}.` : '';
             return () => {
-              io.err(`mw train: stopped: ${error.message}${saved}\n`);
+              io.err(`mw train: stopped: ${error.reason}${wrote}\n`);
               return TRAIN_STOPPED_EXIT;
             };
           }
-          writeSync(metricsFd, metricsLine(metrics, batchOfStep));
+          const metrics = step.metrics!;
+          writeSync(metricsFd, metricsLine(step));
           first ??= metrics;
           last = metrics;
-          const reward = batchOfStep.metrics?.reward;
+          const reward = step.batch.played?.reward;
           if (reward !== undefined) rewards.push(reward);
           progress.update(done, metrics, reward);
+          if (checkpointDue(run.step, checkpointEvery, done === steps)) await save();
         }
-        await assertHealthy();
-        await saveRun(trainer, out, metadata);
       } finally {
         closeSync(metricsFd);
-        trainer.destroy();
+        run.destroy();
       }
       const summary = {
         updates: steps,

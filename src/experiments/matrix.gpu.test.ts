@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from '../gpu/device';
 import { createGpuModelPolicy } from '../gpu/generate';
-import { createGpuModel, type GpuModel } from '../gpu/model';
-import { scoreRollouts } from '../gpu/score';
+import type { GpuModel } from '../gpu/model';
 import { createTrainer } from '../gpu/train';
 import { generateDataset } from '../harness/dataset';
 import { editorSpec } from '../harness/editors';
@@ -16,9 +15,10 @@ import { createExpertPolicy } from '../harness/policies/expert';
 import { describeSampling, type ModelPolicyOptions } from '../harness/policies/model';
 import { MODEL_PRESETS, type ModelConfig } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
-import { METHODS } from '../plan/types';
+import { METHODS, SEQUENCE_METHODS } from '../plan/types';
 import { validateRollout } from '../rollout/validate';
-import { episodeLimits, runMatrix, SCORING_METHODS, type MatrixConfig, type MatrixEvent, type MatrixResults } from './matrix';
+import { episodeLimits, type MatrixConfig, type MatrixEvent, type MatrixResults } from './matrix';
+import { runMatrix } from './run';
 import { curvesSvg, driftSvg, matrixTable } from './report';
 
 /**
@@ -73,7 +73,7 @@ beforeAll(async () => {
     samplers.push(describeSampling(options));
     return createGpuModelPolicy(model, options);
   };
-  results = await runMatrix(matrix, warm, { gpu, createGpuModel, createTrainer, scoreRollouts, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
+  results = await runMatrix(matrix, warm, { gpu, createPolicy }, { onEvent: (e) => void events.push(e.kind) });
 });
 
 afterAll(() => gpu?.destroy());
@@ -100,11 +100,11 @@ describe('runMatrix, tiny, under compaction', () => {
     // Compaction moves the diverging leaves' prefixes: naive-compressed leaves the floor.
     expect(drift.methods['naive-compressed'].logdiff).toBeGreaterThan(10 * FLOOR);
     expect(drift.methods['naive-compressed'].sign.rollout.diverging).toBeGreaterThan(0);
-    for (const method of SCORING_METHODS) expect(drift.methods[method].histogram.rollout.counts.reduce((a, b) => a + b, 0)).toBe(drift.methods[method].n);
+    for (const method of SEQUENCE_METHODS) expect(drift.methods[method].histogram.rollout.counts.reduce((a, b) => a + b, 0)).toBe(drift.methods[method].n);
     // The expected drift under the batch's own sampler: none for the exact methods, some for naive-compressed.
     const { expected } = results.editors[0];
     expect(expected.sampling).toEqual({ temperature: 0.7, topK: 20, topP: 0.8 });
-    for (const method of SCORING_METHODS) expect(expected.methods[method]!.n).toBe(drift.methods[method].scored);
+    for (const method of SEQUENCE_METHODS) expect(expected.methods[method]!.n).toBe(drift.methods[method].scored);
     for (const method of ['logit-tree', 'packed-4d'] as const) expect(Math.abs(expected.methods[method]!.mu!)).toBeLessThan(1e-5);
     expect(expected.methods['naive-compressed']!.sign.diverging).toBeGreaterThan(0);
   });

@@ -7,8 +7,8 @@ import { INK, METHOD_BY_ID } from '../plan/palette';
 import { describeConfig } from '../model/config';
 import { formatEnvSpec } from '../harness/env';
 import { describeSampling, FULL_SAMPLING, isFullSampling } from '../harness/policies/model';
-import type { Method } from '../plan/types';
-import { SCORING_METHODS, type EditorResult, type MatrixResults, type RunRecord } from './matrix';
+import { SEQUENCE_METHODS, type Method } from '../plan/types';
+import { type EditorResult, type MatrixResults, type RunRecord } from './matrix';
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.
@@ -115,7 +115,7 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
   );
   const driftRows: string[][] = [];
   for (const r of results.editors) {
-    for (const m of SCORING_METHODS) {
+    for (const m of SEQUENCE_METHODS) {
       const d = r.drift.methods[m];
       const sign = d.sign.rollout;
       // Results written before the expected drift existed have none.
@@ -218,7 +218,7 @@ export function driftSvg(result: EditorResult): string {
   const top = 58;
   const left = 220;
   const right = 20;
-  const methods = SCORING_METHODS;
+  const methods = SEQUENCE_METHODS;
   const height = top + methods.length * panel + 44;
   const edges = result.drift.methods[methods[0]].histogram.rollout.edges;
   const x = scaleLinear().domain([edges[0], edges[edges.length - 1]]).range([left, width - right]);

@@ -11,14 +11,13 @@ import { commonPrefix, createModelPolicy, type IncrementalDecoder, type Language
 import type { Policy } from '../harness/policy';
 import { createStorage } from './buffers';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
-import { createAdd } from './add';
 import { attentionConfig, createAttentionForward, createAttentionMask, type AttentionMask } from './attention';
 import { attentionDecodeParams, createAttentionDecode } from './attention_decode';
 import { createEmbedding } from './embedding';
 import { createHead } from './head';
 import { createLayernorm } from './layernorm';
 import { createMatmul } from './matmul';
-import { checkModelFits, type GpuModel } from './model';
+import { checkModelFits, createBlockLaunches, type GpuModel } from './model';
 
 export interface Decoder extends IncrementalDecoder {
   readonly model: GpuModel;
@@ -124,11 +123,9 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
       open = [];
     };
     for (let l = 0; l < L; l++) {
-      const h = `h.${l}.`;
-      open.push(
-        createLayernorm(device, { N: M, C }, { x, weight: t(`${h}ln_1.weight`), bias: t(`${h}ln_1.bias`), out: ln, mean, rstd }),
-        createMatmul(device, { M, K: C, N: 3 * C }, { x: ln, w: t(`${h}attn.c_attn.weight`), bias: t(`${h}attn.c_attn.bias`), y: qkvNew }),
-      );
+      // One set of buffers for every layer: x in and out, ln and its statistics for both norms, proj for both projections.
+      const block = createBlockLaunches(model, l, M, { x, ln1: ln, ln1Mean: mean, ln1Rstd: rstd, qkv: qkvNew, att, attProj: proj, x1, ln2: ln, ln2Mean: mean, ln2Rstd: rstd, fc, mlpProj: proj, out: x });
+      open.push(...block.toQkv);
       // The new rows' q | k | v into the cache at row `start`: attention reads them from there.
       close({ src: qkvNew, srcOffset: 0, dst: cache[l], dstOffset: 'start', bytes: M * 3 * C * 4 });
       if (mask) {
@@ -139,14 +136,7 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
         decode.push(a);
         open.push(a);
       }
-      open.push(
-        createMatmul(device, { M, K: C, N: C }, { x: att, w: t(`${h}attn.c_proj.weight`), bias: t(`${h}attn.c_proj.bias`), y: proj }),
-        createAdd(device, M * C, { a: x, b: proj, out: x1 }),
-        createLayernorm(device, { N: M, C }, { x: x1, weight: t(`${h}ln_2.weight`), bias: t(`${h}ln_2.bias`), out: ln, mean, rstd }),
-        createMatmul(device, { M, K: C, N: 4 * C }, { x: ln, w: t(`${h}mlp.c_fc.weight`), bias: t(`${h}mlp.c_fc.bias`), y: fc }, { gelu: true }),
-        createMatmul(device, { M, K: 4 * C, N: C }, { x: fc, w: t(`${h}mlp.c_proj.weight`), bias: t(`${h}mlp.c_proj.bias`), y: proj }),
-        createAdd(device, M * C, { a: x1, b: proj, out: x }),
-      );
+      open.push(...block.fromAttention);
     }
     // Only the last row goes on to the head.
     close({ src: x, srcOffset: (M - 1) * C * 4, dst: last, dstOffset: 0, bytes: C * 4 });

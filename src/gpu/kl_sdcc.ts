@@ -7,7 +7,7 @@ import code from '../../shaders/kl_sdcc.wgsl?raw';
 import reduce from '../../shaders/reduce.wgsl?raw';
 import { type SdccPair, checkPairs } from '../objectives/sdcc';
 import { readFloat32, uploadStorage, uploadUniform } from './buffers';
-import { bindBuffers, checkLength, encodeLaunches, inverseIndex, unusedBinding, type Launch } from './kernel';
+import { bindBuffers, checkLength, inverseIndex, unusedBinding, type Launch } from './kernel';
 import { computePipeline, groups1d } from './pipeline';
 
 /** Invocations per workgroup (one workgroup per student row with pairs). */
@@ -115,20 +115,6 @@ export function createKlSdcc(device: GPUDevice, shape: KlSdccShape, pairs: reado
       pairIndex.destroy();
     },
   };
-}
-
-/** createKlSdcc + encode into `pass` (nothing is encoded without pairs). */
-export function encodeKlSdcc(
-  device: GPUDevice,
-  pass: GPUComputePassEncoder,
-  shape: KlSdccShape,
-  pairs: readonly SdccPair[],
-  lambda: number,
-  buffers: KlSdccBuffers,
-): KlSdcc {
-  const built = createKlSdcc(device, shape, pairs, lambda, buffers);
-  if (built.launch) encodeLaunches(pass, [built.launch]);
-  return built;
 }
 
 export interface KlSdccOutputs {

@@ -6,7 +6,7 @@ import code from '../../shaders/loss_grad.wgsl?raw';
 import reduce from '../../shaders/reduce.wgsl?raw';
 import { type ObjectiveTarget, type TokenObjective, DEFAULT_PPO_EPSILON, validateTargets } from '../objectives/tokens';
 import { readBuffer, uploadStorage, uploadUniform } from './buffers';
-import { bindBuffers, checkLength, encodeLaunches, inverseIndex, type Launch } from './kernel';
+import { bindBuffers, checkLength, inverseIndex, type Launch } from './kernel';
 import { computePipeline, groups1d } from './pipeline';
 
 /** Invocations per workgroup (one workgroup per logits row). */
@@ -118,20 +118,6 @@ export function createLossGrad(
       rowIndex.destroy();
     },
   };
-}
-
-/** createLossGrad + encode into `pass`. */
-export function encodeLossGrad(
-  device: GPUDevice,
-  pass: GPUComputePassEncoder,
-  shape: LossGradShape,
-  objective: TokenObjective,
-  targets: readonly ObjectiveTarget[],
-  buffers: LossGradBuffers,
-): LossGrad {
-  const built = createLossGrad(device, shape, objective, targets, buffers);
-  encodeLaunches(pass, [built.launch]);
-  return built;
 }
 
 export interface LossGradOutputs {

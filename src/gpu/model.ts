@@ -114,6 +114,55 @@ export function createGpuModel(gpu: Gpu, weights: ModelWeights): GpuModel {
   return model;
 }
 
+/**
+ * One transformer block's buffers over `rows` rows. The forward gives every layer its own (the
+ * backward reads them); the decoder shares one set across layers and aliases several of them.
+ */
+export interface BlockBuffers {
+  x: GPUBuffer; // (rows, C): the block's input
+  ln1: GPUBuffer; // (rows, C)
+  ln1Mean: GPUBuffer; // (rows)
+  ln1Rstd: GPUBuffer; // (rows)
+  qkv: GPUBuffer; // (rows, 3C)
+  att: GPUBuffer; // (rows, C): attention's output
+  attProj: GPUBuffer; // (rows, C)
+  x1: GPUBuffer; // (rows, C): residual after attention
+  ln2: GPUBuffer; // (rows, C)
+  ln2Mean: GPUBuffer; // (rows)
+  ln2Rstd: GPUBuffer; // (rows)
+  /** (rows, 4C): the MLP before GELU, kept for the backward (none when decoding). */
+  fcPre?: GPUBuffer;
+  fc: GPUBuffer; // (rows, 4C)
+  mlpProj: GPUBuffer; // (rows, C)
+  out: GPUBuffer; // (rows, C): residual after the MLP = the next block's input
+}
+
+/**
+ * The launches of block `l` over `rows` rows, around its attention (which the caller dispatches:
+ * the flash kernel over a mask, or attention_decode over a KV cache): `toQkv` (ln_1, c_attn) writes
+ * qkv, `fromAttention` (c_proj, residual, ln_2, MLP with GELU, residual) reads att and writes out.
+ */
+export function createBlockLaunches(model: GpuModel, l: number, rows: number, b: BlockBuffers): { toQkv: Launch[]; fromAttention: Launch[] } {
+  const { device } = model.gpu;
+  const C = model.config.nEmbd;
+  const t = model.tensor;
+  const h = `h.${l}.`;
+  return {
+    toQkv: [
+      createLayernorm(device, { N: rows, C }, { x: b.x, weight: t(`${h}ln_1.weight`), bias: t(`${h}ln_1.bias`), out: b.ln1, mean: b.ln1Mean, rstd: b.ln1Rstd }),
+      createMatmul(device, { M: rows, K: C, N: 3 * C }, { x: b.ln1, w: t(`${h}attn.c_attn.weight`), bias: t(`${h}attn.c_attn.bias`), y: b.qkv }),
+    ],
+    fromAttention: [
+      createMatmul(device, { M: rows, K: C, N: C }, { x: b.att, w: t(`${h}attn.c_proj.weight`), bias: t(`${h}attn.c_proj.bias`), y: b.attProj }),
+      createAdd(device, rows * C, { a: b.x, b: b.attProj, out: b.x1 }),
+      createLayernorm(device, { N: rows, C }, { x: b.x1, weight: t(`${h}ln_2.weight`), bias: t(`${h}ln_2.bias`), out: b.ln2, mean: b.ln2Mean, rstd: b.ln2Rstd }),
+      createMatmul(device, { M: rows, K: C, N: 4 * C }, { x: b.ln2, w: t(`${h}mlp.c_fc.weight`), bias: t(`${h}mlp.c_fc.bias`), y: b.fc, pre: b.fcPre }, { gelu: true }),
+      createMatmul(device, { M: rows, K: 4 * C, N: C }, { x: b.fc, w: t(`${h}mlp.c_proj.weight`), bias: t(`${h}mlp.c_proj.bias`), y: b.mlpProj }),
+      createAdd(device, rows * C, { a: b.x1, b: b.mlpProj, out: b.out }),
+    ],
+  };
+}
+
 /** A batch as the model consumes it: one flat sequence with block-diagonal or tree visibility. */
 export interface BatchInput {
   tokens: ArrayLike<number>;
@@ -132,23 +181,12 @@ export interface ForwardOptions {
   backward?: { rows: number; end: ArrayLike<number> };
 }
 
-interface LayerActivations {
-  ln1: GPUBuffer; // (N, C)
-  ln1Mean: GPUBuffer; // (N)
-  ln1Rstd: GPUBuffer; // (N)
-  qkv: GPUBuffer; // (N, 3C)
-  att: GPUBuffer; // (N, C)
+/** Layer l's activations: its block's buffers (the input is layer l − 1's x2) and attention's log-sum-exp. */
+type LayerActivations = Omit<BlockBuffers, 'x' | 'out' | 'fcPre'> & {
   lse: GPUBuffer; // (NH, N)
-  attProj: GPUBuffer; // (N, C)
-  x1: GPUBuffer; // (N, C): residual after attention
-  ln2: GPUBuffer; // (N, C)
-  ln2Mean: GPUBuffer; // (N)
-  ln2Rstd: GPUBuffer; // (N)
   fcPre: GPUBuffer; // (N, 4C): before GELU
-  fc: GPUBuffer; // (N, 4C)
-  mlpProj: GPUBuffer; // (N, C)
   x2: GPUBuffer; // (N, C): residual after the MLP = next layer's input
-}
+};
 
 /** A forward pass recorded for one batch: encode it (and its backward) as often as needed. */
 export interface ForwardPass {
@@ -233,21 +271,8 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   const steps: Step[] = [];
   steps.push(createEmbedding(device, { N, C, V }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 }));
   for (let l = 0; l < L; l++) {
-    const a = layers[l];
-    const h = `h.${l}.`;
-    steps.push([
-      createLayernorm(device, { N, C }, { x: layerInput(l), weight: t(`${h}ln_1.weight`), bias: t(`${h}ln_1.bias`), out: a.ln1, mean: a.ln1Mean, rstd: a.ln1Rstd }),
-      createMatmul(device, { M: N, K: C, N: 3 * C }, { x: a.ln1, w: t(`${h}attn.c_attn.weight`), bias: t(`${h}attn.c_attn.bias`), y: a.qkv }),
-    ]);
-    steps.push({ attention: l });
-    steps.push([
-      createMatmul(device, { M: N, K: C, N: C }, { x: a.att, w: t(`${h}attn.c_proj.weight`), bias: t(`${h}attn.c_proj.bias`), y: a.attProj }),
-      createAdd(device, N * C, { a: layerInput(l), b: a.attProj, out: a.x1 }),
-      createLayernorm(device, { N, C }, { x: a.x1, weight: t(`${h}ln_2.weight`), bias: t(`${h}ln_2.bias`), out: a.ln2, mean: a.ln2Mean, rstd: a.ln2Rstd }),
-      createMatmul(device, { M: N, K: C, N: 4 * C }, { x: a.ln2, w: t(`${h}mlp.c_fc.weight`), bias: t(`${h}mlp.c_fc.bias`), y: a.fc, pre: a.fcPre }, { gelu: true }),
-      createMatmul(device, { M: N, K: 4 * C, N: C }, { x: a.fc, w: t(`${h}mlp.c_proj.weight`), bias: t(`${h}mlp.c_proj.bias`), y: a.mlpProj }),
-      createAdd(device, N * C, { a: a.x1, b: a.mlpProj, out: a.x2 }),
-    ]);
+    const block = createBlockLaunches(model, l, N, { ...layers[l], x: layerInput(l), out: layers[l].x2 });
+    steps.push(block.toQkv, { attention: l }, block.fromAttention);
   }
   const last = layerInput(L);
   steps.push([

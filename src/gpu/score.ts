@@ -1,8 +1,10 @@
 // Scoring on the GPU: the log-probability of every target of a plan (docs/methods.md), with the plan's
-// sequences packed block-diagonally into as few forward passes as fit, one submit and one read each.
+// sequences packed block-diagonally into as few forward passes as fit, one submit and one read each;
+// evaluate(): every method's log-probability of every target of a batch of rollouts.
 
+import { logprobsOf, type Evaluation, type RolloutScores, type ScoredTarget } from '../metrics/drift-report';
 import { buildPlan } from '../plan/build';
-import type { Method, PlanSequence, SequenceMethod, SequencePlan } from '../plan/types';
+import { SEQUENCE_METHODS, type Method, type PlanSequence, type SequenceMethod, type SequencePlan } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
@@ -145,13 +147,6 @@ export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Prom
   return (await runScoring(model, batch, false)).logprobs;
 }
 
-export interface ScoredTarget {
-  id: number;
-  logprob: number;
-  /** With `rows: true`: the V log-probabilities at the target's position (its predictor row's log softmax). */
-  row?: Float32Array;
-}
-
 /** Every target a sequence plan scores, in plan order (sequence by sequence). `forwarded` hears the rows of each pass. */
 export async function scoreSequences(
   model: GpuModel,
@@ -178,9 +173,6 @@ export async function scoreSequences(
 export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
   return { method: plan.method, targets: await scoreSequences(model, plan.sequences, options) };
 }
-
-/** Per method, every scored target (by rollout, by physical id). */
-export type RolloutScores = Record<SequenceMethod, Map<number, ScoredTarget>[]>;
 
 /** Scores every target of the rollouts under each method: one plan per rollout, packed into as few forwards as fit. */
 export async function scoreRollouts(
@@ -217,4 +209,9 @@ export async function scoreRollouts(
     out[method] = perRollout;
   }
   return out;
+}
+
+/** Every target's log-probability under each of `methods` (by rollout, by physical id). */
+export async function evaluate(model: GpuModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[] = SEQUENCE_METHODS): Promise<Evaluation> {
+  return logprobsOf(await scoreRollouts(model, rollouts, methods));
 }

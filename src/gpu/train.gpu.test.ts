@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from './device';
 import { createGpuModel, type GpuModel } from './model';
-import { assembleStep, computeGradients, createTrainer } from './train';
+import { assembleStep } from '../plan/step';
+import { computeGradients, createTrainer } from './train';
 import { NonFiniteGradientError } from './adamw';
 import { MODEL_PRESETS } from '../model/config';
 import { sftLossAndGrads } from '../model/reference/model';
@@ -51,7 +52,7 @@ function worst(rel: Map<string, number>): [string, number] {
 describe('GPU gradients', () => {
   it('match the float64 reference for every tensor (relative ≤ 1e-3), packed-4d SFT on the worked example', async () => {
     const metrics = await computeGradients(model, [worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false });
-    const step = assembleStep([deriveTree(worked)], [worked], { method: 'packed-4d', objective: 'sft' });
+    const step = assembleStep([deriveTree(worked)], { method: 'packed-4d' });
     const ref = sftLossAndGrads(weights, step.batch, step.batch.targets);
     expect(Math.abs(metrics.loss - ref.loss)).toBeLessThan(1e-5);
     const rel = relativeByTensor(await model.readGrads(), ref.grads);
@@ -112,7 +113,7 @@ describe('SDCC', () => {
     const rel = relativeByTensor(unionGrads, branchGrads);
     for (const [name, r] of rel) expect(r, name).toBeLessThanOrEqual(1e-4);
     // Rows: the student plus only the teacher nodes the final walk does not share.
-    const step = assembleStep(batch.map(deriveTree), batch, options);
+    const step = assembleStep(batch.map(deriveTree), options);
     expect(union.tokens).toBe(step.sdcc!.tokens.length);
     expect(union.tokens).toBeLessThan(branches.tokens);
   });
@@ -245,7 +246,7 @@ describe('RL with a KL to a frozen reference', () => {
     expect(Math.abs(withSame.loss - plain.loss)).toBeLessThan(1e-6);
     const withOther = await computeGradients(model, batch, { ...options, klCoef: 0.5, reference: other });
     // Expected: 0.5 · mean over targets of k3(ℓ_θ, ℓ_ref) with k3 = exp(d) − d − 1, d = ℓ_ref − ℓ_θ.
-    const step = assembleStep(batch.map(deriveTree), batch, options);
+    const step = assembleStep(batch.map(deriveTree), options);
     const { scoreBatch } = await import('./score');
     const ref = await scoreBatch(other, step.batch);
     const own = await scoreBatch(model, step.batch);

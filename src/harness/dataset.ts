@@ -2,7 +2,7 @@
 // `group` each, for group-relative advantages), written as docs/rollout-format.md JSONL. No file system here: the
 // CLI writes the text, the trainer and the browser worker take the objects.
 
-import type { RolloutJson } from '../rollout/format';
+import type { EventJson, RolloutJson } from '../rollout/format';
 import { stringifyRollouts } from '../rollout/serialize';
 import { createRng } from '../util/prng';
 import { createEditor, editorSpec, type EditorKind, type EditorSpec } from './editors';
@@ -20,8 +20,10 @@ export interface DatasetConfig {
   /** Rollouts per prompt (default 1). */
   groupSize?: number;
   seed: number;
-  /** Turn, action and context limits for every episode. */
-  episode?: Pick<EpisodeOptions, 'maxTurns' | 'maxActTokens' | 'maxContext'>;
+  /** Turn, action and context limits for every episode, and fields for its meta. */
+  episode?: Pick<EpisodeOptions, 'maxTurns' | 'maxActTokens' | 'maxContext' | 'meta'>;
+  /** Put before every rollout id (a training run's `s<step>-`: ids stay distinct across its steps). */
+  idPrefix?: string;
   /** Episodes in flight at once (default 1); a batching model policy can serve them together. */
   concurrency?: number;
 }
@@ -43,6 +45,26 @@ export interface DatasetSummary {
 export interface Dataset {
   rollouts: RolloutJson[];
   summary: DatasetSummary;
+}
+
+/** What a caller may watch of the episodes while they are played, and how it stops them. */
+export interface DatasetHooks {
+  /** After each episode (its index in the data set). */
+  onRollout?(result: EpisodeResult, index: number): void;
+  /** Before each episode: its index, the episodes in all and the rollout id it will have. */
+  onStart?(index: number, total: number, id: string): void;
+  /** Every event of episode `index` as it is recorded (runEpisode's onEvent). */
+  onEvent?(index: number, events: readonly EventJson[], event: EventJson): void;
+  /** Asked before each episode: true abandons the data set (CancelledError). */
+  cancelled?(): boolean;
+}
+
+/** The data set was abandoned between episodes (DatasetHooks.cancelled). */
+export class CancelledError extends Error {
+  override readonly name = 'CancelledError';
+  constructor() {
+    super('cancelled');
+  }
 }
 
 /** Prompt seeds of a data set: distinct, drawn from the data set's seed. */
@@ -67,11 +89,7 @@ export function tapeLength(rollout: RolloutJson): number {
   return n;
 }
 
-export async function generateDataset(
-  config: DatasetConfig,
-  policy: Policy,
-  hooks: { onRollout?: (result: EpisodeResult, index: number) => void } = {},
-): Promise<Dataset> {
+export async function generateDataset(config: DatasetConfig, policy: Policy, hooks: DatasetHooks = {}): Promise<Dataset> {
   const { n, seed } = config;
   const groupSize = config.groupSize ?? 1;
   const concurrency = config.concurrency ?? 1;
@@ -92,14 +110,19 @@ export async function generateDataset(
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
+      if (hooks.cancelled?.()) throw new CancelledError();
       const index = next++;
       const { promptSeed, j } = jobs[index];
       const group = `${env.id}-p${promptSeed}`;
+      const id = `${config.idPrefix ?? ''}${group}-${editor.spec.kind}-r${j}`;
+      hooks.onStart?.(index, jobs.length, id);
+      const onEvent = hooks.onEvent;
       const result = await runEpisode(env, editor, policy, promptSeed, {
         ...config.episode,
         policySeed: rolloutSeed(promptSeed, j),
-        id: `${group}-${editor.spec.kind}-r${j}`,
+        id,
         group,
+        onEvent: onEvent && ((events, event) => onEvent(index, events, event)),
       });
       rollouts[index] = result.rollout;
       figures[index] = episodeFigures(result);

@@ -28,6 +28,11 @@ export interface EpisodeOptions {
   maxContext?: number;
   /** Extra fields merged into the rollout's meta. */
   meta?: Record<string, unknown>;
+  /**
+   * Called after every event the moment the harness records it, with the events so far (the
+   * rollout's own array, which grows: copy what you keep). A watcher sees the rollout as it happens.
+   */
+  onEvent?(events: readonly EventJson[], event: EventJson): void;
 }
 
 export const EPISODE_DEFAULTS = { maxActTokens: 80, maxContext: 1024 } as const;
@@ -102,6 +107,10 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   const summarize = (notes: readonly unknown[]) => episode.summarize(notes);
 
   const events: EventJson[] = [];
+  const record = (event: EventJson) => {
+    events.push(event);
+    opts.onEvent?.(events, event);
+  };
   const decodes: DecodeRecord[] = [];
   let nextId = 0;
   let K = 0;
@@ -111,13 +120,13 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   const prompt = promptTokens(episode.prompt);
   let view: LiveView = createLiveView([createBlock('prompt', nextId, prompt)]);
   nextId += prompt.length;
-  events.push({ op: 'append', role: 'prompt', tokens: prompt });
+  record({ op: 'append', role: 'prompt', tokens: prompt });
 
   const appendObs = (text: string, note: unknown) => {
     const tokens = obsTokens(text);
     view = createLiveView([...view.blocks, createBlock('obs', nextId, tokens, note === undefined ? [] : [note])]);
     nextId += tokens.length;
-    events.push({ op: 'append', role: 'obs', tokens });
+    record({ op: 'append', role: 'obs', tokens });
   };
 
   const session: PolicySession = await policy.start({ env: env.id, editor: editor.spec, seed: policySeed });
@@ -126,7 +135,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
     const applied = applyPlan(view, plan, nextId);
     view = applied.view;
     nextId = applied.nextId;
-    events.push(applied.event);
+    record(applied.event);
     K++;
     await session.onEdit?.(viewTokens(view), applied.firstChanged);
     return { edit: K, lengthBefore };
@@ -144,7 +153,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
         break;
       }
 
-      const record: DecodeRecord = {
+      const decode: DecodeRecord = {
         step,
         edit: lastEdit?.edit ?? null,
         lengthBefore: lastEdit?.lengthBefore ?? view.length,
@@ -154,16 +163,16 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
         actTokens: [],
       };
       lastEdit = null;
-      const action = await session.act({ view: record.viewTokens.slice(), maxTokens });
+      const action = await session.act({ view: decode.viewTokens.slice(), maxTokens });
       checkAction(action, maxTokens, policy.name);
       const tokens = action.tokens.slice();
       const act = createBlock('act', nextId, tokens);
-      record.actIds = tokens.map((_, i) => nextId + i);
-      record.actTokens = tokens;
-      decodes.push(record);
+      decode.actIds = tokens.map((_, i) => nextId + i);
+      decode.actTokens = tokens;
+      decodes.push(decode);
       nextId += tokens.length;
       view = createLiveView([...view.blocks, act]);
-      events.push({ op: 'append', role: 'act', tokens, logprobs: action.logprobs.slice() });
+      record({ op: 'append', role: 'act', tokens, logprobs: action.logprobs.slice() });
 
       const last = tokens[tokens.length - 1];
       if (last !== NEWLINE && last !== EOS) {

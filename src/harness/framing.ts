@@ -5,9 +5,11 @@
 //   action  = bytes, then '\n' or EOS (generated)
 
 import { BOS, EOS, ROLE_MARKER, byteTokenizer } from '../rollout/tokenizer';
-import { NEWLINE } from './policy';
 
 export const ACT_CUE = ROLE_MARKER.act;
+
+/** Byte 10 ('\n'): ends an action that hands the turn back to the harness. */
+export const NEWLINE = 10;
 
 export function promptTokens(text: string): number[] {
   return [BOS, ROLE_MARKER.prompt, ...byteTokenizer.encode(text), ACT_CUE];

@@ -3,7 +3,7 @@
 // worker all come in through here.
 
 export { runEpisode, endAtLastAction, EPISODE_DEFAULTS, type DecodeRecord, type EpisodeOptions, type EpisodeResult, type EpisodeStop } from './episode';
-export { generateDataset, datasetToJsonl, promptSeeds, rolloutSeed, tapeLength, type Dataset, type DatasetConfig, type DatasetSummary } from './dataset';
+export { CancelledError, generateDataset, datasetToJsonl, promptSeeds, rolloutSeed, tapeLength, type Dataset, type DatasetConfig, type DatasetHooks, type DatasetSummary } from './dataset';
 export { verifyEpisode, type EpisodeCheck } from './verify';
 export { NEWLINE, STOP_TOKENS, type Action, type DecodeRequest, type EpisodeInfo, type Policy, type PolicySession } from './policy';
 export { createEnv, DEMO_TASK, ENV_IDS, type Env, type EnvId, type EnvSpec, type Episode, type Outcome } from './env';

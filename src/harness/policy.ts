@@ -4,9 +4,9 @@
 
 import { EOS } from '../rollout/tokenizer';
 import type { EditorSpec } from './editors/types';
+import { NEWLINE } from './framing';
 
-/** Byte 10 ('\n'): ends an action that hands the turn back to the harness. */
-export const NEWLINE = 10;
+export { NEWLINE };
 
 /**
  * An action ends at the first stop token, which belongs to the action (it is generated, and is a

@@ -3,11 +3,23 @@
 // (logit-tree's), the sign split and histograms of the signed differences on one shared range.
 // Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
 
-import type { RolloutScores, ScoredTarget } from '../gpu/score';
-import type { Evaluation } from '../gpu/train';
-import { METHODS, type SequenceMethod } from '../plan/types';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
-import { driftHistogram, signedDifferences, summarizeDrift, type Histogram } from './drift';
+import { driftHistogram, rolloutLogprobs, signedDifferences, summarizeDrift, type Histogram } from './drift';
+
+/** One target as a method scored it (src/gpu/score.ts returns these). */
+export interface ScoredTarget {
+  id: number;
+  logprob: number;
+  /** With `rows: true`: the V log-probabilities at the target's position (its predictor row's log softmax). */
+  row?: Float32Array;
+}
+
+/** Per method, every scored target (by rollout, by physical id). */
+export type RolloutScores = Record<SequenceMethod, Map<number, ScoredTarget>[]>;
+
+/** Per method, every scored target's log-probability (by rollout, by physical id). */
+export type Evaluation = Record<SequenceMethod, Map<number, number>[]>;
 
 /** A difference counts for the sign split beyond this: float32 round-off between layouts stays below it. */
 export const SIGN_EPSILON = 1e-4;
@@ -25,8 +37,6 @@ export function logprobsOf(scores: RolloutScores): Evaluation {
   return out;
 }
 
-/** The methods that score targets, in the docs' order: every method but sdcc, which is an objective. */
-const SCORED = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
 
 export interface SignSplit {
   /** Targets whose |difference| exceeds SIGN_EPSILON. */
@@ -72,9 +82,9 @@ function maxAbs(values: Iterable<Float64Array>): number | undefined {
 }
 
 /** The drift of every method, from each method's log-probability of every target it scores. */
-export function driftReport(rollouts: readonly Rollout[], scores: Record<SequenceMethod, Map<number, number>[]>, bins = DEFAULT_BINS): DriftReport {
+export function driftReport(rollouts: readonly Rollout[], scores: Evaluation, bins = DEFAULT_BINS): DriftReport {
   const drift = createDriftAccumulator();
-  rollouts.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SCORED.map((m) => [m, scores[m][r]])) as Record<SequenceMethod, Map<number, number>>));
+  rollouts.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, scores[m][r]])) as Record<SequenceMethod, Map<number, number>>));
   return drift.report(bins);
 }
 
@@ -94,18 +104,17 @@ function concat(parts: readonly Float64Array[]): Float64Array {
  * the report equals driftReport's over the same rollouts.
  */
 export function createDriftAccumulator() {
-  const vsRollout = new Map(SCORED.map((m) => [m, [] as Float64Array[]]));
-  const vsLive = new Map(SCORED.map((m) => [m, [] as Float64Array[]]));
-  const scored = new Map(SCORED.map((m) => [m, 0]));
+  const vsRollout = new Map(SEQUENCE_METHODS.map((m) => [m, [] as Float64Array[]]));
+  const vsLive = new Map(SEQUENCE_METHODS.map((m) => [m, [] as Float64Array[]]));
+  const scored = new Map(SEQUENCE_METHODS.map((m) => [m, 0]));
   let rollouts = 0;
   let targets = 0;
   let withLogprobs = 0;
   return {
     /** One rollout and its scores under every scoring method (target id → log-probability). */
-    add(rollout: Pick<Rollout, 'targets' | 'logprobs'>, scores: Record<SequenceMethod, Map<number, number>>) {
-      const reference = new Map<number, number>();
-      for (const id of rollout.targets) if (Number.isFinite(rollout.logprobs[id])) reference.set(id, rollout.logprobs[id]);
-      for (const method of SCORED) {
+    add(rollout: Rollout, scores: Record<SequenceMethod, Map<number, number>>) {
+      const reference = rolloutLogprobs(rollout);
+      for (const method of SEQUENCE_METHODS) {
         vsRollout.get(method)!.push(signedDifferences(scores[method], reference));
         vsLive.get(method)!.push(signedDifferences(scores[method], scores[LIVE]));
         scored.set(method, scored.get(method)! + scores[method].size);
@@ -115,12 +124,12 @@ export function createDriftAccumulator() {
       withLogprobs += reference.size;
     },
     report(bins = DEFAULT_BINS): DriftReport {
-      const d = new Map(SCORED.map((m) => [m, concat(vsRollout.get(m)!)]));
-      const c = new Map(SCORED.map((m) => [m, concat(vsLive.get(m)!)]));
+      const d = new Map(SEQUENCE_METHODS.map((m) => [m, concat(vsRollout.get(m)!)]));
+      const c = new Map(SEQUENCE_METHODS.map((m) => [m, concat(vsLive.get(m)!)]));
       const rolloutRange = maxAbs(d.values());
       const liveRange = maxAbs(c.values());
       const methods = {} as Record<SequenceMethod, MethodDrift>;
-      for (const method of SCORED) {
+      for (const method of SEQUENCE_METHODS) {
         const drift = summarizeDrift(d.get(method)!);
         const conditioning = summarizeDrift(c.get(method)!);
         methods[method] = {

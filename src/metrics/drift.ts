@@ -1,6 +1,8 @@
 // Drift metrics of docs/metrics.md: how far a replay method's log-probabilities are from a reference
 // (the rollout's own logprobs, or the exact live-prefix score), over the targets both score.
 
+import type { Rollout } from '../rollout/rollout';
+
 export interface DriftSummary {
   /** Targets compared (scored by the method and present in the reference). */
   n: number;
@@ -20,6 +22,18 @@ export function signedDifferences(method: ReadonlyMap<number, number>, reference
     if (ref !== undefined) out.push(logprob - ref);
   }
   return Float64Array.from(out);
+}
+
+/** The rollout's own log-probability of each target that has one: the reference of logdiff and μ. */
+export function rolloutLogprobs(rollout: Rollout): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const id of rollout.targets) if (Number.isFinite(rollout.logprobs[id])) m.set(id, rollout.logprobs[id]);
+  return m;
+}
+
+/** Differences of every rollout's scores from its reference, rollout after rollout. */
+export function batchDifferences(scores: readonly ReadonlyMap<number, number>[], reference: readonly ReadonlyMap<number, number>[]): Float64Array {
+  return Float64Array.from(scores.flatMap((m, r) => Array.from(signedDifferences(m, reference[r]))));
 }
 
 export function summarizeDrift(differences: ArrayLike<number>, epsilon = 1e-6): DriftSummary {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ScoredTarget } from '../gpu/score';
+import type { ScoredTarget } from './drift-report';
 import { createRng } from '../util/prng';
 import { expectedDrift, expectedTargetDrift } from './expected-drift';
 

@@ -15,8 +15,7 @@
 
 import { logSoftmax, samplingDistribution, type SamplingOptions } from '../harness/policies/model';
 import type { SequenceMethod } from '../plan/types';
-import type { RolloutScores } from '../gpu/score';
-import { LIVE, SIGN_EPSILON, type SignSplit } from './drift-report';
+import { LIVE, SIGN_EPSILON, type RolloutScores, type SignSplit } from './drift-report';
 
 export interface MethodExpectedDrift {
   /** Targets the method scores. */

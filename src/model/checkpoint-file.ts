@@ -24,13 +24,12 @@ import {
 import type { ModelConfig } from './config';
 import type { ModelWeights } from './params';
 import { readSafetensorsHeader } from '../util/safetensors';
+import { optimizerStatePath } from './checkpoint-name';
 
 /** SHA-256 by Node's crypto: the digest checkpoint.ts computes in pure TypeScript, ~10x faster. */
 export const nodeSha256: Digest = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-export function optimizerStatePath(checkpointPath: string): string {
-  return checkpointPath.replace(/(\.safetensors)?$/, '.optim.safetensors');
-}
+export { optimizerStatePath };
 
 function readBytes(path: string): Uint8Array {
   const b = readFileSync(path);

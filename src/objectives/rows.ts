@@ -20,13 +20,6 @@ export function rowLogSoftmax(logits: Vec, V: number, row: number): Float64Array
   return out;
 }
 
-/** softmax(logits[row, :]), (V). */
-export function rowSoftmax(logits: Vec, V: number, row: number): Float64Array {
-  const out = rowLogSoftmax(logits, V, row);
-  for (let v = 0; v < V; v++) out[v] = Math.exp(out[v]);
-  return out;
-}
-
 /** Throws unless `logits` holds exactly N rows of V values. */
 export function checkLogits(logits: Vec, N: number, V: number, name = 'logits'): void {
   if (!Number.isInteger(V) || V < 1) throw new Error(`${name}: vocabulary size must be a positive integer, got ${V}`);

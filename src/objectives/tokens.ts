@@ -4,7 +4,13 @@
 // the model backward starts from dLogits (N, V), row r = Σ_{j at r} dℓ_j · (onehot(token_j) − softmax(z_r)).
 // shaders/loss_grad.wgsl computes the same in fp32 (src/gpu/loss_grad.ts); this is its oracle.
 
+import type { BatchTarget } from '../plan/batch';
+import type { Rollout } from '../rollout/rollout';
+import { grpoAdvantages } from './grpo';
 import { type Vec, checkLogits, rowLogSumExp } from './rows';
+
+/** What a run trains for (docs/objectives.md): supervised NLL or PPO-clipped RL with GRPO advantages. */
+export type Objective = 'sft' | 'rl';
 
 /** One scored target, ready for an objective: `weight` already holds the 1/T of a mean. */
 export interface ObjectiveTarget {
@@ -149,4 +155,30 @@ export interface RlScoredTarget extends ScoredTarget {
 export function rlTargets(scored: readonly RlScoredTarget[]): ObjectiveTarget[] {
   const weight = 1 / scored.length;
   return scored.map((t) => ({ ...t, weight }));
+}
+
+/**
+ * The targets of one step's batch as the objective takes them: each weighted 1/T (a mean over the
+ * batch); RL adds its rollout's group-relative advantage and its rollout-time logprob, which it needs.
+ */
+export function stepTargets(
+  targets: readonly BatchTarget[],
+  targetRollout: readonly number[],
+  rollouts: readonly Pick<Rollout, 'id' | 'reward' | 'group'>[],
+  objective: Objective,
+): ObjectiveTarget[] {
+  const T = targets.length;
+  const advantages = objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
+  return targets.map((t, j) => {
+    const target: ObjectiveTarget = { row: t.predictor, token: t.token, weight: 1 / T };
+    if (advantages) {
+      const r = targetRollout[j];
+      if (t.rolloutLogprob === undefined || !Number.isFinite(t.rolloutLogprob)) {
+        throw new Error(`RL needs rollout logprobs: rollout ${rollouts[r].id}, target ${t.id} has none`);
+      }
+      target.rolloutLogprob = t.rolloutLogprob;
+      target.advantage = advantages[r];
+    }
+    return target;
+  });
 }

@@ -45,41 +45,6 @@ function packed(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequence {
 }
 
 /**
- * The trie pruned to the paths of `ids` (their scoring nodes and every ancestor), in packed order:
- * SDCC's packed teacher needs no subtree that holds no diverging leaf. The kept set is closed under
- * ancestors, so it stays a preorder and a kept node's subtree ends where the kept nodes below its
- * original end[] do.
- */
-function packedPaths(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequence {
-  const N = tree.packedOrder.length;
-  const kept = new Uint8Array(N);
-  for (let j = 0; j < ids.length; j++) {
-    for (let node = tree.scoringNode[ids[j]]; node >= 0 && !kept[node]; node = tree.parent[node]) kept[node] = 1;
-  }
-  const keptBefore = new Int32Array(N + 1); // kept nodes with index < i
-  for (let i = 0; i < N; i++) keptBefore[i + 1] = keptBefore[i] + kept[i];
-  const n = keptBefore[N];
-  const order = new Int32Array(n);
-  const positions = new Int32Array(n);
-  const end = new Uint32Array(n);
-  for (let i = 0; i < N; i++) {
-    if (!kept[i]) continue;
-    const k = keptBefore[i];
-    order[k] = tree.packedOrder[i];
-    positions[k] = tree.depth[i];
-    end[k] = keptBefore[tree.end[i]];
-  }
-  const nodes = Array.from(ids, (id) => tree.scoringNode[id]).sort((a, b) => a - b);
-  return {
-    ids: order,
-    tokens: tokensOf(tree, order),
-    positions,
-    end,
-    targets: nodes.map((node) => target(tree, keptBefore[node], tree.packedOrder[node], keptBefore[tree.parent[node]])),
-  };
-}
-
-/**
  * SDCC's student and teacher in one packed tree (what the training step runs, forward once): the
  * trie pruned to the final walk and the diverging leaves' paths, in a preorder that visits the final
  * walk's child first at each of its nodes. Rows 0 .. S-1 are then exactly the student (the final walk,
@@ -205,17 +170,23 @@ function logitTree(tree: ConditioningTree, keep: (id: number) => boolean, trim =
 function sdcc(tree: ConditioningTree, options: PlanOptions): SdccPlan {
   const student = naiveCompressed(tree);
   const isLeaf = (id: number) => tree.diverging[id] === 1;
-  let teachers: PlanSequence[];
-  if (tree.divergingLeaves.length === 0) teachers = [];
-  else if (options.sdccTeacher === 'logit-tree') teachers = logitTree(tree, isLeaf, true);
-  else teachers = [packedPaths(tree, tree.divergingLeaves)];
+  let teachers: PlanSequence[] = [];
+  let sharedRows = 0;
+  if (options.sdccTeacher === 'logit-tree') teachers = logitTree(tree, isLeaf, true);
+  else {
+    const union = sdccUnion(tree);
+    if (union) {
+      teachers = [union.tree];
+      sharedRows = union.studentLength;
+    }
+  }
   const where = new Map<number, [number, number]>();
   teachers.forEach((seq, s) => seq.targets.forEach((t) => where.set(t.id, [s, t.index])));
   const pairs: SdccPair[] = Array.from(tree.divergingLeaves, (id) => {
     const [teacher, teacherIndex] = where.get(id)!;
     return { id, studentIndex: tree.finalPosition[id], teacher, teacherIndex };
   });
-  return { method: 'sdcc', student, teachers, pairs };
+  return { method: 'sdcc', student, teachers, sharedRows, pairs };
 }
 
 export function buildPlan(tree: ConditioningTree, method: 'sdcc', options?: PlanOptions): SdccPlan;

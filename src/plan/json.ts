@@ -12,7 +12,7 @@ export interface PlanSequenceJson {
 
 export type PlanJson =
   | { method: string; sequences: PlanSequenceJson[] }
-  | { method: 'sdcc'; student: PlanSequenceJson; teachers: PlanSequenceJson[]; pairs: SdccPair[] };
+  | { method: 'sdcc'; student: PlanSequenceJson; teachers: PlanSequenceJson[]; sharedRows: number; pairs: SdccPair[] };
 
 export function sequenceToJson(s: PlanSequence): PlanSequenceJson {
   return {
@@ -29,6 +29,7 @@ export function planToJson(plan: Plan): PlanJson {
       method: 'sdcc',
       student: sequenceToJson(plan.student),
       teachers: plan.teachers.map(sequenceToJson),
+      sharedRows: plan.sharedRows,
       pairs: plan.pairs.map((p) => ({ id: p.id, studentIndex: p.studentIndex, teacher: p.teacher, teacherIndex: p.teacherIndex })),
     };
   }
@@ -87,6 +88,7 @@ export function* planJsonChunks(plan: Plan): Generator<string> {
     yield* sequenceChunks(plan.student);
     yield ',"teachers":';
     yield* sequencesChunks(plan.teachers);
+    yield `,"sharedRows":${plan.sharedRows}`;
     yield ',"pairs":';
     yield* records(plan.pairs, (p) => ({ id: p.id, studentIndex: p.studentIndex, teacher: p.teacher, teacherIndex: p.teacherIndex }));
     yield '}';

@@ -11,7 +11,8 @@ import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
 import { packBatch, packSdccBatch } from './batch';
 import { buildPlan, sdccUnion } from './build';
-import type { PlanSequence } from './types';
+import { planNeeds } from './needs';
+import type { Method, PlanSequence, SequenceMethod } from './types';
 import { visibleKeys } from './visibility';
 
 function fail(message: string): never {
@@ -62,6 +63,24 @@ function checkAllPlans(tree: ConditioningTree): void {
   const live = (id: number) => tree.livePrefix(id);
   const final = (id: number) => tree.finalPrefix(id) ?? fail(`target ${id} is dropped but scored`);
 
+  // What each plan needs of the model, in the tree's own figures.
+  const needs = (method: Method) => planNeeds(buildPlan(tree, method));
+  let longestBranch = 0;
+  for (let k = 0; k <= tree.K; k++) longestBranch = Math.max(longestBranch, tree.branchIds(k).length);
+  const want: Record<SequenceMethod, [number, number, number]> = {
+    'naive-compressed': [tree.figures.finalWalkLength, tree.figures.finalWalkLength, kept.length],
+    'naive-full': [rollout.length, rollout.length, all.length],
+    'logit-tree': [-1, -1, all.length], // rows and positions: the branches that hold targets, checked below
+    'packed-4d': [tree.figures.packedLength, longestBranch, all.length],
+  };
+  for (const [method, [rows, positions, targets]] of Object.entries(want) as [SequenceMethod, [number, number, number]][]) {
+    const got = needs(method);
+    if (got.targets !== targets || (rows >= 0 && (got.rows !== rows || got.positions !== positions))) {
+      fail(`${method} needs ${JSON.stringify({ rows: got.rows, positions: got.positions, targets: got.targets })}, want ${JSON.stringify({ rows, positions, targets })}`);
+    }
+  }
+  if (needs('logit-tree').positions > longestBranch) fail('logit-tree needs more positions than the longest branch');
+
   const compressed = buildPlan(tree, 'naive-compressed').sequences;
   if (compressed.length !== 1) fail('naive-compressed has one sequence');
   sameIds(checkSequence(rollout, compressed[0], final, 'naive-compressed'), kept, 'naive-compressed scores the non-dropped targets');
@@ -107,11 +126,18 @@ function checkAllPlans(tree: ConditioningTree): void {
   sameIds(Array.from(union.tree.ids.subarray(0, S)), tree.finalWalk, 'sdccUnion rows 0..S-1 are the final walk');
   for (let r = 0; r < S; r++) sameIds(visibleKeys(union.tree.end, r), Array.from({ length: r + 1 }, (_, j) => j), `sdccUnion student row ${r} sees the rows before it`);
   sameIds(checkSequence(rollout, union.tree, live, 'sdcc union').sort((a, b) => a - b), tree.divergingLeaves, 'sdcc union scores the diverging leaves');
-  const teacher = buildPlan(tree, 'sdcc').teachers[0];
-  const shared = Array.from(teacher.ids, (_, i) => visibleKeys(teacher.end, i).map((k) => teacher.ids[k])).filter(
-    (path) => path.length <= S && path.every((id, j) => tree.finalWalk[j] === id),
-  ).length;
-  if (union.tree.ids.length !== S + teacher.ids.length - shared) fail(`sdccUnion: ${union.tree.ids.length} rows, want S + teacher - shared = ${S} + ${teacher.ids.length} - ${shared}`);
+  // Its rows are exactly the trie nodes on the final walk's path or a diverging leaf's, each once.
+  const onPaths = new Set<number>();
+  for (const from of [tree.branchLeaf[tree.K], ...Array.from(tree.divergingLeaves, (id) => tree.scoringNode[id])]) {
+    for (let node = from; node >= 0; node = tree.parent[node]) onPaths.add(node);
+  }
+  if (union.tree.ids.length !== onPaths.size) fail(`sdccUnion: ${union.tree.ids.length} rows, the final walk and the leaves' paths hold ${onPaths.size} nodes`);
+  // The default SDCC plan is what the trainer runs: this union, its student rows shared.
+  const plan = buildPlan(tree, 'sdcc');
+  sameIds(Array.from(plan.teachers[0].ids), union.tree.ids, 'sdcc packed teacher is the union tree');
+  if (plan.sharedRows !== S) fail(`sdcc plan shares ${plan.sharedRows} rows, want the final walk's ${S}`);
+  // One grouped forward: the student's rows once, then the teacher's own.
+  if (planNeeds(plan).rows !== union.tree.ids.length) fail(`sdcc needs ${planNeeds(plan).rows} rows, its forward runs ${union.tree.ids.length}`);
 }
 
 const sizes = fc.oneof(

@@ -5,6 +5,8 @@ export const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-
 export type Method = (typeof METHODS)[number];
 /** Methods whose plan is a list of sequences (every method but sdcc). */
 export type SequenceMethod = Exclude<Method, 'sdcc'>;
+/** The methods that score targets, in the docs' order: every method but sdcc, which is an objective. */
+export const SEQUENCE_METHODS: readonly SequenceMethod[] = METHODS.filter((m): m is SequenceMethod => m !== 'sdcc');
 
 export function isMethod(name: string): name is Method {
   return (METHODS as readonly string[]).includes(name);
@@ -54,6 +56,11 @@ export interface SdccPlan {
   student: PlanSequence;
   /** Sequences holding the diverging leaves under their live prefixes: no gradient. */
   teachers: PlanSequence[];
+  /**
+   * Rows at the start of teachers[0] that are the student's own rows (the packed teacher: its
+   * tree shares the final walk, which the step computes once); 0 for branch teachers.
+   */
+  sharedRows: number;
   pairs: SdccPair[];
 }
 
@@ -61,9 +68,9 @@ export type Plan = SequencePlan | SdccPlan;
 
 export interface PlanOptions {
   /**
-   * How SDCC's teachers are laid out: one packed tree holding the diverging leaves' paths (default:
-   * never more rows than the branches, far fewer when branches share prefixes) or one causal
-   * sequence per branch.
+   * How SDCC's teachers are laid out: one packed tree of the final walk and the diverging leaves'
+   * paths (default: sdccUnion, the student's rows shared, so the teacher adds only the nodes the
+   * final walk lacks) or one causal sequence per branch holding a diverging leaf.
    */
   sdccTeacher?: 'logit-tree' | 'packed-4d';
 }

@@ -7,6 +7,7 @@ import { parseRolloutFile } from '../rollout/parse';
 import { deriveTree } from '../tree/derive';
 import { buildPlan } from './build';
 import { planToJson } from './json';
+import { planNeeds } from './needs';
 import type { PlanSequence } from './types';
 import { visibleKeys } from './visibility';
 
@@ -108,28 +109,34 @@ describe('plans of the worked example', () => {
   });
 
   it('sdcc pairs the two diverging leaves: student on the final prefix, teacher on the live one', () => {
+    // The packed teacher (the default, what the trainer runs): the final walk, then the trie paths
+    // of the diverging leaves that it does not share (b0's tail 2..8 holds none), in one tree.
     const plan = buildPlan(tree, 'sdcc');
     expect(Array.from(plan.student.ids)).toEqual([0, 1, 9, 10, 13, 14, 15, 16]);
-    expect(plan.teachers.map((s) => Array.from(s.ids))).toEqual([[0, 1, 9, 10, 7, 8, 11, 12, 13, 14]]);
+    expect(plan.teachers.map((s) => Array.from(s.ids))).toEqual([[0, 1, 9, 10, 13, 14, 15, 16, 7, 8, 11, 12, 13, 14]]);
+    expect(Array.from(plan.teachers[0].positions)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9]);
+    expect(plan.sharedRows).toBe(8);
+    expect(planNeeds(plan).rows).toBe(14); // 8 student rows, 6 teacher-only rows
     expect(plan.pairs).toEqual([
-      { id: 13, studentIndex: 4, teacher: 0, teacherIndex: 8 },
-      { id: 14, studentIndex: 5, teacher: 0, teacherIndex: 9 },
+      { id: 13, studentIndex: 4, teacher: 0, teacherIndex: 12 },
+      { id: 14, studentIndex: 5, teacher: 0, teacherIndex: 13 },
     ]);
     const teacher = seen(plan.teachers[0]);
     expect(teacher[13].prefix).toEqual(LIVE[13]);
     expect(teacher[14].prefix).toEqual(LIVE[14]);
     expect(seen(plan.student)[13].prefix).toEqual([0, 1, 9, 10]);
 
-    // The packed teacher keeps only the trie paths of the diverging leaves (b0's tail 2..8 holds none).
-    const packedTeacher = buildPlan(tree, 'sdcc', { sdccTeacher: 'packed-4d' });
-    expect(packedTeacher.teachers).toHaveLength(1);
-    expect(Array.from(packedTeacher.teachers[0].ids)).toEqual([0, 1, 9, 10, 7, 8, 11, 12, 13, 14]);
-    expect(Array.from(packedTeacher.teachers[0].positions)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(packedTeacher.pairs).toEqual([
+    // Branch teachers: one causal sequence per branch holding a leaf, cut after its last leaf.
+    const branches = buildPlan(tree, 'sdcc', { sdccTeacher: 'logit-tree' });
+    expect(branches.teachers.map((s) => Array.from(s.ids))).toEqual([[0, 1, 9, 10, 7, 8, 11, 12, 13, 14]]);
+    expect(Array.from(branches.teachers[0].positions)).toEqual(range(0, 10));
+    expect(branches.sharedRows).toBe(0);
+    expect(planNeeds(branches).rows).toBe(18);
+    expect(branches.pairs).toEqual([
       { id: 13, studentIndex: 4, teacher: 0, teacherIndex: 8 },
       { id: 14, studentIndex: 5, teacher: 0, teacherIndex: 9 },
     ]);
-    expect(seen(packedTeacher.teachers[0])[14].prefix).toEqual(LIVE[14]);
+    expect(seen(branches.teachers[0])[14].prefix).toEqual(LIVE[14]);
   });
 
   it('prints plans as docs/cli.md JSON: plain arrays, targets as {index, id}', () => {
@@ -146,6 +153,6 @@ describe('plans of the worked example', () => {
       ],
     });
     const sdcc = planToJson(buildPlan(tree, 'sdcc'));
-    expect(Object.keys(sdcc)).toEqual(['method', 'student', 'teachers', 'pairs']);
+    expect(Object.keys(sdcc)).toEqual(['method', 'student', 'teachers', 'sharedRows', 'pairs']);
   });
 });

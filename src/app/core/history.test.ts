@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MetricRecord } from '../train/engine/run';
+import type { MetricRecord } from '../../run/engine';
 import { appendRecords, createHistory, CSV_COLUMNS, historyCsv, historyJsonl } from './history';
 
 const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord => ({

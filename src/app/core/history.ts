@@ -4,7 +4,7 @@
 
 import { csvFormatRows } from 'd3';
 import type { Method } from '../../plan/types';
-import type { MetricRecord } from '../train/engine/run';
+import type { MetricRecord } from '../../run/engine';
 
 export interface MetricHistory {
   byMethod: Map<Method, MetricRecord[]>;

@@ -1,8 +1,8 @@
 import 'fake-indexeddb/auto';
 import { openDB } from 'idb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { presetModel, defaultRunConfig } from '../train/engine/config';
-import type { LaneCheckpoint, MetricRecord } from '../train/engine/run';
+import { presetModel, defaultRunConfig } from '../../run/config';
+import type { LaneCheckpoint, MetricRecord } from '../../run/engine';
 import { loadLastSet, saveLastSet } from './lastSet';
 import { clearRun, loadFile, loadRun, saveCheckpoint, saveFile, saveRun, type StoredRun } from './trainRun';
 

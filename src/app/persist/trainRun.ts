@@ -5,30 +5,13 @@
 // own, so the inspection views' store is never upgraded under them.
 
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { ModelConfig } from '../../model/config';
 import type { Method } from '../../plan/types';
-import type { RunInfo } from '../protocol/train';
-import type { LaneCheckpoint, MetricRecord } from '../train/engine/run';
+import type { RestoredRun, StoredFile, StoredRun } from '../../run/controller';
+import type { LaneCheckpoint, MetricRecord } from '../../run/engine';
 
 const CURRENT = 'current';
 
-export interface StoredRun {
-  info: RunInfo;
-  /** Whether the run was playing when last written: a restored run resumes playing. */
-  playing: boolean;
-}
-
-export interface StoredFile {
-  name: string;
-  bytes: Uint8Array;
-  model: ModelConfig;
-  savedAt: number;
-}
-
-export interface RestoredRun extends StoredRun {
-  lanes: LaneCheckpoint[];
-  history: MetricRecord[];
-}
+export type { RestoredRun, StoredFile, StoredRun };
 
 interface TrainDb extends DBSchema {
   /** The current run, under CURRENT. */

@@ -2,7 +2,7 @@
 // person would (open the example, select the target and method, load the demo model, configure a
 // run). A step that needs WebGPU waits for the probe and, without WebGPU, stops with the reason.
 // Moving on while a setup is in flight abandons it: only the newest step's setup finishes.
-import { DEMO_MODEL } from '../train/engine/config';
+import { DEMO_MODEL } from '../../run/config';
 import { TOUR_STEPS } from '../tour/steps';
 import type { Slice, TourSlice, WorkbenchState } from './types';
 

@@ -7,8 +7,8 @@ import { appendRecords, createHistory } from '../core/history';
 import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
 import type { TrainReply } from '../protocol/train';
 import { createTrainClient, type TrainClient } from '../protocol/trainClient';
-import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from '../train/engine/config';
-import type { MetricRecord } from '../train/engine/run';
+import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from '../../run/config';
+import type { MetricRecord } from '../../run/engine';
 import { saveRolloutJson } from './rolloutSlice';
 import type { Slice, TrainSlice } from './types';
 

@@ -11,8 +11,8 @@ import type { ViewData } from '../core/viewData';
 import type { ParsePhase, RolloutSummary } from '../protocol/parse';
 import type { ScoredMethod } from '../protocol/score';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../protocol/train';
-import type { RunConfig } from '../train/engine/config';
-import type { MetricRecord } from '../train/engine/run';
+import type { RunConfig } from '../../run/config';
+import type { MetricRecord } from '../../run/engine';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
 export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice & TourSlice & GlossarySlice;

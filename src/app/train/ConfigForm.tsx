@@ -6,7 +6,7 @@ import { describeConfig, MODEL_PRESETS, type ModelPreset } from '../../model/con
 import { METHODS, type Method } from '../../plan/types';
 import { useWorkbench } from '../store';
 import { METHOD_BY_ID } from '../../plan/palette';
-import { MAX_METHODS, orderedMethods, PRESETS, type RunConfig } from './engine/config';
+import { MAX_METHODS, orderedMethods, PRESETS, type RunConfig } from '../../run/config';
 
 function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
   return (

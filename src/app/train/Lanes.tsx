@@ -5,7 +5,8 @@ import type { Method } from '../../plan/types';
 import { downloadBlob } from '../export/download';
 import { useWorkbench } from '../store';
 import { METHOD_BY_ID } from '../../plan/palette';
-import { orderedMethods } from './engine/config';
+import { orderedMethods } from '../../run/config';
+import { optimizerStatePath } from '../../model/checkpoint-name';
 import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
 import { historyCsv, historyJsonl, type MetricHistory } from '../core/history';
 import { TermText } from '../glossary/Term';
@@ -110,7 +111,7 @@ function LaneActions({ method }: { method: Method }) {
     try {
       const file = await exportCheckpoint(method);
       downloadBlob(new Blob([file.weights as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), `${file.name}.safetensors`);
-      downloadBlob(new Blob([file.optimizer as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), `${file.name}.adamw.safetensors`);
+      downloadBlob(new Blob([file.optimizer as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), optimizerStatePath(`${file.name}.safetensors`));
     } finally {
       setBusy(false);
     }

@@ -8,7 +8,7 @@ import { byteTokenizer } from '../../rollout/tokenizer';
 import type { EventJson } from '../../rollout/format';
 import { useWorkbench } from '../store';
 import { METHOD_BY_ID } from '../../plan/palette';
-import { orderedMethods } from './engine/config';
+import { orderedMethods } from '../../run/config';
 import { LaneName } from './Lanes';
 
 function liveFigures(events: readonly EventJson[]) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRunConfig, type RunConfig } from './engine/config';
+import { defaultRunConfig, type RunConfig } from '../../run/config';
 import { parseRunFragment, serializeRunFragment } from './urlSchema';
 
 describe('run URL fragment', () => {

@@ -6,7 +6,7 @@ import { createGpuModel, type GpuModel } from '../../gpu/model';
 import { scorePlan } from '../../gpu/score';
 import { loadCheckpoint } from '../../model/checkpoint';
 import { describeConfig } from '../../model/config';
-import { buildPlan } from '../../plan';
+import { buildPlan, planNeeds } from '../../plan';
 import { deriveTree } from '../../tree';
 import { SCORED_METHODS, type MethodScores, type ScoreWorkerReply, type ScoreWorkerRequest } from '../protocol/score';
 
@@ -44,9 +44,8 @@ self.onmessage = async (event: MessageEvent<ScoreWorkerRequest>) => {
       try {
         if (maxToken >= vocabSize) throw new Error(`token ${maxToken} is outside the model's vocabulary (${vocabSize})`);
         const plan = buildPlan(tree, method);
-        let longest = 0;
-        for (const s of plan.sequences) for (const p of s.positions) if (p + 1 > longest) longest = p + 1;
-        if (longest > nPositions) throw new Error(`needs ${longest} positions, the model has ${nPositions}`);
+        const { positions } = planNeeds(plan);
+        if (positions > nPositions) throw new Error(`needs ${positions} positions, the model has ${nPositions}`);
         const { targets } = await scorePlan(model, plan, { rows: true });
         const rows = new Float32Array(targets.length * vocabSize);
         targets.forEach((t, i) => rows.set(t.row!, i * vocabSize));

@@ -5,7 +5,7 @@ import { useWorkbench } from '../../store';
 import { downloadText } from '../../export/download';
 import { sizedContext, useFrameDraw, useSize } from '../../views/useSize';
 import { INK } from '../../../plan/palette';
-import { orderedMethods } from '../engine/config';
+import { orderedMethods } from '../../../run/config';
 import type { WorkbenchState } from '../../store/types';
 import { drawChart, seriesOf } from './draw';
 import type { ChartSpec } from './specs';

@@ -6,7 +6,7 @@ import { scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
-import type { MetricRecord } from '../engine/run';
+import type { MetricRecord } from '../../../run/engine';
 import { LOG_FLOOR, type ChartSpec } from './specs';
 import type { Surface } from './surface';
 

@@ -5,7 +5,7 @@
 
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
-import type { MetricRecord } from '../engine/run';
+import type { MetricRecord } from '../../../run/engine';
 
 export interface ChartSpec {
   id: string;

@@ -1,13 +1,12 @@
 // The run engine on Dawn + SwiftShader, tiny model: lanes from one start, the exact lane at the
 // conditioning-drift floor and the naive one off it, exact resume, refusals, the NaN guard.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../../../gpu/device';
-import { loadCheckpoint, loadOptimizerState } from '../../../model/checkpoint';
-import { MODEL_PRESETS } from '../../../model/config';
-import { initWeights } from '../../../model/params';
-import { defaultRunConfig, type RunConfig } from './config';
-import { laneModelPolicy } from './modelPolicy';
-import { createRunEngine, RunRefusedError, StepFailedError, type MetricRecord } from './run';
+import { createGpu, type Gpu } from '../gpu/device';
+import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
+import { MODEL_PRESETS } from '../model/config';
+import { initWeights, type ModelWeights } from '../model/params';
+import { defaultRunConfig, runSpecOf, type RunConfig } from './config';
+import { createRunEngine as createEngine, RunRefusedError, StepFailedError, type MetricRecord, type RunOptions, type StepHooks } from './engine';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -18,12 +17,18 @@ afterAll(() => gpu?.destroy());
 const config: RunConfig = { ...defaultRunConfig('tiny'), methods: ['naive-compressed', 'packed-4d'], batch: 2, steps: 40, lr: 3e-3, evalEvery: 0 };
 const weights = initWeights(MODEL_PRESETS.tiny, config.seed);
 
+/** A browser run's engine, and its step as the records the page stores. */
+function createRunEngine(gpu: Gpu, c: RunConfig, options: RunOptions & { weights: ModelWeights }) {
+  const engine = createEngine(gpu, runSpecOf(c), options);
+  return Object.assign(engine, { records: async (hooks?: StepHooks): Promise<MetricRecord[]> => (await engine.next(hooks)).map((s) => s.record!) });
+}
+
 describe('run engine', () => {
   it('two lanes from one start: loss falls in both; packed-4d sits at the drift floor, naive-compressed does not', async () => {
     const engine = createRunEngine(gpu, config, { weights });
     await engine.preflight();
     const records: MetricRecord[] = [];
-    for (let i = 0; i < 12; i++) records.push(...(await engine.next()));
+    for (let i = 0; i < 12; i++) records.push(...(await engine.records()));
     engine.destroy();
     const of = (m: string) => records.filter((r) => r.method === m);
     for (const m of ['naive-compressed', 'packed-4d']) {
@@ -40,10 +45,10 @@ describe('run engine', () => {
   });
 
   it('evaluates every evalEvery steps: each lane model plays the held-out prompts greedily', async () => {
-    const engine = createRunEngine(gpu, { ...config, evalEvery: 2 }, { weights, lanePolicy: laneModelPolicy });
+    const engine = createRunEngine(gpu, { ...config, evalEvery: 2 }, { weights });
     const lanes: string[] = [];
-    const first = await engine.next({ lane: (m, phase) => lanes.push(`${m}:${phase ?? 'train'}`) });
-    const second = await engine.next({ lane: (m, phase) => lanes.push(`${m}:${phase ?? 'train'}`) });
+    const first = await engine.records({ lane: (m, phase) => lanes.push(`${m}:${phase ?? 'train'}`) });
+    const second = await engine.records({ lane: (m, phase) => lanes.push(`${m}:${phase ?? 'train'}`) });
     engine.destroy();
     expect(first.every((r) => r.evalEm === null && r.evalReward === null)).toBe(true);
     for (const r of second) {
@@ -57,11 +62,11 @@ describe('run engine', () => {
   it('a lane resumed from its checkpoint continues with the same losses', async () => {
     const straight = createRunEngine(gpu, { ...config, methods: ['packed-4d'] }, { weights });
     const losses: number[] = [];
-    for (let i = 0; i < 4; i++) losses.push((await straight.next())[0].loss);
+    for (let i = 0; i < 4; i++) losses.push((await straight.records())[0].loss);
     straight.destroy();
     const first = createRunEngine(gpu, { ...config, methods: ['packed-4d'] }, { weights });
-    await first.next();
-    await first.next();
+    await first.records();
+    await first.records();
     const [saved] = await first.checkpoint();
     first.destroy();
     expect(saved.step).toBe(2);
@@ -71,7 +76,7 @@ describe('run engine', () => {
       resume: { 'packed-4d': { weights: w, optimizer: loadOptimizerState(saved.optimizer, w.config) } },
     });
     expect(resumed.step).toBe(2);
-    for (let i = 2; i < 4; i++) expect(Math.abs((await resumed.next())[0].loss - losses[i])).toBeLessThanOrEqual(1e-6);
+    for (let i = 2; i < 4; i++) expect((await resumed.records())[0].loss).toBe(losses[i]); // bit for bit
     resumed.destroy();
   });
 

@@ -1,13 +1,13 @@
-// RL's policy: each lane's own model decoding with its KV cache (src/gpu/generate.ts), sampled at
-// temperature 1 over the full vocabulary so the recorded logprobs are the sampling distribution's
-// (the PPO ratio needs that); evaluations decode greedily. The decoder is wrapped only to report each token as it is fed back,
-// with the log-probability the policy records for it (the same logSoftmax of the same logits), so
-// the page can watch an action being written.
+// The on-policy player: a lane's own model decoding with its KV cache (src/gpu/generate.ts), as it is
+// at that step (the decoder reads the trainer's weight buffer, which AdamW updates in place). The
+// decoder is wrapped only to report each token as it is fed back, with the log-probability the
+// policy records for it (the same logSoftmax of the same logits), so a page can watch an action
+// being written; without a sink the numbers are those of the plain model policy.
 
-import { gpuLanguageModel } from '../../../gpu/generate';
-import { createModelPolicy, logSoftmax, type IncrementalDecoder, type LanguageModel } from '../../../harness/policies/model';
-import type { LanePolicy } from './run';
-import type { TokenRelay } from './rollouts';
+import { gpuLanguageModel } from '../gpu/generate';
+import type { GpuModel } from '../gpu/model';
+import { createModelPolicy, logSoftmax, type IncrementalDecoder, type LanguageModel, type SamplingOptions } from '../harness/policies/model';
+import type { Player, TokenRelay } from './play';
 
 /** `lm` whose decoders report every token fed back after a sample (all but an action's last). */
 export function streamingLanguageModel(lm: LanguageModel, relay: TokenRelay): LanguageModel {
@@ -48,13 +48,9 @@ export function streamingLanguageModel(lm: LanguageModel, relay: TokenRelay): La
   };
 }
 
-/** Sampling at temperature 1 for RL; greedy (temperature 0) for evaluations. */
-export const laneModelPolicy: LanePolicy = (lane, _env, mode = 'sample') => {
+/** `model` sampling as `sampling` says (RL: temperature 1 over the full vocabulary, so the recorded logprobs are the sampling distribution's, as the PPO ratio needs; evaluations greedily). */
+export function modelPlayer(model: GpuModel, sampling: SamplingOptions): Player {
   const relay: TokenRelay = { sink: null };
-  const policy = createModelPolicy(streamingLanguageModel(gpuLanguageModel(lane.trainer.model), relay), {
-    temperature: mode === 'greedy' ? 0 : 1,
-    topK: 0,
-    reuse: 'prefix',
-  });
+  const policy = createModelPolicy(streamingLanguageModel(gpuLanguageModel(model), relay), { ...sampling, reuse: 'prefix' });
   return { policy, relay };
-};
+}

@@ -1,11 +1,15 @@
-// A training run as plain data: what model it starts from, where its rollouts come from (an
-// environment, a memory editor, the expert or the model itself), which methods train side by side,
-// and the optimiser's knobs. Pure: the worker, the page, Node benchmarks and tests share it.
+// The browser's training run as plain data: what model it starts from, where its rollouts come from
+// (an environment, a memory editor, the expert or the model itself), which methods train side by
+// side, and the optimiser's knobs. Pure: the page, the worker, Node benchmarks and tests share it;
+// runSpecOf turns it into the run engine's RunSpec (engine.ts), as `mw train` turns its flags.
 
-import { DEMO_TASK, EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EditorSpec, type EnvId, type EnvSpec } from '../../../harness';
-import { MODEL_PRESETS, type ModelConfig, type ModelPreset } from '../../../model/config';
-import { METHODS, type Method } from '../../../plan/types';
-import type { Objective } from '../../../gpu/train';
+import { DEMO_TASK, EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EditorSpec, type EnvId, type EnvSpec } from '../harness';
+import { MODEL_PRESETS, type ModelConfig, type ModelPreset } from '../model/config';
+import type { LrSchedule } from '../objectives/adamw';
+import type { Objective } from '../objectives/tokens';
+import { METHODS, type Method } from '../plan/types';
+import type { RunSpec } from './engine';
+import type { PlaySpec } from './play';
 
 export const PRESETS = Object.keys(MODEL_PRESETS) as ModelPreset[];
 export const OBJECTIVES: readonly Objective[] = ['sft', 'rl'];
@@ -114,11 +118,6 @@ export function editorSpecOf(config: RunConfig): EditorSpec {
   return config.editor === 'none' ? editorSpec('none') : editorSpec(config.editor, { budget: config.budget });
 }
 
-/** Rollouts per step and method. */
-export function rolloutsPerStep(config: RunConfig): number {
-  return config.objective === 'rl' ? config.batch * config.group : config.batch;
-}
-
 /** Every problem with a config, in words a person can act on; empty when it can start. */
 export function configProblems(config: RunConfig): string[] {
   const problems: string[] = [];
@@ -160,6 +159,31 @@ export function orderedMethods(methods: readonly Method[]): Method[] {
   return METHODS.filter((m) => methods.includes(m));
 }
 
-export function configsMatch(a: RunConfig, b: RunConfig): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+export function runSchedule(config: RunConfig): LrSchedule {
+  const total = config.steps > 0 ? config.steps : 1_000_000;
+  return { peak: config.lr, warmup: Math.min(10, total), total, min: config.lr / 10 };
+}
+
+/** Where the run's episodes come from: SFT plays the scripted expert (one demonstration per prompt), RL each lane's model. */
+export function playSpecOf(config: RunConfig): PlaySpec {
+  return {
+    env: envSpecOf(config),
+    editor: editorSpecOf(config),
+    prompts: config.batch,
+    group: config.objective === 'rl' ? config.group : 1,
+    seed: config.seed,
+    maxActTokens: config.actTokens,
+  };
+}
+
+/** The run engine's spec of a browser run: its lanes in the palette's order, the expert's demonstrations for SFT, each lane's own episodes for RL. */
+export function runSpecOf(config: RunConfig): RunSpec {
+  return {
+    methods: orderedMethods(config.methods),
+    objective: config.objective,
+    lambda: config.lambda,
+    schedule: runSchedule(config),
+    source: { kind: 'played', play: playSpecOf(config), player: config.objective === 'rl' ? 'model' : 'expert', sampling: { temperature: 1 } },
+    evaluation: config.evalEvery > 0 ? { every: config.evalEvery, prompts: config.batch } : undefined,
+  };
 }

@@ -1,0 +1,48 @@
+// What a plan asks of the model: the sequences it runs, the positions they use, the rows its
+// forward passes hold and the targets its loss averages over. One rule for every caller that
+// checks a rollout against a model (mw train, mw experiment, the browser's runs, the score worker).
+
+import type { ConditioningTree } from '../tree/types';
+import { buildPlan } from './build';
+import type { Method, Plan, PlanOptions, PlanSequence } from './types';
+
+export interface PlanNeeds {
+  /** Every sequence the plan runs: a sequence plan's, or SDCC's student then its teachers. */
+  sequences: PlanSequence[];
+  /** Positions the model must have: the largest position id + 1 (learned embeddings stop at P). */
+  positions: number;
+  /** Rows of the forward passes (SDCC's packed teacher shares the student's rows). */
+  rows: number;
+  /** Targets the loss averages over (SDCC: the student's; its teachers add the KL pairs). */
+  targets: number;
+}
+
+export function planSequences(plan: Plan): PlanSequence[] {
+  return plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
+}
+
+export function planNeeds(plan: Plan): PlanNeeds {
+  const sequences = planSequences(plan);
+  let positions = 0;
+  let rows = 0;
+  for (const s of sequences) {
+    rows += s.ids.length;
+    for (const p of s.positions) positions = Math.max(positions, p + 1);
+  }
+  if (plan.method === 'sdcc') rows -= plan.sharedRows;
+  const targets = plan.method === 'sdcc' ? plan.student.targets.length : plan.sequences.reduce((n, s) => n + s.targets.length, 0);
+  return { sequences, positions, rows, targets };
+}
+
+/** The needs of `method`'s plan of `tree`. */
+export function methodNeeds(tree: ConditioningTree, method: Method, options?: PlanOptions): PlanNeeds {
+  return planNeeds(buildPlan(tree, method, options));
+}
+
+/** Why `tree` cannot train under `method` on a model of `nPositions`, or null when it can. */
+export function unfitReason(tree: ConditioningTree, method: Method, nPositions: number, options?: PlanOptions): string | null {
+  const needs = methodNeeds(tree, method, options);
+  if (needs.positions > nPositions) return `${method} needs ${needs.positions} positions, the model has ${nPositions}`;
+  if (needs.targets === 0) return `${method} scores no target`;
+  return null;
+}

@@ -1,0 +1,111 @@
+// One training step's layout, pure CPU: the plans of a batch of rollouts under one method packed
+// into the rows the model runs (docs/methods.md), SDCC's teacher rows and its KL pairs, and the
+// forward-only batch that measures the conditioning drift. The GPU step (src/gpu/train.ts) runs it.
+
+import type { ConditioningTree } from '../tree/types';
+import { packBatch, packSdccBatch, type PackedBatch, type SdccBatch } from './batch';
+import { buildPlan } from './build';
+import type { Method, PlanOptions, PlanSequence } from './types';
+
+export interface StepLayoutOptions extends PlanOptions {
+  method: Method;
+  /**
+   * Also score every target under its exact live prefix (docs/metrics.md, conditioning drift):
+   * free for the exact methods, the diverging leaves' teacher rows for SDCC, and for the others
+   * a packed-4d batch of every rollout, forward only. Default true.
+   */
+  conditioningDrift?: boolean;
+}
+
+export interface StepLayout {
+  /** The trained rows: every rollout's plan sequences (SDCC: its student), block-diagonal. */
+  batch: PackedBatch;
+  /** Rollout of each batch target. */
+  targetRollout: number[];
+  /** SDCC with branch teachers: the teachers' own batch, forward only. */
+  teacher: PackedBatch | null;
+  /**
+   * SDCC with the packed teacher: the student batch followed by the teacher rows it does not
+   * share, one grouped forward whose backward covers only the student's rows.
+   */
+  sdcc: SdccBatch | null;
+  /** SDCC's diverging leaves: their predictor rows in the student's and in the teacher's logits. */
+  pairs: { studentRow: number; teacherRow: number }[];
+  /** The live-prefix scoring batch of the conditioning drift (non-exact methods but SDCC), or null. */
+  live: PackedBatch | null;
+  /** Whether the step measures the conditioning drift (null figures when not). */
+  measuresLive: boolean;
+  nPacked: number;
+  nFinal: number;
+  divergingLeaves: number;
+}
+
+export const EXACT_METHODS: readonly Method[] = ['logit-tree', 'packed-4d'];
+
+/** Every tree's plan under `options.method`, packed into one step. */
+export function assembleStep(trees: readonly ConditioningTree[], options: StepLayoutOptions): StepLayout {
+  const { method } = options;
+  const sequences: PlanSequence[] = [];
+  const sequenceRollout: number[] = [];
+  const teachers: PlanSequence[] = [];
+  const unions: ({ tree: PlanSequence; studentLength: number } | null)[] = [];
+  const packedTeacher = options.sdccTeacher !== 'logit-tree';
+  const pairsById: { rollout: number; id: number; teacher: number }[] = [];
+  let nPacked = 0;
+  let nFinal = 0;
+  let divergingLeaves = 0;
+  trees.forEach((tree, r) => {
+    nPacked += tree.figures.packedLength;
+    nFinal += tree.figures.finalWalkLength;
+    divergingLeaves += tree.figures.divergingLeaves;
+    if (method === 'sdcc') {
+      const plan = buildPlan(tree, 'sdcc', { sdccTeacher: options.sdccTeacher });
+      sequences.push(plan.student);
+      sequenceRollout.push(r);
+      if (packedTeacher) {
+        unions.push(plan.teachers.length ? { tree: plan.teachers[0], studentLength: plan.sharedRows } : null);
+        for (const p of plan.pairs) pairsById.push({ rollout: r, id: p.id, teacher: sequences.length - 1 });
+      } else {
+        const base = teachers.length;
+        teachers.push(...plan.teachers);
+        for (const p of plan.pairs) pairsById.push({ rollout: r, id: p.id, teacher: base + p.teacher });
+      }
+    } else {
+      for (const s of buildPlan(tree, method).sequences) {
+        sequences.push(s);
+        sequenceRollout.push(r);
+      }
+    }
+  });
+  const batch = packBatch(sequences);
+  const targetRollout = batch.targets.map((t) => sequenceRollout[t.sequence]);
+  let teacher: PackedBatch | null = null;
+  let sdcc: SdccBatch | null = null;
+  const pairs: StepLayout['pairs'] = [];
+  if (method === 'sdcc' && pairsById.length > 0) {
+    // Rows that predict each diverging leaf: in the student batch and in its teacher sequence.
+    const studentRow = new Map<string, number>();
+    batch.targets.forEach((t) => studentRow.set(`${sequenceRollout[t.sequence]}:${t.id}`, t.predictor));
+    const teacherRow = new Map<string, number>();
+    if (packedTeacher) {
+      sdcc = packSdccBatch(batch, unions);
+      sdcc.teacherTargets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
+    } else {
+      teacher = packBatch(teachers);
+      teacher.targets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
+    }
+    for (const p of pairsById) {
+      const s = studentRow.get(`${p.rollout}:${p.id}`);
+      const q = teacherRow.get(`${p.teacher}:${p.id}`);
+      if (s === undefined || q === undefined) throw new Error(`sdcc: diverging leaf ${p.id} of rollout ${trees[p.rollout].rollout.id} has no student or teacher row`);
+      pairs.push({ studentRow: s, teacherRow: q });
+    }
+  }
+  const measuresLive = options.conditioningDrift ?? true;
+  let live: PackedBatch | null = null;
+  if (measuresLive && method !== 'sdcc' && !EXACT_METHODS.includes(method)) {
+    live = packBatch(trees.map((tree) => buildPlan(tree, 'packed-4d').sequences[0]));
+    if (live.targets.length === 0) live = null;
+  }
+  return { batch, targetRollout, teacher, sdcc, pairs, live, measuresLive, nPacked, nFinal, divergingLeaves };
+}

@@ -1,0 +1,651 @@
+// The browser's training run as a controller: it owns the device, the run engine (one trainer per
+// method), the metric history and the run's persistence, and reports the state as RunEvents as it
+// changes. The train worker only turns messages into calls (src/app/workers/train.worker.ts); tests
+// drive the same object in Node with an in-memory store. The step loop yields between steps, so
+// pause, reset and requests are handled while a run plays. A lost device is replaced and the run
+// restored from its last checkpoint; a non-finite step pauses the run with the reason.
+
+import { adapterLine, GpuUnavailableError, type Gpu } from '../gpu/device';
+import { CancelledError } from '../harness/dataset';
+import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
+import type { ModelConfig } from '../model/config';
+import { initWeights, type ModelWeights } from '../model/params';
+import type { Method } from '../plan/types';
+import type { EventJson, RolloutJson } from '../rollout/format';
+import { BYTE_VOCAB } from '../rollout/tokenizer';
+import { configProblems, presetModel, runSpecOf, type RunConfig } from './config';
+import { checkpointDue, createRunEngine, RunRefusedError, StepFailedError, type LaneCheckpoint, type LaneState, type MetricRecord, type RunEngine } from './engine';
+
+export type RunPhase =
+  /** No run. */
+  | 'idle'
+  /** Creating the device, the trainers; checking the first batch. */
+  | 'preparing'
+  | 'running'
+  /** Paused by request; the step in flight finishes first. */
+  | 'pausing'
+  | 'paused'
+  /** A fixed-length run reached its last step. */
+  | 'done'
+  /** The device was lost: a new one is being made and the run restored from its checkpoint. */
+  | 'recovering'
+  /** The config was refused before the run started (the reason names the limit). */
+  | 'refused'
+  /** No WebGPU in this browser: training cannot run (inspection still works). */
+  | 'unavailable';
+
+export interface RunStatus {
+  phase: RunPhase;
+  /** Why the run is in this phase, for people (a refusal, a failed step, a NaN). */
+  reason?: string;
+  /** What kind of stop `reason` explains. */
+  cause?: 'non-finite' | 'step-error' | 'refused' | 'no-webgpu' | 'device' | 'busy';
+}
+
+export interface RunInfo {
+  id: string;
+  config: RunConfig;
+  model: ModelConfig;
+  createdAt: number;
+  /** Step of the last checkpoint kept in the store (0: none yet). */
+  checkpointStep: number;
+}
+
+export interface Progress {
+  step: number;
+  /** Steps of a fixed-length run, 0 for an open-ended one. */
+  total: number;
+  stepsPerSec: number;
+  tokensPerSec: number;
+  /** Seconds to the last step (null: open-ended, or not measured yet). */
+  etaSec: number | null;
+}
+
+export interface BatchEntry {
+  id: string;
+  reward: number;
+  K: number;
+  length: number;
+}
+
+export interface ScoredTargets {
+  /** Target ids of the rollout, ascending. */
+  ids: number[];
+  /** The rollout's own logprob per target (null where it has none). */
+  rollout: (number | null)[];
+  /** Per sequence method, its logprob per target (null where the method does not score it). */
+  methods: Partial<Record<Method, (number | null)[]>>;
+}
+
+/** What the controller reports, as it happens. */
+export type RunEvent =
+  | { type: 'gpu'; ok: true; adapter: string; software: boolean }
+  | { type: 'gpu'; ok: false; reason: string; message: string }
+  | { type: 'status'; status: RunStatus }
+  /** A run began, was restored, recovered or reset: the whole metric history replaces the page's. */
+  | { type: 'run'; run: RunInfo | null; history: MetricRecord[] }
+  | { type: 'metrics'; records: MetricRecord[]; progress: Progress }
+  | { type: 'checkpointed'; step: number }
+  /** The batch of a lane's last step, for inspection. */
+  | { type: 'batch'; method: Method; step: number; rollouts: BatchEntry[] }
+  /**
+   * The episode being played, by the expert (SFT demonstrations, shared by every lane) or by a
+   * lane's model (RL): its events so far; `done` once it ended (the events then are the rollout as trained).
+   * At most one per live interval, the newest state: an episode may start before the last one's end was sent.
+   */
+  | {
+      type: 'live';
+      player: Method | 'expert';
+      /** A training batch, or the greedy evaluation on held-out prompts. */
+      purpose: 'train' | 'eval';
+      step: number;
+      index: number;
+      total: number;
+      id: string;
+      events: EventJson[];
+      done: boolean;
+    }
+  | { type: 'device-lost'; message: string }
+  /** A new device holds the run again, from the checkpoint at `step`. */
+  | { type: 'recovered'; step: number; adapter: string }
+  /** A GPU validation or memory error the controller did not expect (shown, not fatal by itself). */
+  | { type: 'gpu-error'; message: string };
+
+export interface StoredRun {
+  info: RunInfo;
+  /** Whether the run was playing when last written: a restored run resumes playing. */
+  playing: boolean;
+}
+
+export interface StoredFile {
+  name: string;
+  bytes: Uint8Array;
+  model: ModelConfig;
+  savedAt: number;
+}
+
+export interface RestoredRun extends StoredRun {
+  lanes: LaneCheckpoint[];
+  history: MetricRecord[];
+}
+
+/** Where the run outlives the page (IndexedDB in the browser). */
+export interface RunStore {
+  saveRun(run: StoredRun): Promise<void>;
+  /** A checkpoint: every lane's files, the history up to it and the run record, atomically. */
+  saveCheckpoint(run: StoredRun, lanes: readonly LaneCheckpoint[], history: readonly MetricRecord[]): Promise<void>;
+  loadRun(): Promise<RestoredRun | null>;
+  clearRun(): Promise<void>;
+  saveFile(file: StoredFile): Promise<void>;
+  loadFile(name: string): Promise<StoredFile | null>;
+}
+
+export interface ControllerDeps {
+  /** A device (throws GpuUnavailableError without WebGPU). */
+  createGpu(): Promise<Gpu>;
+  store: RunStore;
+  emit(event: RunEvent): void;
+  /** Held before the first command runs (the browser: one engine per profile); it may report 'busy' while it waits. */
+  lock?(busy: () => void): Promise<void>;
+  /** Live episode updates at most this often (default 100 ms: each one re-renders the page's live panel). */
+  liveIntervalMs?: number;
+}
+
+export interface RunController {
+  /** The page is up: probe the device, restore a stored run (which resumes if it was playing). */
+  hello(): void;
+  /** A new run from `config` (replacing any current one); it plays unless `paused`. */
+  start(config: RunConfig, paused?: boolean): void;
+  play(): void;
+  pause(): void;
+  /** One step, then paused (a paused run, or a new one from `config` when there is none). */
+  step(config?: RunConfig): void;
+  /** Ends the current run and forgets it (its stored checkpoints and history too). */
+  reset(): void;
+  /** A lane's current weights as a checkpoint file and its optimizer state. */
+  exportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
+  /** Keeps a lane's current weights as a named checkpoint, to start another run from. */
+  forkCheckpoint(method: Method): Promise<{ name: string; step: number }>;
+  /** Keeps a GPT-2 checkpoint under `name`, for configs whose `checkpoint` names it. */
+  importCheckpoint(name: string, bytes: Uint8Array): Promise<{ name: string; model: ModelConfig }>;
+  /** A rollout of a lane's last batch. */
+  rollout(method: Method, id: string): Promise<RolloutJson>;
+  /** Every method's log-probability of every target of a rollout of the last batch, under `method`'s weights. */
+  score(method: Method, id: string): Promise<ScoredTargets>;
+  /** Test hook: destroys the device as a driver reset would. */
+  loseDevice(): void;
+  /** Resolves once the commands queued so far and the step loop have finished. */
+  settled(): Promise<void>;
+}
+
+const now = () => performance.now();
+
+export function createRunController(deps: ControllerDeps): RunController {
+  const { store, emit } = deps;
+  const liveInterval = deps.liveIntervalMs ?? 100;
+  let gpu: Gpu | null = null;
+  /** Devices this controller destroys itself (reset, replacement) are not losses. */
+  const retired = new WeakSet<Gpu>();
+  let engine: RunEngine | null = null;
+  let info: RunInfo | null = null;
+  let history: MetricRecord[] = [];
+  let lastCheckpoint: LaneCheckpoint[] = [];
+  let status: RunStatus = { phase: 'idle' };
+  let playing = false;
+  /** Set by pause/reset: the step in flight stops between episodes. */
+  let cancelled = false;
+  /** The step loop while it runs. */
+  let loop: Promise<void> | null = null;
+  /** Recent step completions (wall ms, tokens) for the rates. */
+  let recent: { at: number; tokens: number }[] = [];
+
+  /** GPU work one at a time: steps, checkpoints, exports and scores never interleave. */
+  let gpuTail: Promise<unknown> = Promise.resolve();
+  const withGpu = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = gpuTail.then(work, work);
+    gpuTail = run.catch(() => undefined);
+    return run;
+  };
+
+  /** Commands that replace the run run one at a time. */
+  let commandTail: Promise<unknown> = Promise.resolve();
+  const serial = (work: () => Promise<void>): void => {
+    commandTail = commandTail.then(work, work).catch((error: unknown) => reportFailure(error));
+  };
+
+  const setStatus = (phase: RunPhase, reason?: string, cause?: RunStatus['cause']) => {
+    status = reason ? { phase, reason, cause } : { phase };
+    emit({ type: 'status', status });
+  };
+
+  const reportFailure = (error: unknown) => {
+    playing = false;
+    setStatus(engine ? 'paused' : 'idle', error instanceof Error ? error.message : String(error), 'step-error');
+  };
+
+  const ensureGpu = async (): Promise<Gpu | null> => {
+    if (gpu) return gpu;
+    try {
+      const created = await deps.createGpu();
+      gpu = created;
+      emit({ type: 'gpu', ok: true, adapter: adapterLine(created.info), software: created.info.isSoftware });
+      created.onEvent((event) => {
+        if (event.type === 'uncaptured-error') emit({ type: 'gpu-error', message: `${event.kind}: ${event.message}` });
+      });
+      void created.lost.then((event) => {
+        if (!retired.has(created)) onDeviceLost(created, event.message || `the device was lost (${event.reason})`);
+      });
+      return created;
+    } catch (error) {
+      const reason = error instanceof GpuUnavailableError ? error.reason : 'error';
+      const message = error instanceof Error ? error.message : String(error);
+      emit({ type: 'gpu', ok: false, reason, message });
+      setStatus('unavailable', message, 'no-webgpu');
+      return null;
+    }
+  };
+
+  /** The run's starting weights: a kept checkpoint, or fresh ones from the preset and the seed. */
+  const startingWeights = async (config: RunConfig): Promise<ModelWeights> => {
+    if (!config.checkpoint) return initWeights(presetModel(config), config.seed);
+    const file = await store.loadFile(config.checkpoint);
+    if (!file) throw new RunRefusedError(`checkpoint ${config.checkpoint} is not stored in this browser: import it again`);
+    return loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB });
+  };
+
+  const laneStates = (lanes: readonly LaneCheckpoint[]) => {
+    const out: Partial<Record<Method, LaneState>> = {};
+    for (const lane of lanes) {
+      const weights = loadCheckpoint(lane.weights);
+      out[lane.method] = { weights, optimizer: loadOptimizerState(lane.optimizer, weights.config) };
+    }
+    return out;
+  };
+
+  const buildEngine = async (device: Gpu, config: RunConfig, lanes: readonly LaneCheckpoint[]): Promise<RunEngine> => {
+    const weights = await startingWeights(config);
+    if (weights.config.vocabSize !== BYTE_VOCAB) {
+      throw new RunRefusedError(`the environments speak the byte tokenizer (${BYTE_VOCAB} tokens); this checkpoint has a vocabulary of ${weights.config.vocabSize}`);
+    }
+    try {
+      return createRunEngine(device, runSpecOf(config), { weights, resume: laneStates(lanes) });
+    } catch (error) {
+      // createGpuModel refuses what the adapter cannot hold, naming the limit.
+      throw new RunRefusedError((error as Error).message);
+    }
+  };
+
+  const finished = () => !!engine && !!info && info.config.steps > 0 && engine.step >= info.config.steps;
+
+  const progress = (): Progress => {
+    const step = engine?.step ?? 0;
+    const total = info?.config.steps ?? 0;
+    let stepsPerSec = 0;
+    let tokensPerSec = 0;
+    if (recent.length >= 2) {
+      const span = (recent[recent.length - 1].at - recent[0].at) / 1000;
+      const tokens = recent.slice(1).reduce((s, r) => s + r.tokens, 0);
+      if (span > 0) {
+        stepsPerSec = (recent.length - 1) / span;
+        tokensPerSec = tokens / span;
+      }
+    }
+    const etaSec = total > 0 && stepsPerSec > 0 ? Math.max(0, total - step) / stepsPerSec : null;
+    return { step, total, stepsPerSec, tokensPerSec, etaSec };
+  };
+
+  const persistRun = async () => {
+    if (info) await store.saveRun({ info, playing }).catch(() => undefined);
+  };
+
+  /** Every lane's checkpoint, kept in memory (device loss) and in the store with the history (reloads). */
+  const checkpoint = async () => {
+    if (!engine || !info) return;
+    const current = engine;
+    const lanes = await withGpu(() => current.checkpoint({ run: info!.id }));
+    if (current !== engine || !info) return;
+    lastCheckpoint = lanes;
+    const step = Math.min(...lanes.map((l) => l.step));
+    info = { ...info, checkpointStep: step };
+    const upTo = new Map(lanes.map((l) => [l.method, l.step]));
+    const kept = history.filter((r) => r.step <= (upTo.get(r.method) ?? 0));
+    try {
+      await store.saveCheckpoint({ info, playing }, lanes, kept);
+    } catch (error) {
+      emit({ type: 'gpu-error', message: `the checkpoint could not be stored: ${(error as Error).message}` });
+    }
+    emit({ type: 'checkpointed', step });
+  };
+
+  // Live episode updates: the newest state not sent yet (`events` the episode's own array while it grows), and the timer that sends it.
+  type LiveEvent = Extract<RunEvent, { type: 'live' }>;
+  let liveUnsent: LiveEvent | null = null;
+  let liveTimer: ReturnType<typeof setTimeout> | null = null;
+  let lastLivePost = -Infinity;
+  const sendLive = () => {
+    liveTimer = null;
+    if (!liveUnsent) return;
+    const event = liveUnsent.done ? liveUnsent : { ...liveUnsent, events: liveUnsent.events.slice() };
+    liveUnsent = null;
+    lastLivePost = now();
+    emit(event);
+  };
+  /** Sends `event` now, or as the newest state once the live interval has passed since the last one. */
+  const postLive = (event: LiveEvent) => {
+    liveUnsent = event;
+    const wait = lastLivePost + liveInterval - now();
+    if (wait <= 0) sendLive();
+    else liveTimer ??= setTimeout(sendLive, wait);
+  };
+  /** Forgets the live state waiting to be sent (the run it belongs to ended). */
+  const dropLive = () => {
+    if (liveTimer !== null) clearTimeout(liveTimer);
+    liveTimer = null;
+    liveUnsent = null;
+  };
+
+  const watcher = (step: number) => {
+    let player: Method | 'expert' = 'expert';
+    let purpose: 'train' | 'eval' = 'train';
+    let index = 0;
+    let total = 0;
+    let id = '';
+    const live = (events: readonly EventJson[], done: boolean) => postLive({ type: 'live', player, purpose, step, index, total, id, events: events as EventJson[], done });
+    return {
+      setPlayer(p: Method | 'expert', phase: 'train' | 'eval') {
+        player = p;
+        purpose = phase;
+      },
+      watch: {
+        start(i: number, n: number, rolloutId: string) {
+          index = i;
+          total = n;
+          id = rolloutId;
+        },
+        change: (events: readonly EventJson[]) => live(events, false),
+        done: (rollout: RolloutJson) => live(rollout.events, true),
+        cancelled: () => cancelled,
+      },
+    };
+  };
+
+  /** Whether `device` is lost, waiting briefly for a loss that is being reported. */
+  const deviceLost = async (device: Gpu): Promise<boolean> => {
+    if (retired.has(device)) return true;
+    return Promise.race([device.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 250))]);
+  };
+
+  /** One step of every lane; false when the run should stop playing. */
+  const stepOnce = async (): Promise<boolean> => {
+    const current = engine;
+    if (!current || !info) return false;
+    cancelled = false;
+    const w = watcher(current.step);
+    try {
+      const steps = await withGpu(() =>
+        current.next({
+          lane: (method, phase = 'train') => w.setPlayer(phase === 'eval' || info!.config.objective === 'rl' ? method : 'expert', phase),
+          watch: w.watch,
+        }),
+      );
+      if (current !== engine) return false;
+      const records = steps.flatMap((s) => (s.record ? [s.record] : []));
+      history.push(...records);
+      recent.push({ at: now(), tokens: records.reduce((s, r) => s + r.tokens, 0) });
+      if (recent.length > 12) recent = recent.slice(-12);
+      emit({ type: 'metrics', records, progress: progress() });
+      for (const s of steps) {
+        const lane = current.lanes.find((l) => l.method === s.method)!;
+        emit({ type: 'batch', method: s.method, step: lane.trainer.step, rollouts: s.batch.rollouts.map((r) => ({ id: r.id, reward: r.reward ?? 0, K: r.K, length: r.length })) });
+      }
+      if (checkpointDue(current.step, info.config.checkpointEvery, finished())) await checkpoint();
+      return true;
+    } catch (error) {
+      if (current !== engine || error instanceof CancelledError) return false;
+      // The device went away under the step (its loss may be reported just after the step's error): recovery takes over.
+      if (await deviceLost(current.lanes[0].trainer.gpu)) return false;
+      playing = false;
+      if (error instanceof StepFailedError) setStatus('paused', error.message, error.nonFinite ? 'non-finite' : 'step-error');
+      else setStatus('paused', error instanceof Error ? error.message : String(error), 'step-error');
+      await persistRun();
+      return false;
+    }
+  };
+
+  const startLoop = () => {
+    if (loop || !engine) return;
+    loop = (async () => {
+      recent = [];
+      while (playing && engine && !finished()) {
+        if (!(await stepOnce())) break;
+      }
+      if (engine && finished()) {
+        playing = false;
+        setStatus('done');
+        await persistRun();
+      } else if (engine && !playing && (status.phase === 'running' || status.phase === 'pausing')) {
+        setStatus('paused');
+      }
+    })().finally(() => {
+      loop = null;
+    });
+  };
+
+  const play = () => {
+    if (!engine) return;
+    if (finished()) {
+      setStatus('done');
+      return;
+    }
+    playing = true;
+    setStatus('running');
+    void persistRun();
+    startLoop();
+  };
+
+  /** Stops the loop and frees the run's GPU objects; the stored run stays unless `forget`. */
+  const stopRun = async (forget: boolean) => {
+    playing = false;
+    cancelled = true;
+    await loop;
+    dropLive();
+    const old = engine;
+    engine = null;
+    if (old) await withGpu(async () => old.destroy());
+    if (forget) {
+      info = null;
+      history = [];
+      lastCheckpoint = [];
+      await store.clearRun().catch(() => undefined);
+    }
+  };
+
+  const start = async (config: RunConfig, paused: boolean) => {
+    await stopRun(true);
+    emit({ type: 'run', run: null, history: [] });
+    const problems = configProblems(config);
+    if (problems.length) {
+      setStatus('refused', problems.join('; '), 'refused');
+      return;
+    }
+    setStatus('preparing');
+    const device = await ensureGpu();
+    if (!device) return;
+    let created: RunEngine | null = null;
+    try {
+      created = await buildEngine(device, config, []);
+      await created.preflight();
+    } catch (error) {
+      created?.destroy();
+      if (retired.has(device)) return;
+      setStatus('refused', error instanceof Error ? error.message : String(error), 'refused');
+      return;
+    }
+    engine = created;
+    info = { id: `run-${Date.now().toString(36)}`, config, model: created.model, createdAt: Date.now(), checkpointStep: 0 };
+    history = [];
+    playing = !paused;
+    await persistRun();
+    emit({ type: 'run', run: info, history });
+    if (paused) setStatus('paused');
+    else play();
+  };
+
+  /** Restores the stored run (on hello) or the current one on a new device: from its last checkpoint. */
+  const restore = async (stored: { info: RunInfo; lanes: LaneCheckpoint[]; history: MetricRecord[] }, resume: boolean): Promise<boolean> => {
+    const device = await ensureGpu();
+    if (!device) return false;
+    try {
+      engine = await buildEngine(device, stored.info.config, stored.lanes);
+    } catch (error) {
+      setStatus('refused', `the stored run cannot be restored: ${(error as Error).message}`, 'refused');
+      return false;
+    }
+    const upTo = new Map(stored.lanes.map((l) => [l.method, l.step]));
+    info = { ...stored.info, checkpointStep: stored.lanes.length ? Math.min(...stored.lanes.map((l) => l.step)) : 0 };
+    history = stored.history.filter((r) => r.step <= (upTo.get(r.method) ?? 0));
+    lastCheckpoint = stored.lanes.slice();
+    emit({ type: 'run', run: info, history });
+    if (resume) play();
+    else setStatus(finished() ? 'done' : 'paused');
+    return true;
+  };
+
+  const hello = async () => {
+    await deps.lock?.(() => setStatus('unavailable', 'another tab of the workbench is training (one engine per browser profile): this one starts when it closes', 'busy'));
+    const device = await ensureGpu();
+    if (!device) return;
+    const stored = await store.loadRun().catch(() => null);
+    if (!stored) {
+      emit({ type: 'run', run: null, history: [] });
+      setStatus('idle');
+      return;
+    }
+    setStatus('preparing');
+    await restore(stored, stored.playing);
+  };
+
+  const onDeviceLost = (lost: Gpu, message: string) => {
+    if (gpu !== lost) return;
+    retired.add(lost);
+    gpu = null;
+    emit({ type: 'device-lost', message });
+    const wasPlaying = playing;
+    serial(async () => {
+      setStatus('recovering', message, 'device');
+      playing = false;
+      cancelled = true;
+      // A read back on a lost device rejects; should one hang instead, recovery does not wait on it.
+      await Promise.race([loop, new Promise((r) => setTimeout(r, 3000))]);
+      const old = engine;
+      engine = null;
+      // The old device's buffers are gone with it; destroying them is harmless and frees the objects.
+      old?.destroy();
+      gpuTail = Promise.resolve();
+      if (!info) {
+        await ensureGpu();
+        setStatus('idle', `recovered from a lost device: ${message}`, 'device');
+        return;
+      }
+      let attempts = 0;
+      while (!(await ensureGpu()) && attempts++ < 3) await new Promise((r) => setTimeout(r, 500 * attempts));
+      if (!gpu) return;
+      const ok = await restore({ info, lanes: lastCheckpoint, history }, false);
+      if (!ok) return;
+      emit({ type: 'recovered', step: engine!.step, adapter: adapterLine(gpu.info) });
+      if (wasPlaying) play();
+    });
+  };
+
+  const laneOf = (method: Method) => {
+    const lane = engine?.lanes.find((l) => l.method === method);
+    if (!lane) throw new Error(`no lane trains ${method}`);
+    return lane;
+  };
+
+  const laneCheckpoint = async (method: Method) => {
+    const lane = laneOf(method);
+    const bytes = await withGpu(() => lane.trainer.checkpoint({ run: info?.id ?? '', method }));
+    return { lane, bytes, name: `${info?.id ?? 'run'}-${method}-step${lane.trainer.step}` };
+  };
+
+  const batchRollout = (method: Method, id: string) => {
+    const lane = laneOf(method);
+    const played = lane.last?.played;
+    const index = played?.rollouts.findIndex((r) => r.id === id) ?? -1;
+    if (!played || index < 0) throw new Error(`rollout ${id} is not in the last batch of ${method}`);
+    return { json: played.json[index], rollout: played.rollouts[index] };
+  };
+
+  return {
+    hello: () => serial(hello),
+    start: (config, paused = false) => serial(() => start(config, paused)),
+    play: () => serial(async () => play()),
+    pause() {
+      if (!playing) return;
+      playing = false;
+      cancelled = true;
+      setStatus(loop ? 'pausing' : 'paused');
+      void persistRun();
+    },
+    step(config) {
+      serial(async () => {
+        if (!engine && config) await start(config, true);
+        if (!engine || playing || loop || finished()) return;
+        setStatus('running');
+        const ok = await stepOnce();
+        if (ok) setStatus(finished() ? 'done' : 'paused');
+      });
+    },
+    reset() {
+      cancelled = true;
+      playing = false;
+      serial(async () => {
+        await stopRun(true);
+        emit({ type: 'run', run: null, history: [] });
+        setStatus(gpu ? 'idle' : status.phase === 'unavailable' ? 'unavailable' : 'idle');
+      });
+    },
+    async exportCheckpoint(method) {
+      const { name, bytes } = await laneCheckpoint(method);
+      return { name, ...bytes };
+    },
+    async forkCheckpoint(method) {
+      const { lane, name, bytes } = await laneCheckpoint(method);
+      const file = `${name}.safetensors`;
+      await store.saveFile({ name: file, bytes: bytes.weights, model: lane.trainer.model.config, savedAt: Date.now() });
+      return { name: file, step: lane.trainer.step };
+    },
+    async importCheckpoint(name, bytes) {
+      const weights = loadCheckpoint(bytes, { maxVocab: BYTE_VOCAB });
+      if (weights.config.vocabSize !== BYTE_VOCAB) {
+        throw new Error(`${name}: the environments speak the byte tokenizer (${BYTE_VOCAB} tokens); this checkpoint has a vocabulary of ${weights.config.vocabSize}`);
+      }
+      await store.saveFile({ name, bytes, model: weights.config, savedAt: Date.now() });
+      return { name, model: weights.config };
+    },
+    async rollout(method, id) {
+      return batchRollout(method, id).json;
+    },
+    async score(method, id) {
+      const { rollout } = batchRollout(method, id);
+      const current = engine!;
+      const evaluation = await withGpu(() => current.score(method, rollout));
+      const ids = Array.from(rollout.targets);
+      const scores: ScoredTargets = { ids, rollout: ids.map((t) => (Number.isFinite(rollout.logprobs[t]) ? rollout.logprobs[t] : null)), methods: {} };
+      for (const [m, perRollout] of Object.entries(evaluation)) scores.methods[m as Method] = ids.map((t) => perRollout[0].get(t) ?? null);
+      return scores;
+    },
+    loseDevice() {
+      // As a driver reset would: the device goes away under the run, not through reset.
+      gpu?.device.destroy();
+    },
+    async settled() {
+      for (let tail = commandTail; ; tail = commandTail) {
+        await tail;
+        await loop;
+        if (tail === commandTail && !loop) return;
+      }
+    },
+  };
+}

@@ -1,0 +1,401 @@
+// The training run, one engine for `mw train`, `mw experiment` and the browser: one lane per method,
+// each its own trainer (weights and AdamW state) started from the same weights and fed the same
+// prompts. A step advances every lane that is at the run's step: its batch from the run's source,
+// each rollout's tree derived once, the rollouts its method cannot train on left out and counted,
+// then one update. A lane whose update failed (a non-finite gradient) retries alone. No DOM, no
+// files: callers add persistence (src/run/files.ts for the CLI, IndexedDB in the browser).
+
+import { CancelledError } from '../harness/dataset';
+import { createEnv } from '../harness/env';
+import { createExpertPolicy } from '../harness/policies/expert';
+import type { SamplingOptions } from '../harness/policies/model';
+import type { Gpu } from '../gpu/device';
+import { NonFiniteGradientError } from '../gpu/adamw';
+import { checkModelFits, type GpuModel } from '../gpu/model';
+import { createTrainer, type StepFigures, type StepMetrics, type Trainer } from '../gpu/train';
+import type { Evaluation } from '../metrics/drift-report';
+import { stepFiguresOf } from '../metrics/step';
+import type { LrSchedule } from '../objectives/adamw';
+import type { Objective } from '../objectives/tokens';
+import type { OptimizerState } from '../model/checkpoint';
+import type { ModelConfig } from '../model/config';
+import type { ModelWeights } from '../model/params';
+import { methodNeeds, unfitReason } from '../plan/needs';
+import { SEQUENCE_METHODS, type Method } from '../plan/types';
+import type { Rollout } from '../rollout/rollout';
+import { deriveTree } from '../tree/derive';
+import type { ConditioningTree } from '../tree/types';
+import { playBatch, type EpisodeWatch, type PlaySpec, type PlayedBatch, type Player } from './play';
+import { modelPlayer } from './policy';
+import { batchIndices, heldOutSeed, type Order } from './seeds';
+
+/** Where a run's rollouts come from. */
+export type RolloutSource =
+  /** A file's rollouts, B per step through seeded epochs (batchIndices); trees when the caller derived them. */
+  | { kind: 'file'; rollouts: readonly Rollout[]; trees?: readonly ConditioningTree[]; batch: number; order: Order; seed: number }
+  /**
+   * Episodes played before each step: by the scripted expert (one batch per step, shared by every
+   * lane) or by each lane's model as it is then (on-policy, sampled as `sampling` says). `fit`: the
+   * methods every trained rollout must fit (default the lane's own); `first`: step 0's batch, played already.
+   */
+  | { kind: 'played'; play: PlaySpec; player: 'expert' | 'model'; sampling?: SamplingOptions; fit?: readonly Method[]; first?: PlayedBatch };
+
+export interface RunSpec {
+  /** The lanes, in this order: one trainer per method. */
+  methods: readonly Method[];
+  objective: Objective;
+  /** SDCC's KL weight (default 0.1). */
+  lambda?: number;
+  sdccTeacher?: 'logit-tree' | 'packed-4d';
+  schedule: LrSchedule;
+  /** Measure the conditioning drift each step (default true; one extra forward for the non-exact methods). */
+  conditioningDrift?: boolean;
+  source: RolloutSource;
+  /** Every `every` steps each lane's model plays `prompts` held-out prompts greedily (played sources only). */
+  evaluation?: { every: number; prompts: number };
+  /** A step with nothing to train on fails the lane (default), or is skipped: counted, no update. */
+  nothingToTrain?: 'fail' | 'skip';
+}
+
+/** One method's figures after one step (docs/metrics.md), as stored, charted and exported: the trainer's, and the batch's. */
+export type MetricRecord = StepFigures & {
+  /** Mean edits per rollout of the batch. */
+  K: number;
+  reward: number;
+  em: number;
+  /** Greedy play on the held-out prompts after this step (every `evaluation.every` steps), else null. */
+  evalReward: number | null;
+  evalEm: number | null;
+  /** Rollouts left out of the step: their method's plan does not fit the model's positions, or scores nothing. */
+  skipped: number;
+  /** Playing the episodes of the batch (RL: the model decoding). */
+  genMs: number;
+  /** Wall-clock time of the record's creation (ms since the epoch). */
+  time: number;
+};
+
+export class RunRefusedError extends Error {
+  override readonly name = 'RunRefusedError';
+}
+
+/**
+ * A lane's step failed: `non-finite`, the update was refused (weights, moments and step unchanged);
+ * `untrainable`, no rollout of the batch can be trained on; `failed`, anything else.
+ */
+export class StepFailedError extends Error {
+  override readonly name = 'StepFailedError';
+  constructor(
+    readonly method: Method,
+    readonly kind: 'non-finite' | 'untrainable' | 'failed',
+    /** The reason without the method. */
+    readonly reason: string,
+  ) {
+    super(`${method}: ${reason}`);
+  }
+  get nonFinite(): boolean {
+    return this.kind === 'non-finite';
+  }
+}
+
+/** What one lane trained on at one step. */
+export interface StepBatch {
+  rollouts: readonly Rollout[];
+  trees: readonly ConditioningTree[];
+  /** A played source's episodes (JSON, figures); null for a file. */
+  played: PlayedBatch | null;
+}
+
+export interface Lane {
+  method: Method;
+  trainer: Trainer;
+  /** Steps taken: updates applied, and (nothingToTrain 'skip') steps skipped. */
+  step: number;
+  /** The batch of this lane's last step, for inspection. */
+  last: StepBatch | null;
+}
+
+/** One lane's step. */
+export interface LaneStep {
+  method: Method;
+  batch: StepBatch;
+  /** The rollouts the update trained on, and those left out (with why). */
+  trained: readonly Rollout[];
+  leftOut: { id: string; reason: string }[];
+  /** The trainer's figures and the record of them; null when the step was skipped. */
+  metrics: StepMetrics | null;
+  record: MetricRecord | null;
+  skipped: string | null;
+  /** Time spent playing this lane's batch (0 when it reused a batch played already). */
+  genMs: number;
+}
+
+export interface LaneState {
+  weights: ModelWeights;
+  optimizer: OptimizerState;
+}
+
+export interface LaneCheckpoint {
+  method: Method;
+  step: number;
+  weights: Uint8Array;
+  optimizer: Uint8Array;
+}
+
+export interface RunOptions {
+  /** Starting weights of every lane (fresh or a loaded checkpoint). */
+  weights: ModelWeights;
+  /** Lanes resumed from a checkpoint: their weights and AdamW state. */
+  resume?: Partial<Record<Method, LaneState>>;
+  /** How a lane's model plays (default modelPlayer: its GPU decoder, streaming its tokens). */
+  player?: (model: GpuModel, sampling: SamplingOptions) => Player;
+}
+
+export interface StepHooks {
+  /** Per lane, before it plays or trains, and before it is evaluated. */
+  lane?(method: Method, phase?: 'train' | 'eval'): void;
+  watch?: EpisodeWatch;
+}
+
+export interface HeldOut {
+  seed: number;
+  rollouts: number;
+  reward: number;
+  em: number;
+}
+
+export interface RunEngine {
+  readonly spec: RunSpec;
+  readonly model: ModelConfig;
+  readonly lanes: readonly Lane[];
+  /** Completed steps: the smallest over the lanes. */
+  readonly step: number;
+  /** Checks the first batch of every method against the model and the adapter; throws RunRefusedError. */
+  preflight(): Promise<void>;
+  /**
+   * One step of every lane at the run's step, in lane order. Cancelled (the watch says so) after
+   * some lanes stepped, it returns theirs; cancelled before any, it throws CancelledError.
+   */
+  next(hooks?: StepHooks): Promise<LaneStep[]>;
+  /** `method`'s model playing `prompts` held-out prompts greedily (the run's played source). */
+  evaluate(method: Method, prompts: number, hooks?: StepHooks): Promise<HeldOut>;
+  checkpoint(metadata?: Record<string, string>): Promise<LaneCheckpoint[]>;
+  /** Every sequence method's log-probability of every target of `rollout`, under `method`'s weights. */
+  score(method: Method, rollout: Rollout): Promise<Evaluation>;
+  destroy(): void;
+}
+
+export const GREEDY: SamplingOptions = { temperature: 0 };
+
+export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): RunEngine {
+  const model = options.weights.config;
+  const P = model.nPositions;
+  const { source } = spec;
+  const player = options.player ?? modelPlayer;
+  const lanes: Lane[] = [];
+  try {
+    for (const method of spec.methods) {
+      const resumed = options.resume?.[method];
+      const trainer = createTrainer(gpu, resumed?.weights ?? options.weights, { schedule: spec.schedule, optimizerState: resumed?.optimizer });
+      lanes.push({ method, trainer, step: trainer.step, last: null });
+    }
+  } catch (error) {
+    lanes.forEach((l) => l.trainer.destroy());
+    throw error;
+  }
+  const stepOf = () => Math.min(...lanes.map((l) => l.step));
+  const lane = (method: Method) => {
+    const found = lanes.find((l) => l.method === method);
+    if (!found) throw new Error(`no lane trains ${method}`);
+    return found;
+  };
+  const fileTrees = source.kind === 'file' ? (source.trees ?? source.rollouts.map(deriveTree)) : [];
+  const expert = source.kind === 'played' && source.player === 'expert' ? { policy: createExpertPolicy(createEnv(source.play.env)) } : null;
+  /** The expert's batch of the step being played (every lane trains on it). */
+  let shared: { step: number; batch: PlayedBatch } | null = source.kind === 'played' && source.first ? { step: 0, batch: source.first } : null;
+
+  /** The batch `target` trains on at `step`, and the time spent playing it (0: reused). */
+  const draw = async (target: Lane | null, step: number, watch?: EpisodeWatch): Promise<{ batch: StepBatch; genMs: number }> => {
+    if (source.kind === 'file') {
+      const indices = batchIndices(source.rollouts.length, source.batch, step, source.order, source.seed);
+      return { batch: { rollouts: indices.map((i) => source.rollouts[i]), trees: indices.map((i) => fileTrees[i]), played: null }, genMs: 0 };
+    }
+    const shares = expert || (step === 0 && source.first);
+    if (shares && shared?.step === step) return { batch: played(shared.batch), genMs: 0 };
+    const who = expert ?? player((target ?? lanes[0]).trainer.model, source.sampling ?? {});
+    const batch = await playBatch(source.play, step, who, { nPositions: P, watch });
+    if (shares) shared = { step, batch };
+    return { batch: played(batch), genMs: batch.genMs };
+  };
+  const played = (batch: PlayedBatch): StepBatch => ({ rollouts: batch.rollouts, trees: batch.trees, played: batch });
+
+  const record = (m: StepMetrics, batch: StepBatch, genMs: number, skipped: number): MetricRecord => {
+    const figures = stepFiguresOf(m);
+    // Demonstrations carry logprob 0 (the expert is certain): a gap to them is not drift.
+    const demonstrations = source.kind === 'played' && source.player === 'expert';
+    return {
+      ...figures,
+      logdiff: demonstrations ? null : m.logdiff,
+      mu: demonstrations ? null : m.mu,
+      K: batch.played?.K ?? batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
+      reward: batch.played?.reward ?? 0,
+      em: batch.played?.em ?? 0,
+      evalReward: null,
+      evalEm: null,
+      skipped,
+      genMs,
+      time: Date.now(),
+    };
+  };
+
+  const stepLane = async (l: Lane, step: number, hooks: StepHooks): Promise<LaneStep> => {
+    const { batch, genMs } = await draw(l, step, hooks.watch);
+    l.last = batch;
+    // The model's own episodes can outgrow its positions (a view over the context limit before an
+    // edit shortens it), and a method may score nothing of a rollout: such rollouts are left out.
+    const { trained, trees, leftOut } = fitRollouts(batch, source.kind === 'played' && source.fit ? source.fit : [l.method], P, spec.sdccTeacher);
+    const base = { method: l.method, batch, trained, leftOut, genMs };
+    if (trained.length === 0) {
+      const why = `none of the ${batch.rollouts.length} rollouts of step ${step + 1} can be trained on (${summarizeReasons(leftOut)})`;
+      if (spec.nothingToTrain !== 'skip') throw new StepFailedError(l.method, 'untrainable', why);
+      l.step++;
+      return { ...base, metrics: null, record: null, skipped: why };
+    }
+    let metrics: StepMetrics;
+    try {
+      metrics = await l.trainer.trainStep(trained, { method: l.method, objective: spec.objective, lambda: spec.lambda, sdccTeacher: spec.sdccTeacher, conditioningDrift: spec.conditioningDrift }, trees);
+    } catch (error) {
+      throw new StepFailedError(l.method, error instanceof NonFiniteGradientError ? 'non-finite' : 'failed', (error as Error).message);
+    }
+    l.step++;
+    return { ...base, metrics, record: record(metrics, batch, genMs, leftOut.length), skipped: null };
+  };
+
+  const evaluate = async (method: Method, prompts: number, hooks: StepHooks = {}): Promise<HeldOut> => {
+    if (source.kind !== 'played') throw new Error('evaluate: a run from a file has no environment to play');
+    const l = lane(method);
+    hooks.lane?.(method, 'eval');
+    const seed = heldOutSeed(source.play.seed);
+    // Not cancelled: an evaluation belongs to the step whose record it completes.
+    const watch = { ...hooks.watch, cancelled: undefined };
+    const batch = await playBatch(source.play, l.step, player(l.trainer.model, GREEDY), { nPositions: P, watch, seed, prompts, group: 1 });
+    return { seed, rollouts: batch.rollouts.length, reward: batch.reward, em: batch.em };
+  };
+
+  return {
+    spec,
+    model,
+    lanes,
+    get step() {
+      return stepOf();
+    },
+
+    async preflight() {
+      // The run's first batch stands for the data: every method's plan must fit the model's
+      // positions and the adapter's buffers. A model's episodes are bounded by the same context as
+      // the expert's, whose demonstrations of the same prompts stand for them.
+      const step = stepOf();
+      const batch =
+        source.kind === 'played' && source.player === 'model'
+          ? played(await playBatch(source.play, step, { policy: createExpertPolicy(createEnv(source.play.env)) }, { nPositions: P }))
+          : (await draw(null, step)).batch;
+      for (const l of lanes) {
+        let rows = 0;
+        let positions = 0;
+        let targets = 0;
+        for (const tree of batch.trees) {
+          const needs = methodNeeds(tree, l.method, { sdccTeacher: spec.sdccTeacher });
+          rows += needs.rows;
+          positions = Math.max(positions, needs.positions);
+          targets += needs.targets;
+        }
+        if (positions > P) {
+          throw new RunRefusedError(
+            `${l.method} needs position ${positions - 1} but the model has n_positions ${P}` +
+              (l.method === 'naive-full' ? ' (naive-full scores on the whole physical tape)' : '') +
+              ': lower the difficulty, the filler or the editor budget, or use a larger model',
+          );
+        }
+        if (targets === 0) throw new RunRefusedError(`${l.method} scores no target in the first batch (every target is dropped)`);
+        try {
+          checkModelFits(model, gpu.device, rows);
+        } catch (error) {
+          throw new RunRefusedError(`${l.method}, batch of ${batch.rollouts.length} rollouts: ${(error as Error).message}`);
+        }
+      }
+    },
+
+    async next(hooks = {}) {
+      const step = stepOf();
+      const out: LaneStep[] = [];
+      for (const l of lanes) {
+        if (l.step !== step) continue;
+        hooks.lane?.(l.method);
+        try {
+          out.push(await stepLane(l, step, hooks));
+        } catch (error) {
+          // Stopped between episodes: the lanes that stepped keep their records; the rest step next time.
+          if (error instanceof CancelledError && out.length) return out;
+          throw error;
+        }
+      }
+      const every = spec.evaluation?.every ?? 0;
+      for (const s of out) {
+        if (!s.record || every <= 0 || s.record.step % every !== 0) continue;
+        const heldOut = await evaluate(s.method, spec.evaluation!.prompts, hooks);
+        s.record.evalReward = heldOut.reward;
+        s.record.evalEm = heldOut.em;
+      }
+      return out;
+    },
+
+    evaluate,
+
+    async checkpoint(metadata = {}) {
+      const out: LaneCheckpoint[] = [];
+      for (const l of lanes) {
+        const bytes = await l.trainer.checkpoint({ ...metadata, method: l.method });
+        out.push({ method: l.method, step: l.trainer.step, ...bytes });
+      }
+      return out;
+    },
+
+    async score(method, rollout) {
+      const tree = deriveTree(rollout);
+      // naive-full runs on the whole tape: leave it out when the tape is longer than the model's positions.
+      const fits = SEQUENCE_METHODS.filter((m) => m !== 'naive-full' || tree.figures.physicalLength <= P);
+      return lane(method).trainer.evaluate([rollout], fits);
+    },
+
+    destroy() {
+      lanes.forEach((l) => l.trainer.destroy());
+    },
+  };
+}
+
+/** The rollouts of `batch` every one of `methods` can train on within `nPositions`, and why the others cannot. */
+export function fitRollouts(batch: Pick<StepBatch, 'rollouts' | 'trees'>, methods: readonly Method[], nPositions: number, sdccTeacher?: RunSpec['sdccTeacher']) {
+  const trained: Rollout[] = [];
+  const trees: ConditioningTree[] = [];
+  const leftOut: { id: string; reason: string }[] = [];
+  batch.rollouts.forEach((rollout, i) => {
+    const reason = methods.map((m) => unfitReason(batch.trees[i], m, nPositions, { sdccTeacher })).find((r) => r !== null);
+    if (reason) leftOut.push({ id: rollout.id, reason });
+    else {
+      trained.push(rollout);
+      trees.push(batch.trees[i]);
+    }
+  });
+  return { trained, trees, leftOut };
+}
+
+/** "3 × naive-full needs 140 positions, the model has 128; 1 × ..." */
+function summarizeReasons(leftOut: readonly { reason: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const { reason } of leftOut) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  return [...counts].map(([reason, n]) => `${n} × ${reason}`).join('; ');
+}
+
+/** A step is checkpointed every `every` steps of the run (counted from its start, resumed steps included) and at its last step. */
+export function checkpointDue(step: number, every: number, last: boolean): boolean {
+  return last || (every > 0 && step % every === 0);
+}
