@@ -13,7 +13,7 @@ import { streamChat } from '../rollout/importers/chat';
 import type { OpenSource } from '../rollout/importers/lines';
 import { importTurnsText } from '../rollout/importers/turns';
 import { detectFileKind } from '../rollout/stream';
-import { formatImportReport, type ImportReport } from '../rollout/importers/report';
+import { formatFileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import { validateRollout } from '../rollout/validate';
@@ -184,14 +184,15 @@ export const importCommand: Command = {
     }
     const format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
     if (format === 'turns') {
+      // The same lines the app shows beside the summary (formatFileReport).
       const { rollouts, records, convention } = await importTurnsFile(file, out);
-      io.err(`${file}: turns (${convention} fields): ${records} record${records === 1 ? '' : 's'} -> ${rollouts} rollout${rollouts === 1 ? '' : 's'} (one per trajectory)\nwrote ${out}\n`);
+      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
       const report = format === 'agent-session' ? await importAgentSessionFile(file, out) : await importChatFile(file, out);
-      io.err(`${formatImportReport(report, file)}\nwrote ${out}\n`);
+      io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
     } else {
       const n = await importWholeFile(file, out, format);
-      io.err(`${file}: ${format === 'calls' ? CALLS_FORMAT : 'read by the core'}: ${n} rollout${n === 1 ? '' : 's'}\nwrote ${out}\n`);
+      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(format === 'calls' ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
     }
     return 0;
   },
