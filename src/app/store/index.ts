@@ -1,6 +1,7 @@
 // The workbench store: one zustand store built from slices (typed in ./types). Components read it
 // through small selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
 import { create } from 'zustand';
+import { createDatasetSlice } from './datasetSlice';
 import { createDriftSlice } from './driftSlice';
 import { createGpuSlice } from './gpuSlice';
 import { createRolloutSlice } from './rolloutSlice';
@@ -13,5 +14,6 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createRolloutSlice(...a),
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
+  ...createDatasetSlice(...a),
   ...createTrainSlice(...a),
 }));
