@@ -42,14 +42,15 @@ function useRunUrl(): void {
 
 const OPEN_KEY = 'mw.train.open';
 
-/** Open when the person left it open, or when the URL fragment carries a run configuration (a shared run). */
+/** As the person left it; never set, open only when the URL fragment carries a run configuration (a shared run). */
 function initiallyOpen(): boolean {
+  let stored: string | null = null;
   try {
-    if (window.localStorage.getItem(OPEN_KEY) === '1') return true;
+    stored = window.localStorage.getItem(OPEN_KEY);
   } catch {
     // no storage (private mode): the default
   }
-  return parseRunFragment(window.location.hash) !== null;
+  return stored === null ? parseRunFragment(window.location.hash) !== null : stored === '1';
 }
 
 function remember(open: boolean): void {
@@ -100,7 +101,6 @@ function Reason() {
 export function TrainPanel() {
   const [open, setOpen] = useState(initiallyOpen);
   const running = useWorkbench((s) => s.trainStatus.phase === 'running');
-  useRunUrl();
   const toggle = () => {
     remember(!open);
     setOpen(!open);
@@ -128,6 +128,7 @@ function OpenTrainPanel({ onCollapse }: { onCollapse(): void }) {
   const gpu = useWorkbench((s) => s.trainGpu);
   const methods = useWorkbench((s) => s.trainRun?.config.methods ?? s.trainConfig.methods);
   const objective = useWorkbench((s) => s.trainRun?.config.objective ?? s.trainConfig.objective);
+  useRunUrl();
   useEffect(() => {
     connect();
     window.__mwTrain = { loseDevice: () => useWorkbench.getState().trainLoseDevice() };

@@ -11,6 +11,14 @@ import { formatDelta } from '../drift/colors';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;
+/** The table scrolls past nine rows (and its header). */
+const MAX_ROWS = 10;
+
+function columnWidth(c: Column): number {
+  if (c.key === 'id') return 240;
+  if (c.key.includes(':') || c.key === 'klSdcc') return 78;
+  return c.key === 'evictionMassTotal' ? 92 : c.key === 'packedLength' ? 72 : 58;
+}
 
 function cell(column: Column, entry: TableEntry): string {
   const v = column.value(entry);
@@ -73,8 +81,11 @@ function Table() {
   const scored = driftRows?.size ?? 0;
 
   const scroller = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 12 });
-  const template = columns.map((c) => (c.key === 'id' ? 'minmax(180px, 2fr)' : c.key.includes(':') || c.key === 'klSdcc' ? 'minmax(74px, 1fr)' : 'minmax(58px, 1fr)')).join(' ');
+  // The header row sits (sticky) inside the scroller, above the rows: the list starts one row down.
+  const virtualizer = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 12, scrollMargin: ROW_HEIGHT });
+  const widths = columns.map(columnWidth);
+  const template = widths.map((w) => `${w}px`).join(' ');
+  const width = widths.reduce((a, b) => a + b, 0) + 6 * (widths.length - 1) + 24;
 
   const toggle = (key: Column['key']) => setSort((s) => (s?.key === key ? (s.descending ? { key, descending: false } : null) : { key, descending: key !== 'id' }));
   const stem = fileStem(source?.name ?? 'dataset');
@@ -130,8 +141,15 @@ function Table() {
           this model&apos;s, else against the exact live-prefix score; KL_SDCC at the diverging leaves. {scored} of {table.rows.length} rollouts scored.
         </p>
       )}
-      <div className="dataset-grid" role="table" aria-rowcount={shown.length + 1} data-testid="dataset-table">
-        <div className="dataset-row head" role="row" style={{ gridTemplateColumns: template }}>
+      <div
+        className="dataset-scroll"
+        ref={scroller}
+        role="table"
+        aria-rowcount={shown.length + 1}
+        data-testid="dataset-table"
+        style={{ height: Math.min(MAX_ROWS, Math.max(1, shown.length) + 1) * ROW_HEIGHT + 4 }}
+      >
+        <div className="dataset-row head" role="row" style={{ gridTemplateColumns: template, width, height: ROW_HEIGHT }}>
           {columns.map((c) => (
             <button
               type="button"
@@ -148,32 +166,30 @@ function Table() {
             </button>
           ))}
         </div>
-        <div className="dataset-scroll" ref={scroller} data-testid="dataset-scroll">
-          <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-            {virtualizer.getVirtualItems().map((item) => {
-              const entry = shown[item.index];
-              return (
-                <div
-                  key={entry.index}
-                  role="row"
-                  className={entry.index === rolloutIndex ? 'dataset-row active' : 'dataset-row'}
-                  style={{ gridTemplateColumns: template, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
-                  onClick={() => void selectRollout(entry.index)}
-                  data-testid="dataset-row"
-                  data-index={entry.index}
-                  data-id={entry.row.id}
-                  aria-selected={entry.index === rolloutIndex}
-                  title={entry.drift && 'error' in entry.drift ? `not scored: ${entry.drift.error}` : undefined}
-                >
-                  {columns.map((c) => (
-                    <span role="cell" key={c.key} className={c.key === 'id' ? 'id' : 'num'}>
-                      {cell(c, entry)}
-                    </span>
-                  ))}
-                </div>
-              );
-            })}
-          </div>
+        <div style={{ height: virtualizer.getTotalSize(), width, position: 'relative' }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const entry = shown[item.index];
+            return (
+              <div
+                key={entry.index}
+                role="row"
+                className={entry.index === rolloutIndex ? 'dataset-row active' : 'dataset-row'}
+                style={{ gridTemplateColumns: template, width, height: ROW_HEIGHT, transform: `translateY(${item.start - ROW_HEIGHT}px)` }}
+                onClick={() => void selectRollout(entry.index)}
+                data-testid="dataset-row"
+                data-index={entry.index}
+                data-id={entry.row.id}
+                aria-selected={entry.index === rolloutIndex}
+                title={entry.drift && 'error' in entry.drift ? `not scored: ${entry.drift.error}` : entry.row.id}
+              >
+                {columns.map((c) => (
+                  <span role="cell" key={c.key} className={c.key === 'id' ? 'id' : 'num'}>
+                    {cell(c, entry)}
+                  </span>
+                ))}
+              </div>
+            );
+          })}
         </div>
       </div>
     </>

@@ -6,7 +6,7 @@ import { useState, type ReactNode } from 'react';
 import { INK } from '../../../plan/palette';
 import { describeBin, type BinRef, type Bins } from '../../core/histogram';
 
-const W = 204;
+const W = 200;
 const H = 104;
 const PAD = { left: 6, right: 6, top: 22, bottom: 16 };
 /** Width of an overflow bar and its gap to the axis. */

@@ -195,8 +195,8 @@ function DriftBody({ drift }: { drift: DriftData }) {
           ),
         )}
         {!drift.sdcc.error && <SdccHistogram drift={drift} log={log} />}
-        <ColorBar range={drift.range} />
       </div>
+      <ColorBar range={drift.range} />
       <DriftTerms />
     </div>
   );
@@ -260,9 +260,9 @@ function SdccHistogram({ drift, log }: { drift: DriftData; log: boolean }) {
   return (
     <DriftHistogram
       testId="histogram-sdcc"
-      title="SDCC: KL per leaf"
+      title="SDCC · KL per leaf"
       color={METHOD_BY_ID.sdcc.color}
-      figure={`KL_SDCC ${drift.sdcc.meanKl.toFixed(3)}`}
+      figure={`mean ${drift.sdcc.meanKl.toFixed(3)}`}
       bins={bins}
       log={log}
       format={(x) => (x === 0 ? '0' : formatDelta(x).replace('+', ''))}
@@ -329,13 +329,10 @@ function SamplerForm() {
 function ColorBar({ range }: { range: number }) {
   const color = driftColor(range);
   const stops = Array.from({ length: 11 }, (_, i) => -range + (2 * range * i) / 10);
-  const W = 204;
+  const W = 220;
   return (
-    <figure className="histogram-card">
-      <svg width={W} height={104} className="histogram">
-        <text x={6} y={12} fontSize={11} fill={INK.text} fontWeight={600}>
-          cell colour: ℓ_m − ℓ_live
-        </text>
+    <div className="colorbar">
+      <svg width={W} height={30} aria-hidden>
         <defs>
           <linearGradient id="drift-gradient">
             {stops.map((s, i) => (
@@ -343,18 +340,21 @@ function ColorBar({ range }: { range: number }) {
             ))}
           </linearGradient>
         </defs>
-        <rect x={6} y={34} width={W - 12} height={14} fill="url(#drift-gradient)" />
-        <text x={6} y={62} fontSize={9} fill={INK.muted}>
-          {formatDelta(-range)} nats
+        <rect x={4} y={2} width={W - 8} height={10} fill="url(#drift-gradient)" />
+        <text x={4} y={26} fontSize={9.5} fill={INK.muted}>
+          {formatDelta(-range)}
         </text>
-        <text x={W - 6} y={62} fontSize={9} fill={INK.muted} textAnchor="end">
+        <text x={W / 2} y={26} fontSize={9.5} fill={INK.muted} textAnchor="middle">
+          0 nats
+        </text>
+        <text x={W - 4} y={26} fontSize={9.5} fill={INK.muted} textAnchor="end">
           {formatDelta(range)}
         </text>
-        <text x={W / 2} y={62} fontSize={9} fill={INK.muted} textAnchor="middle">
-          0
-        </text>
       </svg>
-      <figcaption className="bin-readout">Targets in the staircase and the tree, coloured by drift: red scored lower than live, blue higher.</figcaption>
-    </figure>
+      <span className="caption">
+        Cell colours when targets are coloured by drift (staircase and tree): ℓ_m − ℓ_live, red where the method scores the target lower than the policy&apos;s own
+        view did, blue higher.
+      </span>
+    </div>
   );
 }
