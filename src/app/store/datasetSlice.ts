@@ -56,7 +56,9 @@ export const createDatasetSlice: Slice<DatasetSlice> = (set, get) => ({
       const current = get().tableDrift;
       if (!current || current.rows !== drift.rows) break;
       current.rows.set(index, row);
-      set({ tableDrift: { ...current, version: current.version + 1 }, tableScoring: { done: ++done, total: table.rows.length } });
+      set({ tableDrift: { ...current, version: current.version + 1 } });
+      if (mine !== scorings) break; // stopped while this rollout was scored: kept, and no more
+      set({ tableScoring: { done: ++done, total: table.rows.length } });
     }
     if (mine === scorings) set({ tableScoring: null });
   },
