@@ -137,6 +137,11 @@ test('Use the demo model: every target under all five methods, the exact ones at
   await expect(page.getByTestId('logprob-notice')).toContainText('compared with each other');
   await expect(page.getByTestId('drift-mu-rollout-logit-tree')).toHaveCount(0);
   await expect(page.getByTestId('drift-mu-logit-tree')).toHaveText('0');
+  // The expert's rollouts record 0 for every token: not a model's, said so, no "μ vs rollout" at all.
+  await page.getByTestId('example-lookup-fold').click();
+  await expect(page.getByTestId('logprob-notice')).toHaveAttribute('data-kind', 'zeros', { timeout: 120_000 });
+  await expect(page.getByTestId('logprob-notice')).toContainText('a scripted policy (the expert) wrote it');
+  await expect(page.getByTestId('drift-mu-rollout-logit-tree')).toHaveCount(0);
 });
 
 test('the first screen shows the views; the training panel is one line until opened, and stays as left', async ({ page }) => {

@@ -80,6 +80,7 @@ try {
   await page.screenshot({ path: join(out, 'drift.png') });
   // The panel with what its numbers mean open, and the pointer on a bar of Naive-Compressed's histogram.
   await page.getByTestId('drift-terms').locator('summary').click();
+  await page.locator('.drift').scrollIntoViewIfNeeded();
   await page.getByTestId('histogram-naive-compressed').locator('rect[data-bin="8"]').hover();
   await page.waitForTimeout(300);
   await page.locator('.drift').screenshot({ path: join(out, 'drift-panel.png') });

@@ -31,7 +31,7 @@ export function DriftTerms() {
           <Term name="expected μ" />
         </dt>
         <dd>
-          The μ a sampler with the settings below should expect, computed exactly from the model&apos;s whole next-token distributions instead of the one token that
+          The μ a sampler (its temperature, top-k and top-p are set above the histograms) should expect, computed exactly from the model&apos;s whole next-token distributions instead of the one token that
           was sampled. At temperature 1 it is −KL(live ‖ method) ≤ 0 for every method; only a sharper sampler (greedy, top-k) leaves room for a positive μ.
         </dd>
         <dt>
