@@ -259,19 +259,18 @@ test('exports: each view as SVG and PNG, the per-target table as CSV', async ({ 
   }
 });
 
-test('a generated demo data set is one click away (harness, in the worker)', async ({ page }) => {
-  const { generateDataset, createEnv, createExpertPolicy } = await import('../src/harness');
-  const { validateRollout } = await import('../src/rollout');
+test('a data set the demo model played is one click away (shipped under public/examples)', async ({ page }) => {
+  const { parseRolloutFile } = await import('../src/rollout');
   const { deriveTree } = await import('../src/tree');
   const { EXAMPLES } = await import('../src/app/load/examples');
-  const example = EXAMPLES.find((e) => e.name === 'lookup-compact')!;
-  if (example.kind !== 'generated') throw new Error('lookup-compact is a generated example');
-  // The same data set, generated and derived here in Node: the page must show the same figures.
-  const { rollouts } = await generateDataset({ ...example.config }, createExpertPolicy(createEnv(example.config.env)));
-  const figures = rollouts.map((r) => deriveTree(validateRollout(r, { file: 'x.jsonl' })).figures);
+  const example = EXAMPLES.find((e) => e.name === 'demo-compact')!;
+  if (example.kind !== 'file') throw new Error('demo-compact is a shipped file');
+  // The same file, read and derived here in Node: the page must show the same figures.
+  const rollouts = parseRolloutFile(readFileSync(fileURLToPath(new URL(`../public/${example.path}`, import.meta.url)), 'utf8'), example.path);
+  const figures = rollouts.map((r) => deriveTree(r).figures);
 
   await open(page);
-  await page.getByTestId('example-lookup-compact').click();
+  await page.getByTestId('example-demo-compact').click();
   await expect(page.getByTestId('rollout-id')).toHaveText(rollouts[0].id);
   await expect(page.getByTestId('source')).toContainText(`${rollouts.length} rollouts`);
   const asText = (f: (typeof figures)[number]) =>
@@ -281,7 +280,7 @@ test('a generated demo data set is one click away (harness, in the worker)', asy
   await page.getByTestId('rollout-picker').selectOption({ index: 2 });
   await expect(page.getByTestId('rollout-id')).toHaveText(rollouts[2].id);
   await expectFigures(page, asText(figures[2]));
-  await expect(page).toHaveURL(/src=example%3Alookup-compact/);
+  await expect(page).toHaveURL(/src=example%3Ademo-compact/);
 });
 
 test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU', async ({ page }) => {
@@ -317,7 +316,8 @@ test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU'
   await expect(page.getByTestId('drift-logdiff-packed-4d')).toHaveText('0.0000');
   expect(Number(await page.getByTestId('drift-logdiff-naive-compressed').textContent())).toBeGreaterThan(0.001);
   expect(Number(await page.getByTestId('drift-logdiff-naive-full').textContent())).toBeGreaterThan(0.001);
-  await expect(page.locator('.histogram[data-method]')).toHaveCount(4);
+  // A histogram per scored method and SDCC's KL at the diverging leaves.
+  await expect(page.locator('.histogram-card[data-testid^=histogram-]')).toHaveCount(5);
 
   // Target 13's scores match the CPU reference.
   const read = async (id: string) => Number(await page.getByTestId(id).textContent());
@@ -359,8 +359,8 @@ test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU'
   await expect(page).toHaveURL(/color=drift/);
   // Another rollout is scored when shown.
   await page.keyboard.press('ArrowRight');
-  await page.getByTestId('example-collect-window').click();
-  await expect(page.getByTestId('rollout-id')).toContainText('collect');
+  await page.getByTestId('example-demo-window').click();
+  await expect(page.getByTestId('rollout-id')).toContainText('window');
   await expect(page.getByTestId('drift-table')).toBeVisible({ timeout: 90_000 });
   await expect(page.getByTestId('drift-logdiff-logit-tree')).toHaveText('0.0000');
 });

@@ -308,6 +308,7 @@ test.describe('without WebGPU', () => {
       page.on('pageerror', (err) => errors.push(String(err)));
       await page.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient')));
       await page.goto('/');
+      await page.getByTestId('train-panel-toggle').click(); // collapsed on a first visit
       await expect(phase(page)).toHaveAttribute('data-phase', 'unavailable');
       await expect(page.getByTestId('train-reason')).toHaveAttribute('data-cause', 'no-webgpu');
       await expect(page.getByTestId('train-reason')).toContainText('WebGPU');

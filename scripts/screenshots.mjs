@@ -2,14 +2,12 @@
 // serves the build on 127.0.0.1, and drives Debian's Chromium through the page.
 // Run: node --import ./scripts/register.mjs scripts/screenshots.mjs [--no-build] [--out DIR]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { CHROMIUM_ARGS } from '../playwright.config.ts';
 import { generateRandomRollout } from '../src/rollout/generate-random.ts';
-import { saveCheckpoint } from '../src/model/checkpoint.ts';
-import { MODEL_PRESETS } from '../src/model/config.ts';
-import { randomWeights } from '../src/model/random-weights.ts';
 
 const args = process.argv.slice(2);
 const out = args.includes('--out') ? args[args.indexOf('--out') + 1] : 'docs/screenshots';
@@ -86,23 +84,58 @@ try {
   await views(page);
   await page.screenshot({ path: join(out, 'glossary.png') });
 
-  // A harness demo (lookup task, compacting editor, expert policy): real text, real edits.
-  await page.goto(`${base}?src=example:lookup-compact`);
-  await page.getByTestId('rollout-id').filter({ hasText: 'lookup' }).waitFor();
+  // The demo model playing the collect task under a compacting editor: real text, real edits.
+  await page.goto(`${base}?src=example:demo-compact`);
+  await page.getByTestId('rollout-id').filter({ hasText: 'compact' }).waitFor();
   await views(page);
   await page.screenshot({ path: join(out, 'demo.png') });
   await page.locator('.tree-panel').screenshot({ path: join(out, 'demo-tree.png') });
 
-  // Drift: an untrained GPT-2 (random weights, named as such) scores the demo on WebGPU; targets
-  // coloured by Naive-Compressed's difference to the live-prefix score.
-  const weights = randomWeights({ ...MODEL_PRESETS.tiny, nPositions: 512 }, 7);
-  await page.goto(`${base}?src=example:lookup-compact&color=drift`);
-  await page.getByTestId('rollout-id').filter({ hasText: 'lookup' }).waitFor();
-  await page.getByTestId('checkpoint-file-input').setInputFiles({ name: 'untrained-random-tiny.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(saveCheckpoint(weights)) });
+  // Drift: the demo model (one click) scores its own rollouts on WebGPU; targets coloured by
+  // Naive-Compressed's difference to the live-prefix score. Its table row fills in from the same scores.
+  await page.goto(`${base}?src=example:demo-window&color=drift`);
+  await page.getByTestId('rollout-id').filter({ hasText: 'window' }).waitFor();
+  await page.getByTestId('use-demo-model').click();
   await page.getByTestId('drift-table').waitFor({ timeout: 120_000 });
   await page.waitForTimeout(500);
   await page.screenshot({ path: join(out, 'drift.png') });
+  // The panel with what its numbers mean open, and the pointer on a bar of Naive-Compressed's histogram.
+  await page.getByTestId('drift-terms').locator('summary').click();
+  await page.locator('.drift').scrollIntoViewIfNeeded();
+  await page.getByTestId('histogram-naive-compressed').locator('rect[data-bin="8"]').hover();
+  await page.waitForTimeout(300);
   await page.locator('.drift').screenshot({ path: join(out, 'drift-panel.png') });
+
+  // The data-set table: 24 rollouts the demo model plays under three editors (mw generate, as
+  // scripts/examples.mjs does), scored by it, sorted by D (a wider window: every column in sight).
+  const playDir = mkdtempSync(join(tmpdir(), 'mw-shots-'));
+  const played = ['window', 'compact', 'stack'].map((editor) => {
+    const file = join(playDir, `${editor}.jsonl`);
+    const run = spawnSync(process.execPath, ['bin/mw.js', 'generate', '--ckpt', 'public/models/demo.safetensors', '--env', 'collect:decoys=0,filler=20', '--editor', editor, '--budget', '100', '--n', '8', '--seed', '2', '--temperature', '0', '--out', file], { stdio: 'inherit' });
+    if (run.status !== 0) throw new Error(`mw generate --editor ${editor} failed`);
+    return readFileSync(file, 'utf8');
+  });
+  await page.setViewportSize({ width: 2300, height: 1000 });
+  await page.goto(`${base}`);
+  await page.getByTestId('model-info').filter({ hasText: 'kept from your last visit' }).waitFor(); // the demo model, loaded again from IndexedDB
+  await page.getByTestId('rollout-file-input').setInputFiles({ name: 'demo-model-24.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(played.join('')) });
+  await page.getByTestId('dataset-count').filter({ hasText: '24 rollouts' }).waitFor();
+  await page.getByTestId('rollout-id').filter({ hasText: 'window-r0' }).waitFor();
+  await page.getByTestId('drift-table').waitFor({ timeout: 120_000 });
+  await page.getByTestId('dataset-score').click();
+  await page.getByTestId('dataset-scoring').waitFor({ state: 'detached', timeout: 240_000 });
+  await page.getByTestId('dataset-sort-divergingLeaves').click();
+  await page.waitForTimeout(300);
+  await page.locator('.dataset').screenshot({ path: join(out, 'dataset-table.png') });
+  await page.setViewportSize({ width: 1600, height: 1000 });
+
+  // The import report of a chat log with three bad lines (src/rollout/importers/fixtures/chat.jsonl).
+  await page.getByTestId('rollout-file-input').setInputFiles('src/rollout/importers/fixtures/chat.jsonl');
+  await page.getByTestId('import-report').filter({ hasText: '3 records skipped' }).waitFor();
+  await page.waitForTimeout(300);
+  const box = await page.locator('.summary').boundingBox();
+  const report = await page.locator('.import-report').boundingBox();
+  await page.screenshot({ path: join(out, 'import-report.png'), clip: { x: box.x, y: box.y, width: box.width, height: report.y + report.height - box.y } });
 
   // A generated rollout with text pieces: a larger tree and staircase.
   const rollout = generateRandomRollout({ seed: 7, tokens: 900, edits: 8, textRate: 0.5, id: 'generated-900' });

@@ -11,6 +11,8 @@ import { Inspector } from './views/inspector/Inspector';
 import { StaircaseView } from './views/staircase/StaircaseView';
 import { DriftPanel } from './views/drift/DriftPanel';
 import { SummaryPanel } from './views/SummaryPanel';
+import { ImportReport } from './views/ImportReport';
+import { DatasetTable } from './views/dataset/DatasetTable';
 import { TreeView } from './views/tree/TreeView';
 import { TrainPanel } from './train/TrainPanel';
 import { MaskView } from './views/mask/MaskView';
@@ -39,6 +41,12 @@ export function App() {
   useEffect(() => {
     void probeGpu();
   }, [probeGpu]);
+
+  // The checkpoint the drift panel scored with last time (IndexedDB) is loaded again.
+  const restoreCheckpoint = useWorkbench((s) => s.restoreCheckpoint);
+  useEffect(() => {
+    void restoreCheckpoint();
+  }, [restoreCheckpoint]);
 
   useEffect(() => {
     let stop: (() => void) | null = null;
@@ -83,6 +91,8 @@ export function App() {
           <>
             <div className="views">
               <SummaryPanel />
+              <ImportReport />
+              <DatasetTable />
               <DriftPanel />
               <StaircaseView />
               <TreeView />

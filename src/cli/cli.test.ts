@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WORKED_EXAMPLE_FIGURES } from '../testing/fixtures';
+import { ROLLOUT_ROW_FIELDS } from '../tree/rolloutRow';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
@@ -36,10 +37,12 @@ function tmpFile(name: string, text: string): string {
 
 
 describe('mw tree', () => {
-  it('prints the worked example figures as one JSON object', async () => {
+  it('prints the worked example figures as one JSON object: id, figures, reward', async () => {
     const run = await mw('tree', WORKED, '--json');
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(run.stdout)).toEqual(WORKED_EXAMPLE_FIGURES);
+    const row = JSON.parse(run.stdout);
+    expect(row).toEqual({ id: 'worked-example', ...WORKED_EXAMPLE_FIGURES, reward: 1 });
+    expect(Object.keys(row)).toEqual([...ROLLOUT_ROW_FIELDS]);
   });
 
   it('adds perTarget with --per-target, and prints an array for JSONL', async () => {
@@ -58,7 +61,11 @@ describe('mw tree', () => {
       diverging: true,
     });
     expect(out[0].perTarget[0]).toEqual({ id: 2, segment: 0, livePrefix: [0, 1], finalPrefix: null, evictionMass: null, diverging: false });
-    expect(out[1]).toMatchObject({ K: 1, packedLength: 14, divergingLeaves: 1, evictionMassTotal: 5 });
+    expect(out[1]).toMatchObject({ id: 'calls-example', K: 1, packedLength: 14, divergingLeaves: 1, evictionMassTotal: 5 });
+    // Without --per-target: the same rows, without perTarget (the app's data-set table and CSV).
+    const rows = JSON.parse((await mw('tree', jsonl, '--json')).stdout);
+    expect(rows).toEqual(out.map(({ perTarget: _, ...row }: { perTarget: unknown }) => row));
+    expect(Object.keys(rows[1])).toEqual([...ROLLOUT_ROW_FIELDS]);
   });
 
   it('prints a readable table by default', async () => {

@@ -124,7 +124,7 @@ function generateCases(): Case[] {
     cases.push({ family: `huge ${field}`, args: ['tree', path, '--json'], code: field === 'logprob' && -value <= 0 ? 0 : 2, line: /huge-\w+\.json: /, same: field === 'logprob' ? ['tree', WORKED, '--json'] : undefined });
   }
   const rewards = file('huge-reward.json', JSON.stringify({ ...worked(), reward: 1.7e308 }));
-  cases.push({ family: 'huge reward', args: ['tree', rewards, '--json'], code: 0, same: ['tree', WORKED, '--json'] });
+  cases.push({ family: 'huge reward', args: ['tree', rewards], code: 0, same: ['tree', WORKED] }); // the figures table (--json also prints the reward)
 
   // NaN and infinite weights: refused at load, naming the tensor.
   for (const [bad, tensor] of [[NaN, 'wte.weight'], [Infinity, 'h.0.mlp.c_fc.weight'], [-Infinity, 'ln_f.bias']] as const) {

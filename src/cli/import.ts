@@ -13,7 +13,7 @@ import { streamChat } from '../rollout/importers/chat';
 import type { OpenSource } from '../rollout/importers/lines';
 import { importTurnsText } from '../rollout/importers/turns';
 import { detectFileKind } from '../rollout/stream';
-import { formatImportReport, type ImportReport } from '../rollout/importers/report';
+import { formatFileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, type TokenizerName } from '../rollout/tokenizer';
@@ -210,14 +210,15 @@ export const importCommand: Command = {
     if (format === 'turns') {
       if (tokenizerFlag !== undefined) throw new UsageError('--tokenizer does not apply to turn dumps: they are token ids already');
       const { rollouts, records, convention } = await importTurnsFile(file, out);
-      io.err(`${file}: turns (${convention} fields): ${records} record${records === 1 ? '' : 's'} -> ${rollouts} rollout${rollouts === 1 ? '' : 's'} (one per trajectory)\nwrote ${out}\n`);
+      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
+      // The same lines the app shows beside the summary (formatFileReport).
       const tokenizer = tokenizerFlag ?? DEFAULT_TOKENIZER;
       const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer) : await importChatFile(file, out, tokenizer);
-      io.err(`${formatImportReport(report, file)}\nwrote ${out}\n`);
+      io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
     } else {
       const n = await importWholeFile(file, out, format, tokenizerFlag);
-      io.err(`${file}: ${format === 'calls' ? CALLS_FORMAT : 'read by the core'}: ${n} rollout${n === 1 ? '' : 's'}\nwrote ${out}\n`);
+      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(format === 'calls' ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
     }
     return 0;
   },

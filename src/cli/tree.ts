@@ -1,8 +1,11 @@
 // `mw tree FILE [--json] [--per-target]`: the section-3 figures of each rollout in FILE, read one
 // rollout at a time (memory follows the largest rollout, not the file); per-target output streams.
+// `--json` prints each rollout as a row `{id, ...figures, reward}` (src/tree/rolloutRow.ts): the
+// columns of the app's data-set table and its CSV.
 
 import { deriveFigures, deriveTree } from '../tree/derive';
 import { perTargetReport, targetReport } from '../tree/report';
+import { rolloutRow, type RolloutRow } from '../tree/rolloutRow';
 import type { ConditioningTree, TreeFigures } from '../tree/types';
 import type { Command } from './command';
 import { createJsonOutput, fileArgument, formatIds, formatTable, openRolloutFile, validateRolloutFile } from './shared';
@@ -46,10 +49,10 @@ export const treeCommand: Command = {
     const perTarget = args.flags['per-target'] === true;
     if (!perTarget) {
       // The figures of each rollout are a few numbers: kept, printed once the whole file is read.
-      const rows: { id: string; figures: TreeFigures }[] = [];
-      for await (const rollout of stream.rollouts()) rows.push({ id: rollout.id, figures: deriveFigures(rollout) });
-      if (args.flags.json) io.out(`${JSON.stringify(stream.layout === 'json' ? rows[0].figures : rows.map((r) => r.figures))}\n`);
-      else io.out(formatTable(['rollout', ...FIGURES], rows.map((r) => [r.id, ...FIGURES.map((f) => r.figures[f])])));
+      const rows: RolloutRow[] = [];
+      for await (const rollout of stream.rollouts()) rows.push(rolloutRow(rollout));
+      if (args.flags.json) io.out(`${JSON.stringify(stream.layout === 'json' ? rows[0] : rows)}\n`);
+      else io.out(formatTable(['rollout', ...FIGURES], rows.map((r) => [r.id, ...FIGURES.map((f) => r[f])])));
       return 0;
     }
     // Per-target output grows with targets × prefix length: the file is validated first, then
@@ -60,7 +63,7 @@ export const treeCommand: Command = {
       for await (const rollout of stream.rollouts()) {
         const tree = deriveTree(rollout);
         await out.item(async (write) => {
-          await write(`${JSON.stringify(tree.figures).slice(0, -1)},"perTarget":[`);
+          await write(`${JSON.stringify(rolloutRow(rollout, tree.figures)).slice(0, -1)},"perTarget":[`);
           let chunk: string[] = [];
           for (let i = 0; i < tree.targets.length; i++) {
             chunk.push(JSON.stringify(targetReport(tree, tree.targets[i])));

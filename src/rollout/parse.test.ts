@@ -94,16 +94,19 @@ describe('importer registry', () => {
     fileImporters.unshift({
       name: 'test-chat',
       detect: (sample) => sample.every((v) => typeof v === 'object' && v !== null && 'message' in v),
-      readText: (text) => [
-        {
-          value: {
-            format: 'memorywalker.rollout/v1',
-            id: 'chat',
-            vocab: 272,
-            events: text.trim().split('\n').map((line) => ({ op: 'append', role: 'obs', text: String((JSON.parse(line) as { message: string }).message) })),
+      readText: (text) => ({
+        rollouts: [
+          {
+            value: {
+              format: 'memorywalker.rollout/v1',
+              id: 'chat',
+              vocab: 272,
+              events: text.trim().split('\n').map((line) => ({ op: 'append', role: 'obs', text: String((JSON.parse(line) as { message: string }).message) })),
+            },
           },
-        },
-      ],
+        ],
+        report: { kind: 'core', rollouts: 1 },
+      }),
     });
     const [r] = parseRolloutFile('{"message": "hi"}\n{"message": "yo"}\n', 'chat.jsonl');
     expect(Array.from(r.tokens)).toEqual([259, 104, 105, 259, 121, 111]);

@@ -5,6 +5,7 @@
 import { ValidationError, quote } from './errors';
 import { ROLLOUT_FORMAT } from './format';
 import { findFileImporter, recordImporters, type ImportedRollout } from './importers/detect';
+import type { FileReport } from './importers/report';
 import { readJsonRecords, stripBom, type FileLayout } from './records';
 import type { Rollout } from './rollout';
 import { validateRollout } from './validate';
@@ -15,13 +16,22 @@ export interface RolloutFile {
   rollouts: Rollout[];
 }
 
-export function readRolloutFile(text: string, file: string): RolloutFile {
+export interface ReadRolloutFile extends RolloutFile {
+  /** What was read, skipped and not understood (`formatFileReport` prints it as `mw import` does). */
+  report: FileReport;
+}
+
+export function readRolloutFile(text: string, file: string): ReadRolloutFile {
   text = stripBom(text);
   const importer = findFileImporter(text, file);
-  if (importer) return { layout: 'jsonl', rollouts: validateAll(importer.readText(text, file), file) };
+  if (importer) {
+    const { rollouts, report } = importer.readText(text, file);
+    return { layout: 'jsonl', rollouts: validateAll(rollouts, file), report };
+  }
   const { layout, records } = readJsonRecords(text, file);
   const imported = records.map((record) => importRecord(record.value, { file, line: record.line }));
-  return { layout, rollouts: validateAll(imported, file) };
+  const rollouts = validateAll(imported, file);
+  return { layout, rollouts, report: { kind: 'core', rollouts: rollouts.length } };
 }
 
 /** One record of a JSON or JSONL file as a v1 rollout object: native, or imported by its `format`. */

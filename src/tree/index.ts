@@ -3,3 +3,4 @@ export { deriveTree } from './derive';
 export { buildPackedTrie, type PackedTrie } from './trie';
 export { perTargetReport, targetReport, type TargetReport } from './report';
 export type { ConditioningTree, EditInfo, TreeFigures } from './types';
+export { ROLLOUT_ROW_FIELDS, rolloutRow, type RolloutRow } from './rolloutRow';

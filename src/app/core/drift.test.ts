@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
 import type { MethodScores } from '../protocol/score';
-import { driftOf, expectedOf, niceRange } from './drift';
+import { driftOf, driftRow, expectedOf, niceRange, OTHER_POLICY_LOGDIFF } from './drift';
 import { buildViewData } from './viewData';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
@@ -44,8 +44,25 @@ describe('drift of each method against the live-prefix score', () => {
   it('keeps a method that could not score with its reason, and one shared histogram range', () => {
     expect(by['packed-4d'].error).toMatch(/positions/);
     expect(by['packed-4d'].vsLive.n).toBe(0);
+    // Moved values 2, 1, 0.5, 0.5, 0.5: the shared axis holds them; each method's own axis its own.
     expect(drift.range).toBe(2);
-    expect(by['naive-compressed'].histogram.counts.reduce((a, b) => a + b, 0)).toBe(4);
+    expect(Array.from(by['naive-compressed'].deltas)).toEqual([-2, -1, 0, 0]);
+    expect(by['naive-full'].ownRange).toBe(0.5);
+    expect(by['logit-tree'].ownRange).toBe(1e-3);
+  });
+  it("SDCC from the same pass: the student's scores are Naive-Compressed's, KL(live ‖ final) at each diverging leaf", () => {
+    const logSoftmax = (row: number[]) => row.map((v) => v - Math.log(row.reduce((a, x) => a + Math.exp(x), 0)));
+    const lt = logSoftmax([1, 0, 0]);
+    const ls = logSoftmax([0, 1, 0]);
+    const kl13 = lt.reduce((a, l, v) => a + Math.exp(l) * (l - ls[v]), 0);
+    expect(drift.sdcc.error).toBeNull();
+    expect(drift.sdcc.n).toBe(4);
+    expect([...drift.sdcc.kl.keys()]).toEqual([13, 14]); // the worked example's diverging leaves
+    expect(drift.sdcc.kl.get(13)).toBeCloseTo(kl13, 6);
+    expect(drift.sdcc.kl.get(14)).toBeCloseTo(0, 6);
+    expect(drift.sdcc.meanKl).toBeCloseTo(kl13 / 2, 6);
+    const withoutStudent = driftOf(view, scores.filter((s) => s.method !== 'naive-compressed'));
+    expect(withoutStudent.sdcc.error).toMatch(/Naive-Compressed/);
   });
   it('the drift a sampler should expect, per method, from the log-probability rows', () => {
     const logp = (row: number[], t: number) => row[t] - Math.log(row.reduce((a, v) => a + Math.exp(v), 0));
@@ -58,6 +75,26 @@ describe('drift of each method against the live-prefix score', () => {
     expect(greedy.get('packed-4d')).toBeNull();
     // At temperature 1 every diverging target expects a loss: −KL(p ‖ q).
     expect(expectedOf(drift, { temperature: 1 }).get('naive-full')!.sign).toEqual({ diverging: 1, negativeShare: 1 });
+  });
+
+  it("tells whose logprobs the rollout records: hand-made, a scripted policy's 0, none, or this model's", () => {
+    // The worked example's are hand-made: the exact score differs from them by 7.375 / 8 nats on average.
+    expect(drift.logprobs).toEqual({ kind: 'other', n: 8, logdiff: 7.375 / 8 });
+    const withLogprobs = (value: (id: number) => number) => {
+      const logprobs = Float64Array.from(view.rollout.logprobs, () => NaN);
+      for (const t of view.rollout.targets) logprobs[t] = value(t);
+      return driftOf({ rollout: { ...view.rollout, logprobs }, tree: view.tree }, scores);
+    };
+    expect(withLogprobs(() => 0).logprobs).toEqual({ kind: 'zeros', n: 8 });
+    expect(withLogprobs(() => NaN).logprobs).toEqual({ kind: 'missing' });
+    const own = withLogprobs((t) => drift.live.get(t)! + 0.5 * OTHER_POLICY_LOGDIFF);
+    expect(own.logprobs.kind).toBe('model');
+    // The table row compares with the rollout only when its logprobs are the model's own.
+    expect(driftRow(own).reference).toBe('rollout');
+    expect(driftRow(own).methods['logit-tree']!.logdiff).toBeCloseTo(0.05, 12);
+    expect(driftRow(own).methods['logit-tree']!.mu).toBeCloseTo(-0.05, 12);
+    expect(driftRow(drift)).toMatchObject({ reference: 'live', methods: { 'naive-compressed': { logdiff: 0.75, mu: -0.75 }, 'packed-4d': null } });
+    expect(driftRow(drift).klSdcc).toBeCloseTo(drift.sdcc.meanKl, 12);
   });
 
   it('refuses without the live-prefix score', () => {

@@ -1,11 +1,17 @@
-// Drift of each scoring method (docs/metrics.md), from the model's scores of every target: against the
+// Drift of each replay method (docs/metrics.md), from the model's scores of every target: against the
 // exact live-prefix score (conditioning drift; LogitTree's scores, which Theorem 1 (docs/methods.md) makes
-// the packed 4D mask's too) and against the rollout's own logprobs where the file has them.
+// the packed 4D mask's too) and against the rollout's own logprobs where they are this model's. SDCC
+// needs no pass of its own: its student is the final walk (Naive-Compressed's scores) and its teacher
+// the live prefix (LogitTree's rows), so its KL at the diverging leaves comes from the same pass.
 import type { SamplingOptions } from '../../harness/policies/model';
-import { driftHistogram, signedDifferences, summarizeDrift, type DriftSummary, type Histogram } from '../../metrics/drift';
+import { signedDifferences, summarizeDrift, type DriftSummary } from '../../metrics/drift';
 import { expectedTargetDrift, poolExpected, type MethodExpectedDrift } from '../../metrics/expected-drift';
-import type { MethodScores, ScoredMethod } from '../protocol/score';
-import type { ViewData } from './viewData';
+import { forwardKlRow } from '../../objectives/sdcc';
+import type { Rollout } from '../../rollout';
+import type { DriftRow, MethodScores, ScoredMethod } from '../protocol/score';
+import { tailRange } from './histogram';
+
+export { niceRange } from './histogram';
 
 export interface MethodDrift {
   method: ScoredMethod;
@@ -15,11 +21,45 @@ export interface MethodDrift {
   logprob: Map<number, number>;
   /** ℓ_m(t) − ℓ_live(t) by target id. */
   delta: Map<number, number>;
+  /** The same differences in the method's order (what its histogram counts). */
+  deltas: Float64Array;
   /** The V log-probabilities at each target's position, by target id. */
   rows: Map<number, Float32Array>;
   vsLive: DriftSummary;
+  /** Against the rollout's logprobs (any it has; whether they are this model's: `DriftData.logprobs`). */
   vsRollout: DriftSummary | null;
-  histogram: Histogram;
+  /** Half-width of an axis that holds this method's drift but its outer 2 %. */
+  ownRange: number;
+}
+
+/**
+ * Whose log-probabilities the rollout records, as far as the scores tell: this model's (the exact
+ * methods reproduce them), none, a scripted policy's (every one exactly 0: the expert's), or another
+ * policy's (the exact methods differ from them by more than OTHER_POLICY_LOGDIFF).
+ */
+export type LogprobSource =
+  | { kind: 'model'; n: number; logdiff: number }
+  | { kind: 'missing' }
+  | { kind: 'zeros'; n: number }
+  | { kind: 'other'; n: number; logdiff: number };
+
+/**
+ * Above this mean |ℓ_live − ℓ_rollout| the recorded logprobs are not taken as this model's. A serving
+ * engine in bf16 sits near 0.014 (the paper's floor) and must still count as the model's own.
+ */
+export const OTHER_POLICY_LOGDIFF = 0.1;
+
+export interface SdccDrift {
+  /** Why SDCC cannot be shown (its student, Naive-Compressed, did not score), or null. */
+  error: string | null;
+  /** Targets the student scores (Naive-Compressed's). */
+  n: number;
+  /** KL(π(·|live prefix) ‖ π(·|final prefix)) at each diverging leaf, by id. */
+  kl: Map<number, number>;
+  /** KL_SDCC: the mean over the diverging leaves; 0 when there are none (its gating). */
+  meanKl: number;
+  /** Upper end of an axis that holds the KLs but their outer 2 %. */
+  range: number;
 }
 
 export interface DriftData {
@@ -29,23 +69,30 @@ export interface DriftData {
   /** The live-prefix log-probability rows of each target, by id (the distribution the policy sampled from). */
   liveRows: Map<number, Float32Array>;
   methods: MethodDrift[];
-  /** Half-width of the histograms' common range (and of the colour scale). */
+  sdcc: SdccDrift;
+  logprobs: LogprobSource;
+  /** Half-width of the shared axis (histograms on one axis, and the colour scale). */
   range: number;
 }
 
-export const HISTOGRAM_BINS = 30;
+/** What drift needs of a rollout: its targets and logprobs, and its diverging leaves (ViewData has both). */
+export interface DriftSubject {
+  rollout: Pick<Rollout, 'id' | 'targets' | 'logprobs'>;
+  tree: { divergingLeaves: ArrayLike<number> };
+}
 
-export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
+export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftData {
+  const { rollout: r, tree } = subject;
   const exact = scores.find((s) => s.method === 'logit-tree');
   if (!exact || 'error' in exact) {
-    throw new Error(`cannot score ${view.rollout.id} under its live prefixes: ${exact && 'error' in exact ? `LogitTree ${exact.error}` : 'LogitTree was not scored'}`);
+    throw new Error(`cannot score ${r.id} under its live prefixes: ${exact && 'error' in exact ? `LogitTree ${exact.error}` : 'LogitTree was not scored'}`);
   }
   const live = new Map<number, number>();
   exact.ids.forEach((id, i) => live.set(id, exact.logprobs[i]));
-  const rollout = new Map<number, number>();
-  for (const t of view.rollout.targets) if (!Number.isNaN(view.rollout.logprobs[t])) rollout.set(t, view.rollout.logprobs[t]);
+  const recorded = new Map<number, number>();
+  for (const t of r.targets) if (!Number.isNaN(r.logprobs[t])) recorded.set(t, r.logprobs[t]);
 
-  const partial = scores.map((s) => {
+  const methods = scores.map((s): MethodDrift => {
     const logprob = new Map<number, number>();
     const rows = new Map<number, Float32Array>();
     if (!('error' in s)) {
@@ -55,31 +102,62 @@ export function driftOf(view: ViewData, scores: MethodScores[]): DriftData {
         rows.set(id, s.rows.subarray(i * V, (i + 1) * V));
       });
     }
-    const diffs = signedDifferences(logprob, live);
+    const deltas = signedDifferences(logprob, live);
     const delta = new Map<number, number>();
     let i = 0;
-    for (const id of logprob.keys()) if (live.has(id)) delta.set(id, diffs[i++]);
-    return { s, logprob, rows, delta, diffs };
-  });
-  let range = 0;
-  for (const p of partial) for (const d of p.diffs) range = Math.max(range, Math.abs(d));
-  range = niceRange(range);
-  return {
-    rolloutId: view.rollout.id,
-    live,
-    liveRows: partial.find((p) => p.s === exact)!.rows,
-    range,
-    methods: partial.map(({ s, logprob, rows, delta, diffs }) => ({
+    for (const id of logprob.keys()) if (live.has(id)) delta.set(id, deltas[i++]);
+    return {
       method: s.method,
       error: 'error' in s ? s.error : null,
       logprob,
       delta,
+      deltas,
       rows,
-      vsLive: summarizeDrift(diffs),
-      vsRollout: rollout.size ? summarizeDrift(signedDifferences(logprob, rollout)) : null,
-      histogram: driftHistogram(diffs, HISTOGRAM_BINS, range),
-    })),
+      vsLive: summarizeDrift(deltas),
+      vsRollout: recorded.size ? summarizeDrift(signedDifferences(logprob, recorded)) : null,
+      ownRange: tailRange([deltas]),
+    };
+  });
+  const liveRows = methods.find((m) => m.method === 'logit-tree')!.rows;
+  return {
+    rolloutId: r.id,
+    live,
+    liveRows,
+    methods,
+    sdcc: sdccOf(tree.divergingLeaves, liveRows, methods.find((m) => m.method === 'naive-compressed')),
+    logprobs: sourceOf(recorded, live),
+    range: tailRange(methods.map((m) => m.deltas)),
   };
+}
+
+function sourceOf(recorded: Map<number, number>, live: Map<number, number>): LogprobSource {
+  if (!recorded.size) return { kind: 'missing' };
+  let zeros = true;
+  for (const v of recorded.values()) if (v !== 0) zeros = false;
+  if (zeros) return { kind: 'zeros', n: recorded.size };
+  const { n, logdiff } = summarizeDrift(signedDifferences(live, recorded));
+  return { kind: logdiff > OTHER_POLICY_LOGDIFF ? 'other' : 'model', n, logdiff };
+}
+
+function sdccOf(leaves: ArrayLike<number>, liveRows: Map<number, Float32Array>, student: MethodDrift | undefined): SdccDrift {
+  if (!student || student.error) {
+    return { error: `its student, Naive-Compressed, ${student?.error ?? 'was not scored'}`, n: 0, kl: new Map(), meanKl: 0, range: tailRange([]) };
+  }
+  const kl = new Map<number, number>();
+  for (let i = 0; i < leaves.length; i++) {
+    const id = leaves[i];
+    const teacher = liveRows.get(id);
+    const row = student.rows.get(id);
+    if (teacher && row) kl.set(id, forwardKlRow(teacher, 0, row, 0, teacher.length));
+  }
+  const values = Float64Array.from(kl.values());
+  const meanKl = values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
+  return { error: null, n: student.logprob.size, kl, meanKl, range: tailRange([values]) };
+}
+
+/** Whether the rollout's logprobs are a reference the methods can be compared with. */
+export function comparesWithRollout(drift: DriftData): boolean {
+  return drift.logprobs.kind === 'model';
 }
 
 /**
@@ -103,9 +181,15 @@ export function expectedOf(drift: DriftData, sampling: SamplingOptions): Map<Sco
   return out;
 }
 
-/** A readable half-width for the shared axis: 1, 2 or 5 times a power of ten, at least 1e-3. */
-export function niceRange(x: number): number {
-  if (!(x > 1e-3)) return 1e-3;
-  const p = 10 ** Math.floor(Math.log10(x));
-  return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= x - 1e-12)!;
+export type { DriftRow };
+
+/** One rollout's drift as a row of the data-set table: logdiff and μ per method, and KL_SDCC. */
+export function driftRow(drift: DriftData): DriftRow {
+  const reference = comparesWithRollout(drift) ? 'rollout' : 'live';
+  const methods = {} as DriftRow['methods'];
+  for (const m of drift.methods) {
+    const s = m.error ? null : reference === 'rollout' ? m.vsRollout : m.vsLive;
+    methods[m.method] = s ? { logdiff: s.logdiff, mu: s.mu } : null;
+  }
+  return { reference, methods, klSdcc: drift.sdcc.error ? null : drift.sdcc.meanKl };
 }

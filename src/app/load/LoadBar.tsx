@@ -5,6 +5,8 @@ import { useWorkbench } from '../store';
 import { EXAMPLES } from './examples';
 
 export const ACCEPT = '.json,.jsonl,application/json,application/x-ndjson';
+/** Beyond this many rollouts the picker would cost the page seconds of layout: the data-set table picks instead. */
+const PICKER_MAX = 500;
 
 export function LoadBar() {
   const source = useWorkbench((s) => s.source);
@@ -54,7 +56,12 @@ export function LoadBar() {
           </button>
         ))}
         <span className="grow" />
-        {rollouts.length > 1 && (
+        {rollouts.length > PICKER_MAX && (
+          <span className="muted" data-testid="rollout-position">
+            rollout {rolloutIndex + 1} of {rollouts.length}: pick one in the data-set table
+          </span>
+        )}
+        {rollouts.length > 1 && rollouts.length <= PICKER_MAX && (
           <label className="picker">
             <span className="muted">rollout</span>
             <select value={rolloutIndex} onChange={(e) => void selectRollout(Number(e.currentTarget.value))} data-testid="rollout-picker">

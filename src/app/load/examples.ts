@@ -1,13 +1,29 @@
-// Built-in examples, one click away: the worked example (docs/tree.md) (shipped under public/examples/ so
-// the app needs nothing outside its build), and demo data sets the harness generates in the worker
-// (an environment, a memory editor, the expert policy), deterministic from their seed.
+// Built-in examples, one click away, all shipped under public/examples/ so the app needs nothing
+// outside its build: the hand-made worked example (docs/tree.md); rollouts the demo model played
+// (public/models/demo.safetensors, greedy, its own log-probabilities recorded), made by the `mw`
+// command in `made` (scripts/examples.mjs runs them again); and one demo data set the harness
+// generates in the worker with the scripted expert, for an edit the policy itself triggers.
 import type { DemoConfig } from '../protocol/parse';
 
 export type Example = {
   name: string;
   label: string;
   description: string;
-} & ({ kind: 'file'; /** Path relative to the app's base URL. */ path: string } | { kind: 'generated'; config: DemoConfig });
+} & (
+  | {
+      kind: 'file';
+      /** Path relative to the app's base URL (under public/). */
+      path: string;
+      /** The `mw` arguments that wrote the file (without `--out`), for a file a command made. */
+      made?: readonly string[];
+    }
+  | { kind: 'generated'; config: DemoConfig }
+);
+
+/** The demo model playing its task (docs/experiments: collect, three pages) under a memory editor at a budget of 100 tokens. */
+function demoModelRun(editor: string): readonly string[] {
+  return ['generate', '--ckpt', 'public/models/demo.safetensors', '--env', 'collect:decoys=0,filler=20', '--editor', editor, '--budget', '100', '--n', '4', '--seed', '1', '--temperature', '0'];
+}
 
 export const EXAMPLES: readonly Example[] = [
   {
@@ -18,24 +34,28 @@ export const EXAMPLES: readonly Example[] = [
     path: 'examples/worked-example.json',
   },
   {
-    kind: 'generated',
-    name: 'lookup-compact',
-    label: 'Lookup · compact',
-    description: 'Harness demo: the lookup task, a compacting editor (summaries replace old turns), expert policy; 4 rollouts',
-    config: { env: 'lookup', editor: 'compact', n: 4, seed: 1 },
+    kind: 'file',
+    name: 'demo-window',
+    label: 'Demo model · window',
+    description:
+      'The demo model (public/models/demo.safetensors) solving the collect task under a sliding window that evicts old turns; 4 rollouts with its own log-probabilities',
+    path: 'examples/demo-window.jsonl',
+    made: demoModelRun('window'),
   },
   {
-    kind: 'generated',
-    name: 'collect-window',
-    label: 'Collect · window',
-    description: 'Harness demo: the collect task, a sliding-window editor, expert policy; 4 rollouts',
-    config: { env: 'collect', editor: 'window', n: 4, seed: 1 },
+    kind: 'file',
+    name: 'demo-compact',
+    label: 'Demo model · compact',
+    description: 'The demo model solving the collect task while a compacting editor replaces old turns by summaries; 4 rollouts with its own log-probabilities',
+    path: 'examples/demo-compact.jsonl',
+    made: demoModelRun('compact'),
   },
   {
     kind: 'generated',
     name: 'lookup-fold',
-    label: 'Lookup · fold',
-    description: 'Harness demo: the lookup task, the policy folds its own context (model-triggered edits), expert policy; 4 rollouts',
+    label: 'Expert · fold',
+    description:
+      'Harness demo: the lookup task, the policy folds its own context (model-triggered edits), scripted expert policy (its log-probabilities are 0, not a model’s); 4 rollouts',
     config: { env: 'lookup', editor: 'fold', n: 4, seed: 1 },
   },
 ];

@@ -2,10 +2,12 @@
 // fetched example); the worker streams it (progress in bytes), validates it with the rollout core
 // and answers with a summary line per rollout and the one rollout the page shows, or with the
 // validator's one-line message. The set stays in the worker (`rollout` fetches another one), so a
-// 100 MB JSONL never crosses to the page whole. `generate`: the worker runs the harness (an
-// environment, a memory editor and the expert policy) and answers with the data set as JSONL text.
-import type { Rollout } from '../../rollout';
+// 100 MB JSONL never crosses to the page whole. `table`: the figures of every rollout of a parsed
+// set, one row each (computed in chunks, progress in rollouts). `generate`: the worker runs the
+// harness (an environment, a memory editor and the expert policy) and answers with the data set as JSONL text.
+import type { FileReport, Rollout } from '../../rollout';
 import type { EditorKind, EnvId } from '../../harness';
+import type { RolloutRow } from '../../tree';
 
 export interface ParseRequest {
   type: 'parse';
@@ -53,17 +55,39 @@ export interface GenerateRequest {
   config: DemoConfig;
 }
 
-export type WorkerRequest = ParseRequest | RolloutRequest | GenerateRequest;
+/** The data-set table of the set parsed by job `set`: one row of figures per rollout. */
+export interface TableRequest {
+  type: 'table';
+  job: number;
+  set: number;
+}
+
+export type WorkerRequest = ParseRequest | RolloutRequest | GenerateRequest | TableRequest;
 
 export type ParsePhase = 'read' | 'validate';
 
 export interface ParseProgress {
   type: 'progress';
   job: number;
-  phase: ParsePhase;
-  /** Bytes read (read) or records validated (validate); total 0 when unknown. */
+  phase: ParsePhase | 'figures';
+  /** Bytes read (read), records validated (validate) or rollouts derived (figures); total 0 when unknown. */
   done: number;
   total: number;
+}
+
+/** What the import read and skipped, as `mw import` prints it (formatFileReport), with its counts. */
+export interface LoadReport {
+  text: string;
+  /** Records passed over (each named with its line and reason in `text`). */
+  skipped: number;
+  /** Records read in part or not understood (warnings, each `file:line: reason` in `text`). */
+  problems: number;
+}
+
+export function loadReportOf(report: FileReport, text: string): LoadReport {
+  if (report.kind !== 'records') return { text, skipped: 0, problems: 0 };
+  const r = report.report;
+  return { text, skipped: r.skipped.reduce((n, s) => n + s.count, 0), problems: r.problems.length + r.problemsOmitted };
 }
 
 export interface ParseDone {
@@ -76,6 +100,13 @@ export interface ParseDone {
   /** Milliseconds spent reading and validating, for the status line and the benchmark. */
   readMs: number;
   validateMs: number;
+  report: LoadReport;
+}
+
+export interface TableDone {
+  type: 'table';
+  job: number;
+  rows: RolloutRow[];
 }
 
 export interface RolloutReply {
@@ -98,4 +129,4 @@ export interface JobFailed {
   message: string;
 }
 
-export type WorkerReply = ParseProgress | ParseDone | RolloutReply | Generated | JobFailed;
+export type WorkerReply = ParseProgress | ParseDone | RolloutReply | Generated | TableDone | JobFailed;

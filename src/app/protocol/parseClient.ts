@@ -2,7 +2,8 @@
 // callback. A newer parse makes an older one stale (its promise rejects with StaleParseError).
 import type { Rollout } from '../../rollout';
 import { createJobs } from './jobs';
-import type { DemoConfig, Generated, ParseDone, ParsePhase, RolloutReply, RolloutSummary, WorkerReply, WorkerRequest } from './parse';
+import type { RolloutRow } from '../../tree';
+import type { DemoConfig, Generated, LoadReport, ParseDone, ParsePhase, RolloutReply, RolloutSummary, TableDone, WorkerReply, WorkerRequest } from './parse';
 
 export interface ParseOutcome {
   /** The job that parsed the set: names it in later `rollout` requests. */
@@ -12,6 +13,7 @@ export interface ParseOutcome {
   rollout: Rollout;
   readMs: number;
   validateMs: number;
+  report: LoadReport;
 }
 
 export class StaleParseError extends Error {
@@ -33,6 +35,8 @@ export interface Parser {
   rollout(set: number, index: number): Promise<Rollout>;
   /** A demo data set from the harness, as JSONL text. */
   generate(config: DemoConfig): Promise<string>;
+  /** The figures of every rollout of a parsed set (progress in rollouts). */
+  table(set: number, onProgress: (done: number, total: number) => void): Promise<RolloutRow[]>;
 }
 
 export function createParser(): Parser {
@@ -59,7 +63,7 @@ export function createParser(): Parser {
       jobs.drop(latestParse, new StaleParseError());
       const { job, reply } = send<ParseDone>(
         (job) => ({ type: 'parse', job, blob, fileName, select: options.select, keep: options.keep }),
-        (p) => p.type === 'progress' && onProgress(p.phase, p.done, p.total),
+        (p) => p.type === 'progress' && p.phase !== 'figures' && onProgress(p.phase, p.done, p.total),
       );
       latestParse = job;
       return { ...(await reply), set: job };
@@ -69,6 +73,13 @@ export function createParser(): Parser {
     },
     async generate(config) {
       return (await send<Generated>((job) => ({ type: 'generate', job, config })).reply).text;
+    },
+    async table(set, onProgress) {
+      const { reply } = send<TableDone>(
+        (job) => ({ type: 'table', job, set }),
+        (p) => p.type === 'progress' && onProgress(p.done, p.total),
+      );
+      return (await reply).rows;
     },
   };
 }

@@ -1,6 +1,8 @@
 // Messages between the page and the scoring worker, which owns the WebGPU device and the model.
 // `load`: a GPT-2 safetensors checkpoint (bytes moved, not copied). `score`: one rollout; the worker
 // derives its tree, builds each scoring method's plan and scores every target on the GPU.
+// `summarize`: the same scoring, answered with one row of the data-set table (logdiff, μ per method,
+// KL_SDCC) instead of every target's scores. The worker handles one request at a time, in order.
 import type { Rollout } from '../../rollout';
 
 export const SCORED_METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
@@ -19,7 +21,13 @@ export interface ScoreRequest {
   rollout: Rollout;
 }
 
-export type ScoreWorkerRequest = LoadModelRequest | ScoreRequest;
+export interface SummarizeRequest {
+  type: 'summarize';
+  job: number;
+  rollout: Rollout;
+}
+
+export type ScoreWorkerRequest = LoadModelRequest | ScoreRequest | SummarizeRequest;
 
 export interface ModelLoaded {
   type: 'loaded';
@@ -51,10 +59,26 @@ export interface Scored {
   ms: number;
 }
 
+/** One rollout's drift as a row of the data-set table: logdiff and μ per method, and KL_SDCC (core/drift.ts `driftRow`). */
+export interface DriftRow {
+  /** What logdiff and μ are measured against: the rollout's logprobs (this model's) or the exact live-prefix score. */
+  reference: 'rollout' | 'live';
+  /** null: the method could not score this rollout. */
+  methods: Record<ScoredMethod, { logdiff: number; mu: number } | null>;
+  klSdcc: number | null;
+}
+
+export interface Summarized {
+  type: 'summary';
+  job: number;
+  rolloutId: string;
+  row: DriftRow;
+}
+
 export interface ScoreFailed {
   type: 'error';
   job: number;
   message: string;
 }
 
-export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | ScoreFailed;
+export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | Summarized | ScoreFailed;

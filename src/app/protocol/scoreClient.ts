@@ -1,8 +1,9 @@
-// The page's side of the scoring worker: load a checkpoint, score a rollout. One worker, created
-// on the first checkpoint; a newer score request makes an older one's answer stale.
+// The page's side of the scoring worker: load a checkpoint, score a rollout, summarize one for the
+// data-set table. One worker, created on the first checkpoint; a newer score request makes an older
+// one's answer stale (summaries are never stale: the table asks for one rollout at a time).
 import type { Rollout } from '../../rollout';
 import { createJobs } from './jobs';
-import type { ModelLoaded, Scored, ScoredMethod, ScoreWorkerReply, ScoreWorkerRequest } from './score';
+import type { DriftRow, ModelLoaded, Scored, ScoredMethod, ScoreWorkerReply, ScoreWorkerRequest, Summarized } from './score';
 
 export class StaleScoreError extends Error {
   constructor() {
@@ -13,6 +14,7 @@ export class StaleScoreError extends Error {
 export interface Scorer {
   load(bytes: ArrayBuffer, name: string): Promise<ModelLoaded>;
   score(rollout: Rollout, onProgress: (method: ScoredMethod, done: number, total: number) => void): Promise<Scored>;
+  summarize(rollout: Rollout): Promise<DriftRow>;
 }
 
 export function createScorer(): Scorer {
@@ -33,6 +35,9 @@ export function createScorer(): Scorer {
       );
       latestScore = job;
       return reply;
+    },
+    async summarize(rollout) {
+      return (await jobs.start<Summarized>((job) => worker.postMessage({ type: 'summarize', job, rollout } satisfies ScoreWorkerRequest)).reply).row;
     },
   };
 }

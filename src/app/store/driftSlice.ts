@@ -1,10 +1,14 @@
-// Drift slice: the model loaded into the scoring worker (a user's GPT-2 checkpoint), and the drift
-// of the shown rollout under each method, recomputed whenever the shown rollout changes.
-import { driftOf } from '../core/drift';
-import { createScorer, StaleScoreError, type Scorer } from '../protocol/scoreClient';
+// Drift slice: the model loaded into the scoring worker (a user's GPT-2 checkpoint, or the demo model
+// the app ships), kept in IndexedDB so a reload loads it again, and the drift of the shown rollout
+// under each method, recomputed whenever the shown rollout changes.
+import { driftOf, driftRow } from '../core/drift';
+import { fetchDemoModel, DEMO_MODEL_NAME } from '../load/demoModel';
+import { loadScoringCheckpoint, saveScoringCheckpoint } from '../persist/checkpoint';
+import { StaleScoreError } from '../protocol/scoreClient';
+import { scoringWorker } from './clients';
 import type { DriftSlice, Slice } from './types';
 
-let scorer: Scorer | null = null;
+let loads = 0;
 
 export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
   model: null,
@@ -14,28 +18,56 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
   scoring: null,
   driftError: null,
 
-  async openCheckpoint(file, name) {
+  async openCheckpoint(file, name, options = {}) {
+    const key = ++loads;
     set({ modelLoading: name, driftError: null });
     try {
-      scorer ??= createScorer();
-      const loaded = await scorer.load(await file.arrayBuffer(), name);
-      set({ model: { name, description: loaded.description, adapter: loaded.adapter }, modelLoading: null, drift: null, driftView: null });
+      const loaded = await scoringWorker().load(await file.arrayBuffer(), name);
+      if (key !== loads) return false; // another checkpoint was asked for meanwhile
+      set({
+        model: { name, description: loaded.description, adapter: loaded.adapter, restored: options.restored === true, key },
+        modelLoading: null,
+        drift: null,
+        driftView: null,
+      });
     } catch (error) {
-      set({ modelLoading: null, driftError: `${name}: ${error instanceof Error ? error.message : String(error)}` });
+      if (key === loads) set({ modelLoading: null, driftError: `${name}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
     }
+    if (options.persist !== false) void saveScoringCheckpoint(name, file).catch(() => undefined);
     await get().scoreView();
     return true;
   },
 
+  async useDemoModel() {
+    set({ modelLoading: DEMO_MODEL_NAME, driftError: null });
+    let blob: Blob;
+    try {
+      blob = await fetchDemoModel();
+    } catch (error) {
+      set({ modelLoading: null, driftError: error instanceof Error ? error.message : String(error) });
+      return false;
+    }
+    return get().openCheckpoint(blob, DEMO_MODEL_NAME);
+  },
+
+  async restoreCheckpoint() {
+    const stored = await loadScoringCheckpoint();
+    // A checkpoint the person loaded meanwhile wins.
+    if (!stored || loads > 0) return;
+    await get().openCheckpoint(stored.blob, stored.name, { persist: false, restored: true });
+  },
+
   async scoreView() {
     const { view, model, driftView } = get();
-    if (!view || !model || !scorer || driftView === view) return;
+    if (!view || !model || driftView === view) return;
     set({ scoring: { method: 'naive-compressed', done: 0, total: 4 }, driftError: null, drift: null, driftView: view });
     try {
-      const scored = await scorer.score(view.rollout, (method, done, total) => set({ scoring: { method, done, total } }));
-      if (get().view !== view) return; // another rollout is shown now; its own request is in flight
-      set({ drift: driftOf(view, scored.scores), scoring: null });
+      const scored = await scoringWorker().score(view.rollout, (method, done, total) => set({ scoring: { method, done, total } }));
+      if (get().view !== view || get().model !== model) return; // another rollout (or model) is shown now; its own request is in flight
+      const drift = driftOf(view, scored.scores);
+      set({ drift, scoring: null });
+      if (get().rollouts.length > 1) get().recordRowDrift?.(get().rolloutIndex, driftRow(drift));
     } catch (error) {
       if (error instanceof StaleScoreError || get().view !== view) return;
       set({ scoring: null, driftError: error instanceof Error ? error.message : String(error) });

@@ -1,6 +1,7 @@
 // The workbench store: one zustand store built from slices (typed in ./types). Components read it
 // through small selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
 import { create } from 'zustand';
+import { createDatasetSlice } from './datasetSlice';
 import { createDriftSlice } from './driftSlice';
 import { createGlossarySlice } from './glossarySlice';
 import { createGpuSlice } from './gpuSlice';
@@ -15,6 +16,7 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createRolloutSlice(...a),
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
+  ...createDatasetSlice(...a),
   ...createTrainSlice(...a),
   ...createTourSlice(...a),
   ...createGlossarySlice(...a),

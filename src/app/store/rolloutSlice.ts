@@ -8,12 +8,12 @@ import { stringifyRollout, validateRollout, type Rollout, type RolloutJson } fro
 import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
 import { saveLastSet } from '../persist/lastSet';
-import { createParser, StaleParseError, type Parser } from '../protocol/parseClient';
+import { StaleParseError } from '../protocol/parseClient';
 import { summaryOf } from '../protocol/parse';
+import { rolloutWorker } from './clients';
 import type { SourceRef } from '../url/schema';
 import type { RolloutSlice, Slice } from './types';
 
-let parser: Parser | null = null;
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
 let opens = 0;
 
@@ -32,6 +32,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
   loading: null,
   loadError: null,
   loadTimings: null,
+  importReport: null,
   manualOpens: 0,
 
   async openBlob(blob, source, options = {}) {
@@ -39,10 +40,9 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const open = ++opens;
     if (!options.auto) set({ manualOpens: get().manualOpens + 1 });
     set({ loading: { fileName, phase: 'read', done: 0, total: blob.size } });
-    parser ??= createParser();
     let outcome;
     try {
-      outcome = await parser.parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob }, (phase, done, total) => {
+      outcome = await rolloutWorker().parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob }, (phase, done, total) => {
         if (open === opens) set({ loading: { fileName, phase, done, total } });
       });
     } catch (error) {
@@ -70,7 +70,9 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       loading: null,
       loadError: null,
       loadTimings: { read: outcome.readMs, validate: outcome.validateMs, derive: derived.ms },
+      importReport: outcome.report,
     });
+    void get().loadTable?.(); // the data-set table's figures, derived in the worker
     if (options.persist !== false) void saveLastSet(source.kind, source.name, blob).catch(() => undefined);
     return true;
   },
@@ -99,7 +101,9 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       loading: null,
       loadError: null,
       loadTimings: { read: 0, validate: validateMs, derive: derived.ms },
+      importReport: null,
     });
+    void get().loadTable?.();
     if (options.persist !== false) void saveRolloutJson(source, json);
     return true;
   },
@@ -114,8 +118,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     }
     let blob: Blob;
     try {
-      parser ??= createParser();
-      blob = await fetchExample(example, parser.generate);
+      blob = await fetchExample(example, rolloutWorker().generate);
     } catch (error) {
       set({ loadError: error instanceof Error ? error.message : String(error) });
       return false;
@@ -128,8 +131,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const { rollouts, rolloutIndex, view, setJob } = get();
     if (index < 0 || index >= rollouts.length || setJob === null || (index === rolloutIndex && view)) return;
     try {
-      parser ??= createParser();
-      const rollout = await parser.rollout(setJob, index);
+      const rollout = await rolloutWorker().rollout(setJob, index);
       if (get().setJob !== setJob) return; // another set was opened meanwhile
       const derived = derive(rollout);
       set({ rolloutIndex: index, view: derived.view, loadError: null });

@@ -20,12 +20,6 @@ function probed(get: () => WorkbenchState, subscribe: (listener: (s: WorkbenchSt
   });
 }
 
-async function demoCheckpoint(): Promise<Blob> {
-  const response = await fetch(`${import.meta.env.BASE_URL}${DEMO_MODEL.file}`);
-  if (!response.ok) throw new Error(`could not fetch the demo checkpoint (HTTP ${response.status})`);
-  return response.blob();
-}
-
 export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
   tourStep: null,
   tourApplied: null,
@@ -64,9 +58,8 @@ export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
       if (setup.rows) now.setRows(setup.rows);
       if (setup.color) now.setColorBy(setup.color);
       if (setup.model === 'demo' && !get().model) {
-        const blob = await demoCheckpoint();
+        if (!(await get().useDemoModel())) throw new Error(get().driftError ?? 'the demo checkpoint did not load');
         if (!current()) return;
-        if (!(await get().openCheckpoint(blob, DEMO_MODEL.name))) throw new Error(get().driftError ?? 'the demo checkpoint did not load');
       }
       if (setup.train) {
         if (get().trainConfig.checkpoint !== DEMO_MODEL.name) await get().trainUseDemoModel();

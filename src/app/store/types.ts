@@ -5,17 +5,18 @@ import type { AdapterSummary, GpuEvent } from '../../gpu/device';
 import type { SamplingOptions } from '../../harness/policies/model';
 import type { Method } from '../../plan/types';
 import type { RolloutJson } from '../../rollout';
+import type { RolloutRow } from '../../tree';
 import type { DriftData } from '../core/drift';
 import type { MetricHistory } from '../core/history';
 import type { ViewData } from '../core/viewData';
-import type { ParsePhase, RolloutSummary } from '../protocol/parse';
-import type { ScoredMethod } from '../protocol/score';
+import type { LoadReport, ParsePhase, RolloutSummary } from '../protocol/parse';
+import type { DriftRow, ScoredMethod } from '../protocol/score';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../protocol/train';
 import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & TrainSlice & TourSlice & GlossarySlice;
+export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & DatasetSlice & TrainSlice & TourSlice & GlossarySlice;
 
 /** A slice of the workbench store: its part of the state, seeing the whole. */
 export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
@@ -74,6 +75,8 @@ export interface RolloutSlice {
   loadError: string | null;
   /** Timings of the last successful load, milliseconds. */
   loadTimings: { read: number; validate: number; derive: number } | null;
+  /** What the last file's import read and skipped (null for a rollout shown from memory). */
+  importReport: LoadReport | null;
   /** Opens the person started (file, drop, example button); start-up yields to any of them. */
   manualOpens: number;
   openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;
@@ -105,8 +108,18 @@ export interface ViewSlice {
 
 // --- Drift: the model in the scoring worker and the drift of the shown rollout under each method.
 
+export interface ScoringModel {
+  name: string;
+  description: string;
+  adapter: string;
+  /** Loaded again from IndexedDB on start (kept from an earlier visit). */
+  restored: boolean;
+  /** Counts loads: scores made under another key belong to another model. */
+  key: number;
+}
+
 export interface DriftSlice {
-  model: { name: string; description: string; adapter: string } | null;
+  model: ScoringModel | null;
   modelLoading: string | null;
   /** Drift of the shown rollout (null before scoring, or without a model). */
   drift: DriftData | null;
@@ -115,9 +128,40 @@ export interface DriftSlice {
   /** The method being scored, while scoring. */
   scoring: { method: ScoredMethod; done: number; total: number } | null;
   driftError: string | null;
-  openCheckpoint(file: Blob, name: string): Promise<boolean>;
+  /** Loads a checkpoint into the scoring worker and keeps it in IndexedDB (unless `persist` is false). */
+  openCheckpoint(file: Blob, name: string, options?: { persist?: boolean; restored?: boolean }): Promise<boolean>;
+  /** Fetches the demo checkpoint the app ships (public/models/demo.safetensors) and loads it. */
+  useDemoModel(): Promise<boolean>;
+  /** On start: loads the checkpoint kept in IndexedDB, if any. */
+  restoreCheckpoint(): Promise<void>;
   /** Scores the shown rollout (no-op without a model, or when it is already scored). */
   scoreView(): Promise<void>;
+}
+
+// --- Data set: the table of a JSONL set, one row of figures per rollout, and its drift rows.
+
+export interface DatasetTable {
+  /** The set (rollout-worker job) the rows belong to. */
+  set: number;
+  rows: RolloutRow[];
+}
+
+export interface DatasetSlice {
+  /** The open set's table (null while its rows are derived, or for a single rollout). */
+  table: DatasetTable | null;
+  tableProgress: { done: number; total: number } | null;
+  tableError: string | null;
+  /** Drift rows by rollout index, under the model with `modelKey` (rows of another model are not shown). */
+  tableDrift: { set: number; modelKey: number; rows: Map<number, DriftRow | { error: string }>; version: number } | null;
+  /** Scoring every rollout of the set, in progress. */
+  tableScoring: { done: number; total: number } | null;
+  /** Derives the open set's rows in the rollout worker (no-op for a single rollout). */
+  loadTable(): Promise<void>;
+  /** Scores every rollout of the set not scored yet, one at a time, with the loaded model. */
+  scoreTable(): Promise<void>;
+  stopTableScoring(): void;
+  /** Keeps the drift row of rollout `index` (the shown rollout, scored by the drift panel). */
+  recordRowDrift(index: number, row: DriftRow): void;
 }
 
 // --- Train: the page's mirror of the training worker.

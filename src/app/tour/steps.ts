@@ -44,11 +44,8 @@ export interface TourStep {
 }
 
 export const TOUR_EXAMPLE = 'worked-example';
-/**
- * The generated example the drift and training steps show (its policy's rollouts under a memory
- * editor). When the built-in examples become the demo model's own rollouts, point this at one of them.
- */
-export const DRIFT_EXAMPLE = 'collect-window';
+/** The built-in example the drift and training steps show: the demo model's own rollouts under a sliding window. */
+export const DRIFT_EXAMPLE = 'demo-window';
 /** The two methods the training step starts side by side. */
 export const TRAIN_METHODS: Method[] = ['naive-compressed', 'packed-4d'];
 

@@ -1,6 +1,8 @@
 // Live training: the run configuration, the controls, one chart per metric with a line per method,
 // the lanes' latest figures and the episode being played. The engine runs in a worker; this panel
-// only mirrors it through the store.
+// only mirrors it through the store. It starts collapsed to one line (the inspection views come
+// first), opens when asked (remembered in localStorage) or when the link names a run, and starts
+// the training worker only once open.
 import { useEffect, useState } from 'react';
 import { useWorkbench } from '../store';
 import { CHARTS } from './charts/specs';
@@ -36,6 +38,27 @@ function useRunUrl(): void {
       if (s.trainConfig !== prev.trainConfig) write();
     });
   }, []);
+}
+
+const OPEN_KEY = 'mw.train.open';
+
+/** As the person left it; never set, open only when the URL fragment carries a run configuration (a shared run). */
+function initiallyOpen(): boolean {
+  let stored: string | null = null;
+  try {
+    stored = window.localStorage.getItem(OPEN_KEY);
+  } catch {
+    // no storage (private mode): the default
+  }
+  return stored === null ? parseRunFragment(window.location.hash) !== null : stored === '1';
+}
+
+function remember(open: boolean): void {
+  try {
+    window.localStorage.setItem(OPEN_KEY, open ? '1' : '0');
+  } catch {
+    // not remembered
+  }
 }
 
 function Banner() {
@@ -76,11 +99,35 @@ function Reason() {
 }
 
 export function TrainPanel() {
+  const [open, setOpen] = useState(initiallyOpen);
+  const running = useWorkbench((s) => s.trainStatus.phase === 'running');
+  const toggle = () => {
+    remember(!open);
+    setOpen(!open);
+  };
+  if (!open) {
+    return (
+      <section className="panel train-panel collapsed" aria-label="Live training" data-testid="train-panel" data-open="false">
+        <header className="panel-head">
+          <button type="button" className="disclosure" aria-expanded={false} onClick={toggle} data-testid="train-panel-toggle">
+            ▸ Live training
+          </button>
+          <span className="hint">
+            Train a small GPT-2 in this tab on WebGPU under several replay methods side by side, and watch their losses and drift.
+            {running ? ' Training is running.' : ''}
+          </span>
+        </header>
+      </section>
+    );
+  }
+  return <OpenTrainPanel onCollapse={toggle} />;
+}
+
+function OpenTrainPanel({ onCollapse }: { onCollapse(): void }) {
   const connect = useWorkbench((s) => s.trainConnect);
   const gpu = useWorkbench((s) => s.trainGpu);
   const methods = useWorkbench((s) => s.trainRun?.config.methods ?? s.trainConfig.methods);
   const objective = useWorkbench((s) => s.trainRun?.config.objective ?? s.trainConfig.objective);
-  const [open, setOpen] = useState(true);
   useRunUrl();
   useEffect(() => {
     connect();
@@ -89,12 +136,11 @@ export function TrainPanel() {
   const charts = CHARTS.filter((c) => (!c.only || c.only.some((m) => methods.includes(m))) && (!c.objectives || c.objectives.includes(objective)));
 
   return (
-    <section className="panel train-panel" aria-label="Live training" data-testid="train-panel">
+    <section className="panel train-panel" aria-label="Live training" data-testid="train-panel" data-open="true">
       <header className="panel-head">
-        <button type="button" className="disclosure" aria-expanded={open} onClick={() => setOpen(!open)} aria-label={open ? 'Collapse training' : 'Expand training'}>
-          {open ? '▾' : '▸'}
+        <button type="button" className="disclosure" aria-expanded onClick={onCollapse} data-testid="train-panel-toggle" title="Collapse the training panel (a run keeps going)">
+          ▾ Live training
         </button>
-        <h2>Live training</h2>
         <span className="hint">
           {gpu.kind === 'ready' ? `engine in a worker on ${gpu.adapter}` : gpu.kind === 'probing' ? 'starting the engine…' : 'no WebGPU'}
           {' · space: play/pause · .: step'}
@@ -103,20 +149,18 @@ export function TrainPanel() {
       <Controls />
       <Banner />
       <Reason />
-      {open && (
-        <div className="train-body">
-          <ConfigForm />
-          <div className="train-main">
-            <Lanes />
-            <div className="train-charts">
-              {charts.map((spec) => (
-                <MetricChart key={spec.id} spec={spec} />
-              ))}
-            </div>
-            <LivePanel />
+      <div className="train-body">
+        <ConfigForm />
+        <div className="train-main">
+          <Lanes />
+          <div className="train-charts">
+            {charts.map((spec) => (
+              <MetricChart key={spec.id} spec={spec} />
+            ))}
           </div>
+          <LivePanel />
         </div>
-      )}
+      </div>
     </section>
   );
 }

@@ -1,11 +1,13 @@
 // The rollout worker: streams a rollout file (progress in bytes), then reads and validates it with
-// the rollout core (`parseRolloutFile`: JSON, JSONL, calls/v1 and other importers, all or
-// nothing); or generates a demo data set with the harness. The page never parses files itself,
-// so a 100 MB JSONL leaves it responsive.
+// the rollout core (`readRolloutFile`: JSON, JSONL, calls/v1 and other importers, all or
+// nothing, with the import report `mw import` prints); derives the figures of every rollout of a
+// set for the data-set table; or generates a demo data set with the harness. The page never parses
+// files itself, so a 100 MB JSONL leaves it responsive.
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
-import { parseRolloutFile, type Rollout } from '../../rollout';
-import { summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
+import { formatFileReport, readRolloutFile, type Rollout } from '../../rollout';
+import { rolloutRow, type RolloutRow } from '../../tree';
+import { loadReportOf, summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -32,6 +34,21 @@ function forPage(rollout: Rollout): { rollout: Rollout; transfer: Transferable[]
   return { rollout: copy, transfer };
 }
 
+/** Rows of figures, derived in slices of ~50 ms so that a `rollout` request (a click on a row) is answered in between. */
+async function table(job: number, rollouts: Rollout[]): Promise<RolloutRow[]> {
+  const rows: RolloutRow[] = [];
+  let sliceStart = performance.now();
+  for (const rollout of rollouts) {
+    rows.push(rolloutRow(rollout));
+    if (performance.now() - sliceStart > 50) {
+      post({ type: 'progress', job, phase: 'figures', done: rows.length, total: rollouts.length });
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      sliceStart = performance.now();
+    }
+  }
+  return rows;
+}
+
 async function generate(config: DemoConfig): Promise<string> {
   const env = createEnv(config.env);
   const { rollouts } = await generateDataset({ env: config.env, editor: config.editor, n: config.n, seed: config.seed }, createExpertPolicy(env));
@@ -46,6 +63,12 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       post({ type: 'generated', job, text: await generate(request.config) });
       return;
     }
+    if (request.type === 'table') {
+      const set = sets.get(request.set);
+      if (!set) throw new Error(`set ${request.set} is not held by the worker`);
+      post({ type: 'table', job, rows: await table(job, set) });
+      return;
+    }
     if (request.type === 'rollout') {
       const set = sets.get(request.set);
       const rollout = set?.[request.index];
@@ -58,7 +81,8 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     const text = await readBlobText(request.blob, (done, total) => post({ type: 'progress', job, phase: 'read', done, total }));
     const read = performance.now();
     post({ type: 'progress', job, phase: 'validate', done: 0, total: 0 });
-    const rollouts = parseRolloutFile(text, request.fileName);
+    const file = readRolloutFile(text, request.fileName);
+    const { rollouts } = file;
     const validated = performance.now();
     if (rollouts.length === 0) throw new Error(`${request.fileName}: no rollouts in the file`);
     for (const key of [...sets.keys()]) if (key !== request.keep) sets.delete(key);
@@ -66,7 +90,8 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     const index = Math.max(0, request.select === null ? 0 : rollouts.findIndex((r) => r.id === request.select));
     const summaries = rollouts.map(summaryOf);
     const { rollout, transfer } = forPage(rollouts[index]);
-    post({ type: 'done', job, summaries, index, rollout, readMs: read - started, validateMs: validated - read }, transfer);
+    const report = loadReportOf(file.report, formatFileReport(file.report, request.fileName));
+    post({ type: 'done', job, summaries, index, rollout, readMs: read - started, validateMs: validated - read, report }, transfer);
   } catch (error) {
     post({ type: 'error', job, message: error instanceof Error ? error.message : String(error) });
   }

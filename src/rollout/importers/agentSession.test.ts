@@ -146,7 +146,7 @@ describe('agent session with two compactions and a microcompaction', () => {
       .map(({ text, line }) => ({ value: JSON.parse(text) as unknown, line }));
     expect(agentSessionImporter.detect(records.map((r) => r.value), TWO)).toBe(true);
     // From the raw text the malformed line is reported instead of failing the file.
-    const [fromText] = agentSessionImporter.readText(readFixture(TWO), TWO);
+    const [fromText] = agentSessionImporter.readText(readFixture(TWO), TWO).rollouts;
     expect(fromText.value).toEqual(json);
     expect(looksLikeAgentSession([{ messages: [{ role: 'user', content: 'hi' }] }])).toBe(false);
     expect(looksLikeAgentSession([{ format: 'memorywalker.calls/v1', id: 'x', vocab: 272, calls: [] }])).toBe(false);

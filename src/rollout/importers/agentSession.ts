@@ -716,5 +716,8 @@ export function looksLikeAgentSession(values: readonly unknown[]): boolean {
 export const agentSessionImporter: FileImporter = {
   name: AGENT_SESSION,
   detect: (sample) => looksLikeAgentSession(sample),
-  readText: (text, file) => [{ value: importAgentSessionText(text, { file }).rollout }],
+  readText(text, file) {
+    const { rollout, report } = importAgentSessionText(text, { file });
+    return { rollouts: [{ value: rollout }], report: { kind: 'records', report } };
+  },
 };

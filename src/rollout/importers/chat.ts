@@ -253,5 +253,8 @@ export function looksLikeChat(values: readonly unknown[]): boolean {
 export const chatImporter: FileImporter = {
   name: CHAT,
   detect: (sample) => looksLikeChat(sample),
-  readText: (text, file) => importChatText(text, { file }).rollouts.map((rollout) => ({ value: rollout, line: (rollout.meta as { line: number }).line })),
+  readText(text, file) {
+    const { rollouts, report } = importChatText(text, { file });
+    return { rollouts: rollouts.map((rollout) => ({ value: rollout, line: (rollout.meta as { line: number }).line })), report: { kind: 'records', report } };
+  },
 };

@@ -1,5 +1,6 @@
 // What an import did with every record of its file: imported, skipped (why, which lines), or not
-// understood (line and reason). Kept in the rollout's `meta.import` and printed by `mw import`.
+// understood (line and reason). Kept in the rollout's `meta.import`, printed by `mw import` and shown
+// by the app beside the summary (one text for both: `formatFileReport`).
 
 export interface ImportProblem {
   line: number;
@@ -145,4 +146,25 @@ export function formatImportReport(report: ImportReport, file: string): string {
   for (const p of report.problems) out.push(`  ${file}:${p.line}: ${p.reason}`);
   if (report.problemsOmitted) out.push(`  ... and ${report.problemsOmitted} more problems`);
   return out.join('\n');
+}
+
+/**
+ * What reading a file did, for every format: the record-by-record report of a log importer
+ * (agent-session, chat), the trajectories a turn dump grouped, or the rollouts of a file the core
+ * reads as it is (v1, calls/v1).
+ */
+export type FileReport =
+  | { kind: 'records'; report: ImportReport }
+  | { kind: 'turns'; convention: string; records: number; rollouts: number }
+  | { kind: 'core'; rollouts: number; /** e.g. memorywalker.calls/v1; absent: read by the core. */ format?: string };
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The report's lines as `mw import` prints them on stderr (without its `wrote OUT` line). */
+export function formatFileReport(report: FileReport, file: string): string {
+  if (report.kind === 'records') return formatImportReport(report.report, file);
+  if (report.kind === 'turns') {
+    return `${file}: turns (${report.convention} fields): ${plural(report.records, 'record')} -> ${plural(report.rollouts, 'rollout')} (one per trajectory)`;
+  }
+  return `${file}: ${report.format ?? 'read by the core'}: ${plural(report.rollouts, 'rollout')}`;
 }

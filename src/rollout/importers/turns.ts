@@ -288,5 +288,8 @@ export function importTurnsText(text: string, file: string): TurnsImport {
 export const turnsImporter: FileImporter = {
   name: TURNS,
   detect: (sample) => looksLikeTurns(sample),
-  readText: (text, file) => importTurnsText(text, file).rollouts,
+  readText(text, file) {
+    const { rollouts, records, convention } = importTurnsText(text, file);
+    return { rollouts, report: { kind: 'turns', convention, records, rollouts: rollouts.length } };
+  },
 };

@@ -3,6 +3,7 @@
 
 import type { SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';
+import type { FileReport } from './report';
 
 /** Imports one JSON object (one record of the file) of a known `format` into a v1 rollout. */
 export type RecordImporter = (value: Record<string, unknown>, source: SourceLocation) => RolloutJson;
@@ -22,5 +23,6 @@ export interface FileImporter {
   name: string;
   /** Whether this importer reads the file, judged from the first records that parse (and its name). */
   detect(sample: readonly unknown[], file: string): boolean;
-  readText(text: string, file: string): ImportedRollout[];
+  /** The file's rollouts, and what was read, skipped and not understood on the way. */
+  readText(text: string, file: string): { rollouts: ImportedRollout[]; report: FileReport };
 }

@@ -1,52 +1,71 @@
-// Drift under each replay method (docs/metrics.md), once a model has scored the shown rollout in the
-// scoring worker: per method, logdiff and signed drift μ against the exact live-prefix score and
-// against the rollout's own logprobs, the drift a sampler should expect (exact, from both log-probability
-// rows), and a histogram of the signed differences (one shared axis).
-import { scaleLinear } from 'd3';
-import { useMemo, useState } from 'react';
+// Drift under each method (docs/metrics.md), once a model has scored the shown rollout in the scoring
+// worker: per method, logdiff and signed drift μ against the exact live-prefix score and (when the
+// rollout records this model's log-probabilities) against the rollout, the drift a sampler should
+// expect, SDCC's KL at the diverging leaves, and histograms of the per-target differences. The demo
+// model is one click away; the checkpoint is kept in IndexedDB and loaded again on start.
+import { useMemo, useState, type ReactNode } from 'react';
 import { checkSampling, type SamplingOptions } from '../../../harness/policies/model';
 import type { MethodExpectedDrift } from '../../../metrics/expected-drift';
-import { expectedOf, type MethodDrift } from '../../core/drift';
-import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { comparesWithRollout, expectedOf, type DriftData, type MethodDrift } from '../../core/drift';
+import { binValues, DRIFT_BINS, driftBins } from '../../core/histogram';
+import { downloadText, fileStem } from '../../export/download';
+import { driftCsv } from '../../export/driftCsv';
+import type { ScoredMethod } from '../../protocol/score';
+import { useWorkbench } from '../../store';
 import { driftColor, formatDelta } from './colors';
-import { TermText } from '../../glossary/Term';
+import { DriftHistogram } from './DriftHistogram';
+import { DriftTerms } from './DriftTerms';
+import { LogprobNotice } from './LogprobNotice';
+import { Term } from './Term';
+import './drift.css';
 
 export function DriftPanel() {
   const model = useWorkbench((s) => s.model);
   const modelLoading = useWorkbench((s) => s.modelLoading);
-  const drift = useWorkbench((s) => s.drift);
+  const drift = useWorkbench((s) => (s.driftView === s.view ? s.drift : null));
   const scoring = useWorkbench((s) => s.scoring);
   const driftError = useWorkbench((s) => s.driftError);
   const openCheckpoint = useWorkbench((s) => s.openCheckpoint);
-  const sampler = useWorkbench((s) => s.sampler);
-  const expected = useMemo(() => (drift ? expectedOf(drift, sampler) : null), [drift, sampler]);
+  const useDemoModel = useWorkbench((s) => s.useDemoModel);
 
   return (
-    <section className="panel drift" aria-label="Drift" data-tour="drift">
+    <section className="panel drift" aria-label="Drift">
       <header className="panel-head">
         <h2>Drift under each method</h2>
         {model ? (
           <span className="hint" data-testid="model-info">
             model <strong>{model.name}</strong> · {model.description} · {model.adapter}
+            {model.restored ? ' · kept from your last visit' : ''}
           </span>
         ) : (
-          <span className="hint">score every target with a GPT-2 checkpoint (safetensors) on WebGPU</span>
+          <span className="hint">how far each way of replaying the rollout for training moves the policy&apos;s own log-probabilities</span>
         )}
-        <label className="button exports-right">
-          {model ? 'Other checkpoint…' : 'Load checkpoint…'}
-          <input
-            type="file"
-            accept=".safetensors,application/octet-stream"
-            data-testid="checkpoint-file-input"
-            onChange={(e) => {
-              const file = e.currentTarget.files?.[0];
-              if (file) void openCheckpoint(file, file.name);
-              e.currentTarget.value = '';
-            }}
-          />
-        </label>
+        <span className="drift-actions">
+          <button type="button" onClick={() => void useDemoModel()} disabled={modelLoading !== null} data-testid="use-demo-model" title="Load the small GPT-2 this app ships (public/models/demo.safetensors) and score the rollout with it">
+            Use the demo model
+          </button>
+          <label className="button">
+            {model ? 'Other checkpoint…' : 'Load checkpoint…'}
+            <input
+              type="file"
+              accept=".safetensors,application/octet-stream"
+              data-testid="checkpoint-file-input"
+              onChange={(e) => {
+                const file = e.currentTarget.files?.[0];
+                if (file) void openCheckpoint(file, file.name);
+                e.currentTarget.value = '';
+              }}
+            />
+          </label>
+        </span>
       </header>
+      {!model && !modelLoading && (
+        <p className="pad muted drift-empty">
+          A GPT-2 checkpoint (safetensors) scores every target of the rollout on WebGPU under each training method; the demo model was trained on the built-in
+          examples&apos; task.
+        </p>
+      )}
       {modelLoading && <p className="pad muted">Loading {modelLoading} onto the GPU…</p>}
       {scoring && (
         <p className="pad muted" data-testid="drift-progress">
@@ -58,63 +77,169 @@ export function DriftPanel() {
           {driftError}
         </p>
       )}
-      {drift && (
-        <div className="drift-body" data-testid="drift-table">
-          <table className="drift-table">
-            <thead>
-              <tr>
-                <th>method</th>
-                <th title="Targets the method scores">scored</th>
-                <th title="mean |ℓ_m − ℓ_live|: conditioning drift against the exact live-prefix score">
-                  <TermText text="logdiff vs live" />
-                </th>
-                <th title="mean (ℓ_m − ℓ_live)">
-                  <TermText text="μ vs live" />
-                </th>
-                <th title="mean |ℓ_m − ℓ_rollout|, against the rollout's own logprobs">
-                  <TermText text="logdiff vs rollout" />
-                </th>
-                <th title="mean (ℓ_m − ℓ_rollout)">
-                  <TermText text="μ vs rollout" />
-                </th>
-                <th title="mean over targets of Σ_a s(a)(log q_m(a) − log p(a)): the signed drift the sampler below should expect, exact (p: the live view's distribution, s: the sampler's, q_m: the method's). At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method.">
-                  <TermText text="expected μ" />
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {drift.methods.map((m) => (
-                <tr key={m.method} data-method={m.method}>
-                  <td>
-                    <i className="swatch" style={{ background: METHOD_BY_ID[m.method].color }} />
-                    {METHOD_BY_ID[m.method].label}
-                  </td>
-                  {m.error ? (
-                    <td colSpan={6} className="muted">
-                      not scored: {m.error}
-                    </td>
-                  ) : (
-                    <>
-                      <td>{m.vsLive.n}</td>
-                      <td data-testid={`drift-logdiff-${m.method}`}>{m.vsLive.logdiff.toFixed(4)}</td>
-                      <td data-testid={`drift-mu-${m.method}`}>{formatDelta(m.vsLive.mu)}</td>
-                      <td>{m.vsRollout ? m.vsRollout.logdiff.toFixed(4) : '—'}</td>
-                      <td>{m.vsRollout ? formatDelta(m.vsRollout.mu) : '—'}</td>
-                      <ExpectedCell method={m.method} e={expected?.get(m.method) ?? null} />
-                    </>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <SamplerForm />
-          <div className="histograms" aria-label="Histograms of ℓ_m − ℓ_live">
-            {drift.methods.map((m) => (m.error ? null : <Histogram key={m.method} m={m} range={drift.range} />))}
-            <ColorBar range={drift.range} />
-          </div>
-        </div>
-      )}
+      {drift && <DriftBody drift={drift} />}
     </section>
+  );
+}
+
+function DriftBody({ drift }: { drift: DriftData }) {
+  const view = useWorkbench((s) => s.view)!;
+  const sampler = useWorkbench((s) => s.sampler);
+  const expected = useMemo(() => expectedOf(drift, sampler), [drift, sampler]);
+  const [axis, setAxis] = useState<'own' | 'shared'>('own');
+  const [log, setLog] = useState(false);
+  const withRollout = comparesWithRollout(drift);
+  const student = drift.methods.find((m) => m.method === 'naive-compressed');
+  return (
+    <div className="drift-body" data-testid="drift-table">
+      <LogprobNotice source={drift.logprobs} />
+      <p className="caption">
+        Each row replays this rollout the way one training method would: <Term name="logdiff" /> is how far, on average, it moves the log-probability of each token
+        the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than they were).
+      </p>
+      <table className="drift-table">
+        <thead>
+          <tr className="group">
+            <th colSpan={2} />
+            <th colSpan={3} title="ℓ_live: the exact live-prefix score, computed by LogitTree">
+              vs live prefix (<Term name="conditioning drift" />)
+            </th>
+            {withRollout && <th colSpan={2}>vs the rollout&apos;s logprobs</th>}
+            <th />
+          </tr>
+          <tr>
+            <th>method</th>
+            <th title="Targets the method scores (Naive-Compressed and SDCC's student skip the dropped ones)">scored</th>
+            <th title="mean |ℓ_m − ℓ_live|">logdiff</th>
+            <th title="mean (ℓ_m − ℓ_live)">μ</th>
+            <th title="mean over targets of Σ_a s(a)(log q_m(a) − log p(a)): the μ the sampler below should expect, exact (p: the live view's distribution, s: the sampler's, q_m: the method's). At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method.">
+              <Term name="expected μ" />
+            </th>
+            {withRollout && (
+              <>
+                <th title="mean |ℓ_m − ℓ_rollout|">logdiff</th>
+                <th title="mean (ℓ_m − ℓ_rollout)">μ</th>
+              </>
+            )}
+            <th title="mean KL(π(·|live prefix) ‖ π(·|final prefix)) over the diverging leaves: what SDCC adds to its loss">
+              <Term name="KL_SDCC" />
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {drift.methods.map((m) => (
+            <MethodRow key={m.method} id={m.method} m={m} label={METHOD_BY_ID[m.method].label} scored={m.vsLive.n} e={expected.get(m.method) ?? null} withRollout={withRollout} />
+          ))}
+          {drift.sdcc.error || !student ? (
+            <tr data-method="sdcc">
+              <td>
+                <i className="swatch" style={{ background: METHOD_BY_ID.sdcc.color }} />
+                SDCC
+              </td>
+              <td colSpan={withRollout ? 7 : 5} className="muted">
+                not scored: {drift.sdcc.error}
+              </td>
+            </tr>
+          ) : (
+            <MethodRow
+              id="sdcc"
+              m={student}
+              label="SDCC"
+              note="student: the final walk"
+              scored={drift.sdcc.n}
+              e={expected.get('naive-compressed') ?? null}
+              withRollout={withRollout}
+              kl={
+                <td data-testid="drift-kl-sdcc" data-value={String(drift.sdcc.meanKl)} data-pairs={drift.sdcc.kl.size} title={`mean over ${drift.sdcc.kl.size} diverging leaves`}>
+                  {drift.sdcc.meanKl.toFixed(4)} <span className="muted">D {drift.sdcc.kl.size}</span>
+                </td>
+              }
+            />
+          )}
+        </tbody>
+      </table>
+      <SamplerForm />
+      <div className="histogram-controls">
+        <div className="segmented" role="group" aria-label="Histogram axis">
+          <button type="button" aria-pressed={axis === 'own'} onClick={() => setAxis('own')} data-testid="histogram-axis-own" title="Each histogram on the range of its own drift">
+            each its own axis
+          </button>
+          <button type="button" aria-pressed={axis === 'shared'} onClick={() => setAxis('shared')} data-testid="histogram-axis-shared" title="Every histogram on one axis, to compare sizes">
+            one shared axis
+          </button>
+        </div>
+        <label className="check">
+          <input type="checkbox" checked={log} onChange={(e) => setLog(e.currentTarget.checked)} data-testid="histogram-log" /> log counts
+        </label>
+        <button type="button" className="small" data-testid="export-drift-csv" title="Save every target's scores under each method, and their differences, as CSV" onClick={() => downloadText(driftCsv(view, drift), `${fileStem(view.rollout.id)}-drift.csv`, 'text/csv')}>
+          Drift CSV
+        </button>
+      </div>
+      <p className="caption">
+        How many targets each method moves, and by how much: bars count targets by ℓ_m − ℓ_live in nats (hover one), a bar at 0 means the method scores those
+        targets exactly as the policy saw them, and the small end bars count the tails beyond the axis.
+      </p>
+      <div className="histograms" aria-label="Histograms of ℓ_m − ℓ_live">
+        {drift.methods.map((m) =>
+          m.error ? null : (
+            <DriftHistogram
+              key={m.method}
+              testId={`histogram-${m.method}`}
+              title={METHOD_BY_ID[m.method].label}
+              color={METHOD_BY_ID[m.method].color}
+              figure={`μ ${formatDelta(m.vsLive.mu)}`}
+              bins={driftBins(m.deltas, axis === 'own' ? m.ownRange : drift.range)}
+              log={log}
+              format={formatDelta}
+            />
+          ),
+        )}
+        {!drift.sdcc.error && <SdccHistogram drift={drift} log={log} />}
+      </div>
+      <ColorBar range={drift.range} />
+      <DriftTerms />
+    </div>
+  );
+}
+
+function MethodRow(props: { id: ScoredMethod | 'sdcc'; m: MethodDrift; label: string; note?: string; scored: number; e: MethodExpectedDrift | null; withRollout: boolean; kl?: ReactNode }) {
+  const { id, m, label, note, scored, e, withRollout, kl } = props;
+  const cols = withRollout ? 7 : 5;
+  return (
+    <tr data-method={id}>
+      <td>
+        <i className="swatch" style={{ background: METHOD_BY_ID[id].color }} />
+        {label}
+        {note && <span className="muted row-note"> ({note})</span>}
+      </td>
+      {m.error ? (
+        <td colSpan={cols} className="muted">
+          not scored: {m.error}
+        </td>
+      ) : (
+        <>
+          <td data-testid={`drift-scored-${id}`}>{scored}</td>
+          <td data-testid={`drift-logdiff-${id}`} data-value={String(m.vsLive.logdiff)}>
+            {m.vsLive.logdiff.toFixed(4)}
+          </td>
+          <td data-testid={`drift-mu-${id}`} data-value={String(m.vsLive.mu)}>
+            {formatDelta(m.vsLive.mu)}
+          </td>
+          <ExpectedCell method={id} e={e} />
+          {withRollout && (
+            <>
+              <td data-testid={`drift-logdiff-rollout-${id}`} data-value={String(m.vsRollout?.logdiff ?? '')}>
+                {m.vsRollout ? m.vsRollout.logdiff.toFixed(4) : '—'}
+              </td>
+              <td data-testid={`drift-mu-rollout-${id}`} data-value={String(m.vsRollout?.mu ?? '')}>
+                {m.vsRollout ? formatDelta(m.vsRollout.mu) : '—'}
+              </td>
+            </>
+          )}
+          {kl ?? <td className="muted">—</td>}
+        </>
+      )}
+    </tr>
   );
 }
 
@@ -126,6 +251,23 @@ function ExpectedCell({ method, e }: { method: string; e: MethodExpectedDrift | 
     <td data-testid={`drift-expected-${method}`} data-value={String(e.mu)} title={title}>
       {formatDelta(e.mu)}
     </td>
+  );
+}
+
+function SdccHistogram({ drift, log }: { drift: DriftData; log: boolean }) {
+  const kl = Float64Array.from(drift.sdcc.kl.values());
+  const bins = binValues(kl, 0, drift.sdcc.range, DRIFT_BINS - 1);
+  return (
+    <DriftHistogram
+      testId="histogram-sdcc"
+      title="SDCC · KL per leaf"
+      color={METHOD_BY_ID.sdcc.color}
+      figure={`mean ${drift.sdcc.meanKl.toFixed(3)}`}
+      bins={bins}
+      log={log}
+      format={(x) => (x === 0 ? '0' : formatDelta(x).replace('+', ''))}
+      idle={kl.length ? `KL at ${kl.length} diverging leaves · hover a bar` : 'no diverging leaf: KL_SDCC is 0'}
+    />
   );
 }
 
@@ -155,7 +297,9 @@ function SamplerForm() {
   };
   return (
     <div className="sampler" aria-label="Sampler of the expected drift">
-      <span className="muted">expected μ assumes a sampler:</span>
+      <span className="muted">
+        <Term name="expected μ" /> assumes a sampler:
+      </span>
       {SAMPLER_FIELDS.map((f) => (
         <label key={f.key} title={f.help}>
           {f.label}
@@ -181,66 +325,36 @@ function SamplerForm() {
   );
 }
 
-const H = { w: 168, h: 86, left: 6, right: 6, top: 16, bottom: 18 };
-
-function Histogram({ m, range }: { m: MethodDrift; range: number }) {
-  const { counts, edges } = m.histogram;
-  const x = scaleLinear().domain([-range, range]).range([H.left, H.w - H.right]);
-  const y = scaleLinear()
-    .domain([0, Math.max(1, ...counts)])
-    .range([H.h - H.bottom, H.top]);
-  const color = METHOD_BY_ID[m.method].color;
-  return (
-    <svg width={H.w} height={H.h} className="histogram" data-method={m.method}>
-      <text x={H.left} y={11} fontSize={10.5} fill={color} fontWeight={600}>
-        {METHOD_BY_ID[m.method].short}
-      </text>
-      <text x={H.w - H.right} y={11} fontSize={10} fill={INK.muted} textAnchor="end">
-        μ {formatDelta(m.vsLive.mu)}
-      </text>
-      {counts.map((c, i) =>
-        c ? <rect key={i} x={x(edges[i]) + 0.5} y={y(c)} width={Math.max(1, x(edges[i + 1]) - x(edges[i]) - 1)} height={y(0) - y(c)} fill={color} /> : null,
-      )}
-      <line x1={x(0)} x2={x(0)} y1={H.top - 2} y2={H.h - H.bottom} stroke={INK.text} strokeDasharray="2 2" strokeWidth={0.8} />
-      <line x1={H.left} x2={H.w - H.right} y1={H.h - H.bottom + 0.5} y2={H.h - H.bottom + 0.5} stroke={INK.line} />
-      {[-range, 0, range].map((t) => (
-        <text key={t} x={x(t)} y={H.h - 5} fontSize={9} fill={INK.muted} textAnchor={t < 0 ? 'start' : t > 0 ? 'end' : 'middle'}>
-          {formatDelta(t)}
-        </text>
-      ))}
-    </svg>
-  );
-}
-
 /** The colour of a target cell when targets are coloured by drift. */
 function ColorBar({ range }: { range: number }) {
   const color = driftColor(range);
   const stops = Array.from({ length: 11 }, (_, i) => -range + (2 * range * i) / 10);
+  const W = 220;
   return (
-    <svg width={H.w} height={H.h} className="histogram">
-      <text x={H.left} y={11} fontSize={10.5} fill={INK.text} fontWeight={600}>
-        cell colour: ℓ_m − ℓ_live
-      </text>
-      <defs>
-        <linearGradient id="drift-gradient">
-          {stops.map((s, i) => (
-            <stop key={i} offset={`${i * 10}%`} stopColor={color(s)} />
-          ))}
-        </linearGradient>
-      </defs>
-      <rect x={H.left} y={30} width={H.w - H.left - H.right} height={14} fill="url(#drift-gradient)" />
-      <text x={H.left} y={58} fontSize={9} fill={INK.muted}>
-        {formatDelta(-range)} nats
-      </text>
-      <text x={H.w - H.right} y={58} fontSize={9} fill={INK.muted} textAnchor="end">
-        {formatDelta(range)}
-      </text>
-      <text x={H.w / 2} y={58} fontSize={9} fill={INK.muted} textAnchor="middle">
-        0
-      </text>
-      <text x={H.left} y={76} fontSize={9} fill={INK.muted}>
-        red: scored lower than live
-      </text>
-    </svg>
+    <div className="colorbar">
+      <svg width={W} height={30} aria-hidden>
+        <defs>
+          <linearGradient id="drift-gradient">
+            {stops.map((s, i) => (
+              <stop key={i} offset={`${i * 10}%`} stopColor={color(s)} />
+            ))}
+          </linearGradient>
+        </defs>
+        <rect x={4} y={2} width={W - 8} height={10} fill="url(#drift-gradient)" />
+        <text x={4} y={26} fontSize={9.5} fill={INK.muted}>
+          {formatDelta(-range)}
+        </text>
+        <text x={W / 2} y={26} fontSize={9.5} fill={INK.muted} textAnchor="middle">
+          0 nats
+        </text>
+        <text x={W - 4} y={26} fontSize={9.5} fill={INK.muted} textAnchor="end">
+          {formatDelta(range)}
+        </text>
+      </svg>
+      <span className="caption">
+        Cell colours when targets are coloured by drift (staircase and tree): ℓ_m − ℓ_live, red where the method scores the target lower than the policy&apos;s own
+        view did, blue higher.
+      </span>
+    </div>
   );
 }

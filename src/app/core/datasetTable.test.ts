@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { csvParseRows } from 'd3';
+import { describe, expect, it } from 'vitest';
+import { parseRolloutFile } from '../../rollout';
+import { ROLLOUT_ROW_FIELDS, rolloutRow } from '../../tree';
+import type { DriftRow } from '../protocol/score';
+import { datasetCsv, parseFilter, sortEntries, type TableEntry } from './datasetTable';
+
+const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
+const worked = parseRolloutFile(read('../../../fixtures/worked-example.json'), 'worked-example.json')[0];
+const calls = parseRolloutFile(read('../../../fixtures/calls-example.json'), 'calls-example.json')[0];
+const noReward = { ...worked, id: 'no-reward', reward: undefined };
+const entries: TableEntry[] = [worked, calls, noReward].map((r, index) => ({ index, row: rolloutRow(r) }));
+
+describe('data-set table rows', () => {
+  it('one row per rollout: id, the section-3 figures, reward (null when absent)', () => {
+    expect(entries[0].row).toEqual({
+      id: 'worked-example', K: 2, branches: 3, physicalLength: 17, finalWalkLength: 8, packedLength: 21,
+      targets: 8, droppedTargets: 4, divergingLeaves: 2, evictionMassTotal: 8, evictionMassMax: 4, reward: 1,
+    });
+    expect(Object.keys(entries[1].row)).toEqual([...ROLLOUT_ROW_FIELDS]);
+    expect(entries[2].row.reward).toBeNull();
+  });
+
+  it('sorts by any column both ways, rows without a value last, ties in file order', () => {
+    const ids = (list: TableEntry[]) => list.map((e) => e.row.id);
+    expect(ids(sortEntries(entries, { key: 'divergingLeaves', descending: true }))).toEqual(['worked-example', 'no-reward', 'calls-example']);
+    expect(ids(sortEntries(entries, { key: 'divergingLeaves', descending: false }))).toEqual(['calls-example', 'worked-example', 'no-reward']);
+    expect(ids(sortEntries(entries, { key: 'reward', descending: true })).pop()).toBe('no-reward');
+    expect(ids(sortEntries(entries, { key: 'reward', descending: false })).pop()).toBe('no-reward');
+    expect(ids(sortEntries(entries, { key: 'id', descending: false }))).toEqual(['calls-example', 'no-reward', 'worked-example']);
+    expect(ids(sortEntries(entries, null))).toEqual(ids(entries));
+  });
+
+  it('filters by figures (FIELD OP NUMBER) and by pieces of the id, every term at once', () => {
+    const shown = (text: string) => {
+      const f = parseFilter(text);
+      if (!f.ok) throw new Error(f.error);
+      return entries.filter(f.test).map((e) => e.row.id);
+    };
+    expect(shown('')).toEqual(['worked-example', 'calls-example', 'no-reward']);
+    expect(shown('D>1')).toEqual(['worked-example', 'no-reward']);
+    expect(shown('K=1')).toEqual(['calls-example']);
+    expect(shown('n_packed>=21 reward>0')).toEqual(['worked-example']);
+    expect(shown('WORKED')).toEqual(['worked-example']);
+    expect(shown('mass<6 example')).toEqual(['calls-example']);
+    expect(parseFilter('Q>1')).toEqual({ ok: false, error: expect.stringMatching(/^Q: no such column/) });
+    expect(parseFilter('D>x')).toEqual({ ok: false, error: 'D>x: D is compared with a number' });
+  });
+
+  it('CSV: the fields of mw tree --json in order, then the drift columns once any row is scored', () => {
+    const csv = datasetCsv(entries);
+    const [header, ...rows] = csvParseRows(csv.trimEnd());
+    expect(header).toEqual([...ROLLOUT_ROW_FIELDS]);
+    expect(rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])))).toEqual(
+      entries.map((e) => Object.fromEntries(ROLLOUT_ROW_FIELDS.map((f) => [f, e.row[f] === null ? '' : String(e.row[f])]))),
+    );
+    const drift: DriftRow = {
+      reference: 'live',
+      methods: { 'naive-compressed': { logdiff: 0.75, mu: -0.75 }, 'naive-full': { logdiff: 0.1875, mu: 0.1875 }, 'logit-tree': { logdiff: 0, mu: 0 }, 'packed-4d': null },
+      klSdcc: 0.25,
+    };
+    const scored = datasetCsv([{ ...entries[0], drift }, { ...entries[1], drift: { error: 'needs 2000 positions, the model has 1024' } }]);
+    const [h2, r0, r1] = csvParseRows(scored.trimEnd());
+    expect(h2.slice(ROLLOUT_ROW_FIELDS.length)).toEqual([
+      'reference', 'naive-compressed.logdiff', 'naive-compressed.mu', 'naive-full.logdiff', 'naive-full.mu',
+      'logit-tree.logdiff', 'logit-tree.mu', 'packed-4d.logdiff', 'packed-4d.mu', 'sdcc.kl', 'error',
+    ]);
+    expect(r0.slice(ROLLOUT_ROW_FIELDS.length)).toEqual(['live', '0.75', '-0.75', '0.1875', '0.1875', '0', '0', '', '', '0.25', '']);
+    expect(r1.slice(ROLLOUT_ROW_FIELDS.length)).toEqual(['', '', '', '', '', '', '', '', '', '', 'needs 2000 positions, the model has 1024']);
+  });
+});
