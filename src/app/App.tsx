@@ -9,6 +9,7 @@ import { LoadBar } from './load/LoadBar';
 import { bootstrap, startUrlSync } from './store/urlSync';
 import { Inspector } from './views/inspector/Inspector';
 import { StaircaseView } from './views/staircase/StaircaseView';
+import { ContextPanel } from './views/context/ContextPanel';
 import { DriftPanel } from './views/drift/DriftPanel';
 import { SummaryPanel } from './views/SummaryPanel';
 import { TreeView } from './views/tree/TreeView';
@@ -79,6 +80,7 @@ export function App() {
               <SummaryPanel />
               <DriftPanel />
               <StaircaseView />
+              <ContextPanel />
               <TreeView />
             </div>
             <aside className="side">

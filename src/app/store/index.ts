@@ -1,6 +1,7 @@
 // The workbench store: one zustand store built from slices (typed in ./types). Components read it
 // through small selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
 import { create } from 'zustand';
+import { createContextSlice } from './contextSlice';
 import { createDriftSlice } from './driftSlice';
 import { createGpuSlice } from './gpuSlice';
 import { createRolloutSlice } from './rolloutSlice';
@@ -14,4 +15,5 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
   ...createTrainSlice(...a),
+  ...createContextSlice(...a),
 }));

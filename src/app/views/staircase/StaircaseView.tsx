@@ -16,6 +16,8 @@ import { sizedContext, useFrameDraw, useSize } from '../useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
+import { useTextMarks } from '../context/useTextMarks';
+import { drawTextMarks } from './textMarks';
 
 interface Hover {
   row: number;
@@ -56,6 +58,8 @@ export function StaircaseView() {
   const behaviorRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const drawnModel = useRef<StaircaseModel | null>(null);
   const [hover, setHover] = useState<Hover | null>(null);
+  // The context panes' hover and find matches, drawn over the cells.
+  const { marks, setHover: setIdHover } = useTextMarks();
 
   const frameOf = useCallback(
     (zoom: ZoomState, w: number, h: number): StaircaseFrame | null => {
@@ -80,7 +84,10 @@ export function StaircaseView() {
     if (!frame) return;
     const start = performance.now();
     const ctx = sizedContext(canvas, w, h);
-    drawStaircase(canvasPainter(ctx), frame);
+    const painter = canvasPainter(ctx);
+    drawStaircase(painter, frame);
+    drawTextMarks(painter, frame, marks);
+    canvas.dataset.hover = marks.hover ? `${marks.hover.first}-${marks.hover.end}` : '';
     // Test hooks: where cells are, so an end-to-end test can click one.
     const g = geometry(frame.model, w, h);
     Object.assign(canvas.dataset, {
@@ -95,7 +102,7 @@ export function StaircaseView() {
       markDrawn('staircase');
     }
   });
-  useEffect(() => schedule(), [schedule, frameOf, width, height]);
+  useEffect(() => schedule(), [schedule, frameOf, width, height, marks]);
 
   // d3-zoom on the canvas: wheel zooms about the pointer, drag pans; reset when the data changes.
   useEffect(() => {
@@ -225,8 +232,15 @@ export function StaircaseView() {
           data-rows={model?.rowCount ?? 0}
           data-columns={model?.length ?? 0}
           style={{ width, height }}
-          onMouseMove={(e) => setHover(locate(e))}
-          onMouseLeave={() => setHover(null)}
+          onMouseMove={(e) => {
+            const hit = locate(e);
+            setHover(hit);
+            setIdHover(hit && model && cellClass(model, hit.row, hit.id) !== CELL.none ? { first: hit.id, end: hit.id + 1 } : null);
+          }}
+          onMouseLeave={() => {
+            setHover(null);
+            setIdHover(null);
+          }}
           onClick={onClick}
         />
         {hover && view && model && <StaircaseTooltip hover={hover} view={view} model={model} width={width} />}
