@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile, validateRollout } from '../../rollout';
 import { perTargetReport } from '../../tree';
-import { alignPrefix, buildPane, messagesOf, nextDifferenceRow, paneText, rowOfId, targetLabel, type ContextPane } from './contextModel';
+import { alignPrefix, buildPane, idRunsText, messagesOf, nextDifferenceRow, paneText, rowOfId, targetLabel, tokenDescription, type ContextPane } from './contextModel';
 import { PREFIX_STATE } from './prefixStates';
 import { buildViewData } from './viewData';
 
@@ -174,6 +174,15 @@ describe('panes', () => {
 
   it('labels targets with their id and text', () => {
     expect(targetLabel(worked, 13)).toBe('id 13 · \\x18 control byte');
+    expect(targetLabel(worked, 0)).toBe('id 0 · ⏎ newline');
     expect(targetLabel(session, 1587)).toBe('id 1587 · “T”');
+    expect(tokenDescription(session, 1586)).toBe('<act> special token');
+  });
+
+  it('write prefixes as runs of ids', () => {
+    expect(idRunsText(session.tree.finalPrefix(1587)!)).toBe('1140–1488, 1623–1656, 1586');
+    expect(idRunsText(worked.tree.livePrefix(13))).toBe('0–1, 9–10, 7–8, 11–12');
+    expect(idRunsText([1, 3, 5, 7], 2)).toBe('1, 3 … (+2 runs)');
+    expect(idRunsText([])).toBe('');
   });
 });

@@ -369,19 +369,34 @@ export function paneText(view: ViewData, pane: ContextPane, title: string): stri
   return `${out.join('\n')}\n`;
 }
 
-/**
- * A token named for people: its physical id and its text, with what an invisible one is
- * (`id 13 · \x18 control byte`, `id 1587 · “T”`, `id 5 · <act> role marker`).
- */
-export function targetLabel(view: ViewData, id: number): string {
+/** A token for people: its text, with what an invisible one is (`“T”`, `\x18 control byte`, `<act> special token`). */
+export function tokenDescription(view: ViewData, id: number): string {
   const value = view.rollout.tokens[id];
   const text = tokenLabelText(view.tokenizer, value);
   const glyphs = decodePieces([tokenPiece(view.tokenizer, value)]);
   const kind = glyphs.length === 1 ? glyphs[0].kind : GLYPH.invalid;
-  if (kind === GLYPH.text) return `id ${id} · “${text}”`;
-  if (kind === GLYPH.special) return `id ${id} · ${text} special token`;
-  if (kind === GLYPH.mark) return `id ${id} · ${text} ${markName(glyphs[0].raw)}`;
-  return `id ${id} · ${text} ${view.tokenizer?.name === 'byte' ? 'byte (part of a character)' : 'token'}`;
+  if (kind === GLYPH.text) return `“${text}”`;
+  if (kind === GLYPH.special) return `${text} special token`;
+  if (kind === GLYPH.mark) return `${text} ${markName(glyphs[0].raw)}`;
+  return `${text} ${view.tokenizer?.name === 'byte' ? 'byte (part of a character)' : 'token'}`;
+}
+
+/** A token named by its physical id and its text (`id 13 · \x18 control byte`, `id 1587 · “T”`). */
+export function targetLabel(view: ViewData, id: number): string {
+  return `id ${id} · ${tokenDescription(view, id)}`;
+}
+
+/** Ids as runs for people: `0–1, 9–10, 7`; past `max` runs, the count of the rest. */
+export function idRunsText(ids: ArrayLike<number>, max = 8): string {
+  const parts: string[] = [];
+  let runs = 0;
+  for (let i = 0; i < ids.length; ) {
+    let j = i;
+    while (j + 1 < ids.length && ids[j + 1] === ids[j] + 1) j++;
+    if (runs++ < max) parts.push(j === i ? `${ids[i]}` : `${ids[i]}–${ids[j]}`);
+    i = j + 1;
+  }
+  return runs > max ? `${parts.join(', ')} … (+${runs - max} runs)` : parts.join(', ');
 }
 
 function markName(raw: string): string {
