@@ -61,6 +61,42 @@ function rowSpanIds(pane: ContextPane, row: PaneRow): IdSpan | null {
   return { first: lo, end: hi };
 }
 
+/** The glyph under the pointer in a span holding glyphs data-g .. data-g + data-n - 1 (the character the caret lands on). */
+function glyphAtPoint(pane: ContextPane, el: HTMLElement, x: number, y: number): number {
+  const g0 = Number(el.dataset.g);
+  const n = Number(el.dataset.n ?? 1);
+  const node = el.firstChild;
+  if (n <= 1 || !node || node.nodeType !== Node.TEXT_NODE) return g0;
+  // The caret offset under the point, then the glyph at it or just before it (whichever holds the point).
+  const doc = document as Document & { caretPositionFromPoint?(x: number, y: number): { offsetNode: Node; offset: number } | null };
+  const pos = doc.caretPositionFromPoint?.(x, y);
+  const caret = pos ? { node: pos.offsetNode, offset: pos.offset } : (() => {
+    const r = document.caretRangeFromPoint?.(x, y);
+    return r ? { node: r.startContainer, offset: r.startOffset } : null;
+  })();
+  if (!caret || caret.node !== node) return g0;
+  const range = document.createRange();
+  let start = 0;
+  for (let g = g0; g < g0 + n; g++) {
+    const len = pane.glyphs[g].shown.length;
+    if (caret.offset <= start + len) {
+      for (const [k, a] of [
+        [g, start],
+        [g + 1, start + len],
+        [g - 1, start - (pane.glyphs[g - 1]?.shown.length ?? 0)],
+      ] as const) {
+        if (k < g0 || k >= g0 + n) continue;
+        range.setStart(node, a);
+        range.setEnd(node, a + pane.glyphs[k].shown.length);
+        for (const r of range.getClientRects()) if (x >= r.left && x < r.right && y >= r.top && y < r.bottom) return k;
+      }
+      return g;
+    }
+    start += len;
+  }
+  return g0 + n - 1;
+}
+
 const overlaps = (a: IdSpan | null, b: IdSpan | null) => !!a && !!b && a.first < b.end && b.first < a.end;
 
 export function ContextPaneView({ view, pane, info, matches, current, showIds }: Props) {
@@ -71,6 +107,16 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
   const [width, setWidth] = useState(300);
   const [copied, setCopied] = useState(false);
   const rowIds = useMemo(() => pane.rows.map((r) => rowSpanIds(pane, r)), [pane]);
+  // Characters shown per row (marks such as \x9f are four), for the height estimate.
+  const rowChars = useMemo(
+    () =>
+      pane.rows.map((r) => {
+        let n = 0;
+        for (let g = r.g0; g < r.g1; g++) n += pane.glyphs[g].shown.length;
+        return n;
+      }),
+    [pane],
+  );
 
   useLayoutEffect(() => {
     const el = scrollRef.current;
@@ -88,7 +134,7 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     estimateSize: (i) => {
       const row = pane.rows[i];
       if (row.kind !== 'line') return row.kind === 'head' ? 24 : 30;
-      return Math.max(1, Math.ceil((row.g1 - row.g0) / perLine)) * (showIds ? ID_LINE_H : LINE_H);
+      return showIds ? Math.max(1, Math.ceil((row.g1 - row.g0) / perLine)) * ID_LINE_H : Math.max(1, Math.ceil(rowChars[i] / perLine)) * LINE_H;
     },
     overscan: 8,
   });
@@ -111,10 +157,20 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
   const renderStart = performance.now();
   useLayoutEffect(() => measureFrame('context', renderStart));
 
+  // While the text scrolls under a still pointer, the browser's synthetic moves (same position) are
+  // not a person pointing: hover clears on scroll and waits for the pointer to move.
+  const pointer = useRef({ x: NaN, y: NaN, scrolled: false });
+  const onScroll = () => {
+    pointer.current.scrolled = true;
+    setHover(null);
+  };
   const onMove = (e: React.MouseEvent) => {
+    const p = pointer.current;
+    if (p.scrolled && e.clientX === p.x && e.clientY === p.y) return;
+    Object.assign(p, { x: e.clientX, y: e.clientY, scrolled: false });
     const el = (e.target as HTMLElement).closest<HTMLElement>('[data-g],[data-row]');
     if (!el) return setHover(null);
-    if (el.dataset.g !== undefined) return setHover(glyphIds(pane, Number(el.dataset.g)));
+    if (el.dataset.g !== undefined) return setHover(glyphIds(pane, glyphAtPoint(pane, el, e.clientX, e.clientY)));
     setHover(rowIds[Number(el.dataset.row)]);
   };
 
@@ -171,7 +227,7 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
           </button>
         </div>
       </header>
-      <div className={`pane-scroll${showIds ? ' with-ids' : ''}`} ref={scrollRef} onMouseMove={onMove} onMouseLeave={() => setHover(null)}>
+      <div className={`pane-scroll${showIds ? ' with-ids' : ''}`} ref={scrollRef} onMouseMove={onMove} onMouseLeave={() => setHover(null)} onScroll={onScroll}>
         <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
           {items.map((item) => {
             const row = pane.rows[item.index];
@@ -234,7 +290,21 @@ const Row = memo(function Row({ view, pane, row, index, hover, current, matches,
       </div>
     );
   }
+  // Glyphs of one look share a span (a long context stays a few hundred elements); with ids shown,
+  // each glyph is a chip of its own.
   const spans = [];
+  let runStart = row.g0;
+  let runClass = '';
+  let runText = '';
+  const close = (end: number) => {
+    if (end > runStart) {
+      spans.push(
+        <span key={runStart} className={runClass} data-g={runStart} data-n={end - runStart} data-id={glyphIds(pane, runStart).first}>
+          {runText}
+        </span>,
+      );
+    }
+  };
   for (let g = row.g0; g < row.g1; g++) {
     const glyph = pane.glyphs[g];
     const { first, end } = glyphIds(pane, g);
@@ -245,19 +315,25 @@ const Row = memo(function Row({ view, pane, row, index, hover, current, matches,
     if (kind) cls += ` ${kind}`;
     if (hover && first < hover.end && hover.first < end) cls += ' hovered';
     if (matches.count && matchAt(matches, first) >= 0) cls += current && first < current.end && current.first < end ? ' match current' : ' match';
-    spans.push(
-      <span key={g} className={cls} data-g={g} data-id={first}>
-        {showIds ? (
-          <>
-            <b>{glyph.shown}</b>
-            <i>{first}</i>
-          </>
-        ) : (
-          glyph.shown
-        )}
-      </span>,
-    );
+    if (showIds) {
+      spans.push(
+        <span key={g} className={cls} data-g={g} data-n={1} data-id={first}>
+          <b>{glyph.shown}</b>
+          <i>{first}</i>
+        </span>,
+      );
+      continue;
+    }
+    // Special tokens are chips: never merged with their neighbours.
+    if (cls !== runClass || glyph.kind === GLYPH.special || pane.glyphs[g - 1]?.kind === GLYPH.special) {
+      close(g);
+      runStart = g;
+      runClass = cls;
+      runText = '';
+    }
+    runText += glyph.shown;
   }
+  if (!showIds) close(row.g1);
   return (
     <div className={`pane-row line role-${roleClass} ${blockState}`} data-row={index}>
       {spans}

@@ -1,7 +1,7 @@
 // "What the policy saw": the selected target's live prefix beside the two flattened replays
 // (Naive-Compressed: the final walk; Naive-Full: the physical tape), as readable text with the
 // diff against the live prefix, and the find bar with its keys.
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { findMatches } from '../../core/contextFind';
 import { buildPane, PANES, targetLabel, type PaneKind } from '../../core/contextModel';
 import { CELL, CELL_COLORS } from '../../core/cells';
@@ -23,6 +23,12 @@ export function ContextPanel() {
   const query = useWorkbench((s) => s.findQuery);
   const findIndex = useWorkbench((s) => (s.findView === s.view ? s.findIndex : -1));
   const [idsChoice, setIdsChoice] = useState<boolean | null>(null);
+  // A jump brings the panes into view (find and the jump keys work from anywhere on the page).
+  const reveal = useWorkbench((s) => s.reveal);
+  const panelRef = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (reveal) panelRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [reveal]);
   // Rollouts given as token lists (no text) read best as labelled tokens with their ids.
   const showIds = idsChoice ?? !view?.textual;
   const panes = useMemo(
@@ -34,7 +40,7 @@ export function ContextPanel() {
   const current = findIndex >= 0 && findIndex < matches.count ? { first: matches.ranges[findIndex * 2], end: matches.ranges[findIndex * 2 + 1] } : null;
 
   return (
-    <section className="panel context-panel" aria-label="What the policy saw" data-testid="context-panel">
+    <section className="panel context-panel" aria-label="What the policy saw" data-testid="context-panel" ref={panelRef}>
       <header className="panel-head">
         <h2>
           What the policy saw{selected !== null && view.rollout.isTarget[selected] ? <> · target <code data-testid="context-target">{targetLabel(view, selected)}</code></> : null}

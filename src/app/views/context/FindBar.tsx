@@ -34,20 +34,22 @@ export function FindBar() {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'f') {
-        e.preventDefault();
+      const focusFind = () => {
         input.current?.focus();
         input.current?.select();
+        input.current?.closest('section')?.scrollIntoView({ block: 'nearest' });
+      };
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'f') {
+        e.preventDefault();
+        focusFind();
         return;
       }
       if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
       const s = useWorkbench.getState();
       if (!s.view) return;
       const key = e.key.toLowerCase();
-      if (e.key === '/') {
-        input.current?.focus();
-        input.current?.select();
-      } else if (JUMP_KEYS[key]) s.jump(JUMP_KEYS[key], e.shiftKey ? -1 : 1);
+      if (e.key === '/') focusFind();
+      else if (JUMP_KEYS[key]) s.jump(JUMP_KEYS[key], e.shiftKey ? -1 : 1);
       else if (key === 'n' && s.findQuery) s.stepFind(e.shiftKey ? -1 : 1);
       else return;
       e.preventDefault();

@@ -16,7 +16,7 @@ import { sizedContext, useFrameDraw, useSize } from '../useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
-import { useTextMarks } from '../context/useTextMarks';
+import { textMarksOf, textMarksChanged } from '../context/useTextMarks';
 import { drawTextMarks } from './textMarks';
 
 interface Hover {
@@ -58,8 +58,22 @@ export function StaircaseView() {
   const behaviorRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const drawnModel = useRef<StaircaseModel | null>(null);
   const [hover, setHover] = useState<Hover | null>(null);
-  // The context panes' hover and find matches, drawn over the cells.
-  const { marks, setHover: setIdHover } = useTextMarks();
+  const setIdHover = useWorkbench((s) => s.setHover);
+  // The context panes' hover and find matches, on a canvas over the cells: they change without a
+  // redraw of the cells (or a render of this view), and follow every zoom and pan.
+  const marksRef = useRef<HTMLCanvasElement>(null);
+  const paintMarks = (w: number, h: number) => {
+    const canvas = marksRef.current;
+    const frame = frameOf(zoomRef.current, w, h);
+    if (!canvas || !frame) return;
+    const ctx = sizedContext(canvas, w, h);
+    ctx.clearRect(0, 0, w, h);
+    const marks = textMarksOf(useWorkbench.getState());
+    drawTextMarks(canvasPainter(ctx), frame, marks);
+    if (canvasRef.current) canvasRef.current.dataset.hover = marks.hover ? `${marks.hover.first}-${marks.hover.end}` : '';
+  };
+  const scheduleMarks = useFrameDraw(marksRef, { width, height }, (_canvas, w, h) => paintMarks(w, h));
+  useEffect(() => useWorkbench.subscribe((s, prev) => textMarksChanged(s, prev) && scheduleMarks()), [scheduleMarks]);
 
   const frameOf = useCallback(
     (zoom: ZoomState, w: number, h: number): StaircaseFrame | null => {
@@ -84,10 +98,8 @@ export function StaircaseView() {
     if (!frame) return;
     const start = performance.now();
     const ctx = sizedContext(canvas, w, h);
-    const painter = canvasPainter(ctx);
-    drawStaircase(painter, frame);
-    drawTextMarks(painter, frame, marks);
-    canvas.dataset.hover = marks.hover ? `${marks.hover.first}-${marks.hover.end}` : '';
+    drawStaircase(canvasPainter(ctx), frame);
+    paintMarks(w, h);
     // Test hooks: where cells are, so an end-to-end test can click one.
     const g = geometry(frame.model, w, h);
     Object.assign(canvas.dataset, {
@@ -102,7 +114,7 @@ export function StaircaseView() {
       markDrawn('staircase');
     }
   });
-  useEffect(() => schedule(), [schedule, frameOf, width, height, marks]);
+  useEffect(() => schedule(), [schedule, frameOf, width, height]);
 
   // d3-zoom on the canvas: wheel zooms about the pointer, drag pans; reset when the data changes.
   useEffect(() => {
@@ -243,6 +255,7 @@ export function StaircaseView() {
           }}
           onClick={onClick}
         />
+        <canvas ref={marksRef} className="text-marks" style={{ width, height }} aria-hidden="true" />
         {hover && view && model && <StaircaseTooltip hover={hover} view={view} model={model} width={width} />}
       </div>
       <ul className="legend" aria-label="Cell legend">
