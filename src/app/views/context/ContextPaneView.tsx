@@ -136,7 +136,13 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
       if (row.kind !== 'line') return row.kind === 'head' ? 24 : 30;
       return showIds ? Math.max(1, Math.ceil((row.g1 - row.g0) / perLine)) * ID_LINE_H : Math.max(1, Math.ceil(rowChars[i] / perLine)) * LINE_H;
     },
-    overscan: 8,
+    overscan: 6,
+    // Scrolling moves rows by writing their transforms directly; React renders only when the range
+    // of rows changes (and not synchronously inside the scroll event).
+    directDomUpdates: true,
+    // `top`, not a transform per row: per-row compositor layers make every frame re-layerize the page.
+    directDomUpdatesMode: 'position',
+    useFlushSync: false,
   });
 
   // A new target scrolls to its end (where the target is); a jump scrolls to what it reveals.
@@ -228,12 +234,12 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
         </div>
       </header>
       <div className={`pane-scroll${showIds ? ' with-ids' : ''}`} ref={scrollRef} onMouseMove={onMove} onMouseLeave={() => setHover(null)} onScroll={onScroll}>
-        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        <div ref={virtualizer.containerRef} style={{ position: 'relative' }}>
           {items.map((item) => {
             const row = pane.rows[item.index];
             const ids = rowIds[item.index];
             return (
-              <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="pane-row-wrap" style={{ transform: `translateY(${item.start}px)` }}>
+              <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="pane-row-wrap">
                 <Row
                   view={view}
                   pane={pane}
