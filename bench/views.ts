@@ -5,7 +5,8 @@
 // Then a large JSONL set (default 100 MB) is opened the same way, to show the parsing worker keeps
 // the page responsive: the page's answer time to a probe every 50 ms while it loads, Chromium's long
 // tasks on the main thread, and the progress values the bar showed.
-// Run: node --import ./scripts/register.mjs bench/views.ts [--no-build] [--tokens N] [--edits K] [--big-mb MB]
+// Then the context panes: select the last target and scroll its panes with the mouse wheel.
+// Run: node --import ./scripts/register.mjs bench/views.ts [--no-build] [--tokens N] [--edits K] [--big-mb MB] [--scroll-wheels N] [--scroll-step PX]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,8 @@ const arg = (name: string, fallback: number) => (args.includes(name) ? Number(ar
 const TOKENS = arg('--tokens', 20_000);
 const EDITS = arg('--edits', 50);
 const BIG_MB = arg('--big-mb', 100);
+const SCROLL_WHEELS = arg('--scroll-wheels', 150);
+const SCROLL_STEP = arg('--scroll-step', 60);
 
 if (!args.includes('--no-build')) {
   const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
@@ -135,10 +138,63 @@ try {
   report('staircase, zoomed in', await pan(page, '[data-testid=staircase-canvas]', 'staircase', 300, 120));
   report('tree, zoomed in', await pan(page, '[data-testid=tree-svg]', 'tree', 300, 120));
 
+  await contextPanes(page);
+
   if (BIG_MB > 0) await bigSet(page);
 } finally {
   await browser.close();
   server.close();
+}
+
+/**
+ * The context panes: select the last target (the longest prefixes: its Naive-Full pane holds the
+ * whole tape before it), then scroll each pane through its text with the wheel, collecting rAF
+ * intervals and the panes' own render measures.
+ */
+async function contextPanes(page: Page) {
+  await page.locator('[data-testid=context-panel]').scrollIntoViewIfNeeded();
+  const before = await page.getByTestId('inspector-target').textContent();
+  const t0 = await page.evaluate(() => performance.now());
+  await page.keyboard.press('End');
+  await page.waitForFunction((prev) => document.querySelector('[data-testid=inspector-target]')?.textContent !== prev, before);
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+  const shown = (await page.evaluate(() => performance.now())) - t0;
+  const tokens = await page.evaluate(() => ['live', 'naive-compressed', 'naive-full'].map((k) => document.querySelector(`[data-testid=pane-${k}]`)?.getAttribute('data-tokens')));
+  console.log(`\ncontext panes (select the last target, then scroll each pane with ${SCROLL_WHEELS} wheel events of ${SCROLL_STEP} px; rAF intervals, and the pane's React render per frame)`);
+  console.log(`  target ${await page.getByTestId('inspector-target').textContent()}: live ${tokens[0]} · Naive-Compressed ${tokens[1]} · Naive-Full ${tokens[2]} tokens; select → panes drawn ${ms(shown)}`);
+  // Let the selection settle (the other views follow it) before scrolling.
+  await page.waitForTimeout(1000);
+  for (const kind of ['live', 'naive-full']) {
+    // The pointer rests on the pane and the wheel scrolls it, from the top, as a person reads.
+    const box = (await page.locator(`[data-testid=pane-${kind}] .pane-scroll`).boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.evaluate(`(() => {
+      document.querySelector('[data-testid=pane-${kind}] .pane-scroll').scrollTop = 0;
+      performance.clearMeasures('mw:context-frame');
+      window.__frames = [];
+      window.__stop = false;
+      const tick = (t) => { window.__frames.push(t); if (!window.__stop) requestAnimationFrame(tick); };
+      requestAnimationFrame(tick);
+    })()`);
+    for (let i = 0; i < SCROLL_WHEELS; i++) await page.mouse.wheel(0, SCROLL_STEP);
+    await page.waitForTimeout(300);
+    const r = (await page.evaluate(`(() => {
+      window.__stop = true;
+      const f = window.__frames;
+      const el = document.querySelector('[data-testid=pane-${kind}] .pane-scroll');
+      return {
+        intervals: f.slice(1).map((t, i) => t - f[i]),
+        draws: performance.getEntriesByName('mw:context-frame').map((e) => e.duration),
+        scrolled: el.scrollTop,
+        height: el.scrollHeight,
+      };
+    })()`)) as { intervals: number[]; draws: number[]; scrolled: number; height: number };
+    const f = stats(r.intervals);
+    const d = stats(r.draws);
+    console.log(
+      `  ${`scroll ${kind} pane`.padEnd(30)} frame interval median ${ms(f.median)} p95 ${ms(f.p95)} max ${ms(f.max)} (${f.n} frames) — p95 ${f.p95 < 33.5 ? 'within' : 'OVER'} 33 ms · pane render median ${ms(d.median)} p95 ${ms(d.p95)} (${d.n} renders) · scrolled ${Math.round(r.scrolled)} of ${r.height} px`,
+    );
+  }
 }
 
 /** A JSONL set of about BIG_MB megabytes: generated rollouts, repeated under fresh ids. */

@@ -87,11 +87,11 @@ test('target 13: eviction mass 4, diverging, and what each method shows it', asy
   await expect(row('logit-tree')).toHaveText(['LogitTree', '8', '0', '0', '0', 'exact']);
   await expect(row('packed-4d')).toHaveText(['Packed 4D mask', '8', '0', '0', '0', 'exact']);
   await expect(row('sdcc')).toHaveText(['SDCC', '4', '4', '0', '0', '+ KL to live']);
-  await expect(page.getByTestId('method-sequence')).toContainText('0 1 9 10 → 13');
+  await expect(page.getByTestId('method-sequence')).toContainText('4 tokens: ids 0–1, 9–10 → 13');
   // Picking a method shows its sequence; SDCC adds the teacher's live prefix.
   await page.locator('[data-testid=method-table] tr[data-method=sdcc] button').click();
   await expect(page).toHaveURL(/method=sdcc/);
-  await expect(page.getByTestId('method-sequence')).toContainText('teacher (stop-gradient) sees: 0 1 9 10 7 8 11 12');
+  await expect(page.getByTestId('method-sequence')).toContainText('teacher (stop-gradient) sees 8 tokens: ids 0–1, 9–10, 7–8, 11–12');
 });
 
 test('clicks in either view select a target', async ({ page }) => {

@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { chromium } from '@playwright/test';
 import { CHROMIUM_ARGS } from '../playwright.config.ts';
 import { generateRandomRollout } from '../src/rollout/generate-random.ts';
@@ -59,6 +60,9 @@ try {
   await page.locator('.tree-panel').screenshot({ path: join(out, 'tree.png') });
   await page.locator('.inspector').screenshot({ path: join(out, 'inspector.png') });
 
+  // The context panes of target 13: tokens with their ids (the worked example has no text).
+  await page.locator('.context-panel').screenshot({ path: join(out, 'context-panes-worked.png') });
+
   await page.getByTestId('rows-segment').click();
   await page.waitForTimeout(200);
   await page.locator('.staircase-panel').screenshot({ path: join(out, 'staircase-segments.png') });
@@ -83,6 +87,22 @@ try {
   await page.goto(`${base}?src=example:worked-example&target=13&glossary=eviction-mass`);
   await views(page);
   await page.screenshot({ path: join(out, 'glossary.png') });
+
+  // The context panes on a real transcript: an agent-CLI session with two compactions, at its first
+  // diverging leaf (after the microcompaction): the tool result the policy read is missing from the
+  // final walk, and the "[Old tool result content cleared]" written later shows in its place.
+  await page.goto(`${base}?rows=step`);
+  await page.getByTestId('rollout-file-input').setInputFiles({
+    name: 'agent-session-two-compactions.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: readFileSync('src/rollout/importers/fixtures/agent-session-two-compactions.jsonl'),
+  });
+  await page.getByTestId('stat-K').filter({ hasText: '3' }).waitFor();
+  await views(page);
+  await page.getByTestId('find-input').fill('Tests: 2 passed');
+  await page.getByTestId('find-input').press('Enter');
+  await page.waitForTimeout(500);
+  await page.locator('.context-panel').screenshot({ path: join(out, 'context-panes.png') });
 
   // The demo model playing the collect task under a compacting editor: real text, real edits.
   await page.goto(`${base}?src=example:demo-compact`);

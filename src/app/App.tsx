@@ -9,6 +9,7 @@ import { LoadBar } from './load/LoadBar';
 import { bootstrap, startUrlSync } from './store/urlSync';
 import { Inspector } from './views/inspector/Inspector';
 import { StaircaseView } from './views/staircase/StaircaseView';
+import { ContextPanel } from './views/context/ContextPanel';
 import { DriftPanel } from './views/drift/DriftPanel';
 import { SummaryPanel } from './views/SummaryPanel';
 import { ImportReport } from './views/ImportReport';
@@ -95,6 +96,7 @@ export function App() {
               <DatasetTable />
               <DriftPanel />
               <StaircaseView />
+              <ContextPanel />
               <TreeView />
               <MaskView />
             </div>

@@ -2,6 +2,7 @@
 // through small selectors; non-React code (workers, loops, the URL sync) uses `useWorkbench.getState()` / `subscribe`.
 import { create } from 'zustand';
 import { createDatasetSlice } from './datasetSlice';
+import { createContextSlice } from './contextSlice';
 import { createDriftSlice } from './driftSlice';
 import { createGlossarySlice } from './glossarySlice';
 import { createGpuSlice } from './gpuSlice';
@@ -20,4 +21,5 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createTrainSlice(...a),
   ...createTourSlice(...a),
   ...createGlossarySlice(...a),
+  ...createContextSlice(...a),
 }));

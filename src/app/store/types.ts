@@ -6,6 +6,7 @@ import type { SamplingOptions } from '../../harness/policies/model';
 import type { Method } from '../../plan/types';
 import type { RolloutJson } from '../../rollout';
 import type { RolloutRow } from '../../tree';
+import type { JumpKind } from '../core/contextFind';
 import type { DriftData } from '../core/drift';
 import type { MetricHistory } from '../core/history';
 import type { ViewData } from '../core/viewData';
@@ -16,7 +17,7 @@ import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & DatasetSlice & TrainSlice & TourSlice & GlossarySlice;
+export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & DatasetSlice & TrainSlice & TourSlice & GlossarySlice & ContextSlice;
 
 /** A slice of the workbench store: its part of the state, seeing the whole. */
 export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
@@ -104,6 +105,32 @@ export interface ViewSlice {
   setRows(rows: RowMode): void;
   setColorBy(color: ColorMode): void;
   setSampler(sampler: Required<SamplingOptions>): void;
+}
+
+// --- Context: the text panes' one hover (shared with the staircase and the tree), find and jumps.
+
+/** Physical ids [first, end). */
+export interface IdSpan {
+  first: number;
+  end: number;
+}
+
+export interface ContextSlice {
+  /** Ids under the pointer in any view (text, staircase cell, tree node); the others highlight them. */
+  hover: IdSpan | null;
+  findQuery: string;
+  /** The current match (an index into findMatches(view, findQuery)), for `findView` only. */
+  findIndex: number;
+  findView: ViewData | null;
+  /** Ids the panes scroll to (the last jump); `nonce` makes a repeated jump scroll again. */
+  reveal: (IdSpan & { nonce: number }) | null;
+  setHover(span: IdSpan | null): void;
+  setFindQuery(query: string): void;
+  /** Next (1) or previous (-1) match: selects a target whose live prefix shows it and reveals it. */
+  stepFind(delta: 1 | -1): void;
+  /** Next or previous edit, observation or diverging target, from the selected target. */
+  jump(kind: JumpKind, delta: 1 | -1): void;
+  revealIds(span: IdSpan): void;
 }
 
 // --- Drift: the model in the scoring worker and the drift of the shown rollout under each method.

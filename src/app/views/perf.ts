@@ -11,6 +11,6 @@ export function markDrawn(view: 'staircase' | 'tree'): void {
   performance.mark(`mw:${view}-drawn`);
 }
 
-export function measureFrame(view: 'staircase' | 'tree', start: number): void {
+export function measureFrame(view: 'staircase' | 'tree' | 'context', start: number): void {
   if (typeof window !== 'undefined' && window.__MW_PERF__) performance.measure(`mw:${view}-frame`, { start, end: performance.now() });
 }

@@ -5,7 +5,8 @@
 import { bisectLeft } from 'd3';
 import { useMemo } from 'react';
 import { selectedViews, type MethodView } from '../../core/methodViews';
-import { targetFacts, tokenDisplay } from '../../core/viewData';
+import { targetFacts } from '../../core/viewData';
+import { idRunsText, tokenDescription } from '../../core/contextModel';
 import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
 import { CELL_COLORS, CELL } from '../../core/cells';
@@ -58,7 +59,7 @@ export function Inspector() {
         <span className="target-chip">
           target <strong data-testid="inspector-target">{selected}</strong>
         </span>
-        <code>{tokenDisplay(view, selected)}</code>
+        <code data-testid="inspector-token">{tokenDescription(view, selected)}</code>
         <span className="muted">
           segment {facts.segment} · branch {facts.segment} · trie node <span data-testid="inspector-scoringNode">{facts.scoringNode}</span> (position {facts.depth})
         </span>
@@ -142,15 +143,16 @@ export function Inspector() {
       <PrefixStrips target={selected} live={live} views={views} method={method} />
 
       <div className="sequence" data-testid="method-sequence">
-        <span className="muted">{METHOD_BY_ID[method].label} feeds: </span>
-        {chosen.prefix ? <IdList ids={chosen.prefix} /> : <em>not scored (dropped from the final walk)</em>}
+        <span className="muted">{METHOD_BY_ID[method].label} feeds </span>
+        {chosen.prefix ? <IdRuns ids={chosen.prefix} /> : <em>nothing: the target is dropped from the final walk</em>}
         {chosen.prefix && <span> → {selected}</span>}
         {chosen.teacher && (
           <div>
-            <span className="muted">teacher (stop-gradient) sees: </span>
-            <IdList ids={chosen.teacher} />
+            <span className="muted">teacher (stop-gradient) sees </span>
+            <IdRuns ids={chosen.teacher} />
           </div>
         )}
+        <div className="muted">The text of these prefixes is in “What the policy saw”.</div>
       </div>
     </section>
   );
@@ -270,14 +272,13 @@ function PrefixStrips({ target, live, views, method }: { target: number; live: I
   );
 }
 
-function IdList({ ids }: { ids: Int32Array }) {
-  const max = 48;
-  const shown = Array.from(ids.subarray(0, max)).join(' ');
+/** A prefix as runs of physical ids (`0–1, 9–10`), with its length. */
+function IdRuns({ ids }: { ids: Int32Array }) {
   return (
-    <code>
-      {shown}
-      {ids.length > max ? ` … (+${ids.length - max})` : ''}
-    </code>
+    <>
+      <span>{ids.length} tokens: </span>
+      <code>ids {idRunsText(ids)}</code>
+    </>
   );
 }
 

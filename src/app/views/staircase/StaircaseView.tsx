@@ -17,6 +17,8 @@ import { sizedContext, useFrameDraw, useSize } from '../useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
+import { textMarksOf, textMarksChanged } from '../context/useTextMarks';
+import { drawTextMarks } from './textMarks';
 
 interface Hover {
   row: number;
@@ -57,6 +59,22 @@ export function StaircaseView() {
   const behaviorRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const drawnModel = useRef<StaircaseModel | null>(null);
   const [hover, setHover] = useState<Hover | null>(null);
+  const setIdHover = useWorkbench((s) => s.setHover);
+  // The context panes' hover and find matches, on a canvas over the cells: they change without a
+  // redraw of the cells (or a render of this view), and follow every zoom and pan.
+  const marksRef = useRef<HTMLCanvasElement>(null);
+  const paintMarks = (w: number, h: number) => {
+    const canvas = marksRef.current;
+    const frame = frameOf(zoomRef.current, w, h);
+    if (!canvas || !frame) return;
+    const ctx = sizedContext(canvas, w, h);
+    ctx.clearRect(0, 0, w, h);
+    const marks = textMarksOf(useWorkbench.getState());
+    drawTextMarks(canvasPainter(ctx), frame, marks);
+    if (canvasRef.current) canvasRef.current.dataset.hover = marks.hover ? `${marks.hover.first}-${marks.hover.end}` : '';
+  };
+  const scheduleMarks = useFrameDraw(marksRef, { width, height }, (_canvas, w, h) => paintMarks(w, h));
+  useEffect(() => useWorkbench.subscribe((s, prev) => textMarksChanged(s, prev) && scheduleMarks()), [scheduleMarks]);
 
   const frameOf = useCallback(
     (zoom: ZoomState, w: number, h: number): StaircaseFrame | null => {
@@ -82,6 +100,7 @@ export function StaircaseView() {
     const start = performance.now();
     const ctx = sizedContext(canvas, w, h);
     drawStaircase(canvasPainter(ctx), frame);
+    paintMarks(w, h);
     // Test hooks: where cells are, so an end-to-end test can click one.
     const g = geometry(frame.model, w, h);
     Object.assign(canvas.dataset, {
@@ -227,10 +246,18 @@ export function StaircaseView() {
           data-rows={model?.rowCount ?? 0}
           data-columns={model?.length ?? 0}
           style={{ width, height }}
-          onMouseMove={(e) => setHover(locate(e))}
-          onMouseLeave={() => setHover(null)}
+          onMouseMove={(e) => {
+            const hit = locate(e);
+            setHover(hit);
+            setIdHover(hit && model && cellClass(model, hit.row, hit.id) !== CELL.none ? { first: hit.id, end: hit.id + 1 } : null);
+          }}
+          onMouseLeave={() => {
+            setHover(null);
+            setIdHover(null);
+          }}
           onClick={onClick}
         />
+        <canvas ref={marksRef} className="text-marks" style={{ width, height }} aria-hidden="true" />
         {hover && view && model && <StaircaseTooltip hover={hover} view={view} model={model} width={width} />}
       </div>
       <ul className="legend" aria-label="Cell legend" data-tour="staircase-legend">

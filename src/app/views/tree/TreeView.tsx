@@ -20,6 +20,7 @@ import { markDrawn, measureFrame } from '../perf';
 import { useSize } from '../useSize';
 import { buildTreeModel, edgeRuns, NODE, type TreeEdge, type TreeModel } from '../../core/treeModel';
 import { methodOverlays, type MethodOverlay } from '../../core/treeOverlay';
+import { TreeTextMarks } from './TreeTextMarks';
 
 const MARGIN = { top: 46, right: 16, bottom: 8, left: 16 };
 const ROW_H = 64;
@@ -71,6 +72,7 @@ export function TreeView() {
   const layout = useMemo(() => (model && width > 20 && height > 20 ? layoutOf(model, width, height) : null), [model, width, height]);
   const [pan, setPan] = useState<Pan>({ k: 1, x: 0, y: 0 });
   const [hover, setHover] = useState<{ node: number; x: number; y: number } | null>(null);
+  const setIdHover = useWorkbench((s) => s.setHover);
 
   // d3-zoom: x scales with k, y only pans (rows keep their height).
   useEffect(() => {
@@ -193,8 +195,15 @@ export function TreeView() {
             <g
               ref={zoomTarget}
               transform={`translate(${MARGIN.left},${MARGIN.top})`}
-              onMouseMove={(e) => setHover(locate(e))}
-              onMouseLeave={() => setHover(null)}
+              onMouseMove={(e) => {
+                const hit = locate(e);
+                setHover(hit);
+                setIdHover(hit ? { first: view.trie.id[hit.node], end: view.trie.id[hit.node] + 1 } : null);
+              }}
+              onMouseLeave={() => {
+                setHover(null);
+                setIdHover(null);
+              }}
               onClick={(e) => {
                 const hit = locate(e);
                 if (hit) {
@@ -219,6 +228,15 @@ export function TreeView() {
                     scoring={scoring}
                     selected={selected}
                     targetColor={targetColor}
+                  />
+                  <TreeTextMarks
+                    view={view}
+                    model={model}
+                    step={layout.cw * pan.k}
+                    xMin={(windowX - 1) * layout.plotW}
+                    xMax={(windowX + 2) * layout.plotW}
+                    rowY={rowY}
+                    stripH={STRIP_H}
                   />
                 </g>
               </g>
