@@ -112,6 +112,9 @@ test('every figure label that names a glossary term links to its entry, and ever
   await page.goto('/?target=13');
   await expect(page.getByTestId('rollout-id')).toHaveText('worked-example');
   await expect(page.getByTestId('mask-canvas-packed-4d')).toBeAttached();
+  // The training panel starts as one line: open it, so its charts' and lanes' labels count too.
+  await page.getByTestId('train-panel-toggle').click();
+  await expect(page.getByTestId('train-panel')).toHaveAttribute('data-open', 'true');
   const forms = Object.entries(TERM_FORMS).flatMap(([id, list]) => list.map((form) => ({ id, form })));
   const report = await page.evaluate(
     ({ selectors, forms }) => {

@@ -1,6 +1,7 @@
 // "What the policy saw": the selected target's live prefix beside the two flattened replays
 // (Naive-Compressed: the final walk; Naive-Full: the physical tape), as readable text with the
 // diff against the live prefix, and the find bar with its keys.
+import { Term } from '../../glossary/Term';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { findMatches } from '../../core/contextFind';
 import { buildPane, PANES, targetLabel, type PaneKind } from '../../core/contextModel';
@@ -71,16 +72,19 @@ export function ContextPanel() {
         ))}
         <li>
           <i style={{ background: CELL_COLORS[CELL.inserted] }} />
-          inserted by an edit (summary)
+          inserted by an <Term id="edit">edit</Term> (summary)
         </li>
         <li>
           <span className="g missing">struck</span> missing: the policy saw it, the replay drops it
         </li>
         <li>
-          <span className="g stale">stale</span> evicted before the target, revived
+          <span className="g stale">
+            <Term id="stale-context">stale</Term>
+          </span>{' '}
+          evicted before the target, revived
         </li>
         <li>
-          <span className="g future">later</span> written after the target (time-travel)
+          <span className="g future">later</span> written after the target (<Term id="time-travel-leakage">time-travel</Term>)
         </li>
         <li>
           <span className="g mark">⏎ → \x18 ·</span> newline, tab, control byte, invisible character

@@ -30,7 +30,7 @@ export function DriftPanel() {
   const useDemoModel = useWorkbench((s) => s.useDemoModel);
 
   return (
-    <section className="panel drift" aria-label="Drift">
+    <section className="panel drift" aria-label="Drift" data-tour="drift">
       <header className="panel-head">
         <h2>Drift under each method</h2>
         {model ? (
