@@ -1,0 +1,70 @@
+// The floors of .dependency-cruiser.cjs hold for src/ (no cycle, no upward import), and the rules
+// do catch what they forbid: a deliberate upward import, a type-only cycle and a React import in
+// pure logic, each in a small tree of its own, fail them by name.
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cruise, type ICruiseOptions, type IViolation } from 'dependency-cruiser';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const config = createRequire(import.meta.url)(join(ROOT, '.dependency-cruiser.cjs')) as {
+  forbidden: NonNullable<ICruiseOptions['ruleSet']>['forbidden'];
+  options: ICruiseOptions;
+};
+
+async function violations(baseDir: string): Promise<IViolation[]> {
+  const result = await cruise(['src'], { ...config.options, validate: true, baseDir, ruleSet: { forbidden: config.forbidden }, tsConfig: { fileName: join(baseDir, 'tsconfig.json') } });
+  if (typeof result.output === 'string') throw new Error(`dependency-cruiser printed instead of reporting: ${result.output}`);
+  return result.output.summary.violations;
+}
+
+const describeViolation = (v: IViolation) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' → ')})` : ''}`;
+
+describe('the floors (.dependency-cruiser.cjs)', () => {
+  it('src/ has no import cycle and no import against the floors', async () => {
+    const found = await violations(ROOT);
+    expect(found.map(describeViolation)).toEqual([]);
+  }, 120_000);
+
+  const sandbox = mkdtempSync(join(tmpdir(), 'mw-deps-'));
+  afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
+  const tree = (name: string, files: Record<string, string>) => {
+    const dir = join(sandbox, name);
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    cpSync(join(ROOT, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+    return dir;
+  };
+
+  it('a deliberate upward import (rollout → gpu) fails its rule', async () => {
+    const dir = tree('upward', {
+      'src/gpu/device.ts': 'export const adapter = 1;\n',
+      'src/rollout/parse.ts': "import { adapter } from '../gpu/device';\nexport const x = adapter;\n",
+    });
+    expect((await violations(dir)).map(describeViolation)).toEqual(['rollout-imports-only-below: src/rollout/parse.ts → src/gpu/device.ts']);
+  }, 60_000);
+
+  it('a cycle of type-only imports fails no-circular', async () => {
+    const dir = tree('cycle', {
+      'src/tree/a.ts': "import type { B } from './b';\nexport interface A { b?: B }\n",
+      'src/tree/b.ts': "import type { A } from './a';\nexport interface B { a?: A }\n",
+    });
+    expect((await violations(dir)).map(describeViolation)).toEqual(['no-circular: src/tree/a.ts → src/tree/b.ts (src/tree/b.ts → src/tree/a.ts)']);
+  }, 60_000);
+
+  it('an app view imported by a plain app module, and the store by a view model, fail the app floors', async () => {
+    const dir = tree('app', {
+      'src/app/views/Panel.tsx': 'export const Panel = 1;\n',
+      'src/app/store/index.ts': 'export const store = 1;\n',
+      'src/app/core/viewData.ts': "import { Panel } from '../views/Panel';\nimport { store } from '../store';\nexport const v = Panel + store;\n",
+    });
+    const names = (await violations(dir)).map((v) => v.rule.name).sort();
+    expect(names).toContain('app-plain-modules-below-store');
+    expect(names.length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});
