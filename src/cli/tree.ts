@@ -5,23 +5,11 @@
 
 import { deriveFigures, deriveTree } from '../tree/derive';
 import { perTargetReport, targetReport } from '../tree/report';
-import { rolloutRow, type RolloutRow } from '../tree/rolloutRow';
-import type { ConditioningTree, TreeFigures } from '../tree/types';
+import { rolloutRow, TREE_FIGURES, type RolloutRow } from '../tree/rolloutRow';
+import type { ConditioningTree } from '../tree/types';
 import type { Command } from './command';
 import { createJsonOutput, fileArgument, formatIds, formatTable, openRolloutFile, validateRolloutFile } from './shared';
 
-const FIGURES: (keyof TreeFigures)[] = [
-  'K',
-  'branches',
-  'physicalLength',
-  'finalWalkLength',
-  'packedLength',
-  'targets',
-  'droppedTargets',
-  'divergingLeaves',
-  'evictionMassTotal',
-  'evictionMassMax',
-];
 
 function targetTable(tree: ConditioningTree): string {
   const rows = perTargetReport(tree).map((t) => [
@@ -52,7 +40,7 @@ export const treeCommand: Command = {
       const rows: RolloutRow[] = [];
       for await (const rollout of stream.rollouts()) rows.push(rolloutRow(rollout));
       if (args.flags.json) io.out(`${JSON.stringify(stream.layout === 'json' ? rows[0] : rows)}\n`);
-      else io.out(formatTable(['rollout', ...FIGURES], rows.map((r) => [r.id, ...FIGURES.map((f) => r[f])])));
+      else io.out(formatTable(['rollout', ...TREE_FIGURES], rows.map((r) => [r.id, ...TREE_FIGURES.map((f) => r[f])])));
       return 0;
     }
     // Per-target output grows with targets × prefix length: the file is validated first, then
@@ -82,9 +70,9 @@ export const treeCommand: Command = {
     const rows: (string | number)[][] = [];
     for await (const rollout of stream.rollouts()) {
       const figures = deriveFigures(rollout);
-      rows.push([rollout.id, ...FIGURES.map((f) => figures[f])]);
+      rows.push([rollout.id, ...TREE_FIGURES.map((f) => figures[f])]);
     }
-    io.out(formatTable(['rollout', ...FIGURES], rows));
+    io.out(formatTable(['rollout', ...TREE_FIGURES], rows));
     for await (const rollout of stream.rollouts()) {
       io.out(`\n${rollout.id}\n${targetTable(deriveTree(rollout))}`);
       await io.drain?.();

@@ -8,9 +8,8 @@ import type { TreeFigures } from './types';
 
 export type RolloutRow = { id: string } & TreeFigures & { reward: number | null };
 
-/** The columns, in the order `mw tree --json` writes them and the CSV lists them. */
-export const ROLLOUT_ROW_FIELDS = [
-  'id',
+/** The section-3 figures, in the order `mw tree` prints them. */
+export const TREE_FIGURES = [
   'K',
   'branches',
   'physicalLength',
@@ -21,22 +20,14 @@ export const ROLLOUT_ROW_FIELDS = [
   'divergingLeaves',
   'evictionMassTotal',
   'evictionMassMax',
-  'reward',
-] as const satisfies readonly (keyof RolloutRow)[];
+] as const satisfies readonly (keyof TreeFigures)[];
+
+/** The columns, in the order `mw tree --json` writes them and the CSV lists them. */
+export const ROLLOUT_ROW_FIELDS = ['id', ...TREE_FIGURES, 'reward'] as const satisfies readonly (keyof RolloutRow)[];
 
 export function rolloutRow(rollout: Rollout, f: TreeFigures = deriveFigures(rollout)): RolloutRow {
-  return {
-    id: rollout.id,
-    K: f.K,
-    branches: f.branches,
-    physicalLength: f.physicalLength,
-    finalWalkLength: f.finalWalkLength,
-    packedLength: f.packedLength,
-    targets: f.targets,
-    droppedTargets: f.droppedTargets,
-    divergingLeaves: f.divergingLeaves,
-    evictionMassTotal: f.evictionMassTotal,
-    evictionMassMax: f.evictionMassMax,
-    reward: rollout.reward ?? null,
-  };
+  const row = { id: rollout.id } as RolloutRow;
+  for (const name of TREE_FIGURES) row[name] = f[name];
+  row.reward = rollout.reward ?? null;
+  return row;
 }
