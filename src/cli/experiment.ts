@@ -199,7 +199,16 @@ export const experimentCommand: Command = {
       }
     }
     if (config.group === 1) io.err('mw experiment: warning: --group 1: every GRPO advantage is 0, the RL updates change nothing\n');
-    mkdirSync(out, { recursive: true });
+    try {
+      mkdirSync(out, { recursive: true });
+    } catch (error) {
+      // A bad --out is a usage error (exit 1), found before any work.
+      const code = (error as NodeJS.ErrnoException).code;
+      const flag = `--out ${quote(out)}`;
+      throw new UsageError(
+        code === 'EEXIST' ? `${flag} is a file; give a folder` : code === 'ENOTDIR' ? `${flag}: a folder on its path is a file` : `${flag}: cannot create the folder (${code ?? String(error)})`,
+      );
+    }
 
     const checkpoint = choice.checkpoint?.path ?? null;
     io.err(

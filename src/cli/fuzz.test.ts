@@ -1,15 +1,17 @@
 // The `mw` contract under hostile input, run as a user runs it (a subprocess per case): generated
 // families of bad files (nesting, huge values, NaN weights, absurd metadata, BOMs, __proto__, bad
-// paths, an over-long rollout). Every refusal exits 2 (1 for a usage error) with exactly one line on
-// stderr, no stack trace, nothing on stdout, within 30 s and 500 MB; every accepted file gives the
-// output it would give without the hostile part.
+// paths, an over-long rollout, more records than a call has arguments, mixed checkpoint pairs) and
+// bad flags, for every command (export, import --from turns / --tokenizer, train, experiment too).
+// Every refusal exits 2 (1 for a usage error) with exactly one line on stderr, no stack trace,
+// nothing on stdout, within 30 s and 500 MB; every accepted file gives the output it would give
+// without the hostile part.
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { saveCheckpoint } from '../model/checkpoint';
+import { saveCheckpoint, saveCheckpointPair, saveOptimizerState, type OptimizerState } from '../model/checkpoint';
 import type { ModelConfig } from '../model/config';
 import { initWeights, parameterShapes } from '../model/params';
 import { writeSafetensors } from '../util/safetensors';
@@ -175,7 +177,146 @@ function generateCases(): Case[] {
   // An over-long rollout for the model: refused from its events, before any tree or plan is built.
   const long = file('long.json', JSON.stringify({ format: 'memorywalker.rollout/v1', id: 'long', vocab: 272, events: [{ op: 'append', role: 'prompt', text: 'p'.repeat(2_000_000) }, { op: 'append', role: 'act', text: 'a'.repeat(1_000_000) }] }));
   cases.push({ family: 'over-long rollout', args: ['score', '--ckpt', ckpt, long, '--method', 'packed-4d', '--json'], code: 2, line: /long\.json: rollout "long": packed-4d needs 3000002 positions, the model has 16$/ });
+  cases.push(...scaleCases(), ...exportCases(), ...turnsCases(), ...tokenizerCases(), ...trainCases(), ...experimentCases());
   return cases;
+}
+
+/** Sizes past a JavaScript call's argument limit (~125k): a spread of them would overflow the stack (exit 70). */
+function scaleCases(): Case[] {
+  const rows = file('rows-150k.jsonl', Array.from({ length: 150_000 }, (_, i) => `{"format":"memorywalker.rollout/v1","id":"r${i}","vocab":272,"events":[{"op":"append","role":"prompt","tokens":[1]},{"op":"append","role":"act","tokens":[2]}]}\n`).join(''));
+  const turns = file('turns-150k.jsonl', Array.from({ length: 150_000 }, (_, i) => `{"prompt_ids":[1],"response_ids":[2],"trajectory_ids":"t${i}"}\n`).join(''));
+  const output = Array.from({ length: 300_000 }, () => 5);
+  const survivor = file('survivor.json', JSON.stringify({ format: 'memorywalker.calls/v1', id: 'c', vocab: 272, calls: [{ input: [1, 2, 3], output }, { input: [1, 9, ...output], output: [7] }] }));
+  return [
+    { family: 'a table of 150,000 rollouts', args: ['tree', rows], code: 0 },
+    { family: 'a turn dump of 150,000 records', args: ['import', turns, '--out', join(TMP, 'turns-150k.out.jsonl')], code: 0 },
+    { family: 'a surviving output of 300,000 tokens', args: ['import', survivor, '--out', join(TMP, 'survivor.out.jsonl')], code: 0 },
+  ];
+}
+
+function exportCases(): Case[] {
+  const out = join(TMP, 'batch.safetensors');
+  const deep = join(TMP, 'deep-5000.json');
+  return [
+    { family: 'export: nesting', args: ['export', deep, '--method', 'packed-4d', '--out', out], code: 2, line: /deep-5000\.json: / },
+    { family: 'export: missing file', args: ['export', join(TMP, 'nope.jsonl'), '--method', 'sdcc', '--out', out], code: 2, line: /nope\.jsonl: no such file$/ },
+    { family: 'export: --out in a missing folder', args: ['export', WORKED, '--method', 'sdcc', '--out', join(TMP, 'no-such-folder', 'b.safetensors')], code: 1, line: /^mw export: --out .*: folder .* does not exist/ },
+    { family: 'export: --out onto a folder', args: ['export', WORKED, '--method', 'sdcc', '--out', join(TMP, 'a-folder')], code: 1, line: /^mw export: --out .* is a folder/ },
+    ...['0', 'abc', '1e400', '=-5'].map((n): Case => ({
+      family: `export: --max-tokens ${n}`,
+      args: ['export', WORKED, '--method', 'sdcc', '--out', out, ...(n.startsWith('=') ? [`--max-tokens${n}`] : ['--max-tokens', n])],
+      code: 1,
+      line: /^mw export: --max-tokens must be an integer ≥ 1/,
+    })),
+    { family: 'export: --max-tokens -5', args: ['export', WORKED, '--method', 'sdcc', '--out', out, '--max-tokens', '-5'], code: 1, line: /^mw export: Option '--max-tokens' argument is ambiguous\. .* use '--max-tokens=-XYZ'/ },
+    { family: 'export: a packed sequence over --max-tokens', args: ['export', WORKED, '--method', 'packed-4d', '--out', out, '--max-tokens', '10'], code: 2, line: /a packed-4d sequence of 21 rows does not fit --max-tokens 10/ },
+  ];
+}
+
+/** Trainer dumps (`mw import --from turns`): one record per model call, in token space. */
+function turnsCases(): Case[] {
+  const turn = (fields: string) => `{"prompt_ids":[10,11],"response_ids":[20,21],"trajectory_ids":"q"${fields}}\n`;
+  const bad: [string, string, RegExp][] = [
+    ['nesting', `{"prompt_ids":[1],"response_ids":[${deepArray(50_000)}],"trajectory_ids":"q"}\n`, /:1: response_ids\[0\] = \[\[\[.* is not a token id/],
+    ['huge id', turn('').replace('[10,11]', '[1e308]'), /:1: prompt_ids\[0\] = 1e\+308 is not a token id \(an integer in \[0, 2147483647\)\)$/],
+    ['negative id', turn('').replace('[10,11]', '[-1]'), /:1: prompt_ids\[0\] = -1 is not a token id/],
+    ['fractional id', turn('').replace('[20,21]', '[2.5]'), /:1: response_ids\[0\] = 2\.5 is not a token id/],
+    ['infinite logprob', turn(',"rollout_logprobs":[-1e999,-1]'), /:1: rollout_logprobs\[0\] = -Infinity is not a finite number <= 0$/],
+    ['positive logprob', turn(',"rollout_logprobs":[0.5,-1]'), /:1: rollout_logprobs\[0\] = 0\.5 is not a finite number <= 0$/],
+    ['huge vocabulary', turn(',"vocab_size":1e300'), /:1: vocab_size must be an integer in \[1, 2147483647\], got 1e\+300$/],
+    ['a token outside its vocabulary', turn(',"vocab_size":15'), /:1: token id 21 is outside the vocabulary of 15$/],
+    ['a record that is not an object', `${turn('')}[1,2]\n`, /:2: expected a turn record/],
+    ['invalid JSON on line 2', `${turn('')}{"prompt_ids":[1\n`, /:2: invalid JSON/],
+  ];
+  const cases: Case[] = bad.map(([name, text, line], i) => ({ family: `turns: ${name}`, args: ['import', file(`turns-${i}.jsonl`, text), '--from', 'turns', '--out', join(TMP, `turns-${i}.out.jsonl`)], code: 2, line }));
+  const bom = file('turns-bom.jsonl', `\ufeff${turn('')}`);
+  const proto = file('turns-proto.jsonl', turn(',"__proto__":{"polluted":true}'));
+  const rewards = file('turns-rewards.jsonl', turn(',"rewards":[1.7e308]'));
+  for (const [name, path] of [['BOM', bom], ['__proto__', proto], ['reward 1.7e308', rewards]]) {
+    cases.push({ family: `turns: ${name}`, args: ['import', path, '--out', join(TMP, `${name.replace(/\W/g, '')}.out.jsonl`)], code: 0 });
+  }
+  cases.push({ family: 'turns: mw export of a bad dump', args: ['export', join(TMP, 'turns-1.jsonl'), '--method', 'sdcc', '--out', join(TMP, 'turns.safetensors')], code: 2, line: /turns-1\.jsonl:1: prompt_ids\[0\] = 1e\+308/ });
+  return cases;
+}
+
+function tokenizerCases(): Case[] {
+  const calls = (vocab: number, output: number[]) => JSON.stringify({ format: 'memorywalker.calls/v1', id: 'c', vocab, calls: [{ input: [1, 2], output }] });
+  return [
+    { family: 'import --tokenizer bogus', args: ['import', WORKED, '--tokenizer', 'bogus', '--out', join(TMP, 't.jsonl')], code: 1, line: /^mw import: unknown tokenizer "bogus" \(byte, gpt2\)/ },
+    { family: 'import --tokenizer gpt2 of a turn dump', args: ['import', join(TMP, 'turns-bom.jsonl'), '--tokenizer', 'gpt2', '--out', join(TMP, 't.jsonl')], code: 1, line: /--tokenizer does not apply to turn dumps/ },
+    { family: 'import --tokenizer gpt2: an id past GPT-2', args: ['import', file('calls-gpt2.json', calls(50257, [60000])), '--tokenizer', 'gpt2', '--out', join(TMP, 't.jsonl')], code: 2, line: /calls-gpt2\.json: calls\[0\]\.output\[0\] = 60000 is not a token id in \[0, 50257\)$/ },
+    { family: 'import --tokenizer gpt2: a chat log with a BOM', args: ['import', file('chat-bom.jsonl', '\ufeff{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}\n'), '--tokenizer', 'gpt2', '--out', join(TMP, 'chat-bom.out.jsonl')], code: 0 },
+    { family: 'import --from bogus', args: ['import', WORKED, '--from', 'bogus', '--out', join(TMP, 't.jsonl')], code: 1, line: /^mw import: unknown format "bogus"/ },
+  ];
+}
+
+function adamState(config: ModelConfig, step: number, fill: number): OptimizerState {
+  const state: OptimizerState = { step, m: new Map(), v: new Map() };
+  for (const { name, shape } of parameterShapes(config)) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    state.m.set(name, new Float32Array(n).fill(fill));
+    state.v.set(name, new Float32Array(n).fill(fill * fill));
+  }
+  return state;
+}
+
+/** `mw train`: bad --checkpoint-every values, and --ckpt-in pairs that must not be resumed (all refused before the GPU starts). */
+function trainCases(): Case[] {
+  const train = (...extra: string[]) => ['train', '--data', WORKED, '--method', 'packed-4d', '--objective', 'sft', '--steps', '2', '--ckpt-out', join(TMP, 'trained.safetensors'), '--metrics', join(TMP, 'trained.jsonl'), ...extra];
+  const cases: Case[] = ['0', 'abc', '1.5', '1e400', '=-1'].map((k) => ({
+    family: `train --checkpoint-every ${k}`,
+    args: train(...(k.startsWith('=') ? [`--checkpoint-every${k}`] : ['--checkpoint-every', k])),
+    code: 1,
+    line: /^mw train: --checkpoint-every must be an integer ≥ 1/,
+  }));
+  cases.push({ family: 'train --checkpoint-every -1', args: train('--checkpoint-every', '-1'), code: 1, line: /argument is ambiguous\. .* use '--checkpoint-every=-XYZ'/ });
+  cases.push({ family: 'train --checkpoint-every without a value', args: train('--checkpoint-every'), code: 1, line: /^mw train: Option '--checkpoint-every <value>' argument missing/ });
+
+  // Checkpoint pairs: NAME.safetensors with NAME.optim.safetensors beside it.
+  const weights = initWeights(TINY, 4);
+  const pair = (name: string, files: { weights: Uint8Array; optimizer: Uint8Array | string | null }) => {
+    const path = file(`${name}.safetensors`, files.weights);
+    if (typeof files.optimizer === 'string') mkdirSync(join(TMP, `${name}.optim.safetensors`), { recursive: true });
+    else if (files.optimizer) file(`${name}.optim.safetensors`, files.optimizer);
+    return path;
+  };
+  const good = saveCheckpointPair(weights, adamState(TINY, 4, 0.1));
+  const other = saveCheckpointPair(initWeights(TINY, 5), adamState(TINY, 3, 0.2));
+  const nanMoment = adamState(TINY, 4, 0.1);
+  nanMoment.v.get('h.0.attn.c_proj.weight')![3] = NaN;
+  const refused: [string, { weights: Uint8Array; optimizer: Uint8Array | string | null }, RegExp][] = [
+    ['mixed', { weights: good.weights, optimizer: other.optimizer }, /mixed\.optim\.safetensors: checkpoint: the optimizer state \(step 3\) was saved with other weights \(weights_sha256 differs\): a mixed pair/],
+    ['mixed-legacy', { weights: good.weights, optimizer: saveOptimizerState(TINY, adamState(TINY, 3, 0.1)) }, /mixed-legacy\.optim\.safetensors: checkpoint: the optimizer state is at step 3, the weights at step 4: a mixed pair/],
+    ['optimizer-folder', { weights: good.weights, optimizer: 'folder' }, /optimizer-folder\.optim\.safetensors: not a file$/],
+    ['optimizer-truncated', { weights: good.weights, optimizer: good.optimizer.subarray(0, good.optimizer.length - 100) }, /optimizer-truncated\.optim\.safetensors: .*truncated/],
+    ['optimizer-nan', saveCheckpointPair(weights, nanMoment), /optimizer-nan\.optim\.safetensors: checkpoint: tensor v\.transformer\.h\.0\.attn\.c_proj\.weight holds NaN at index 3/],
+    ['weights-nan', { weights: new Uint8Array(readFileSync(join(TMP, 'bad-wte.weight.safetensors'))), optimizer: good.optimizer }, /weights-nan\.safetensors: checkpoint: tensor transformer\.wte\.weight holds NaN/],
+  ];
+  for (const [name, files, line] of refused) cases.push({ family: `train --ckpt-in: ${name} pair`, args: train('--ckpt-in', pair(name, files)), code: 2, line });
+  cases.push({ family: 'train --ckpt-in: missing', args: train('--ckpt-in', join(TMP, 'none.safetensors')), code: 2, line: /none\.safetensors: no such file$/ });
+  cases.push({ family: 'train --ckpt-in: a folder', args: train('--ckpt-in', join(TMP, 'a-folder')), code: 2, line: /a-folder: not a file$/ });
+  cases.push({ family: 'train --ckpt-in with --config', args: train('--ckpt-in', join(TMP, 'mixed.safetensors'), '--config', 'tiny'), code: 1, line: /--config does not go with --ckpt-in/ });
+  return cases;
+}
+
+/** `mw experiment`: refused before the GPU starts. */
+function experimentCases(): Case[] {
+  const matrix = (...extra: string[]) => ['experiment', 'matrix', '--out', join(TMP, 'matrix'), '--quick', ...extra];
+  return [
+    { family: 'experiment without a subcommand', args: ['experiment'], code: 1, line: /^mw experiment: missing subcommand \(matrix\)/ },
+    { family: 'experiment bogus', args: ['experiment', 'bogus', '--out', join(TMP, 'matrix')], code: 1, line: /^mw experiment: unknown subcommand "bogus"/ },
+    { family: 'experiment --out onto a file', args: ['experiment', 'matrix', '--out', WORKED, '--quick'], code: 1, line: /^mw experiment: --out .* is a file; give a folder/ },
+    { family: 'experiment --out below a file', args: ['experiment', 'matrix', '--out', join(WORKED, 'sub'), '--quick'], code: 1, line: /^mw experiment: --out .*: a folder on its path is a file/ },
+    { family: 'experiment --steps 0', args: matrix('--steps', '0'), code: 1, line: /--steps must be an integer ≥ 1/ },
+    { family: 'experiment --editors bogus', args: matrix('--editors', 'none,bogus'), code: 1, line: /unknown --editors entry "bogus"/ },
+    { family: 'experiment --methods bogus', args: matrix('--methods', 'bogus'), code: 1, line: /unknown --methods entry "bogus"/ },
+    { family: 'experiment --env bogus', args: matrix('--env', 'bogus'), code: 1, line: /--env: unknown environment "bogus"/ },
+    { family: 'experiment --lr NaN', args: matrix('--lr', 'NaN'), code: 1, line: /--lr must be a number ≥ 0/ },
+    { family: 'experiment --top-p 2', args: matrix('--top-p', '2'), code: 1, line: /--top-p must be a number in \[0, 1\]/ },
+    { family: 'experiment --ckpt missing', args: matrix('--ckpt', join(TMP, 'none.safetensors')), code: 2, line: /none\.safetensors: no such file$/ },
+    { family: 'experiment --ckpt NaN weights', args: matrix('--ckpt', join(TMP, 'bad-wte.weight.safetensors')), code: 2, line: /holds NaN/ },
+    { family: 'experiment --ckpt absurd metadata', args: matrix('--ckpt', join(TMP, 'absurd-n_layer.safetensors')), code: 2, line: /checkpoint: config out of bounds: n_layer/ },
+  ];
 }
 
 async function inPool<T, R>(items: readonly T[], width: number, f: (item: T) => Promise<R>): Promise<R[]> {
@@ -218,7 +359,8 @@ describe('mw under hostile input', () => {
     expect(failures).toEqual([]);
     expect(readdirSync(TMP).filter((f) => f.endsWith('.partial'))).toEqual([]);
     expect(readdirSync(join(TMP, 'a-folder'))).toEqual([]);
-  }, 240_000);
+    expect(readdirSync(TMP).filter((f) => f === 'matrix' || f.startsWith('trained.') || f === 'batch.safetensors' || f === 't.jsonl' || /^turns-\d+\.out/.test(f))).toEqual([]);
+  }, 400_000);
 
   it('keeps a top-level __proto__ through mw import', async () => {
     const out = join(TMP, 'proto.out.jsonl');

@@ -11,7 +11,7 @@ import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
 import { streamChat } from '../rollout/importers/chat';
 import type { OpenSource } from '../rollout/importers/lines';
-import { importTurnsText } from '../rollout/importers/turns';
+import { readTurnsText } from '../rollout/importers/turns';
 import { detectFileKind } from '../rollout/stream';
 import { formatFileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
@@ -114,17 +114,16 @@ function importChatFile(file: string, out: string, tokenizer: TokenizerName): Pr
   );
 }
 
-/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, validated. */
+/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, then validated and written one rollout at a time. */
 async function importTurnsFile(file: string, out: string): Promise<{ rollouts: number; records: number; convention: string }> {
-  const { rollouts, records, convention } = importTurnsText(await readFile(file, 'utf8'), file);
-  const valid = rollouts.map(({ value, line }) => {
-    validateRollout(value, { file, line });
-    return value;
-  });
+  const dump = readTurnsText(await readFile(file, 'utf8'), file);
   await writeAtomically(out, async (w) => {
-    for (const rollout of valid) w.write(`${JSON.stringify(rollout)}\n`);
+    for (const { value, line } of dump.rollouts()) {
+      validateRollout(value, { file, line });
+      w.write(`${JSON.stringify(value)}\n`);
+    }
   });
-  return { rollouts: valid.length, records, convention };
+  return { rollouts: dump.trajectories, records: dump.records, convention: dump.convention };
 }
 
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */

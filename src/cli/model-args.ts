@@ -3,13 +3,12 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { GpuLimitError } from '../gpu/limits';
-import { checkPair, loadCheckpoint, loadOptimizerState, type OptimizerState } from '../model/checkpoint';
-import { nodeSha256, optimizerStatePath, recoverCheckpointPair } from '../model/checkpoint-file';
+import { loadCheckpoint } from '../model/checkpoint';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { readSafetensorsHeader } from '../util/safetensors';
@@ -191,39 +190,14 @@ export function readCheckpointArg(path: string): Checkpoint {
   return { path, weights, metadata };
 }
 
-/**
- * The AdamW state saved beside a checkpoint, or null when there is none. It must belong to the
- * weights file (checkpoint-file.ts: an interrupted save is rolled forward, a mixed pair refused).
- */
-export function readOptimizerArg(checkpointPath: string, config: ModelConfig): OptimizerState | null {
-  const path = optimizerStatePath(checkpointPath);
-  safely(() => recoverCheckpointPair(checkpointPath));
-  if (!existsSync(path)) return null;
-  const bytes = readBytes(path);
-  const weightsBytes = readBytes(checkpointPath);
-  return decode(path, () => {
-    const check = checkPair(weightsBytes, bytes, nodeSha256);
-    if (!check.ok) throw new Error(`checkpoint: ${check.reason}; refusing to resume from it`);
-    return loadOptimizerState(bytes, config);
-  });
-}
-
-function safely(f: () => unknown): void {
-  try {
-    f();
-  } catch {
-    // recovery is best effort: the pair check below still refuses what it could not mend
-  }
-}
-
 export function randomInit(config: ModelConfig, init: Init, seed: number): ModelWeights {
   return init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed);
 }
 
-export interface ModelChoice {
+export interface ModelChoice<C extends Checkpoint = Checkpoint> {
   weights: ModelWeights;
   /** The checkpoint, when the weights came from one. */
-  checkpoint: Checkpoint | null;
+  checkpoint: C | null;
   /** For people: "ckpt.safetensors (V 272, C 32, …)" or "random init wide, seed 0 (…)". */
   description: string;
 }
@@ -231,8 +205,12 @@ export interface ModelChoice {
 /**
  * The weights a command runs: the checkpoint named by `--<ckptFlag>`, else a random init from
  * --config, --init and --seed. A checkpoint fixes the config, so --config and --init do not go with it.
+ * `read` reads the checkpoint (mw train: with its optimizer state, as one pair).
  */
-export function modelFromArgs(args: ParsedArgs, options: { ckptFlag: string; init: Init }): ModelChoice {
+export function modelFromArgs<C extends Checkpoint = Checkpoint>(
+  args: ParsedArgs,
+  options: { ckptFlag: string; init: Init; read?: (path: string) => C },
+): ModelChoice<C> {
   const path = stringFlag(args, options.ckptFlag);
   const seed = integerFlag(args, 'seed', 0, 0, 2 ** 32 - 1);
   const preset = choiceFlag(args, 'config', PRESETS, 'default');
@@ -241,7 +219,7 @@ export function modelFromArgs(args: ParsedArgs, options: { ckptFlag: string; ini
     for (const flag of ['config', 'init']) {
       if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} does not go with --${options.ckptFlag}: the checkpoint fixes the model`);
     }
-    const checkpoint = readCheckpointArg(path);
+    const checkpoint = options.read ? options.read(path) : (readCheckpointArg(path) as C);
     return { weights: checkpoint.weights, checkpoint, description: `${path} (${describeConfig(checkpoint.weights.config)})` };
   }
   const config = presetConfig(preset);

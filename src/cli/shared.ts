@@ -20,7 +20,8 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return { positionals, flags: values as ParsedArgs['flags'] };
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message.split('\n')[0] : String(error));
+    // One line, hint included (a value starting with '-' is written --flag=-1).
+    throw new UsageError(error instanceof Error ? error.message.replace(/\s*\n\s*/g, ' ') : String(error));
   }
 }
 
@@ -142,7 +143,8 @@ export function printJson(io: CliIO, value: unknown): void {
 /** A left-aligned text table; numbers are right-aligned. */
 export function formatTable(headers: string[], rows: (string | number)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map(String))];
-  const widths = headers.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
+  // A loop, not Math.max(...): a data set's table may have more rows than a call has arguments.
+  const widths = headers.map((_, c) => cells.reduce((w, r) => Math.max(w, (r[c] ?? '').length), 0));
   const numeric = headers.map((_, c) => rows.length > 0 && rows.every((r) => typeof r[c] === 'number'));
   return (
     cells

@@ -21,7 +21,7 @@ import { ENV_IDS, formatEnvSpec } from '../harness/env';
 import { EPISODE_DEFAULTS } from '../harness/episode';
 import { checkSampling } from '../harness/policies/model';
 import type { LaneStep, RolloutSource, RunSpec } from '../run/engine';
-import { readOptimizerState, writeLaneCheckpoint } from '../run/files';
+import { readLaneCheckpoint, writeLaneCheckpoint } from '../run/files';
 import { ORDERS, type Order } from '../run/seeds';
 import { stepFiguresOf, type StepMetrics } from '../metrics/step';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
@@ -282,7 +282,9 @@ export const trainCommand: Command = {
     'count, and the saved schedule, seed, batch, order, group, temperature and player (flags given now',
     'override them; --data or --env is given again): the resumed updates are those of the uninterrupted run.',
     'A checkpoint without optimizer state (e.g. a GPT-2 from elsewhere) starts a fresh run from its weights.',
-    'CKPT gets the weights and CKPT.optim.safetensors the optimizer state. --metrics gets one JSON line per',
+    'CKPT gets the weights and CKPT.optim.safetensors the optimizer state, saved as one unit (a kill during a',
+    'save leaves the old pair or the new one; --ckpt-in completes a save cut short and refuses a mixed pair;',
+    'docs/reliability.md). --metrics gets one JSON line per',
     'update: every training metric (step, loss, taskLoss, klSdcc, logdiff, mu, conditioningDrift, gradNorm,',
     'tokens, stepMs, ...), with --env the played batch\'s mean reward, EM, generation time (genMs) and',
     'leftOut, and the trained rollout ids. Progress (step, loss, --env reward, tokens/s, ETA) goes to stderr.',
@@ -343,9 +345,10 @@ export const trainCommand: Command = {
     }
     if (resolve(metricsPath) === resolve(out) || (dataPath !== undefined && resolve(metricsPath) === resolve(dataPath))) throw new UsageError('--metrics must be a file of its own');
 
-    const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2' });
+    // The weights and the optimizer state beside them are read as one pair (src/run/files.ts).
+    const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2', read: readLaneCheckpoint });
     const { weights } = choice;
-    const optimizerState = choice.checkpoint ? readOptimizerState(choice.checkpoint.path, weights) : null;
+    const optimizerState = choice.checkpoint?.optimizer ?? null;
     // Settings a resumed run takes from its checkpoint; a fresh run (even from a checkpoint's weights) does not.
     const saved = optimizerState ? choice.checkpoint!.metadata : {};
     const start = optimizerState?.step ?? 0;
@@ -367,6 +370,9 @@ export const trainCommand: Command = {
 
     if (choice.checkpoint && !optimizerState) {
       io.err(`mw train: no optimizer state beside ${choice.checkpoint.path}: a fresh run from its weights (update 0)\n`);
+    }
+    if (choice.checkpoint?.recovered) {
+      io.err(`mw train: ${choice.checkpoint.path}: completed a save that was cut short (its optimizer state was rolled forward)\n`);
     }
     io.err(
       `mw train: ${method} ${objective}${method === 'sdcc' ? ` λ ${lambda ?? 0.1}` : ''} on ${description}\n` +

@@ -10,7 +10,7 @@ import { assembleStep, EXACT_METHODS, type StepLayout, type StepLayoutOptions } 
 import type { SequenceMethod } from '../plan/types';
 import { stepTargets, type Objective, type ObjectiveTarget, type TokenObjective } from '../objectives/tokens';
 import { DEFAULT_ADAMW, lrAt, type AdamwHyper, type LrSchedule } from '../objectives/adamw';
-import { saveCheckpoint, saveOptimizerState, type OptimizerState } from '../model/checkpoint';
+import { saveCheckpointPair, type Digest, type OptimizerState } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFigures, type StepMetrics } from '../metrics/step';
@@ -57,8 +57,11 @@ export interface Trainer {
   /** One update on `rollouts`; `trees` are their conditioning trees when the caller derived them already. */
   trainStep(rollouts: readonly Rollout[], options: StepOptions, trees?: readonly ConditioningTree[]): Promise<StepMetrics>;
   evaluate(rollouts: readonly Rollout[], methods?: readonly SequenceMethod[]): Promise<Evaluation>;
-  /** GPT-2 checkpoint bytes and the optimizer state file beside it. */
-  checkpoint(metadata?: Record<string, string>): Promise<{ weights: Uint8Array; optimizer: Uint8Array }>;
+  /**
+   * GPT-2 checkpoint bytes and the optimizer state file beside it, bound to them (saveCheckpointPair:
+   * the optimizer file records the weights file's SHA-256, computed by `digest`).
+   */
+  checkpoint(metadata?: Record<string, string>, digest?: Digest): Promise<{ weights: Uint8Array; optimizer: Uint8Array }>;
   /** The weights and the AdamW state as data (what a checkpoint file holds). */
   readState(): Promise<{ weights: ModelWeights; optimizer: OptimizerState }>;
   readWeights(): Promise<ModelWeights>;
@@ -80,9 +83,9 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
     },
     trainStep: (rollouts, stepOptions, trees) => runStep(model, rollouts, stepOptions, { adamw, lr: lrAt(adamw.step, options.schedule) }, trees),
     evaluate: (rollouts, methods) => evaluate(model, rollouts, methods),
-    async checkpoint(metadata = {}) {
+    async checkpoint(metadata = {}, digest) {
       const state = await readState();
-      return { weights: saveCheckpoint(state.weights, { ...metadata, step: String(state.optimizer.step) }), optimizer: saveOptimizerState(model.config, state.optimizer) };
+      return saveCheckpointPair(state.weights, state.optimizer, metadata, digest);
     },
     readState,
     readWeights: () => model.readWeights(),

@@ -1,9 +1,10 @@
-// Node file helpers around checkpoint.ts (the CLI and scripts; the browser passes File bytes
-// directly). The optimizer state lives beside its checkpoint: run.safetensors → run.optim.safetensors.
-// A pair is committed as one unit (docs/reliability.md): both files are written to `.partial`
-// files and fsynced, then the weights are renamed into place, then the optimizer state. A reader
-// sees the old pair, the new pair, or new weights whose optimizer `.partial` completes them (rolled
-// forward on load); any other mismatch is refused. Stale `.partial` files go at the next save.
+// The one place Node writes and reads checkpoint files (mw train through src/run/files.ts, tests,
+// scripts; the browser keeps the same bytes in IndexedDB). The optimizer state lives beside its
+// checkpoint: run.safetensors → run.optim.safetensors. A pair is committed as one unit
+// (docs/reliability.md): both files are written to `.partial` files and fsynced, then the weights are
+// renamed into place, then the optimizer state. A reader sees the old pair, the new pair, or new
+// weights whose optimizer `.partial` completes them (rolled forward on load); any other mismatch is
+// refused. Stale `.partial` files go at the next save.
 
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -18,8 +19,6 @@ import {
   checkPair,
   loadCheckpoint,
   loadOptimizerState,
-  saveCheckpointPair,
-  saveCheckpoint,
 } from './checkpoint';
 import type { ModelConfig } from './config';
 import type { ModelWeights } from './params';
@@ -31,9 +30,25 @@ export const nodeSha256: Digest = (bytes) => createHash('sha256').update(bytes).
 
 export { optimizerStatePath };
 
+/** A checkpoint file that cannot be used as it is: `file` names it, `reason` says why (one line). */
+export class CheckpointFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+    this.name = 'CheckpointFileError';
+  }
+}
+
 function readBytes(path: string): Uint8Array {
-  const b = readFileSync(path);
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  try {
+    const b = readFileSync(path);
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CheckpointFileError(path, code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'not a file' : `cannot read file (${code ?? String(error)})`);
+  }
 }
 
 /** Errors name the file: `PATH: checkpoint: …`. */
@@ -41,7 +56,8 @@ function inFile<T>(path: string, f: () => T): T {
   try {
     return f();
   } catch (e) {
-    throw new Error(`${path}: ${(e as Error).message}`);
+    if (e instanceof CheckpointFileError) throw e;
+    throw new CheckpointFileError(path, (e as Error).message);
   }
 }
 
@@ -136,7 +152,7 @@ export function writeCheckpointPair(path: string, files: { weights: Uint8Array; 
     pair = { weights: files.weights, optimizer: files.optimizer };
     const meta = readSafetensorsHeader(pair.optimizer).metadata ?? {};
     if (meta[WEIGHTS_DIGEST_KEY] === undefined) pair = bindOptimizerState(pair, digest);
-    else if (!checkPair(pair.weights, pair.optimizer, digest).ok) throw new Error(`${optimizer}: the optimizer state is bound to other weights`);
+    else if (!checkPair(pair.weights, pair.optimizer, digest).ok) throw new CheckpointFileError(optimizer, 'the optimizer state is bound to other weights');
   }
   const weightsTemp = partialPath(path);
   const optimizerTemp = partialPath(optimizer);
@@ -157,6 +173,8 @@ export function writeCheckpointPair(path: string, files: { weights: Uint8Array; 
 
 export interface CheckpointPair {
   weights: ModelWeights;
+  /** The weights file's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
+  metadata: Record<string, string>;
   /** The optimizer state beside the weights, or null when none was saved. */
   optimizer: OptimizerState | null;
   /** Whether an interrupted save had to be rolled forward to read this pair. */
@@ -172,7 +190,8 @@ export function readCheckpointPair(path: string, options?: LoadOptions, digest: 
   const recovered = safe(() => recoverCheckpointPair(path, digest)) ?? false;
   const weightsBytes = readBytes(path);
   const weights = inFile(path, () => loadCheckpoint(weightsBytes, options));
-  return { weights, optimizer: readPairedOptimizer(path, weightsBytes, weights.config, digest), recovered };
+  const metadata = readSafetensorsHeader(weightsBytes).metadata ?? {};
+  return { weights, metadata, optimizer: readPairedOptimizer(path, weightsBytes, weights.config, digest), recovered };
 }
 
 function readPairedOptimizer(path: string, weightsBytes: Uint8Array, config: ModelConfig, digest: Digest): OptimizerState | null {
@@ -184,20 +203,4 @@ function readPairedOptimizer(path: string, weightsBytes: Uint8Array, config: Mod
     if (!check.ok) throw new Error(`checkpoint: ${check.reason}; refusing to resume from it (the weights alone load without it)`);
     return loadOptimizerState(bytes, config);
   });
-}
-
-export function readCheckpointFile(path: string, options?: LoadOptions): ModelWeights {
-  return inFile(path, () => loadCheckpoint(readBytes(path), options));
-}
-
-/** Writes the checkpoint and, when given, its optimizer state beside it, as one pair. */
-export function writeCheckpointFile(path: string, weights: ModelWeights, optimizer?: OptimizerState, metadata?: Record<string, string>): void {
-  if (optimizer) writeCheckpointPair(path, saveCheckpointPair(weights, optimizer, metadata, nodeSha256));
-  else writeCheckpointPair(path, { weights: saveCheckpoint(weights, metadata) });
-}
-
-/** The optimizer state beside `checkpointPath`, checked to belong to its weights file (rolled forward if a save was cut), or null when none was saved. */
-export function readOptimizerStateFile(checkpointPath: string, weights: ModelWeights, digest: Digest = nodeSha256): OptimizerState | null {
-  safe(() => recoverCheckpointPair(checkpointPath, digest));
-  return readPairedOptimizer(checkpointPath, readBytes(checkpointPath), weights.config, digest);
 }

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type LoadOptions, type OptimizerState, loadCheckpoint, loadOptimizerState, saveCheckpoint, saveOptimizerState } from './checkpoint';
-import { optimizerStatePath, readCheckpointFile, readOptimizerStateFile, writeCheckpointFile } from './checkpoint-file';
+import { type LoadOptions, type OptimizerState, loadCheckpoint, loadOptimizerState, saveCheckpoint, saveCheckpointPair, saveOptimizerState } from './checkpoint';
+import { optimizerStatePath, readCheckpointPair, writeCheckpointPair } from './checkpoint-file';
 import { type ModelConfig, presetConfig } from './config';
 import { type ModelWeights, initWeights, parameterShapes } from './params';
 import { readSafetensorsHeader, readTensor, writeSafetensors } from '../util/safetensors';
@@ -270,13 +270,17 @@ describe('checkpoint files (Node)', () => {
       const path = join(dir, 'run.safetensors');
       const w = initWeights(TINY, 13);
       expect(optimizerStatePath(path)).toBe(join(dir, 'run.optim.safetensors'));
-      writeCheckpointFile(path, w);
-      expect(readOptimizerStateFile(path, w)).toBeNull();
+      writeCheckpointPair(path, { weights: saveCheckpoint(w, { seed: '5' }) });
+      expect(readCheckpointPair(path)).toMatchObject({ optimizer: null, recovered: false, metadata: { seed: '5' } });
       const opt = { step: 4, m: w.tensors, v: w.tensors };
-      writeCheckpointFile(path, w, opt);
-      expectSameWeights(readCheckpointFile(path), w);
-      expect(readOptimizerStateFile(path, w)!.step).toBe(4);
-      expect(() => readCheckpointFile(join(dir, 'run.optim.safetensors'))).toThrow(`${join(dir, 'run.optim.safetensors')}: checkpoint: missing tensor transformer.wte.weight`);
+      writeCheckpointPair(path, saveCheckpointPair(w, opt, { seed: '5' }));
+      const back = readCheckpointPair(path);
+      expectSameWeights(back.weights, w);
+      expect(back.optimizer!.step).toBe(4);
+      expect(back.metadata).toMatchObject({ seed: '5', step: '4' });
+      expect(() => readCheckpointPair(join(dir, 'run.optim.safetensors'))).toThrow(`${join(dir, 'run.optim.safetensors')}: checkpoint: missing tensor transformer.wte.weight`);
+      expect(() => readCheckpointPair(join(dir, 'none.safetensors'))).toThrow(`${join(dir, 'none.safetensors')}: no such file`);
+      expect(() => readCheckpointPair(dir)).toThrow(`${dir}: not a file`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,7 +6,7 @@ import { ValidationError } from './errors';
 import { chatRollouts, looksLikeChat } from './importers/chat';
 import { looksLikeAgentSession, streamAgentSession } from './importers/agentSession';
 import { readLines, type OpenSource } from './importers/lines';
-import { importTurnsText, looksLikeTurns } from './importers/turns';
+import { looksLikeTurns, readTurnsText } from './importers/turns';
 import type { EventJson, RolloutJson } from './format';
 import { duplicateIdReason, importRecord, readRolloutFile } from './parse';
 import type { FileLayout } from './records';
@@ -117,7 +117,9 @@ async function* turnsRollouts(open: OpenSource, file: string): AsyncGenerator<Ro
   // A trainer's turn dump: a trajectory's turns may lie anywhere in the file, so it is read whole.
   const lines: string[] = [];
   for await (const { text } of readLines(open())) lines.push(text);
-  for (const { value, line } of importTurnsText(lines.join('\n'), file).rollouts) yield validateRollout(value, { file, line });
+  // splice: the generator keeps its locals while it runs; the lines go once joined.
+  const dump = readTurnsText(lines.splice(0).join('\n'), file);
+  for (const { value, line } of dump.rollouts()) yield validateRollout(value, { file, line });
 }
 
 async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {

@@ -15,7 +15,8 @@ const EDIT_FIELDS = new Set(['op', 'view']);
 const INSERT_FIELDS = new Set(['role', 'tokens', 'text']);
 const APPEND_ROLES: readonly string[] = ['prompt', 'obs', 'act'] satisfies AppendRole[];
 const INSERT_ROLES: readonly string[] = ['summary', 'obs', 'prompt'] satisfies InsertRole[];
-const MAX_VOCAB = 2 ** 31 - 1;
+/** The largest vocabulary a rollout may name (token ids below it). */
+export const MAX_VOCAB = 2 ** 31 - 1;
 
 type Json = Record<string, unknown>;
 

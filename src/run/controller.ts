@@ -7,7 +7,7 @@
 
 import { adapterLine, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { CancelledError } from '../harness/dataset';
-import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
+import { loadCheckpoint, loadCheckpointPair } from '../model/checkpoint';
 import type { ModelConfig } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import type { Method } from '../plan/types';
@@ -39,7 +39,7 @@ export interface RunStatus {
   /** Why the run is in this phase, for people (a refusal, a failed step, a NaN). */
   reason?: string;
   /** What kind of stop `reason` explains. */
-  cause?: 'non-finite' | 'step-error' | 'refused' | 'no-webgpu' | 'device' | 'busy';
+  cause?: 'non-finite' | 'step-error' | 'refused' | 'no-webgpu' | 'device' | 'busy' | 'not-restored';
 }
 
 export interface RunInfo {
@@ -253,11 +253,20 @@ export function createRunController(deps: ControllerDeps): RunController {
     return loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB });
   };
 
+  /**
+   * The stored lanes as one pair each (docs/reliability.md): the optimizer state must be bound to its
+   * weights and at the lane's step; a mixed pair is refused, naming the lane, rather than resumed wrongly.
+   */
   const laneStates = (lanes: readonly LaneCheckpoint[]) => {
     const out: Partial<Record<Method, LaneState>> = {};
     for (const lane of lanes) {
-      const weights = loadCheckpoint(lane.weights);
-      out[lane.method] = { weights, optimizer: loadOptimizerState(lane.optimizer, weights.config) };
+      try {
+        const { weights, optimizer } = loadCheckpointPair(lane);
+        if (optimizer!.step !== lane.step) throw new Error(`checkpoint: the optimizer state is at step ${optimizer!.step}, the lane at step ${lane.step}`);
+        out[lane.method] = { weights, optimizer: optimizer! };
+      } catch (error) {
+        throw new RunRefusedError(`the ${lane.method} lane's checkpoint of step ${lane.step}: ${(error as Error).message}`);
+      }
     }
     return out;
   };
@@ -495,10 +504,15 @@ export function createRunController(deps: ControllerDeps): RunController {
   const restore = async (stored: { info: RunInfo; lanes: LaneCheckpoint[]; history: MetricRecord[] }, resume: boolean): Promise<boolean> => {
     const device = await ensureGpu();
     if (!device) return false;
+    const missing = stored.info.checkpointStep > 0 ? stored.info.config.methods.filter((m) => !stored.lanes.some((l) => l.method === m)) : [];
+    if (missing.length) {
+      setStatus('refused', `its checkpoint of step ${stored.info.checkpointStep} has no ${missing.join(', ')} lane`, 'not-restored');
+      return false;
+    }
     try {
       engine = await buildEngine(device, stored.info.config, stored.lanes);
     } catch (error) {
-      setStatus('refused', `the stored run cannot be restored: ${(error as Error).message}`, 'refused');
+      setStatus('refused', (error as Error).message, 'not-restored');
       return false;
     }
     const upTo = new Map(stored.lanes.map((l) => [l.method, l.step]));

@@ -1,26 +1,26 @@
 // A run's checkpoint files on disk (the command line): CKPT holds the GPT-2 weights with the run's
-// settings in its metadata, CKPT.optim.safetensors beside it the AdamW state and update count. The
-// one place the CLI writes and reads them, through src/model/checkpoint-file.ts. Node only.
+// settings in its metadata, CKPT.optim.safetensors beside it the AdamW state and update count, the
+// two one unit (docs/reliability.md). Written and read only through src/model/checkpoint-file.ts's
+// pair writer and reader; a file that cannot be used is invalid input naming it. Node only.
 
 import type { Trainer } from '../gpu/train';
-import type { OptimizerState } from '../model/checkpoint';
-import { optimizerStatePath, readOptimizerStateFile, writeCheckpointFile } from '../model/checkpoint-file';
-import type { ModelWeights } from '../model/params';
+import { CheckpointFileError, nodeSha256, readCheckpointPair, writeCheckpointPair, type CheckpointPair } from '../model/checkpoint-file';
 import { ValidationError } from '../rollout/errors';
 
-/** The trainer's weights and AdamW state as CKPT and its optimizer file; `metadata` gains the update count. */
+/** The trainer's weights and AdamW state as CKPT and its optimizer file, committed as one pair; `metadata` gains the update count. */
 export async function writeLaneCheckpoint(path: string, trainer: Trainer, metadata: Record<string, string>): Promise<void> {
-  const { weights, optimizer } = await trainer.readState();
-  writeCheckpointFile(path, weights, optimizer, { ...metadata, step: String(optimizer.step) });
+  writeCheckpointPair(path, await trainer.checkpoint(metadata, nodeSha256));
 }
 
-/** The AdamW state beside `checkpointPath`, or null when there is none; a bad file is invalid input naming it. */
-export function readOptimizerState(checkpointPath: string, weights: ModelWeights): OptimizerState | null {
+/**
+ * CKPT and the AdamW state beside it (null when there is none) as one pair: a save cut between its
+ * renames is rolled forward (`recovered`), a mixed pair refused as invalid input naming the optimizer file.
+ */
+export function readLaneCheckpoint(path: string): CheckpointPair & { path: string } {
   try {
-    return readOptimizerStateFile(checkpointPath, weights);
+    return { path, ...readCheckpointPair(path) };
   } catch (error) {
-    const file = optimizerStatePath(checkpointPath);
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ValidationError({ file }, message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message);
+    if (error instanceof CheckpointFileError) throw new ValidationError({ file: error.file }, error.reason);
+    throw error;
   }
 }

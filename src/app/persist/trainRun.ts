@@ -1,8 +1,9 @@
 // The training run in IndexedDB (through `idb`), written by the worker: the run (config, model,
 // whether it was playing), its periodic checkpoints (one per lane, GPT-2 safetensors bytes with the
-// AdamW file beside them) and the metric history up to that checkpoint, all in one transaction so a
-// reload or a crash finds them consistent. Imported checkpoints are kept by name. A database of its
-// own, so the inspection views' store is never upgraded under them.
+// AdamW file bound to them, docs/reliability.md) and the metric history up to that checkpoint, all in
+// one transaction so a reload or a crash finds them consistent (the controller checks each pair on
+// load). Imported checkpoints are kept by name. A database of its own, so the inspection views'
+// store is never upgraded under them.
 
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Method } from '../../plan/types';
@@ -43,15 +44,29 @@ export async function saveRun(run: StoredRun): Promise<void> {
   await (await openDb()).put('runs', run, CURRENT);
 }
 
-/** A checkpoint: every lane's files, the history up to it and the run record, atomically. */
+/**
+ * A checkpoint: every lane's pair (weights and the optimizer state bound to them), the history up
+ * to it and the run record, atomically: all in one transaction, aborted if any write fails.
+ */
 export async function saveCheckpoint(run: StoredRun, lanes: readonly LaneCheckpoint[], history: readonly MetricRecord[]): Promise<void> {
   const tx = (await openDb()).transaction(['runs', 'history', 'lanes'], 'readwrite');
-  await Promise.all([
-    ...lanes.map((lane) => tx.objectStore('lanes').put(lane, laneKey(run.info.id, lane.method))),
-    tx.objectStore('history').put(history as MetricRecord[], run.info.id),
-    tx.objectStore('runs').put(run, CURRENT),
-    tx.done,
-  ]);
+  const pending: Promise<unknown>[] = [tx.done];
+  try {
+    for (const lane of lanes) pending.push(tx.objectStore('lanes').put(lane, laneKey(run.info.id, lane.method)));
+    pending.push(tx.objectStore('history').put(history as MetricRecord[], run.info.id));
+    pending.push(tx.objectStore('runs').put(run, CURRENT));
+    await Promise.all(pending);
+  } catch (error) {
+    // A put that throws (a value IndexedDB cannot clone) does not abort the transaction by itself:
+    // the puts before it would commit, a checkpoint of mixed steps. Abort it, so the last one stays whole.
+    for (const p of pending) p.catch(() => undefined);
+    try {
+      tx.abort();
+    } catch {
+      // already finished (aborted by the failed request)
+    }
+    throw error;
+  }
 }
 
 /** The current run with its last checkpoint and the history up to it, or null. */

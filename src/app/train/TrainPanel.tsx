@@ -89,7 +89,9 @@ function Reason() {
             ? 'Device:'
             : status.cause === 'busy'
               ? 'Training runs elsewhere:'
-              : 'Paused:';
+              : status.cause === 'not-restored'
+                ? 'The stored run was not resumed (start a new run to replace it):'
+                : 'Paused:';
   return (
     <div className={`train-reason ${status.cause ?? ''}`} data-testid="train-reason" data-cause={status.cause}>
       <strong>{title}</strong> <span>{status.reason}</span>

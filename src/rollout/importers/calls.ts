@@ -143,11 +143,13 @@ export function importCalls(value: Record<string, unknown>, source: SourceLocati
             const q = findRun(input, run, cursor);
             if (q >= 0) {
               insert(cursor, q);
-              const ids = live.ids.slice(at, end);
-              keepPieces(ids, view);
-              next.ids.push(...ids);
-              next.values.push(...run);
-              next.output.push(...live.output.slice(at, end));
+              keepPieces(live.ids.slice(at, end), view);
+              // Loops, not push(...): a surviving output may be longer than a call's argument list.
+              for (let k = at; k < end; k++) {
+                next.ids.push(live.ids[k]);
+                next.values.push(live.values[k]);
+                next.output.push(live.output[k]);
+              }
               cursor = q + run.length;
             }
           }

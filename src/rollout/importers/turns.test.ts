@@ -144,7 +144,7 @@ describe('turns importer: bad records', () => {
   it.each([
     ['not JSON', '{"prompt_ids": [1], "output_ids": [2]}\n{"prompt_ids": [1\n', 'dump.jsonl:2: invalid JSON'],
     ['no output', [{ prompt_ids: [1], output_ids: [2] }, { prompt_ids: [1, 2] }], 'dump.jsonl:2: no output (output_ids, response_ids, completion_ids)'],
-    ['a token that is not an id', [{ prompt_ids: [1, -3], output_ids: [2] }], 'dump.jsonl:1: prompt_ids[1] = -3 is not a token id (an integer >= 0)'],
+    ['a token that is not an id', [{ prompt_ids: [1, -3], output_ids: [2] }], 'dump.jsonl:1: prompt_ids[1] = -3 is not a token id (an integer in [0, 2147483647))'],
     ['logprobs of the wrong length', [{ prompt_ids: [1], output_ids: [2, 3], output_log_probs: [-1] }], 'dump.jsonl:1: output_log_probs must have one number per token of output_ids (2), got 1'],
     ['a positive logprob', [{ prompt_ids: [1], response_ids: [2], rollout_logprobs: [0.5] }], 'dump.jsonl:1: rollout_logprobs[0] = 0.5 is not a finite number <= 0'],
     ['a mask of the wrong length', [{ prompt_ids: [1], response_ids: [2, 3], loss_mask: [1] }], 'dump.jsonl:1: loss_mask must have one 0 or 1 per token of response_ids (2)'],

@@ -5,6 +5,7 @@
 
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';
+import { MAX_VOCAB } from '../validate';
 import { CALLS_FORMAT, importCalls } from './calls';
 import type { FileImporter, ImportedRollout } from './types';
 
@@ -79,7 +80,7 @@ function readTurn(record: unknown, source: SourceLocation & { line: number }): T
     if (!f) return fail(`no ${what} (${names.join(', ')})`);
     if (!Array.isArray(f.value)) return fail(`${f.name} must be a list of token ids, got ${quote(f.value)}`);
     f.value.forEach((v, i) => {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(`${f.name}[${i}] = ${quote(v)} is not a token id (an integer >= 0)`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= MAX_VOCAB) fail(`${f.name}[${i}] = ${quote(v)} is not a token id (an integer in [0, ${MAX_VOCAB}))`);
     });
     return f.value as number[];
   };
@@ -144,7 +145,9 @@ function readTurn(record: unknown, source: SourceLocation & { line: number }): T
   }
   const vocab = field(record, FIELDS.vocab);
   if (vocab) {
-    if (typeof vocab.value !== 'number' || !Number.isInteger(vocab.value) || vocab.value < 1) fail(`${vocab.name} must be a positive integer, got ${quote(vocab.value)}`);
+    if (typeof vocab.value !== 'number' || !Number.isInteger(vocab.value) || vocab.value < 1 || vocab.value > MAX_VOCAB) {
+      fail(`${vocab.name} must be an integer in [1, ${MAX_VOCAB}], got ${quote(vocab.value)}`);
+    }
     turn.vocab = vocab.value as number;
   }
   const promptText = field(record, FIELDS.promptText);
@@ -229,8 +232,21 @@ export interface TurnsImport {
   convention: string;
 }
 
-/** Every trajectory of a turns dump as a v1 rollout (in calls-importer form, not yet validated). */
-export function importTurnsText(text: string, file: string): TurnsImport {
+/** A parsed turns dump: its turns grouped by trajectory, each turned into a rollout only when taken. */
+export interface TurnsDump {
+  /** The number of trajectories: the rollouts `rollouts()` yields. */
+  trajectories: number;
+  records: number;
+  convention: string;
+  /**
+   * One rollout per trajectory (in calls-importer form, not yet validated), built as it is taken and
+   * its turns let go, so a large dump's rollouts are never all held at once. Iterate it once.
+   */
+  rollouts(): Generator<ImportedRollout>;
+}
+
+/** Reads every record of a turns dump (each problem a ValidationError naming its line) and groups them. */
+export function readTurnsText(text: string, file: string): TurnsDump {
   const turns: Turn[] = [];
   const lines = text.split('\n');
   let convention = '';
@@ -250,21 +266,26 @@ export function importTurnsText(text: string, file: string): TurnsImport {
   if (turns.length === 0) throw new ValidationError({ file }, 'file is empty');
 
   // One vocabulary for the file: a given one (the largest), else the largest token id + 1.
+  // Loops, not Math.max(...): a dump may hold more turns (and a turn more tokens) than a call has arguments.
   let maxToken = -1;
   let maxAt = turns[0];
+  let given = 0;
   for (const t of turns) {
-    for (const v of [...t.prompt, ...t.output]) {
-      if (v > maxToken) {
-        maxToken = v;
-        maxAt = t;
+    for (const ids of [t.prompt, t.output]) {
+      for (const v of ids) {
+        if (v > maxToken) {
+          maxToken = v;
+          maxAt = t;
+        }
       }
     }
+    given = Math.max(given, t.vocab ?? 0);
   }
-  const given = Math.max(0, ...turns.map((t) => t.vocab ?? 0));
   if (given > 0 && maxToken >= given) throw new ValidationError({ file, line: maxAt.line }, `token id ${maxToken} is outside the vocabulary of ${given}`);
   const vocab = given || maxToken + 1;
 
-  const rollouts = trajectories(turns, file).map(({ id, turns: list }): ImportedRollout => {
+  const groups: (ReturnType<typeof trajectories>[number] | null)[] = trajectories(turns, file);
+  const rolloutOf = ({ id, turns: list }: ReturnType<typeof trajectories>[number]): ImportedRollout => {
     const first = list[0];
     const source = { file, line: first.line };
     const rewardTurn = [...list].reverse().find((t) => t.reward !== undefined);
@@ -281,8 +302,26 @@ export function importTurnsText(text: string, file: string): TurnsImport {
       },
     };
     return { value: importCalls(calls, source) as RolloutJson, line: first.line };
-  });
-  return { rollouts, records: turns.length, convention };
+  };
+  return {
+    trajectories: groups.length,
+    records: turns.length,
+    convention,
+    *rollouts() {
+      for (let i = 0; i < groups.length; i++) {
+        const group = groups[i];
+        if (!group) throw new Error('readTurnsText: rollouts() is iterated once');
+        groups[i] = null;
+        yield rolloutOf(group);
+      }
+    },
+  };
+}
+
+/** Every trajectory of a turns dump as a v1 rollout (in calls-importer form, not yet validated). */
+export function importTurnsText(text: string, file: string): TurnsImport {
+  const dump = readTurnsText(text, file);
+  return { rollouts: Array.from(dump.rollouts()), records: dump.records, convention: dump.convention };
 }
 
 export const turnsImporter: FileImporter = {
