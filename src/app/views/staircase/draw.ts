@@ -198,12 +198,23 @@ export function drawStaircase(p: Painter, frame: StaircaseFrame): void {
   p.flush();
 
   if (frame.glyph && colPx >= 13 && rowPx >= 13) {
-    const font = `${Math.round(Math.min(13, rowPx * 0.6))}px ${MONO}`;
+    const size = Math.round(Math.min(13, rowPx * 0.6));
+    const font = `${size}px ${MONO}`;
+    // A word piece as much as the cell holds (monospace: ~0.6 em a character), cut with an ellipsis.
+    const fits = Math.max(1, Math.floor((colPx - gapX - 2) / (size * 0.6)));
+    const glyphs = new Map<number, string | null>();
+    const shown = (i: number): string | null => {
+      if (glyphs.has(i)) return glyphs.get(i)!;
+      const chars = Array.from(frame.glyph!(i) ?? '');
+      const text = chars.length === 0 ? null : chars.length <= fits ? chars.join('') : fits >= 2 ? `${chars.slice(0, fits - 1).join('')}…` : chars[0];
+      glyphs.set(i, text);
+      return text;
+    };
     for (let r = r0; r < r1; r++) {
       rowSpans(model, r, lo, hi, (s, e, c) => {
         const color = c === CELL.target ? '#1b1f24' : c === CELL.evicted ? '#9a6b71' : '#eef2f6';
         for (let i = s; i < e; i++) {
-          const ch = frame.glyph!(i);
+          const ch = shown(i);
           if (ch) p.text(ch, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, { color, font, align: 'center', baseline: 'middle' });
         }
       });
