@@ -163,7 +163,7 @@ test('a published-layout GPT-2 checkpoint dropped on the page scores every metho
   // A byte rollout is refused by this model, saying why.
   await page.getByTestId('example-worked-example').click();
   await expect(page.getByTestId('drift-error')).toContainText(
-    'is tokenized with byte (vocabulary 272), but the model\'s vocabulary of 50257 is the gpt2 tokenizer\'s: open the log again with "text as: GPT-2 word pieces"',
+    'rollout "worked-example" is tokenized with byte (vocabulary 272), but the model\'s vocabulary of 50257 is the gpt2 tokenizer\'s: import a chat or agent log with "text as: GPT-2 word pieces" for this model, or score this rollout with a byte model (the demo model)',
   );
 });
 

@@ -107,7 +107,10 @@ export interface ScoreFailed {
 
 /** Why a rollout cannot be scored by the loaded model at all: its tokenizer is not the model's (docs/tokenizers.md). */
 export function tokenizerMismatchMessage(rolloutId: string, reason: string, modelTokenizer: string): string {
-  const fix = modelTokenizer === 'gpt2' ? 'open the log again with "text as: GPT-2 word pieces"' : 'score it with a GPT-2 checkpoint (vocabulary 50257)';
+  const fix =
+    modelTokenizer === 'gpt2'
+      ? 'import a chat or agent log with "text as: GPT-2 word pieces" for this model, or score this rollout with a byte model (the demo model)'
+      : 'score it with a GPT-2 checkpoint, or import the log with "text as: bytes" for this model';
   return `rollout "${rolloutId}" ${reason}: ${fix}`;
 }
 

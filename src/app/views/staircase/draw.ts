@@ -199,23 +199,27 @@ export function drawStaircase(p: Painter, frame: StaircaseFrame): void {
 
   if (frame.glyph && colPx >= 13 && rowPx >= 13) {
     const size = Math.round(Math.min(13, rowPx * 0.6));
-    const font = `${size}px ${MONO}`;
-    // A word piece as much as the cell holds (monospace: ~0.6 em a character), cut with an ellipsis.
-    const fits = Math.max(1, Math.floor((colPx - gapX - 2) / (size * 0.6)));
-    const glyphs = new Map<number, string | null>();
-    const shown = (i: number): string | null => {
+    // A word piece in a smaller font when that makes it fit (monospace: ~0.6 em a character), down
+    // to 9 px; longer ones cut with an ellipsis (the tooltip has the whole piece).
+    const room = colPx - gapX - 2;
+    const glyphs = new Map<number, { text: string; font: string } | null>();
+    const shown = (i: number) => {
       if (glyphs.has(i)) return glyphs.get(i)!;
       const chars = Array.from(frame.glyph!(i) ?? '');
-      const text = chars.length === 0 ? null : chars.length <= fits ? chars.join('') : fits >= 2 ? `${chars.slice(0, fits - 1).join('')}…` : chars[0];
-      glyphs.set(i, text);
-      return text;
+      let px = size;
+      if (chars.length * px * 0.6 > room) px = Math.max(Math.min(size, 9), Math.floor(room / (chars.length * 0.6)));
+      const fits = Math.max(1, Math.floor(room / (px * 0.6)));
+      const text = chars.length <= fits ? chars.join('') : fits >= 2 ? `${chars.slice(0, fits - 1).join('')}…` : chars[0];
+      const glyph = chars.length ? { text, font: `${px}px ${MONO}` } : null;
+      glyphs.set(i, glyph);
+      return glyph;
     };
     for (let r = r0; r < r1; r++) {
       rowSpans(model, r, lo, hi, (s, e, c) => {
         const color = c === CELL.target ? '#1b1f24' : c === CELL.evicted ? '#9a6b71' : '#eef2f6';
         for (let i = s; i < e; i++) {
-          const ch = shown(i);
-          if (ch) p.text(ch, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, { color, font, align: 'center', baseline: 'middle' });
+          const g = shown(i);
+          if (g) p.text(g.text, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, { color, font: g.font, align: 'center', baseline: 'middle' });
         }
       });
     }
