@@ -1,6 +1,7 @@
 // The GPT-2 model on the GPU (docs/model.md): parameters and their gradients in one flat buffer each
 // (laid out by parameterLayout, every tensor 256-byte aligned so it binds on its own), and the
-// launches of a forward and a backward pass over one packed batch (tokens, positions, end[]).
+// launches of a forward and a backward pass over one packed batch (tokens, positions, end[]), or
+// of a forward alone that keeps two layers' activations (scoring, SDCC's teacher).
 
 import type { ModelConfig } from '../model/config';
 import { headSize } from '../model/config';
