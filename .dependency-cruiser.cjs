@@ -87,6 +87,13 @@ module.exports = {
       to: { path: '^src/app/(views/|load/|store/|train/(?!engine/))' },
     },
     {
+      name: 'gpt2-ranks-loaded-lazily',
+      comment: "gpt2's ranks (~500 KB) load by the registry's dynamic import (src/rollout/tokenizer.ts loadTokenizer), so a bundle that never meets gpt2 does not carry them.",
+      severity: 'error',
+      from: { pathNot: TESTS },
+      to: { path: '^src/rollout/gpt2\\.ts$', dynamic: false },
+    },
+    {
       name: 'app-workers-are-entry-points',
       comment: 'A worker (*.worker.ts) is started with new Worker(new URL(...)) by its client in protocol/, never imported.',
       severity: 'error',

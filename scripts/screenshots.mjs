@@ -157,6 +157,28 @@ try {
   const report = await page.locator('.import-report').boundingBox();
   await page.screenshot({ path: join(out, 'import-report.png'), clip: { x: box.x, y: box.y, width: box.width, height: report.y + report.height - box.y } });
 
+  // The same chat log as GPT-2 word pieces (the choice beside Open rollout… imports the open file
+  // again): conv-2's weather question with target "weather" selected, the staircase zoomed in so
+  // the pieces read, and the context panes with one chip per word piece under its id.
+  await page.getByTestId('import-tokenizer').selectOption('gpt2');
+  await page.locator('section.summary .hint').filter({ hasText: 'tokenizer gpt2' }).waitFor();
+  await page.getByTestId('rollout-picker').selectOption({ index: 1 });
+  await page.getByTestId('rollout-id').filter({ hasText: 'conv-2' }).waitFor();
+  for (let i = 0; i < 5; i++) await page.getByTestId('target-next').click();
+  await page.getByTestId('inspector-target').filter({ hasText: '19' }).waitFor();
+  const stair = page.getByTestId('staircase-canvas');
+  await stair.scrollIntoViewIfNeeded();
+  const at = await stair.evaluate((el) => ({ ...el.dataset }));
+  const sbox = await stair.boundingBox();
+  await page.mouse.move(sbox.x + Number(at.plotLeft) + 4 * Number(at.cellWidth), sbox.y + Number(at.plotTop) + 2 * Number(at.rowHeight));
+  for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -120);
+  await page.mouse.move(sbox.x + sbox.width - 5, sbox.y + 5);
+  await page.waitForTimeout(400);
+  await page.locator('.staircase-panel').screenshot({ path: join(out, 'staircase-gpt2.png') });
+  await page.getByTestId('context-show-ids').check();
+  await page.waitForTimeout(300);
+  await page.locator('.context-panel').screenshot({ path: join(out, 'context-panes-gpt2.png') });
+
   // A generated rollout with text pieces: a larger tree and staircase.
   const rollout = generateRandomRollout({ seed: 7, tokens: 900, edits: 8, textRate: 0.5, id: 'generated-900' });
   await page.goto(`${base}?rows=step`);

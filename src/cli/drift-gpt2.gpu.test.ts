@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../plan/build';
-import { GPT2_VOCAB } from '../rollout/gpt2';
+import { GPT2_VOCAB } from '../rollout/tokenizer';
 import { fixturePath } from '../rollout/importers/testing';
 import { parseRolloutFile } from '../rollout/parse';
 import { publishedGpt2Checkpoint } from '../testing/publishedGpt2';

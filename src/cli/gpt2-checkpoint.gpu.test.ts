@@ -12,12 +12,16 @@ import { buildPlan } from '../plan/build';
 import type { EventJson, RolloutJson } from '../rollout/format';
 import { GPT2_VOCAB, gpt2Tokenizer } from '../rollout/gpt2';
 import { createTextRolloutBuilder } from '../rollout/importers/textRollout';
+import { loadTokenizer } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { publishedGpt2Checkpoint, type PublishedLayout } from '../testing/publishedGpt2';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import { SEQUENCE_METHODS } from '../plan/types';
 import { mw, tmpDir } from './subprocess.testing';
+
+// The registry loads gpt2's ranks on first use (a dynamic import); validating and labelling gpt2 text needs them.
+await loadTokenizer('gpt2');
 
 const TMP = tmpDir('gpt2-checkpoint');
 /** C = 64: one head of GPT-2's size 64, which is what a file without config metadata implies. */

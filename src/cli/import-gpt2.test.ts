@@ -10,9 +10,12 @@ import type { EventJson, RolloutJson } from '../rollout/format';
 import { GPT2_MARKER_TEXT, gpt2Tokenizer } from '../rollout/gpt2';
 import { fixturePath } from '../rollout/importers/testing';
 import { parseRolloutFile } from '../rollout/parse';
-import { ROLE_MARKER, byteTokenizer, tokenText } from '../rollout/tokenizer';
+import { loadTokenizer, ROLE_MARKER, byteTokenizer, tokenText } from '../rollout/tokenizer';
 import { deriveTree } from '../tree/derive';
 import { WORKED, mw, tmpDir } from './subprocess.testing';
+
+// The registry loads gpt2's ranks on first use (a dynamic import); validating and labelling gpt2 text needs them.
+await loadTokenizer('gpt2');
 
 const dir = tmpDir('import-gpt2');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -16,7 +16,7 @@ import { detectFileKind } from '../rollout/stream';
 import { formatFileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
-import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, type TokenizerName } from '../rollout/tokenizer';
+import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, loadTokenizer, loadTokenizers, tokenizerField, type TokenizerName } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
@@ -129,7 +129,9 @@ async function importTurnsFile(file: string, out: string): Promise<{ rollouts: n
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */
 async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout', tokenizer: TokenizerName | undefined): Promise<number> {
   if (format === 'calls') {
-    const rollouts = readJsonRecords(await readFile(file, 'utf8'), file).records.map(({ value, line }) => {
+    const { records } = readJsonRecords(await readFile(file, 'utf8'), file);
+    await loadTokenizers(records.map(({ value }) => tokenizerField(value)));
+    const rollouts = records.map(({ value, line }) => {
       const source = line === undefined ? { file } : { file, line };
       const obj = value as Record<string, unknown> | null;
       if (typeof obj !== 'object' || obj === null || obj.format !== CALLS_FORMAT) {
@@ -189,6 +191,7 @@ export const importCommand: Command = {
     if (tokenizerFlag !== undefined && !isTokenizerName(tokenizerFlag)) {
       throw new UsageError(`unknown tokenizer ${quote(tokenizerFlag)} (${TOKENIZER_NAMES.join(', ')})`);
     }
+    if (tokenizerFlag !== undefined) await loadTokenizer(tokenizerFlag);
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');

@@ -17,7 +17,7 @@ import { positionsNeeded } from '../plan/positions';
 import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
-import { getTokenizer, tokenizerForVocab } from '../rollout/tokenizer';
+import { tokenizerMismatch } from '../rollout/tokenizer';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -232,14 +232,10 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
  * range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
  */
 function checkTokenizer(config: ModelConfig, rollout: Rollout, where: string): void {
-  const tokenizer = getTokenizer(rollout.tokenizer);
-  const modelTokenizer = tokenizerForVocab(config.vocabSize);
-  if (!tokenizer || tokenizer.name === modelTokenizer) return;
-  const hint = modelTokenizer === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : '';
-  throw new ValidationError(
-    rollout.source,
-    `${where} is tokenized with ${tokenizer.name} (vocabulary ${tokenizer.vocab}), but the model's vocabulary of ${config.vocabSize} is the ${modelTokenizer} tokenizer's${hint}`,
-  );
+  const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize);
+  if (!mismatch) return;
+  const hint = mismatch.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : '';
+  throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${hint}`);
 }
 
 /**

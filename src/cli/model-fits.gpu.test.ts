@@ -1,10 +1,11 @@
 // A model the adapter cannot hold is one clear line, not an internal error: a GPT-2-vocabulary
 // model scoring a 1,024-token rollout on a device whose bindings hold 1 MiB (setBindingLimit
-// lowers the real device's) exits 69 naming what does not fit.
+// lowers the real device's) exits 69 naming what does not fit: scoring computes the logits of 64
+// targets at a time, and even those need 12.3 MiB.
 
 import { describe, expect, it } from 'vitest';
 import { setBindingLimit } from '../gpu/limits';
-import { GPT2_VOCAB } from '../rollout/gpt2';
+import { GPT2_VOCAB } from '../rollout/tokenizer';
 import { randomWeights } from '../model/random-weights';
 import { validateRollout } from '../rollout/validate';
 import { GPU_UNAVAILABLE_EXIT, withGpu } from './model-args';
@@ -40,7 +41,7 @@ describe('withGpu', () => {
     });
     expect(code).toBe(GPU_UNAVAILABLE_EXIT);
     expect(err).toBe(
-      'mw drift: model does not fit the adapter: a 1024-row batch needs a 196.3 MiB binding (its logits), the adapter binds at most 1.0 MiB (maxStorageBufferBindingSize)\n',
+      'mw drift: model does not fit the adapter: the logits of 64 targets need a 12.3 MiB binding, the adapter binds at most 1.0 MiB (maxStorageBufferBindingSize)\n',
     );
   });
 });

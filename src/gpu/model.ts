@@ -1,6 +1,7 @@
 // The GPT-2 model on the GPU (docs/model.md): parameters and their gradients in one flat buffer each
 // (laid out by parameterLayout, every tensor 256-byte aligned so it binds on its own), and the
-// launches of a forward and a backward pass over one packed batch (tokens, positions, end[]).
+// launches of a forward and a backward pass over one packed batch (tokens, positions, end[]), or
+// of a forward alone that keeps two layers' activations (scoring, SDCC's teacher).
 
 import type { ModelConfig } from '../model/config';
 import { headSize } from '../model/config';
@@ -39,9 +40,10 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 /**
  * Checks a config against the adapter's limits before anything is allocated: the parameters live
  * in one buffer (maxBufferSize), every tensor and activation binds on its own (the token embedding
- * in blocks when it must), and a batch's logits (rows, V) bind whole.
+ * in blocks when it must), and a batch's logits (logitRows, V) bind whole (scoring computes the
+ * logits of a block of its targets at a time: fewer rows than the batch).
  */
-export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: number): void {
+export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: number, logitRows = rows): void {
   const { nEmbd: C, vocabSize: V } = config;
   const parameters = parameterLayout(config).totalSize * 4;
   if (parameters > device.limits.maxBufferSize) {
@@ -51,10 +53,10 @@ export function checkModelFits(config: ModelConfig, device: GPUDevice, rows: num
   }
   const limit = bindingLimit(device);
   rowBlocks(V, C, limit, 'model does not fit the adapter: the token embedding');
-  const largest = Math.max(rows * 4 * C, rows * V) * 4;
+  const largest = Math.max(rows * 4 * C, logitRows * V) * 4;
   if (largest > limit) {
     throw new GpuLimitError(
-      `model does not fit the adapter: a ${rows}-row batch needs a ${mib(largest)} binding (${rows * V >= rows * 4 * C ? 'its logits' : 'its MLP activations'}), ` +
+      `model does not fit the adapter: a ${rows}-row batch needs a ${mib(largest)} binding (${logitRows * V >= rows * 4 * C ? 'its logits' : 'its MLP activations'}), ` +
         `the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`,
     );
   }
@@ -179,12 +181,17 @@ export interface ForwardOptions {
    * first rows never see them). Default: every row, with the forward's end.
    */
   backward?: { rows: number; end: ArrayLike<number> };
+  /**
+   * No backward will run (a teacher, scoring): two layers' activations, alternating (layer l writes
+   * over layer l − 2's, which layer l − 1 has consumed), instead of one set per layer, and no
+   * pre-GELU copy. The forward computes the same values; encodeBackward refuses.
+   */
+  forwardOnly?: boolean;
 }
 
 /** Layer l's activations: its block's buffers (the input is layer l − 1's x2) and attention's log-sum-exp. */
-type LayerActivations = Omit<BlockBuffers, 'x' | 'out' | 'fcPre'> & {
+type LayerActivations = Omit<BlockBuffers, 'x' | 'out'> & {
   lse: GPUBuffer; // (NH, N)
-  fcPre: GPUBuffer; // (N, 4C): before GELU
   x2: GPUBuffer; // (N, C): residual after the MLP = next layer's input
 };
 
@@ -206,19 +213,31 @@ export interface ForwardPass {
   destroy(): void;
 }
 
-/**
- * Allocates the activations of a batch and records the launches of its forward pass. The backward's
- * launches are recorded on first use. Buffers live until destroy().
- */
-export function createForward(model: GpuModel, input: BatchInput, options: ForwardOptions = {}): ForwardPass {
+/** Launches between two attention dispatches, in order; attention (of layer `attention`) is encoded by its own binding. */
+type Step = Launch[] | { attention: number };
+
+/** The embedding and every block of a forward over one batch: what createForward and createHiddenForward share. */
+interface Trunk {
+  N: number;
+  mask: AttentionMask;
+  /** Layer l's activations (with forwardOnly, one of two sets, alternating). */
+  layer(l: number): LayerActivations;
+  /** (N, C): layer l's input, x0 for l = 0; layerInput(L) is the last block's output. */
+  layerInput(l: number): GPUBuffer;
+  steps: Step[];
+  /** Creates an activation buffer owned by the forward (destroyed with it). */
+  buf(label: string, floats: number): GPUBuffer;
+  owned: GPUBuffer[];
+}
+
+function recordTrunk(model: GpuModel, input: BatchInput, keep: boolean, logitRows: number): Trunk {
   const { gpu, config } = model;
   const { device } = gpu;
   const N = input.tokens.length;
   if (input.positions.length !== N || input.end.length !== N) throw new Error('createForward: tokens, positions and end differ in length');
   if (N === 0) throw new Error('createForward: an empty batch');
-  checkModelFits(config, device, N);
+  checkModelFits(config, device, N, logitRows);
   const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = config;
-  const HS = C / NH;
   for (let i = 0; i < N; i++) {
     if (!(input.positions[i] >= 0 && input.positions[i] < P)) {
       throw new Error(`position ${input.positions[i]} at row ${i} is outside the model's ${P} positions`);
@@ -235,12 +254,10 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   const positions = uploadStorage(device, 'Forward.positions', Uint32Array.from(input.positions));
   owned.push(tokens, positions);
   const mask = createAttentionMask(device, input.end, attentionConfig(gpu.info), { group: input.group });
-  const NB = options.backward?.rows ?? N;
-  if (!Number.isInteger(NB) || NB < 1 || NB > N) throw new Error(`createForward: a backward over ${NB} of ${N} rows`);
-  if (options.backward && options.backward.end.length !== NB) throw new Error(`createForward: the backward's end[] has ${options.backward.end.length} rows, not ${NB}`);
   const x0 = buf('x0', N * C);
   const layers: LayerActivations[] = [];
-  for (let l = 0; l < L; l++) {
+  // Kept for a backward: every layer's. Forward only: two sets, layer l in set l % 2.
+  for (let l = 0; l < (keep ? L : Math.min(L, 2)); l++) {
     layers.push({
       ln1: buf(`h${l}.ln1`, N * C),
       ln1Mean: buf(`h${l}.ln1Mean`, N),
@@ -253,27 +270,95 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
       ln2: buf(`h${l}.ln2`, N * C),
       ln2Mean: buf(`h${l}.ln2Mean`, N),
       ln2Rstd: buf(`h${l}.ln2Rstd`, N),
-      fcPre: buf(`h${l}.fcPre`, N * 4 * C),
+      ...(keep ? { fcPre: buf(`h${l}.fcPre`, N * 4 * C) } : {}),
       fc: buf(`h${l}.fc`, N * 4 * C),
       mlpProj: buf(`h${l}.mlpProj`, N * C),
       x2: buf(`h${l}.x2`, N * C),
     });
   }
+  const layer = (l: number) => layers[keep ? l : l % 2];
+  const layerInput = (l: number) => (l === 0 ? x0 : layer(l - 1).x2);
+  const t = model.tensor;
+  const steps: Step[] = [];
+  steps.push(createEmbedding(device, { N, C, V }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 }));
+  for (let l = 0; l < L; l++) {
+    const block = createBlockLaunches(model, l, N, { ...layer(l), x: layerInput(l), out: layer(l).x2 });
+    steps.push(block.toQkv, { attention: l }, block.fromAttention);
+  }
+  return { N, mask, layer, layerInput, steps, buf, owned };
+}
+
+function encodeTrunk(device: GPUDevice, pass: GPUComputePassEncoder, trunk: Trunk, steps: readonly Step[], shape: { NH: number; HS: number }): void {
+  for (const s of steps) {
+    if (Array.isArray(s)) encodeLaunches(pass, s);
+    else {
+      const a = trunk.layer(s.attention);
+      encodeAttentionForward(device, pass, trunk.mask, shape, { qkv: a.qkv, out: a.att, lse: a.lse });
+    }
+  }
+}
+
+/**
+ * A forward through the last block only, no backward: its output `hidden` (N, C) is what the final
+ * LayerNorm and the tied head read. Scoring runs those over its targets' predictor rows alone, a
+ * block at a time, so a batch's (N, V) logits never exist (src/gpu/score.ts).
+ */
+export interface HiddenForward {
+  model: GpuModel;
+  N: number;
+  input: BatchInput;
+  mask: AttentionMask;
+  /** (N, C): the last block's output (the residual stream before ln_f). */
+  hidden: GPUBuffer;
+  launches: Launch[];
+  encode(pass: GPUComputePassEncoder): void;
+  destroy(): void;
+}
+
+export function createHiddenForward(model: GpuModel, input: BatchInput): HiddenForward {
+  const { device } = model.gpu;
+  const { nHead: NH, nEmbd: C, nLayer: L } = model.config;
+  const trunk = recordTrunk(model, input, false, 0);
+  const launches = trunk.steps.flatMap((s) => (Array.isArray(s) ? s : []));
+  return {
+    model,
+    N: trunk.N,
+    input,
+    mask: trunk.mask,
+    hidden: trunk.layerInput(L),
+    launches,
+    encode: (pass) => encodeTrunk(device, pass, trunk, trunk.steps, { NH, HS: C / NH }),
+    destroy() {
+      releaseLaunches(launches);
+      trunk.mask.destroy();
+      trunk.owned.forEach((b) => b.destroy());
+    },
+  };
+}
+
+/**
+ * Allocates the activations of a batch and records the launches of its forward pass. The backward's
+ * launches are recorded on first use. Buffers live until destroy().
+ */
+export function createForward(model: GpuModel, input: BatchInput, options: ForwardOptions = {}): ForwardPass {
+  const { config } = model;
+  const { device } = model.gpu;
+  const N = input.tokens.length;
+  const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = config;
+  const HS = C / NH;
+  const NB = options.backward?.rows ?? N;
+  if (options.forwardOnly && options.backward) throw new Error('createForward: a forward-only pass has no backward to limit');
+  if (!Number.isInteger(NB) || NB < 1 || NB > N) throw new Error(`createForward: a backward over ${NB} of ${N} rows`);
+  if (options.backward && options.backward.end.length !== NB) throw new Error(`createForward: the backward's end[] has ${options.backward.end.length} rows, not ${NB}`);
+  const trunk = recordTrunk(model, input, !options.forwardOnly, N);
+  const { mask, layerInput, buf, owned } = trunk;
+  const layers = Array.from({ length: options.forwardOnly ? 0 : L }, (_, l) => trunk.layer(l));
   const lnf = buf('lnf', N * C);
   const lnfMean = buf('lnfMean', N);
   const lnfRstd = buf('lnfRstd', N);
   const logits = buf('logits', N * V);
   const t = model.tensor;
-  const layerInput = (l: number) => (l === 0 ? x0 : layers[l - 1].x2);
-
-  // Launches between two attention dispatches, in order; attention is encoded by its own binding.
-  type Step = Launch[] | { attention: number };
-  const steps: Step[] = [];
-  steps.push(createEmbedding(device, { N, C, V }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 }));
-  for (let l = 0; l < L; l++) {
-    const block = createBlockLaunches(model, l, N, { ...layers[l], x: layerInput(l), out: layers[l].x2 });
-    steps.push(block.toQkv, { attention: l }, block.fromAttention);
-  }
+  const steps: Step[] = [...trunk.steps];
   const last = layerInput(L);
   steps.push([
     createLayernorm(device, { N, C }, { x: last, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean: lnfMean, rstd: lnfRstd }),
@@ -282,7 +367,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   ]);
   const launches = steps.flatMap((s) => (Array.isArray(s) ? s : []));
 
-  let backward: { steps: (Launch[] | { attention: number })[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
+  let backward: { steps: Step[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
   const recordBackward = (dLogits: GPUBuffer) => {
     const g = model.grad;
     const dres = buf('dres', NB * C); // gradient of the residual stream at the current depth
@@ -297,7 +382,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
     const backMask = options.backward ? createAttentionMask(device, options.backward.end, mask.config, { lseStride: N }) : mask;
     if (backMask !== mask) owned.push(backMask.buffer, backMask.params, backMask.visits);
     const index = uploadEmbeddingIndex(device, Array.from({ length: NB }, (_, i) => input.tokens[i]), Array.from({ length: NB }, (_, i) => input.positions[i]), V, P);
-    const bsteps: (Launch[] | { attention: number })[] = [];
+    const bsteps: Step[] = [];
     bsteps.push([
       // Head: dlnf = dLogits · wte, dwte = dLogitsᵀ · lnf (written first; the embedding adds to it).
       ...createMatmulBackward(device, { M: NB, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
@@ -313,7 +398,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
           x: a.fc, w: t(`${h}mlp.c_proj.weight`), dY: dres, dx: dfc, dw: g(`${h}mlp.c_proj.weight`), dbias: g(`${h}mlp.c_proj.bias`),
         }),
         ...createMatmulBackward(device, { M: NB, K: C, N: 4 * C }, {
-          x: a.ln2, w: t(`${h}mlp.c_fc.weight`), dY: dfc, pre: a.fcPre, dPre, dx: dln, dw: g(`${h}mlp.c_fc.weight`), dbias: g(`${h}mlp.c_fc.bias`),
+          x: a.ln2, w: t(`${h}mlp.c_fc.weight`), dY: dfc, pre: a.fcPre!, dPre, dx: dln, dw: g(`${h}mlp.c_fc.weight`), dbias: g(`${h}mlp.c_fc.bias`),
         }),
         ...createLayernormBackward(device, { N: NB, C }, {
           dOut: dln, x: a.x1, weight: t(`${h}ln_2.weight`), mean: a.ln2Mean, rstd: a.ln2Rstd, dx: dres, dweight: g(`${h}ln_2.weight`), dbias: g(`${h}ln_2.bias`),
@@ -350,15 +435,10 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
     launches,
     backwardRows: NB,
     encode(pass) {
-      for (const s of steps) {
-        if (Array.isArray(s)) encodeLaunches(pass, s);
-        else {
-          const a = layers[s.attention];
-          encodeAttentionForward(device, pass, mask, { NH, HS }, { qkv: a.qkv, out: a.att, lse: a.lse });
-        }
-      }
+      encodeTrunk(device, pass, trunk, steps, { NH, HS });
     },
     encodeBackward(pass, dLogits) {
+      if (options.forwardOnly) throw new Error('createForward: a forward-only pass keeps no activations for a backward');
       if (!backward || backward.dLogits !== dLogits) {
         if (backward) {
           releaseLaunches(backward.launches);

@@ -1,6 +1,8 @@
 // Scoring on the GPU: the log-probability of every target of a plan (docs/methods.md), with the plan's
 // sequences packed block-diagonally into as few forward passes as fit, one submit and one read each;
-// evaluate(): every method's log-probability of every target of a batch of rollouts.
+// evaluate(): every method's log-probability of every target of a batch of rollouts. A pass keeps two
+// layers' activations and the logits of one block of targets at a time (GPT-2 124M on 1,024 tokens:
+// about 120 MB beyond the weights).
 
 import { logprobsOf, type Evaluation, type RolloutScores, type ScoredTarget } from '../metrics/drift-report';
 import { buildPlan } from '../plan/build';
@@ -9,16 +11,22 @@ import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
-import { encodeLaunches, releaseLaunches } from './kernel';
+import { createGatherRows } from './gather_rows';
+import { createHead } from './head';
+import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
+import { createLayernorm } from './layernorm';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
-import { bindingLimit } from './limits';
-import { createForward, type GpuModel } from './model';
+import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './limits';
+import { createHiddenForward, type GpuModel } from './model';
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */
   maxRows?: number;
-  /** Also each target's V log-probabilities (the log softmax of its predictor row, on the GPU). */
-  rows?: boolean;
+  /**
+   * Also each target's V log-probabilities (the log softmax of its predictor row, on the GPU): of
+   * every target, or of those the predicate names (by physical id).
+   */
+  rows?: boolean | ((id: number) => boolean);
   /** Called after every forward pass (long runs report progress). */
   onProgress?: (progress: ScoreProgress) => void;
   /** Checked before every forward pass: an aborted signal rejects with its reason (a cancel button). */
@@ -34,13 +42,38 @@ export interface ScoreProgress {
 
 export const DEFAULT_MAX_ROWS = 4096;
 
-/** What a batch's logits, and its log-probability rows, may take: 256 MiB each (GPT-2: 1335 rows). */
-export const SCORE_LOGITS_BYTES = 256 * 2 ** 20;
+/** What a scoring batch's activations may take (two layers' worth, forward only): 128 MiB (GPT-2 124M: 1,504 rows). */
+export const SCORE_BATCH_BYTES = 128 * 2 ** 20;
 
-/** Rows per scoring batch: DEFAULT_MAX_ROWS, fewer when a batch's (rows, V) logits would exceed SCORE_LOGITS_BYTES or one binding. */
+/** What one block of targets' logits may take: 32 MiB (GPT-2: 128 targets at a time). */
+export const HEAD_BLOCK_BYTES = 32 * 2 ** 20;
+
+/** Bytes per row of a forward-only batch: two layers' activations (createHiddenForward) and the embedding's output. */
+function batchRowBytes(model: GpuModel): number {
+  const { nEmbd: C, nHead: NH, nLayer: L } = model.config;
+  return (Math.min(L, 2) * (14 * C + NH + 4) + C) * 4;
+}
+
+/** Rows per scoring batch: DEFAULT_MAX_ROWS, fewer when the batch's activations would exceed SCORE_BATCH_BYTES or one binding. */
 export function scoringRows(model: GpuModel): number {
-  const bytes = Math.min(SCORE_LOGITS_BYTES, bindingLimit(model.gpu.device));
-  return Math.max(1, Math.min(DEFAULT_MAX_ROWS, Math.floor(bytes / (model.config.vocabSize * 4))));
+  const limit = bindingLimit(model.gpu.device);
+  const byActivations = Math.floor(SCORE_BATCH_BYTES / batchRowBytes(model));
+  const byBinding = Math.floor(limit / (4 * model.config.nEmbd * 4)); // the MLP's (rows, 4C)
+  return Math.max(1, Math.min(DEFAULT_MAX_ROWS, byActivations, byBinding));
+}
+
+/** Targets whose logits are computed at once: a multiple of BLOCK_ROWS_ALIGN (aligned slices), within HEAD_BLOCK_BYTES and one binding. */
+export function headBlockRows(model: GpuModel): number {
+  const V = model.config.vocabSize;
+  const bytes = Math.min(HEAD_BLOCK_BYTES, bindingLimit(model.gpu.device));
+  const rows = Math.floor(bytes / (V * 4) / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN;
+  if (rows === 0) {
+    const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+    throw new GpuLimitError(
+      `model does not fit the adapter: the logits of ${BLOCK_ROWS_ALIGN} targets need a ${mib(BLOCK_ROWS_ALIGN * V * 4)} binding, the adapter binds at most ${mib(bindingLimit(model.gpu.device))} (maxStorageBufferBindingSize)`,
+    );
+  }
+  return rows;
 }
 
 /** Groups sequences, in order, into batches of at most maxRows rows (a longer sequence stands alone). */
@@ -70,40 +103,100 @@ export interface ScoredBatchInput {
 
 /**
  * A recorded forward over a batch plus the gather of its targets' log-probabilities into
- * `logprobs` (R floats, in `targets` order) and, with `rows`, their full log-probability rows into
- * `logprobRows` (R × V): encode it into any pass (a training step encodes it beside its own work),
- * read the buffers after the submit, then destroy().
+ * `logprobs` (R floats, in `targets` order) and, when asked, full log-probability rows into
+ * `logprobRows` (one row of V per target of `rowTargets`, in that order): encode it into any pass
+ * (a training step encodes it beside its own work), read the buffers after the submit, then destroy().
  */
 export interface TargetScoring {
   R: number;
   logprobs: GPUBuffer;
   logprobRows: GPUBuffer | null;
+  /** Indices into `targets` of the rows in logprobRows. */
+  rowTargets: Int32Array;
   encode(pass: GPUComputePassEncoder): void;
   destroy(): void;
 }
 
-export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean } = {}): TargetScoring {
+/**
+ * The forward runs through the last block only (two layers' activations, createHiddenForward); the
+ * final LayerNorm and the tied head then run over the targets' predictor rows alone, a block of
+ * headBlockRows at a time (gathered, normalized, projected, log-softmaxed): the batch's (N, V) logits
+ * never exist. Every row's values are the full forward's, bit for bit: each kernel computes a row on
+ * its own. Targets with rows (a subset) get a second pass over their own blocks, so `logprobs` keeps
+ * the targets' order.
+ */
+export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean | ArrayLike<boolean> } = {}): TargetScoring {
   const { device } = model.gpu;
+  const { nEmbd: C, vocabSize: V } = model.config;
   const R = batch.targets.length;
-  const forward = createForward(model, batch);
-  const shape = { R, V: model.config.vocabSize, M: forward.N };
-  const rows = uploadStorage(device, `${label}.rows`, Uint32Array.from(batch.targets, (t) => t.predictor));
-  const tokens = uploadStorage(device, `${label}.tokens`, Uint32Array.from(batch.targets, (t) => t.token));
-  const lse = createStorage(device, `${label}.lse`, R * 4);
-  const logprobs = createStorage(device, `${label}.logprobs`, R * 4);
-  const launches = createLogsoftmaxGather(device, shape, { logits: forward.logits, rows, tokens, lse, logprobs });
-  const buffers = [rows, tokens, lse, logprobs];
+  const allRows = options.rows === true;
+  const rowTargets = allRows
+    ? Int32Array.from(batch.targets, (_, j) => j)
+    : options.rows
+      ? Int32Array.from(Array.from(batch.targets.keys()).filter((j) => (options.rows as ArrayLike<boolean>)[j]))
+      : new Int32Array(0);
+  const forward = createHiddenForward(model, batch);
+  const B = Math.min(headBlockRows(model), Math.max(BLOCK_ROWS_ALIGN, Math.ceil(R / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN));
+  const buffers: GPUBuffer[] = [];
+  const storage = (name: string, floats: number) => {
+    const b = createStorage(device, `${label}.${name}`, Math.max(floats, 1) * 4);
+    buffers.push(b);
+    return b;
+  };
+  const upload = (name: string, values: Uint32Array) => {
+    const b = uploadStorage(device, `${label}.${name}`, values.length ? values : new Uint32Array(1));
+    buffers.push(b);
+    return b;
+  };
+  const predictors = upload('predictors', Uint32Array.from(batch.targets, (t) => t.predictor));
+  const tokens = upload('tokens', Uint32Array.from(batch.targets, (t) => t.token));
+  const lse = storage('lse', R);
+  const logprobs = storage('logprobs', R);
+  // One block's working set, reused block after block (dispatches in a pass run in order).
+  const local = upload('blockRows', Uint32Array.from({ length: B }, (_, i) => i));
+  const x = storage('x', B * C); // (B, C): the block's predictor rows of the last block's output
+  const lnf = storage('lnf', B * C);
+  const lnfMean = storage('lnfMean', B);
+  const lnfRstd = storage('lnfRstd', B);
+  const logits = storage('logits', B * V); // (B, V)
+  const t = model.tensor;
+  const slice = (buffer: GPUBuffer, first: number, count: number, width = 1) => subBinding(buffer, first * width * 4, count * width * 4);
+  /** Gather, ln_f and the head over requests [r0, r0 + n) of `rows` (predictor rows): the block's logits. */
+  const headLaunches = (rows: GPUBufferBinding, n: number): Launch[] => [
+    createGatherRows(device, { R: n, C, N: forward.N }, { x: forward.hidden, rows, out: x }),
+    createLayernorm(device, { N: n, C }, { x, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean: lnfMean, rstd: lnfRstd }),
+    ...createHead(device, { N: n, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
+  ];
+  const launches: Launch[] = [];
   let logprobRows: GPUBuffer | null = null;
-  if (options.rows) {
-    logprobRows = createStorage(device, `${label}.logprobRows`, R * shape.V * 4);
-    const rowLse = createStorage(device, `${label}.rowLse`, R * 4);
-    launches.push(...createLogsoftmaxRows(device, shape, { logits: forward.logits, rows, lse: rowLse, out: logprobRows }));
-    buffers.push(logprobRows, rowLse);
+  let rowLse: GPUBuffer | null = null;
+  if (rowTargets.length) {
+    logprobRows = storage('logprobRows', rowTargets.length * V);
+    rowLse = storage('rowLse', rowTargets.length);
+  }
+  for (let r0 = 0; r0 < R; r0 += B) {
+    const n = Math.min(B, R - r0);
+    launches.push(
+      ...headLaunches(slice(predictors, r0, n), n),
+      ...createLogsoftmaxGather(device, { R: n, V, M: n }, { logits, rows: local, tokens: slice(tokens, r0, n), lse: slice(lse, r0, n), logprobs: slice(logprobs, r0, n) }),
+    );
+    if (allRows) launches.push(...createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) }));
+  }
+  if (rowTargets.length && !allRows) {
+    const rowPredictors = upload('rowPredictors', Uint32Array.from(rowTargets, (j) => batch.targets[j].predictor));
+    for (let r0 = 0; r0 < rowTargets.length; r0 += B) {
+      const n = Math.min(B, rowTargets.length - r0);
+      launches.push(
+        ...headLaunches(slice(rowPredictors, r0, n), n),
+        ...createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) }),
+      );
+    }
   }
   return {
     R,
     logprobs,
     logprobRows,
+    rowTargets,
     encode(pass) {
       forward.encode(pass);
       encodeLaunches(pass, launches);
@@ -116,27 +209,28 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
   };
 }
 
-/** What scoring one packed batch read back: the targets' log-probabilities, and their (R, V) rows when asked for. */
+/** What scoring one packed batch read back: the targets' log-probabilities, and the (rowTargets, V) rows asked for. */
 interface BatchScores {
   logprobs: Float32Array;
   rows: Float32Array | null;
+  rowTargets: Int32Array;
 }
 
-async function runScoring(model: GpuModel, batch: ScoredBatchInput, withRows: boolean): Promise<BatchScores> {
+async function runScoring(model: GpuModel, batch: ScoredBatchInput, rows: boolean | ArrayLike<boolean>): Promise<BatchScores> {
   const { device } = model.gpu;
-  if (batch.targets.length === 0) return { logprobs: new Float32Array(0), rows: withRows ? new Float32Array(0) : null };
-  const scoring = createTargetScoring(model, batch, 'Score', { rows: withRows });
+  if (batch.targets.length === 0) return { logprobs: new Float32Array(0), rows: null, rowTargets: new Int32Array(0) };
+  const scoring = createTargetScoring(model, batch, 'Score', { rows });
   const encoder = device.createCommandEncoder({ label: 'Score.encoder' });
   const pass = encoder.beginComputePass({ label: 'Score.pass' });
   scoring.encode(pass);
   pass.end();
   device.queue.submit([encoder.finish()]);
   try {
-    const [logprobs, rows] = await Promise.all([
+    const [logprobs, rowValues] = await Promise.all([
       readFloat32(device, scoring.logprobs, scoring.R),
-      scoring.logprobRows ? readFloat32(device, scoring.logprobRows, scoring.R * model.config.vocabSize) : null,
+      scoring.logprobRows ? readFloat32(device, scoring.logprobRows, scoring.rowTargets.length * model.config.vocabSize) : null,
     ]);
-    return { logprobs, rows };
+    return { logprobs, rows: rowValues, rowTargets: scoring.rowTargets };
   } finally {
     scoring.destroy();
   }
@@ -159,12 +253,11 @@ export async function scoreSequences(
   for (const group of groupSequences(sequences, options.maxRows ?? scoringRows(model))) {
     options.signal?.throwIfAborted();
     const batch = packBatch(group);
-    const { logprobs, rows } = await runScoring(model, batch, options.rows ?? false);
-    batch.targets.forEach((t, i) => {
-      const target: ScoredTarget = { id: t.id, logprob: logprobs[i] };
-      if (rows) target.row = rows.subarray(i * V, (i + 1) * V);
-      out.push(target);
-    });
+    const wanted = options.rows;
+    const { logprobs, rows, rowTargets } = await runScoring(model, batch, typeof wanted === 'function' ? batch.targets.map((t) => wanted(t.id)) : (wanted ?? false));
+    const first = out.length;
+    batch.targets.forEach((t, i) => out.push({ id: t.id, logprob: logprobs[i] }));
+    if (rows) rowTargets.forEach((j, k) => (out[first + j].row = rows.subarray(k * V, (k + 1) * V)));
     forwarded?.(batch.tokens.length);
   }
   return out;

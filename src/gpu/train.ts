@@ -202,7 +202,7 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   const lossGrad = own(createLossGrad(device, { N, V }, objective, targets, { logits: forward.logits, dLogits, outputs }));
 
   // The teacher runs the same weights with no backward (stop-gradient): its own forward, or rows of the student's.
-  const teacherForward = layout.teacher ? own(createForward(model, layout.teacher)) : null;
+  const teacherForward = layout.teacher ? own(createForward(model, layout.teacher, { forwardOnly: true })) : null;
   const teacherLogits = teacherForward ?? forward;
   let kl: StepWork['kl'] = null;
   if (layout.teacher || layout.sdcc) {

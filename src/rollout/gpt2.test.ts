@@ -5,8 +5,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GPT2_MARKER_TEXT, GPT2_VOCAB, gpt2TokenBytes, gpt2Tokenizer, visibleText } from './gpt2';
 import { ROLES } from './format';
-import { byteTokenizer, tokenText, tokenizerForVocab } from './tokenizer';
+import { loadTokenizer, byteTokenizer, tokenText, tokenizerForVocab } from './tokenizer';
 import { validateRollout } from './validate';
+
+// The registry loads gpt2's ranks on first use (a dynamic import); validating and labelling gpt2 text needs them.
+await loadTokenizer('gpt2');
 
 const tk = gpt2Tokenizer;
 const utf8 = (s: string) => Array.from(new TextEncoder().encode(s));

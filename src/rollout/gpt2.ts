@@ -1,14 +1,15 @@
 // The `gpt2` tokenizer (docs/tokenizers.md): GPT-2's byte-level BPE (`r50k_base`, ids 0..50256, the
 // ranks bundled by gpt-tokenizer, nothing fetched). Text is always plain text: "<|endoftext|>" in a
 // transcript is encoded as the characters it is. A `text` piece opens with its role marker as text.
+// The ranks are ~500 KB of JavaScript: the registry (tokenizer.ts `loadTokenizer`) imports this
+// module dynamically, so a bundle that never meets a gpt2 rollout never loads it.
 
 import { countTokens, encode as encodeBpe } from 'gpt-tokenizer/encoding/r50k_base';
 import ranks from 'gpt-tokenizer/bpeRanks/r50k_base';
 import type { Role } from './format';
-import type { Tokenizer } from './tokenizer-types';
+import { GPT2_VOCAB, type Tokenizer } from './tokenizer-types';
 
-/** GPT-2's vocabulary: 50,000 merges, 256 bytes, and <|endoftext|>. */
-export const GPT2_VOCAB = 50257;
+export { GPT2_VOCAB } from './tokenizer-types';
 export const END_OF_TEXT = 50256;
 export const END_OF_TEXT_NAME = '<|endoftext|>';
 
@@ -125,5 +126,8 @@ export const gpt2Tokenizer: Tokenizer = {
   },
   label(token) {
     return token === END_OF_TEXT ? END_OF_TEXT_NAME : visibleText(gpt2TokenBytes(token));
+  },
+  bytes(token) {
+    return token === END_OF_TEXT ? null : gpt2TokenBytes(token);
   },
 };

@@ -3,11 +3,27 @@ export * from './format';
 export { ValidationError, isValidationError, type SourceLocation } from './errors';
 export type { AppendEvent, EditEvent, Rollout, RolloutEvent, ViewPiece } from './rollout';
 export { validateRollout } from './validate';
-export { parseRolloutFile, readRolloutFile, type ReadRolloutFile, type RolloutFile } from './parse';
+export { loadRolloutFile, parseRolloutFile, readRolloutFile, type ImportOptions, type ReadRolloutFile, type RolloutFile } from './parse';
 export { readJsonRecords, type FileLayout, type JsonRecord } from './records';
 export { rolloutToJson, stringifyRollout, stringifyRollouts } from './serialize';
-export { byteTokenizer, getTokenizer, tokenizers, tokenText, tokenizerForVocab, BOS, EOS, ROLE_MARKER, BYTE_VOCAB, TOKENIZER_NAMES, type Tokenizer, type TokenizerName } from './tokenizer';
-export { gpt2Tokenizer, GPT2_VOCAB } from './gpt2';
+export {
+  byteTokenizer,
+  getTokenizer,
+  loadTokenizer,
+  loadTokenizers,
+  tokenText,
+  tokenizerForVocab,
+  tokenizerMismatch,
+  isTokenizerName,
+  BOS,
+  EOS,
+  ROLE_MARKER,
+  BYTE_VOCAB,
+  GPT2_VOCAB,
+  TOKENIZER_NAMES,
+  type Tokenizer,
+  type TokenizerName,
+} from './tokenizer';
 export { runsToIds, type Runs } from './live-view';
 export { fileImporters, recordImporters, type FileImporter, type RecordImporter, type ImportedRollout } from './importers/detect';
 export { CALLS_FORMAT, importCalls } from './importers/calls';

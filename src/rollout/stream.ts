@@ -1,6 +1,7 @@
 // Reading a rollout file one rollout at a time: memory follows the largest rollout, not the file.
 // The same formats and messages as parse.ts (JSON, JSONL, calls, chat, agent sessions), judged
-// from the head of the file; the first problem throws a ValidationError, as there.
+// from the head of the file; the first problem throws a ValidationError, as there. The tokenizer a
+// record names is loaded before the record is read (gpt2's ranks only when a gpt2 rollout comes).
 
 import { ValidationError } from './errors';
 import { chatRollouts, looksLikeChat } from './importers/chat';
@@ -8,9 +9,10 @@ import { looksLikeAgentSession, streamAgentSession } from './importers/agentSess
 import { readLines, type OpenSource } from './importers/lines';
 import { looksLikeTurns, readTurnsText } from './importers/turns';
 import type { EventJson, RolloutJson } from './format';
-import { duplicateIdReason, importRecord, readRolloutFile } from './parse';
+import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
 import type { FileLayout } from './records';
 import type { Rollout } from './rollout';
+import { loadTokenizers, tokenizerField } from './tokenizer';
 import { validateRollout } from './validate';
 
 /** Records format detection looks at, and the text it reads past the first record to find them. */
@@ -88,6 +90,7 @@ async function* jsonlRollouts(open: OpenSource, file: string): AsyncGenerator<Ro
     } catch (error) {
       throw new ValidationError({ file, line }, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
     }
+    await loadTokenizers([tokenizerField(value)]);
     const imported = importRecord(value, { file, line });
     const rollout = validateRollout(imported.value, { file, line });
     checkId(rollout, line);
@@ -126,7 +129,7 @@ async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator
   // One JSON document is one rollout (or a calls log): read whole, as parse.ts does.
   const lines: string[] = [];
   for await (const { text } of readLines(open())) lines.push(text);
-  yield* readRolloutFile(lines.join('\n'), file).rollouts;
+  yield* (await loadRolloutFile(lines.join('\n'), file)).rollouts;
 }
 
 /**

@@ -1,16 +1,15 @@
 // Tokenizers named by a rollout's `tokenizer` field (docs/tokenizers.md). `byte`: UTF-8 bytes 0..255,
 // special ids from 256; `gpt2`: GPT-2's BPE (src/rollout/gpt2.ts). A `text` piece becomes its role
-// marker (never a target) followed by the encoded text.
+// marker (never a target) followed by the encoded text. `byte` is always there; gpt2's ranks load on
+// first use (`loadTokenizer`, a dynamic import), which whoever reads a rollout or an import awaits.
 
 import type { Role } from './format';
-import { gpt2Tokenizer } from './gpt2';
-import type { Tokenizer } from './tokenizer-types';
+import { BYTE_VOCAB, GPT2_VOCAB, TOKENIZER_NAMES, TOKENIZER_VOCAB, type Tokenizer, type TokenizerName } from './tokenizer-types';
 
 export const BOS = 256;
 export const EOS = 257;
 export const ROLE_MARKER: Readonly<Record<Role, number>> = { prompt: 258, obs: 259, act: 260, summary: 261 };
-/** Ids 262..271 are reserved; the default vocabulary is 272. */
-export const BYTE_VOCAB = 272;
+export { BYTE_VOCAB, GPT2_VOCAB, TOKENIZER_NAMES, TOKENIZER_VOCAB, type TokenizerName } from './tokenizer-types';
 
 const SPECIAL_NAMES: Readonly<Record<number, string>> = {
   [BOS]: '<bos>',
@@ -24,6 +23,8 @@ const SPECIAL_NAMES: Readonly<Record<number, string>> = {
 export type { Tokenizer } from './tokenizer-types';
 
 const utf8 = new TextEncoder();
+/** Each byte as its own one-byte array (what `bytes` hands out, never copied). */
+const BYTES = Array.from({ length: 256 }, (_, b) => Uint8Array.of(b));
 
 /** UTF-8 length of a string, as TextEncoder encodes it (a lone surrogate becomes U+FFFD, 3 bytes). */
 export function utf8Length(text: string): number {
@@ -87,19 +88,64 @@ export const byteTokenizer: Tokenizer = {
     if (token >= 0x20 && token < 0x7f) return String.fromCharCode(token);
     return `\\x${token.toString(16).padStart(2, '0')}`;
   },
+  bytes(token) {
+    return token < 256 ? BYTES[token] : null;
+  },
 };
 
-/** Known tokenizers by name; a rollout without a `tokenizer` field uses `byte`. */
-export const tokenizers: Readonly<Record<string, Tokenizer>> = { byte: byteTokenizer, gpt2: gpt2Tokenizer };
+/** Tokenizers whose tables arrive by a dynamic import: a page that never sees gpt2 does not fetch its ~500 KB of ranks. */
+const LAZY: Readonly<Record<string, () => Promise<Tokenizer>>> = {
+  gpt2: async () => (await import('./gpt2')).gpt2Tokenizer,
+};
 
-/** The names importers accept for `--tokenizer`. */
-export const TOKENIZER_NAMES = ['byte', 'gpt2'] as const;
-export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
+/** Tokenizers ready to use, by name; a rollout without a `tokenizer` field uses `byte`. */
+const loaded = new Map<string, Tokenizer>([['byte', byteTokenizer]]);
+const loading = new Map<string, Promise<Tokenizer>>();
 
 export const DEFAULT_TOKENIZER = 'byte';
 
+/** Whether `name` is a tokenizer this build knows (loaded or not). */
+export function isKnownTokenizer(name: string): boolean {
+  return loaded.has(name) || Object.hasOwn(LAZY, name);
+}
+
+/** The named tokenizer, its tables loaded (once; later calls share the import); undefined for an unknown name. */
+export async function loadTokenizer(name: string): Promise<Tokenizer | undefined> {
+  const ready = loaded.get(name);
+  if (ready) return ready;
+  if (!Object.hasOwn(LAZY, name)) return undefined;
+  let pending = loading.get(name);
+  if (!pending) {
+    pending = LAZY[name]().then((tk) => {
+      loaded.set(name, tk);
+      return tk;
+    });
+    loading.set(name, pending);
+  }
+  return pending;
+}
+
+/** Loads every known tokenizer among `names` (anything else is left to the validator to name). */
+export async function loadTokenizers(names: Iterable<unknown>): Promise<void> {
+  const wanted = new Set<string>();
+  for (const name of names) if (typeof name === 'string' && isKnownTokenizer(name) && !loaded.has(name)) wanted.add(name);
+  await Promise.all([...wanted].map(loadTokenizer));
+}
+
+/** The tokenizer a record (a rollout or a calls log, as JSON) names in its `tokenizer` field, if any. */
+export function tokenizerField(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? (value as { tokenizer?: unknown }).tokenizer : undefined;
+}
+
+/**
+ * A tokenizer by name, for code that runs after its tables were loaded (loadTokenizer); undefined
+ * for an unknown name. A known one not loaded yet is a caller's mistake, and throws.
+ */
 export function getTokenizer(name: string): Tokenizer | undefined {
-  return Object.hasOwn(tokenizers, name) ? tokenizers[name] : undefined;
+  const tk = loaded.get(name);
+  if (tk) return tk;
+  if (Object.hasOwn(LAZY, name)) throw new Error(`the ${name} tokenizer is not loaded yet (await loadTokenizer(${JSON.stringify(name)}) first)`);
+  return undefined;
 }
 
 export function isTokenizerName(name: unknown): name is TokenizerName {
@@ -121,5 +167,21 @@ export function tokenText(tokenizer: Tokenizer | string | undefined, token: numb
  * (the workbench's own models, 272, and the small test vocabularies).
  */
 export function tokenizerForVocab(V: number): TokenizerName {
-  return V === gpt2Tokenizer.vocab ? 'gpt2' : 'byte';
+  return V === GPT2_VOCAB ? 'gpt2' : 'byte';
+}
+
+/**
+ * Why a model of vocabulary V cannot read a rollout of tokenizer `name`, or null when it can (an
+ * unknown tokenizer is checked only by its ids lying in the vocabulary). Ids of the other tokenizer
+ * often lie in range and would be scored as nonsense (docs/tokenizers.md).
+ */
+export function tokenizerMismatch(name: string, V: number): { rollout: TokenizerName; model: TokenizerName; reason: string } | null {
+  if (!isTokenizerName(name)) return null;
+  const model = tokenizerForVocab(V);
+  if (name === model) return null;
+  return {
+    rollout: name,
+    model,
+    reason: `is tokenized with ${name} (vocabulary ${TOKENIZER_VOCAB[name]}), but the model's vocabulary of ${V} is the ${model} tokenizer's`,
+  };
 }

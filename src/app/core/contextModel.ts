@@ -369,16 +369,18 @@ export function paneText(view: ViewData, pane: ContextPane, title: string): stri
   return `${out.join('\n')}\n`;
 }
 
-/** A token for people: its text, with what an invisible one is (`“T”`, `\x18 control byte`, `<act> special token`). */
+/**
+ * A token for people: its text, with what an invisible one is (`“T”`, `“ world”`, `\x18 control
+ * byte`, `<act> special token`, `⏎ newline`); a token holding part of a character says so.
+ */
 export function tokenDescription(view: ViewData, id: number): string {
   const value = view.rollout.tokens[id];
   const text = tokenLabelText(view.tokenizer, value);
   const glyphs = decodePieces([tokenPiece(view.tokenizer, value)]);
-  const kind = glyphs.length === 1 ? glyphs[0].kind : GLYPH.invalid;
-  if (kind === GLYPH.text) return `“${text}”`;
-  if (kind === GLYPH.special) return `${text} special token`;
-  if (kind === GLYPH.mark) return `${text} ${markName(glyphs[0].raw)}`;
-  return `${text} ${view.tokenizer?.name === 'byte' ? 'byte (part of a character)' : 'token'}`;
+  if (glyphs.length === 1 && glyphs[0].kind === GLYPH.special) return `${text} special token`;
+  if (glyphs.length === 1 && glyphs[0].kind === GLYPH.mark) return `${text} ${markName(glyphs[0].raw)}`;
+  if (glyphs.length > 0 && glyphs.every((g) => g.kind === GLYPH.text || g.kind === GLYPH.mark)) return `“${text}”`;
+  return `${text} ${view.tokenizer?.name === 'byte' ? 'byte (part of a character)' : 'token (part of a character)'}`;
 }
 
 /** A token named by its physical id and its text (`id 13 · \x18 control byte`, `id 1587 · “T”`). */

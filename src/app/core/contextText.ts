@@ -1,7 +1,7 @@
 // Token values as readable text for the context panes: each token stands for bytes (decoded as
-// UTF-8 across token boundaries, so a character split over several byte tokens reads whole) or for
-// a special token (role markers, BOS); control and invisible characters become visible marks.
-// `tokenPiece` is the one tokenizer-specific step: a BPE tokenizer drops in there.
+// UTF-8 across token boundaries, so a character split over several byte tokens, or over GPT-2 word
+// pieces, reads whole) or for a special token (role markers, BOS, <|endoftext|>); control and
+// invisible characters become visible marks. `tokenPiece` is the one tokenizer-specific step.
 import type { Tokenizer } from '../../rollout';
 
 /** What one token stands for: raw bytes of text, or a special token's name (`<act>`). */
@@ -25,15 +25,10 @@ export interface Glyph {
   breaks: boolean;
 }
 
-const BYTES = Array.from({ length: 256 }, (_, b) => Uint8Array.of(b));
-const utf8 = new TextEncoder();
-
 /** The bytes (or special name) of one token value under a tokenizer; unknown tokenizers show values as `#v`. */
 export function tokenPiece(tokenizer: Tokenizer | undefined, value: number): TokenPiece {
   if (!tokenizer) return `#${value}`;
-  if (tokenizer.name === 'byte') return value < 256 ? BYTES[value] : tokenizer.label(value);
-  // Another tokenizer: its own text of the token (a byte-level BPE adds its byte table here).
-  return utf8.encode(tokenizer.decode([value]));
+  return tokenizer.bytes(value) ?? tokenizer.label(value);
 }
 
 const hex = (b: number) => `\\x${b.toString(16).padStart(2, '0')}`;

@@ -77,6 +77,28 @@ describe('drift of each method against the live-prefix score', () => {
     expect(expectedOf(drift, { temperature: 1 }).get('naive-full')!.sign).toEqual({ diverging: 1, negativeShare: 1 });
   });
 
+  it('with rows kept for the diverging leaves only (a large vocabulary): the same KL_SDCC, no expected drift', () => {
+    // The worker keeps LogitTree's and Naive-Compressed's rows at the leaves 13 and 14, none elsewhere.
+    const leavesOnly = scores.map((s): MethodScores => {
+      if ('error' in s) return s;
+      const keep = s.method === 'logit-tree' || s.method === 'naive-compressed' ? [13, 14] : [];
+      const V = s.rows.length / s.ids.length;
+      const rows = Float32Array.from(keep.flatMap((id) => Array.from(s.rows.subarray(s.ids.indexOf(id) * V, (s.ids.indexOf(id) + 1) * V))));
+      return { ...s, rows, rowIds: Int32Array.from(keep) };
+    });
+    const partial = driftOf(view, leavesOnly);
+    expect(partial.methods.map((m) => [m.method, m.rowsComplete])).toEqual([
+      ['naive-compressed', false],
+      ['naive-full', false],
+      ['logit-tree', false],
+      ['packed-4d', false],
+    ]);
+    expect(partial.sdcc.meanKl).toBe(drift.sdcc.meanKl);
+    expect(partial.methods.map((m) => m.vsLive)).toEqual(drift.methods.map((m) => m.vsLive));
+    expect([...expectedOf(partial, { temperature: 1 }).values()]).toEqual([null, null, null, null]);
+    expect(drift.methods.filter((m) => !m.error).every((m) => m.rowsComplete)).toBe(true);
+  });
+
   it("tells whose logprobs the rollout records: hand-made, a scripted policy's 0, none, or this model's", () => {
     // The worked example's are hand-made: the exact score differs from them by 7.375 / 8 nats on average.
     expect(drift.logprobs).toEqual({ kind: 'other', n: 8, logdiff: 7.375 / 8 });

@@ -23,8 +23,10 @@ export interface MethodDrift {
   delta: Map<number, number>;
   /** The same differences in the method's order (what its histogram counts). */
   deltas: Float64Array;
-  /** The V log-probabilities at each target's position, by target id. */
+  /** The V log-probabilities at each target's position, by target id (of every target when `rowsComplete`, else of the diverging leaves). */
   rows: Map<number, Float32Array>;
+  /** Whether `rows` holds every scored target's (a large vocabulary keeps only the diverging leaves': ROWS_BUDGET_BYTES). */
+  rowsComplete: boolean;
   vsLive: DriftSummary;
   /** Against the rollout's logprobs (any it has; whether they are this model's: `DriftData.logprobs`). */
   vsRollout: DriftSummary | null;
@@ -96,11 +98,10 @@ export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftDat
     const logprob = new Map<number, number>();
     const rows = new Map<number, Float32Array>();
     if (!('error' in s)) {
-      const V = s.ids.length ? s.rows.length / s.ids.length : 0;
-      s.ids.forEach((id, i) => {
-        logprob.set(id, s.logprobs[i]);
-        rows.set(id, s.rows.subarray(i * V, (i + 1) * V));
-      });
+      s.ids.forEach((id, i) => logprob.set(id, s.logprobs[i]));
+      const rowIds = s.rowIds ?? s.ids;
+      const V = rowIds.length ? s.rows.length / rowIds.length : 0;
+      rowIds.forEach((id, i) => rows.set(id, s.rows.subarray(i * V, (i + 1) * V)));
     }
     const deltas = signedDifferences(logprob, live);
     const delta = new Map<number, number>();
@@ -113,6 +114,7 @@ export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftDat
       delta,
       deltas,
       rows,
+      rowsComplete: !('error' in s) && s.rowIds === undefined,
       vsLive: summarizeDrift(deltas),
       vsRollout: recorded.size ? summarizeDrift(signedDifferences(logprob, recorded)) : null,
       ownRange: tailRange([deltas]),
@@ -162,12 +164,14 @@ export function comparesWithRollout(drift: DriftData): boolean {
 
 /**
  * Per method, the signed drift a sampler should expect at the targets it scores (exact, from the live
- * and the method's log-probability rows; src/metrics/expected-drift.ts); null for a method that could not score.
+ * and the method's log-probability rows; src/metrics/expected-drift.ts); null for a method that could
+ * not score, or whose rows were not all kept (a large vocabulary's).
  */
 export function expectedOf(drift: DriftData, sampling: SamplingOptions): Map<ScoredMethod, MethodExpectedDrift | null> {
   const out = new Map<ScoredMethod, MethodExpectedDrift | null>();
+  const live = drift.methods.find((m) => m.method === 'logit-tree');
   for (const m of drift.methods) {
-    if (m.error) {
+    if (m.error || !m.rowsComplete || !live?.rowsComplete) {
       out.set(m.method, null);
       continue;
     }

@@ -70,17 +70,38 @@ export function tokenLabel(view: ViewData, id: number): string {
   return view.tokenizer ? view.tokenizer.label(value) : `#${value}`;
 }
 
-/** A token for display: printable text quoted, anything else as the tokenizer names it (\x0a, <act>). */
+/** Escapes a tokenizer writes into a label: control bytes, bytes of a split character (\x0a, \n, \u0085). */
+const ESCAPE = /\\(x[0-9a-f]{2}|[ntr]|u[0-9a-f]{4})/;
+
+/** A token for display: its text quoted (so GPT-2's leading space shows: “ world”), escapes and specials as the tokenizer names them (\x0a, <act>). */
 export function tokenDisplay(view: ViewData, id: number): string {
   const label = tokenLabel(view, id);
-  return label.length === 1 ? `“${label}”` : label;
+  const text = view.tokenizer?.bytes(view.rollout.tokens[id]) != null;
+  return label.length === 1 || (text && label.length > 0 && !ESCAPE.test(label)) ? `“${label}”` : label;
 }
 
-/** A printable glyph for a cell, or null (non-printing bytes, specials). */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * What a staircase cell shows of its token, or null (a special token, a space, bytes that are no
+ * whole character): a byte's character; a word piece without its leading spaces (the tooltip keeps
+ * them), a line break as ⏎.
+ */
 export function tokenGlyph(view: ViewData, id: number): string | null {
   const value = view.rollout.tokens[id];
-  if (!view.tokenizer || view.tokenizer.name !== 'byte') return null;
-  return value > 0x20 && value < 0x7f ? String.fromCharCode(value) : null;
+  if (!view.tokenizer) return null;
+  if (view.tokenizer.name === 'byte') return value > 0x20 && value < 0x7f ? String.fromCharCode(value) : null;
+  const bytes = view.tokenizer.bytes(value);
+  if (!bytes) return null;
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+  if (/^\s+$/.test(text)) return text.includes('\n') ? '⏎' : text.includes('\t') ? '→' : null;
+  const shown = text.trimStart().replace(/[\u0000-\u001f\u007f-\u009f]/g, '·');
+  return shown || null;
 }
 
 export interface TargetFacts {

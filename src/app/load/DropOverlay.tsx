@@ -1,7 +1,9 @@
 // Drag and drop anywhere: while files are dragged over the window an overlay says where they go;
-// a drop opens the first file.
+// a drop opens the first file: a GPT-2 checkpoint (safetensors) goes to the scoring worker, anything
+// else is read as rollouts.
 import { useEffect, useState } from 'react';
 import { useWorkbench } from '../store';
+import { isCheckpointFile } from './checkpointFile';
 
 function hasFiles(event: DragEvent): boolean {
   return Array.from(event.dataTransfer?.types ?? []).includes('Files');
@@ -9,6 +11,7 @@ function hasFiles(event: DragEvent): boolean {
 
 export function DropOverlay() {
   const openBlob = useWorkbench((s) => s.openBlob);
+  const openCheckpoint = useWorkbench((s) => s.openCheckpoint);
   const [active, setActive] = useState(false);
   useEffect(() => {
     let depth = 0;
@@ -34,7 +37,8 @@ export function DropOverlay() {
       depth = 0;
       setActive(false);
       const file = e.dataTransfer?.files[0];
-      if (file) void openBlob(file, { kind: 'file', name: file.name });
+      if (!file) return;
+      void isCheckpointFile(file).then((checkpoint) => (checkpoint ? openCheckpoint(file, file.name) : openBlob(file, { kind: 'file', name: file.name })));
     };
     window.addEventListener('dragenter', enter);
     window.addEventListener('dragover', over);
@@ -46,13 +50,13 @@ export function DropOverlay() {
       window.removeEventListener('dragleave', leave);
       window.removeEventListener('drop', drop);
     };
-  }, [openBlob]);
+  }, [openBlob, openCheckpoint]);
   if (!active) return null;
   return (
     <div className="drop-overlay" data-testid="drop-overlay">
       <div>
-        Drop a rollout file
-        <small>.json · .jsonl (a set: pick a rollout after loading) · memorywalker.calls/v1</small>
+        Drop a rollout file or a checkpoint
+        <small>.json · .jsonl (a set: pick a rollout after loading) · memorywalker.calls/v1 · a GPT-2 model.safetensors to score with</small>
       </div>
     </div>
   );

@@ -1,6 +1,7 @@
-// The load bar: open a file (picker or drop anywhere), open a built-in example, pick a rollout of
-// a JSONL set; the parse progress; the validator's message when a file is refused (the rollout
-// shown before stays).
+// The load bar: open a file (picker or drop anywhere), how imported text becomes tokens (bytes or
+// GPT-2 word pieces), open a built-in example, pick a rollout of a JSONL set; the parse progress;
+// the validator's message when a file is refused (the rollout shown before stays).
+import type { TokenizerName } from '../../rollout';
 import { useWorkbench } from '../store';
 import { EXAMPLES } from './examples';
 
@@ -19,6 +20,8 @@ export function LoadBar() {
   const openExample = useWorkbench((s) => s.openExample);
   const selectRollout = useWorkbench((s) => s.selectRollout);
   const dismiss = useWorkbench((s) => s.dismissLoadError);
+  const importTokenizer = useWorkbench((s) => s.importTokenizer);
+  const setImportTokenizer = useWorkbench((s) => s.setImportTokenizer);
 
   const onFiles = (files: FileList | null) => {
     const file = files?.[0];
@@ -41,6 +44,16 @@ export function LoadBar() {
           />
         </label>
         <span className="muted">or drop a .json / .jsonl / calls log anywhere</span>
+        <label
+          className="picker"
+          title="How the text of an imported chat log, agent session or calls log becomes tokens: bytes for the workbench's own models, GPT-2's word pieces for a GPT-2 checkpoint (docs/tokenizers.md). Rollout files name their own tokenizer."
+        >
+          <span className="muted">text as</span>
+          <select value={importTokenizer} onChange={(e) => void setImportTokenizer(e.currentTarget.value as TokenizerName)} data-testid="import-tokenizer">
+            <option value="byte">bytes</option>
+            <option value="gpt2">GPT-2 word pieces</option>
+          </select>
+        </label>
         <span className="sep" />
         <span className="muted">Examples:</span>
         {EXAMPLES.map((ex) => (

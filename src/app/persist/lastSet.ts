@@ -3,6 +3,7 @@
 // copied into a string) with its name. Every failure (private mode, quota, no IndexedDB) degrades
 // to "nothing stored". Each call opens and closes the database, so none holds it open.
 import { openDB, type IDBPDatabase } from 'idb';
+import { isTokenizerName, type TokenizerName } from '../../rollout';
 import type { SourceRef } from '../url/schema';
 
 const DB_NAME = 'memorywalker-workbench';
@@ -12,6 +13,8 @@ const KEY = 'last';
 export interface StoredSet extends SourceRef {
   blob: Blob;
   savedAt: number;
+  /** How its text was tokenized when imported (sets stored before the choice existed: byte). */
+  tokenizer: TokenizerName;
 }
 
 async function withDb<T>(body: (db: IDBPDatabase) => Promise<T>): Promise<T> {
@@ -23,8 +26,8 @@ async function withDb<T>(body: (db: IDBPDatabase) => Promise<T>): Promise<T> {
   }
 }
 
-export async function saveLastSet(kind: StoredSet['kind'], name: string, blob: Blob): Promise<void> {
-  const record: StoredSet = { kind, name, blob, savedAt: Date.now() };
+export async function saveLastSet(kind: StoredSet['kind'], name: string, blob: Blob, tokenizer: TokenizerName = 'byte'): Promise<void> {
+  const record: StoredSet = { kind, name, blob, savedAt: Date.now(), tokenizer };
   await withDb((db) => db.put(STORE, record, KEY));
 }
 
@@ -32,7 +35,7 @@ export async function loadLastSet(): Promise<StoredSet | null> {
   try {
     const record = (await withDb((db) => db.get(STORE, KEY))) as StoredSet | undefined;
     const ok = record && record.blob instanceof Blob && typeof record.name === 'string' && (record.kind === 'file' || record.kind === 'example');
-    return ok ? record : null;
+    return ok ? { ...record, tokenizer: isTokenizerName(record.tokenizer) ? record.tokenizer : 'byte' } : null;
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Rollout } from '../../rollout';
 import { createParser, StaleParseError } from './parseClient';
-import { createScorer, StaleScoreError } from './scoreClient';
+import { createScorer, ScoreCancelledError, StaleScoreError } from './scoreClient';
 import { createTrainClient } from './trainClient';
 
 class FakeWorker {
@@ -119,21 +119,29 @@ describe('the scoring worker client', () => {
     expect(await loaded).toMatchObject({ description: 'V 272, C 32', adapter: 'swiftshader' });
   });
 
-  it('reports progress per method; a newer score makes the older stale; errors reject with their message', async () => {
+  it('reports progress in tokens; a newer score makes the older stale and stops it in the worker; errors reject with their message', async () => {
     const scorer = createScorer();
     const worker = lastWorker();
     const older = scorer.score(rollout, () => undefined);
     const progress: unknown[] = [];
-    const newer = scorer.score(rollout, (...p) => progress.push(p));
+    const newer = scorer.score(rollout, (p) => progress.push(p));
     await expect(older).rejects.toBeInstanceOf(StaleScoreError);
-    const job = worker.received[1].job;
-    worker.reply({ type: 'progress', job, method: 'naive-full', done: 1, total: 4 });
+    expect(worker.received.map((r) => r.type)).toEqual(['score', 'cancel', 'score']);
+    expect(worker.received[1].job).toBe(worker.received[0].job);
+    const job = worker.received[2].job;
+    worker.reply({ type: 'progress', job, method: 'naive-full', done: 1, total: 4, tokens: 120, tokensTotal: 480 });
     worker.reply({ type: 'scored', job, rolloutId: 'r1', scores: [], ms: 5 });
     expect(await newer).toMatchObject({ rolloutId: 'r1', ms: 5 });
-    expect(progress).toEqual([['naive-full', 1, 4]]);
+    expect(progress).toEqual([{ method: 'naive-full', done: 1, total: 4, tokens: 120, tokensTotal: 480 }]);
     const failing = scorer.score(rollout, () => undefined);
-    worker.reply({ type: 'error', job: worker.received[2].job, message: 'no model loaded' });
+    const failingJob = worker.received.at(-1)!.job;
+    worker.reply({ type: 'error', job: failingJob, message: 'no model loaded' });
     await expect(failing).rejects.toThrow('no model loaded');
+    const cancelled = scorer.score(rollout, () => undefined);
+    const cancelledJob = worker.received.at(-1)!.job;
+    scorer.cancelScore();
+    await expect(cancelled).rejects.toBeInstanceOf(ScoreCancelledError);
+    expect(worker.received.at(-1)).toEqual({ type: 'cancel', job: cancelledJob });
     const lost = scorer.score(rollout, () => undefined);
     worker.fail('device lost');
     await expect(lost).rejects.toThrow('the scoring worker failed: device lost');

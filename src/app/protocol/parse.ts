@@ -5,7 +5,7 @@
 // 100 MB JSONL never crosses to the page whole. `table`: the figures of every rollout of a parsed
 // set, one row each (computed in chunks, progress in rollouts). `generate`: the worker runs the
 // harness (an environment, a memory editor and the expert policy) and answers with the data set as JSONL text.
-import type { FileReport, Rollout } from '../../rollout';
+import type { FileReport, Rollout, TokenizerName } from '../../rollout';
 import type { EditorKind, EnvId } from '../../harness';
 import type { RolloutRow } from '../../tree';
 
@@ -19,6 +19,8 @@ export interface ParseRequest {
   select: string | null;
   /** The set the page shows now: kept in the worker until a newer parse succeeds. */
   keep: number | null;
+  /** How imported text is tokenized (chat, agent-session and calls logs; a v1 rollout names its own). */
+  tokenizer: TokenizerName;
 }
 
 /** Fetches rollout `index` of the set parsed by job `set`. */

@@ -1,6 +1,6 @@
 // The page's side of the rollout worker: one worker, a promise per job, progress through a
 // callback. A newer parse makes an older one stale (its promise rejects with StaleParseError).
-import type { Rollout } from '../../rollout';
+import type { Rollout, TokenizerName } from '../../rollout';
 import { createJobs } from './jobs';
 import type { RolloutRow } from '../../tree';
 import type { DemoConfig, Generated, LoadReport, ParseDone, ParsePhase, RolloutReply, RolloutSummary, TableDone, WorkerReply, WorkerRequest } from './parse';
@@ -27,6 +27,8 @@ export interface ParseOptions {
   select: string | null;
   /** The set the page shows now, kept by the worker until this parse succeeds. */
   keep: number | null;
+  /** How imported text is tokenized (default byte). */
+  tokenizer?: TokenizerName;
 }
 
 export interface Parser {
@@ -62,7 +64,7 @@ export function createParser(): Parser {
     async parse(blob, fileName, options, onProgress) {
       jobs.drop(latestParse, new StaleParseError());
       const { job, reply } = send<ParseDone>(
-        (job) => ({ type: 'parse', job, blob, fileName, select: options.select, keep: options.keep }),
+        (job) => ({ type: 'parse', job, blob, fileName, select: options.select, keep: options.keep, tokenizer: options.tokenizer ?? 'byte' }),
         (p) => p.type === 'progress' && p.phase !== 'figures' && onProgress(p.phase, p.done, p.total),
       );
       latestParse = job;

@@ -1,8 +1,9 @@
 // Messages between the page and the scoring worker, which owns the WebGPU device and the model.
 // `load`: a GPT-2 safetensors checkpoint (bytes moved, not copied). `score`: one rollout; the worker
-// derives its tree, builds each scoring method's plan and scores every target on the GPU.
-// `summarize`: the same scoring, answered with one row of the data-set table (logdiff, μ per method,
-// KL_SDCC) instead of every target's scores. The worker handles one request at a time, in order.
+// derives its tree, builds each scoring method's plan and scores every target on the GPU, reporting
+// tokens forwarded as it goes. `summarize`: the same scoring, answered with one row of the data-set
+// table (logdiff, μ per method, KL_SDCC) instead of every target's scores. The worker handles one
+// request at a time, in order; `cancel` is read at once and stops a score at its next forward pass.
 import type { Rollout } from '../../rollout';
 
 export const SCORED_METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
@@ -27,7 +28,23 @@ export interface SummarizeRequest {
   rollout: Rollout;
 }
 
-export type ScoreWorkerRequest = LoadModelRequest | ScoreRequest | SummarizeRequest;
+/** Stops job `job` (a score or a summary) at its next forward pass; it then fails with CANCELLED. */
+export interface CancelRequest {
+  type: 'cancel';
+  job: number;
+}
+
+export type ScoreWorkerRequest = LoadModelRequest | ScoreRequest | SummarizeRequest | CancelRequest;
+
+/** The message of a job stopped by `cancel`. */
+export const CANCELLED = 'scoring cancelled';
+
+/**
+ * What the page receives of V-wide log-probability rows (the expected drift needs every target's,
+ * SDCC's KL those of the diverging leaves): every target's when all methods' together take at most
+ * this much, else the diverging leaves' (GPT-2's rows are 201 KB each).
+ */
+export const ROWS_BUDGET_BYTES = 128 * 2 ** 20;
 
 export interface ModelLoaded {
   type: 'loaded';
@@ -39,16 +56,23 @@ export interface ModelLoaded {
 
 /**
  * One method's scores, or why it could not score this rollout (e.g. longer than the model's context):
- * per target (in `ids` order) its log-probability and the V log-probabilities at its position (flat, R × V).
+ * per target (in `ids` order) its log-probability, and the V log-probabilities at the positions of
+ * the targets `rowIds` names (flat, rowIds.length × V; every target's, in `ids` order, without rowIds).
  */
-export type MethodScores = { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; rows: Float32Array } | { method: ScoredMethod; error: string };
+export type MethodScores =
+  | { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; rows: Float32Array; rowIds?: Int32Array }
+  | { method: ScoredMethod; error: string };
 
 export interface ScoreProgress {
   type: 'progress';
   job: number;
+  /** The method being scored, and how many were scored before it, of `total`. */
   method: ScoredMethod;
   done: number;
   total: number;
+  /** Rows forwarded so far, of every method's plans together (what a progress bar and an ETA follow). */
+  tokens: number;
+  tokensTotal: number;
 }
 
 export interface Scored {
@@ -79,6 +103,15 @@ export interface ScoreFailed {
   type: 'error';
   job: number;
   message: string;
+}
+
+/** Why a rollout cannot be scored by the loaded model at all: its tokenizer is not the model's (docs/tokenizers.md). */
+export function tokenizerMismatchMessage(rolloutId: string, reason: string, modelTokenizer: string): string {
+  const fix =
+    modelTokenizer === 'gpt2'
+      ? 'import a chat or agent log with "text as: GPT-2 word pieces" for this model, or score this rollout with a byte model (the demo model)'
+      : 'score it with a GPT-2 checkpoint, or import the log with "text as: bytes" for this model';
+  return `rollout "${rolloutId}" ${reason}: ${fix}`;
 }
 
 export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | Summarized | ScoreFailed;

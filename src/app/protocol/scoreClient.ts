@@ -1,9 +1,10 @@
 // The page's side of the scoring worker: load a checkpoint, score a rollout, summarize one for the
 // data-set table. One worker, created on the first checkpoint; a newer score request makes an older
-// one's answer stale (summaries are never stale: the table asks for one rollout at a time).
+// one's answer stale (summaries are never stale: the table asks for one rollout at a time); cancel
+// stops the score in flight in the worker.
 import type { Rollout } from '../../rollout';
 import { createJobs } from './jobs';
-import type { DriftRow, ModelLoaded, Scored, ScoredMethod, ScoreWorkerReply, ScoreWorkerRequest, Summarized } from './score';
+import type { DriftRow, ModelLoaded, Scored, ScoreProgress, ScoreWorkerReply, ScoreWorkerRequest, Summarized } from './score';
 
 export class StaleScoreError extends Error {
   constructor() {
@@ -11,9 +12,19 @@ export class StaleScoreError extends Error {
   }
 }
 
+export class ScoreCancelledError extends Error {
+  constructor() {
+    super('scoring cancelled');
+  }
+}
+
+export type ScoringProgress = Omit<ScoreProgress, 'type' | 'job'>;
+
 export interface Scorer {
   load(bytes: ArrayBuffer, name: string): Promise<ModelLoaded>;
-  score(rollout: Rollout, onProgress: (method: ScoredMethod, done: number, total: number) => void): Promise<Scored>;
+  score(rollout: Rollout, onProgress: (progress: ScoringProgress) => void): Promise<Scored>;
+  /** Stops the score in flight: its promise rejects with ScoreCancelledError, the worker stops at its next forward pass. */
+  cancelScore(): void;
   summarize(rollout: Rollout): Promise<DriftRow>;
 }
 
@@ -28,13 +39,20 @@ export function createScorer(): Scorer {
       return jobs.start<ModelLoaded>((job) => worker.postMessage({ type: 'load', job, bytes, name } satisfies ScoreWorkerRequest, [bytes])).reply;
     },
     score(rollout, onProgress) {
+      if (latestScore) worker.postMessage({ type: 'cancel', job: latestScore } satisfies ScoreWorkerRequest);
       jobs.drop(latestScore, new StaleScoreError());
       const { job, reply } = jobs.start<Scored>(
         (job) => worker.postMessage({ type: 'score', job, rollout } satisfies ScoreWorkerRequest),
-        (p) => p.type === 'progress' && onProgress(p.method, p.done, p.total),
+        (p) => p.type === 'progress' && onProgress({ method: p.method, done: p.done, total: p.total, tokens: p.tokens, tokensTotal: p.tokensTotal }),
       );
       latestScore = job;
       return reply;
+    },
+    cancelScore() {
+      if (!latestScore) return;
+      worker.postMessage({ type: 'cancel', job: latestScore } satisfies ScoreWorkerRequest);
+      jobs.drop(latestScore, new ScoreCancelledError());
+      latestScore = 0;
     },
     async summarize(rollout) {
       return (await jobs.start<Summarized>((job) => worker.postMessage({ type: 'summarize', job, rollout } satisfies ScoreWorkerRequest)).reply).row;

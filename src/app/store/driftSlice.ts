@@ -1,10 +1,11 @@
 // Drift slice: the model loaded into the scoring worker (a user's GPT-2 checkpoint, or the demo model
 // the app ships), kept in IndexedDB so a reload loads it again, and the drift of the shown rollout
-// under each method, recomputed whenever the shown rollout changes.
+// under each method, recomputed whenever the shown rollout changes; the scoring's progress in tokens
+// (what the bar and its ETA follow), and its cancel.
 import { driftOf, driftRow } from '../core/drift';
 import { fetchDemoModel, DEMO_MODEL_NAME } from '../load/demoModel';
 import { loadScoringCheckpoint, saveScoringCheckpoint } from '../persist/checkpoint';
-import { StaleScoreError } from '../protocol/scoreClient';
+import { ScoreCancelledError, StaleScoreError } from '../protocol/scoreClient';
 import { scoringWorker } from './clients';
 import type { DriftSlice, Slice } from './types';
 
@@ -16,6 +17,7 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
   drift: null,
   driftView: null,
   scoring: null,
+  scoringCancelled: false,
   driftError: null,
 
   async openCheckpoint(file, name, options = {}) {
@@ -58,19 +60,25 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
     await get().openCheckpoint(stored.blob, stored.name, { persist: false, restored: true });
   },
 
-  async scoreView() {
+  async scoreView(options = {}) {
     const { view, model, driftView } = get();
-    if (!view || !model || driftView === view) return;
-    set({ scoring: { method: 'naive-compressed', done: 0, total: 4 }, driftError: null, drift: null, driftView: view });
+    if (!view || !model || (driftView === view && !options.again)) return;
+    const startedAt = performance.now();
+    set({ scoring: { method: 'naive-compressed', done: 0, total: 4, tokens: 0, tokensTotal: 0, startedAt }, scoringCancelled: false, driftError: null, drift: null, driftView: view });
     try {
-      const scored = await scoringWorker().score(view.rollout, (method, done, total) => set({ scoring: { method, done, total } }));
+      const scored = await scoringWorker().score(view.rollout, (p) => set({ scoring: { ...p, startedAt } }));
       if (get().view !== view || get().model !== model) return; // another rollout (or model) is shown now; its own request is in flight
       const drift = driftOf(view, scored.scores);
       set({ drift, scoring: null });
       if (get().rollouts.length > 1) get().recordRowDrift?.(get().rolloutIndex, driftRow(drift));
     } catch (error) {
       if (error instanceof StaleScoreError || get().view !== view) return;
-      set({ scoring: null, driftError: error instanceof Error ? error.message : String(error) });
+      if (error instanceof ScoreCancelledError) set({ scoring: null, scoringCancelled: true });
+      else set({ scoring: null, driftError: error instanceof Error ? error.message : String(error) });
     }
+  },
+
+  cancelScoring() {
+    if (get().scoring) scoringWorker().cancelScore();
   },
 });

@@ -3,11 +3,12 @@
 // worker; a rollout the page already holds as JSON (the episode being played, a rollout of the last
 // training batch) is validated and derived here, in one update, without the worker or the loading
 // phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
-// open wins over one still in flight.
-import { stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
+// open wins over one still in flight. Imported text is tokenized as `importTokenizer` says; a
+// rollout's tokenizer is loaded on the page before its views are built (gpt2's ranks only for gpt2).
+import { loadTokenizers, stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
 import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
-import { saveLastSet } from '../persist/lastSet';
+import { loadLastSet, saveLastSet } from '../persist/lastSet';
 import { StaleParseError } from '../protocol/parseClient';
 import { summaryOf } from '../protocol/parse';
 import { rolloutWorker } from './clients';
@@ -17,7 +18,9 @@ import type { RolloutSlice, Slice } from './types';
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
 let opens = 0;
 
-function derive(rollout: Rollout): { view: ViewData; ms: number } {
+async function derive(rollout: Rollout): Promise<{ view: ViewData; ms: number }> {
+  // The views label tokens with their text: the rollout's tokenizer must be at hand.
+  await loadTokenizers([rollout.tokenizer]);
   const started = performance.now();
   const view = buildViewData(rollout);
   return { view, ms: performance.now() - started };
@@ -34,15 +37,17 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
   loadTimings: null,
   importReport: null,
   manualOpens: 0,
+  importTokenizer: 'byte',
 
   async openBlob(blob, source, options = {}) {
     const fileName = options.fileName ?? source.name;
+    const tokenizer = options.tokenizer ?? get().importTokenizer;
     const open = ++opens;
     if (!options.auto) set({ manualOpens: get().manualOpens + 1 });
     set({ loading: { fileName, phase: 'read', done: 0, total: blob.size } });
     let outcome;
     try {
-      outcome = await rolloutWorker().parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob }, (phase, done, total) => {
+      outcome = await rolloutWorker().parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob, tokenizer }, (phase, done, total) => {
         if (open === opens) set({ loading: { fileName, phase, done, total } });
       });
     } catch (error) {
@@ -55,12 +60,14 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     set({ loading: { fileName, phase: 'derive', done: 0, total: 0 } });
     let derived;
     try {
-      derived = derive(outcome.rollout);
+      derived = await derive(outcome.rollout);
     } catch (error) {
-      set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
+      if (open === opens) set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
     }
+    if (open !== opens) return false;
     set({
+      importTokenizer: tokenizer,
       source,
       rollouts: outcome.summaries,
       setJob: outcome.set,
@@ -73,8 +80,20 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       importReport: outcome.report,
     });
     void get().loadTable?.(); // the data-set table's figures, derived in the worker
-    if (options.persist !== false) void saveLastSet(source.kind, source.name, blob).catch(() => undefined);
+    if (options.persist !== false) void saveLastSet(source.kind, source.name, blob, tokenizer).catch(() => undefined);
     return true;
+  },
+
+  async setImportTokenizer(tokenizer) {
+    if (tokenizer === get().importTokenizer) return;
+    set({ importTokenizer: tokenizer });
+    // A file the person opened is imported again with the new choice (examples are v1 rollouts: no import).
+    const { source } = get();
+    if (source?.kind !== 'file') return;
+    const stored = await loadLastSet();
+    if (!stored || stored.kind !== 'file' || stored.name !== source.name || get().importTokenizer !== tokenizer) return;
+    const selected = get().view?.rollout.id ?? null;
+    await get().openBlob(stored.blob, source, { tokenizer, rolloutId: selected });
   },
 
   showRollout(json, source, options = {}) {
@@ -85,7 +104,10 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     try {
       rollout = validateRollout(json, { file: source.name });
       validateMs = performance.now() - started;
-      derived = derive(rollout);
+      // Rollouts shown from memory come from the page's own harness (byte) or a set already loaded.
+      const viewStarted = performance.now();
+      derived = { view: buildViewData(rollout), ms: 0 };
+      derived.ms = performance.now() - viewStarted;
     } catch (error) {
       set({ loadError: error instanceof Error ? error.message : String(error) });
       return false;
@@ -132,8 +154,8 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     if (index < 0 || index >= rollouts.length || setJob === null || (index === rolloutIndex && view)) return;
     try {
       const rollout = await rolloutWorker().rollout(setJob, index);
+      const derived = await derive(rollout);
       if (get().setJob !== setJob) return; // another set was opened meanwhile
-      const derived = derive(rollout);
       set({ rolloutIndex: index, view: derived.view, loadError: null });
       get().selectTarget(pickTarget(derived.view, target));
     } catch (error) {

@@ -4,7 +4,7 @@ import type { StateCreator } from 'zustand';
 import type { AdapterSummary, GpuEvent } from '../../gpu/device';
 import type { SamplingOptions } from '../../harness/policies/model';
 import type { Method } from '../../plan/types';
-import type { RolloutJson } from '../../rollout';
+import type { RolloutJson, TokenizerName } from '../../rollout';
 import type { RolloutRow } from '../../tree';
 import type { JumpKind } from '../core/contextFind';
 import type { DriftData } from '../core/drift';
@@ -55,6 +55,8 @@ export interface OpenOptions {
   auto?: boolean;
   /** The name the validator uses in its messages (default: the source's name). */
   fileName?: string;
+  /** How imported text is tokenized (default: importTokenizer). */
+  tokenizer?: TokenizerName;
 }
 
 export interface ShowOptions {
@@ -80,6 +82,10 @@ export interface RolloutSlice {
   importReport: LoadReport | null;
   /** Opens the person started (file, drop, example button); start-up yields to any of them. */
   manualOpens: number;
+  /** How the text of an imported log (chat, agent session, calls) is tokenized: bytes, or GPT-2 word pieces for a GPT-2 checkpoint. */
+  importTokenizer: TokenizerName;
+  /** Sets the import choice; an open file is imported again with it. */
+  setImportTokenizer(tokenizer: TokenizerName): Promise<void>;
   openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;
   openExample(name: string, options?: OpenOptions): Promise<boolean>;
   /** Shows one rollout given as JSON (small, in memory); false, with `loadError` set, when it does not validate. */
@@ -152,8 +158,10 @@ export interface DriftSlice {
   drift: DriftData | null;
   /** The view the drift (or the scoring in flight) belongs to. */
   driftView: ViewData | null;
-  /** The method being scored, while scoring. */
-  scoring: { method: ScoredMethod; done: number; total: number } | null;
+  /** While scoring: the method being scored (`done` of `total` before it) and rows forwarded of all methods' (`tokens` of `tokensTotal`), since `startedAt` (performance.now()). */
+  scoring: { method: ScoredMethod; done: number; total: number; tokens: number; tokensTotal: number; startedAt: number } | null;
+  /** The shown rollout's scoring was cancelled (the panel offers to score it again). */
+  scoringCancelled: boolean;
   driftError: string | null;
   /** Loads a checkpoint into the scoring worker and keeps it in IndexedDB (unless `persist` is false). */
   openCheckpoint(file: Blob, name: string, options?: { persist?: boolean; restored?: boolean }): Promise<boolean>;
@@ -161,8 +169,10 @@ export interface DriftSlice {
   useDemoModel(): Promise<boolean>;
   /** On start: loads the checkpoint kept in IndexedDB, if any. */
   restoreCheckpoint(): Promise<void>;
-  /** Scores the shown rollout (no-op without a model, or when it is already scored). */
-  scoreView(): Promise<void>;
+  /** Scores the shown rollout (no-op without a model, or when it is already scored, unless `again`). */
+  scoreView(options?: { again?: boolean }): Promise<void>;
+  /** Stops the scoring in flight (the worker stops at its next forward pass). */
+  cancelScoring(): void;
 }
 
 // --- Data set: the table of a JSONL set, one row of figures per rollout, and its drift rows.

@@ -45,9 +45,9 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
     const stored = await loadLastSet();
     if (overtaken()) return;
     if (source?.kind === 'file') {
-      if (stored && stored.kind === 'file' && stored.name === source.name) opened = await openBlob(stored.blob, source, { ...options, persist: false });
+      if (stored && stored.kind === 'file' && stored.name === source.name) opened = await openBlob(stored.blob, source, { ...options, persist: false, tokenizer: stored.tokenizer });
       else notice = `${source.name}: this link names a file that is not stored in this browser; open the file to see its view`;
-    } else if (stored) opened = await openBlob(stored.blob, { kind: stored.kind, name: stored.name }, { ...options, persist: false });
+    } else if (stored) opened = await openBlob(stored.blob, { kind: stored.kind, name: stored.name }, { ...options, persist: false, tokenizer: stored.tokenizer });
   }
   if (overtaken()) return;
   if (!opened && !store.getState().view) {

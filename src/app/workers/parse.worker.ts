@@ -1,11 +1,12 @@
 // The rollout worker: streams a rollout file (progress in bytes), then reads and validates it with
-// the rollout core (`readRolloutFile`: JSON, JSONL, calls/v1 and other importers, all or
-// nothing, with the import report `mw import` prints); derives the figures of every rollout of a
+// the rollout core (`loadRolloutFile`: JSON, JSONL, calls/v1 and other importers with the page's
+// tokenizer choice, gpt2's ranks loaded only when needed; all or nothing, with the import report
+// `mw import` prints); derives the figures of every rollout of a
 // set for the data-set table; or generates a demo data set with the harness. The page never parses
 // files itself, so a 100 MB JSONL leaves it responsive.
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
-import { formatFileReport, readRolloutFile, type Rollout } from '../../rollout';
+import { formatFileReport, loadRolloutFile, type Rollout } from '../../rollout';
 import { rolloutRow, type RolloutRow } from '../../tree';
 import { loadReportOf, summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
@@ -81,7 +82,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     const text = await readBlobText(request.blob, (done, total) => post({ type: 'progress', job, phase: 'read', done, total }));
     const read = performance.now();
     post({ type: 'progress', job, phase: 'validate', done: 0, total: 0 });
-    const file = readRolloutFile(text, request.fileName);
+    const file = await loadRolloutFile(text, request.fileName, { tokenizer: request.tokenizer });
     const { rollouts } = file;
     const validated = performance.now();
     if (rollouts.length === 0) throw new Error(`${request.fileName}: no rollouts in the file`);

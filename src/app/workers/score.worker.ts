@@ -1,18 +1,29 @@
 // The scoring worker: holds the WebGPU device and one GPT-2 model (docs/model.md), and scores a rollout's
 // targets under each replay method's plan (docs/methods.md) with the GPU engine. The page keeps no device.
 // Requests run one at a time in arrival order, so a checkpoint never changes under a scoring pass and
-// the shown rollout's request waits for at most one rollout of a data-set table being summarized.
+// the shown rollout's request waits for at most one rollout of a data-set table being summarized; a
+// `cancel` is read at once and aborts its job at the next forward pass.
 /// <reference lib="webworker" />
 import { adapterLine, createGpu, type Gpu } from '../../gpu/device';
 import { createGpuModel, type GpuModel } from '../../gpu/model';
-import { scorePlan } from '../../gpu/score';
+import { scoreSequences } from '../../gpu/score';
 import { loadCheckpoint } from '../../model/checkpoint';
 import { describeConfig } from '../../model/config';
-import { buildPlan, planNeeds } from '../../plan';
-import type { Rollout } from '../../rollout';
+import { buildPlan, planNeeds, type SequencePlan } from '../../plan';
+import { tokenizerMismatch, type Rollout } from '../../rollout';
 import { deriveTree, type ConditioningTree } from '../../tree';
 import { driftOf, driftRow } from '../core/drift';
-import { SCORED_METHODS, type MethodScores, type ScoredMethod, type ScoreWorkerReply, type ScoreWorkerRequest } from '../protocol/score';
+import {
+  CANCELLED,
+  ROWS_BUDGET_BYTES,
+  SCORED_METHODS,
+  tokenizerMismatchMessage,
+  type MethodScores,
+  type ScoredMethod,
+  type ScoreProgress,
+  type ScoreWorkerReply,
+  type ScoreWorkerRequest,
+} from '../protocol/score';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -23,35 +34,76 @@ function post(reply: ScoreWorkerReply, transfer: Transferable[] = []): void {
   self.postMessage(reply, transfer);
 }
 
-/** Every target under every scored method; a method that cannot run on this model says why. */
-async function scoreAll(model: GpuModel, rollout: Rollout, tree: ConditioningTree, onMethod: (method: ScoredMethod, done: number) => void): Promise<MethodScores[]> {
-  const { vocabSize, nPositions } = model.config;
+type Progress = Omit<ScoreProgress, 'type' | 'job'>;
+
+/**
+ * Every target under every scored method; a method that cannot run on this model says why. Rows:
+ * every target's when they fit ROWS_BUDGET_BYTES (`all`), else only the diverging leaves' of the two
+ * methods SDCC's KL compares (`leaves`, what a data-set table's row needs too).
+ */
+async function scoreAll(model: GpuModel, rollout: Rollout, tree: ConditioningTree, want: 'all' | 'leaves', signal: AbortSignal, onProgress: (p: Progress) => void): Promise<MethodScores[]> {
+  const { vocabSize: V, nPositions } = model.config;
+  const mismatch = tokenizerMismatch(rollout.tokenizer, V);
+  if (mismatch) throw new Error(tokenizerMismatchMessage(rollout.id, mismatch.reason, mismatch.model));
   let maxToken = 0;
   for (const t of rollout.tokens) if (t > maxToken) maxToken = t;
-  const scores: MethodScores[] = [];
-  for (const method of SCORED_METHODS) {
-    onMethod(method, scores.length);
+  const plans = SCORED_METHODS.map((method): { method: ScoredMethod; plan: SequencePlan } | { method: ScoredMethod; error: string } => {
     try {
-      if (maxToken >= vocabSize) throw new Error(`token ${maxToken} is outside the model's vocabulary (${vocabSize})`);
+      if (maxToken >= V) throw new Error(`token ${maxToken} is outside the model's vocabulary (${V})`);
       const plan = buildPlan(tree, method);
       const { positions } = planNeeds(plan);
       if (positions > nPositions) throw new Error(`needs ${positions} positions, the model has ${nPositions}`);
-      const { targets } = await scorePlan(model, plan, { rows: true });
-      const rows = new Float32Array(targets.length * vocabSize);
-      targets.forEach((t, i) => rows.set(t.row!, i * vocabSize));
-      scores.push({ method, ids: Int32Array.from(targets, (t) => t.id), logprobs: Float64Array.from(targets, (t) => t.logprob), rows });
+      return { method, plan: plan as SequencePlan };
     } catch (error) {
+      return { method, error: error instanceof Error ? error.message : String(error) };
+    }
+  });
+  const sized = plans.flatMap((p) => ('plan' in p ? [p.plan] : []));
+  const tokensTotal = sized.reduce((n, plan) => n + plan.sequences.reduce((m, s) => m + s.ids.length, 0), 0);
+  const targets = sized.reduce((n, plan) => n + plan.sequences.reduce((m, s) => m + s.targets.length, 0), 0);
+  const all = want === 'all' && targets * V * 4 <= ROWS_BUDGET_BYTES;
+  const leaves = new Set(Array.from(tree.divergingLeaves));
+  let tokens = 0;
+  const scores: MethodScores[] = [];
+  for (const [done, p] of plans.entries()) {
+    if (!('plan' in p)) {
+      scores.push(p);
+      continue;
+    }
+    const { method } = p;
+    onProgress({ method, done, total: plans.length, tokens, tokensTotal });
+    const rows = all ? true : method === 'logit-tree' || method === 'naive-compressed' ? (id: number) => leaves.has(id) : false;
+    try {
+      const scored = await scoreSequences(model, p.plan.sequences, { rows, signal }, (n) => {
+        tokens += n;
+        onProgress({ method, done, total: plans.length, tokens, tokensTotal });
+      });
+      const withRows = scored.filter((t) => t.row);
+      const flat = new Float32Array(withRows.length * V);
+      withRows.forEach((t, i) => flat.set(t.row!, i * V));
+      scores.push({
+        method,
+        ids: Int32Array.from(scored, (t) => t.id),
+        logprobs: Float64Array.from(scored, (t) => t.logprob),
+        rows: flat,
+        ...(all ? {} : { rowIds: Int32Array.from(withRows, (t) => t.id) }),
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
       scores.push({ method, error: error instanceof Error ? error.message : String(error) });
     }
   }
   return scores;
 }
 
-async function handle(request: ScoreWorkerRequest): Promise<void> {
+/** Jobs that may still be cancelled: running or waiting in the queue. */
+const controllers = new Map<number, AbortController>();
+
+async function handle(request: Exclude<ScoreWorkerRequest, { type: 'cancel' }>, signal: AbortSignal): Promise<void> {
   const { job } = request;
   try {
     if (request.type === 'load') {
-      const weights = loadCheckpoint(new Uint8Array(request.bytes), { maxVocab: 1 << 20 });
+      const weights = loadCheckpoint(new Uint8Array(request.bytes));
       gpu ??= await createGpu();
       model?.destroy();
       model = null;
@@ -60,24 +112,40 @@ async function handle(request: ScoreWorkerRequest): Promise<void> {
       return;
     }
     if (!model) throw new Error('no model loaded');
+    signal.throwIfAborted();
     const started = performance.now();
     const tree = deriveTree(request.rollout);
     if (request.type === 'summarize') {
-      const scores = await scoreAll(model, request.rollout, tree, () => undefined);
+      const scores = await scoreAll(model, request.rollout, tree, 'leaves', signal, () => undefined);
       post({ type: 'summary', job, rolloutId: request.rollout.id, row: driftRow(driftOf({ rollout: request.rollout, tree }, scores)) });
       return;
     }
-    const total = SCORED_METHODS.length;
-    const scores = await scoreAll(model, request.rollout, tree, (method, done) => post({ type: 'progress', job, method, done, total }));
+    let last = 0;
+    const scores = await scoreAll(model, request.rollout, tree, 'all', signal, (p) => {
+      // A message per forward pass, at most ~10 a second.
+      const now = performance.now();
+      if (now - last < 100 && p.tokens < p.tokensTotal && p.tokens > 0) return;
+      last = now;
+      post({ type: 'progress', job, ...p });
+    });
     const buffers = scores.flatMap((s) => ('rows' in s ? [s.rows.buffer as ArrayBuffer] : []));
     post({ type: 'scored', job, rolloutId: request.rollout.id, scores, ms: performance.now() - started }, buffers);
   } catch (error) {
-    post({ type: 'error', job, message: error instanceof Error ? error.message : String(error) });
+    post({ type: 'error', job, message: signal.aborted ? CANCELLED : error instanceof Error ? error.message : String(error) });
   }
 }
 
 let queue: Promise<void> = Promise.resolve();
 self.onmessage = (event: MessageEvent<ScoreWorkerRequest>) => {
   const request = event.data;
-  queue = queue.then(() => handle(request));
+  if (request.type === 'cancel') {
+    controllers.get(request.job)?.abort(new Error(CANCELLED));
+    return;
+  }
+  const controller = new AbortController();
+  controllers.set(request.job, controller);
+  queue = queue.then(async () => {
+    await handle(request, controller.signal);
+    controllers.delete(request.job);
+  });
 };

@@ -716,8 +716,8 @@ export function looksLikeAgentSession(values: readonly unknown[]): boolean {
 export const agentSessionImporter: FileImporter = {
   name: AGENT_SESSION,
   detect: (sample) => looksLikeAgentSession(sample),
-  readText(text, file) {
-    const { rollout, report } = importAgentSessionText(text, { file });
+  readText(text, file, options = {}) {
+    const { rollout, report } = importAgentSessionText(text, { file, tokenizer: options.tokenizer });
     return { rollouts: [{ value: rollout }], report: { kind: 'records', report } };
   },
 };

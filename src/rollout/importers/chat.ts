@@ -253,8 +253,8 @@ export function looksLikeChat(values: readonly unknown[]): boolean {
 export const chatImporter: FileImporter = {
   name: CHAT,
   detect: (sample) => looksLikeChat(sample),
-  readText(text, file) {
-    const { rollouts, report } = importChatText(text, { file });
+  readText(text, file, options = {}) {
+    const { rollouts, report } = importChatText(text, { file, tokenizer: options.tokenizer });
     return { rollouts: rollouts.map((rollout) => ({ value: rollout, line: (rollout.meta as { line: number }).line })), report: { kind: 'records', report } };
   },
 };

@@ -3,10 +3,17 @@
 
 import type { SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';
+import type { TokenizerName } from '../tokenizer-types';
 import type { FileReport } from './report';
 
+/** What a person chooses about an import (mw import's flags, the app's import choice). */
+export interface ImportOptions {
+  /** How text is tokenized (docs/tokenizers.md); default byte, or what a calls log names itself. Formats of token ids ignore it. */
+  tokenizer?: TokenizerName;
+}
+
 /** Imports one JSON object (one record of the file) of a known `format` into a v1 rollout. */
-export type RecordImporter = (value: Record<string, unknown>, source: SourceLocation) => RolloutJson;
+export type RecordImporter = (value: Record<string, unknown>, source: SourceLocation, options?: ImportOptions) => RolloutJson;
 
 /** A v1 rollout produced by an importer, with the line it came from (for error messages). */
 export interface ImportedRollout {
@@ -24,5 +31,5 @@ export interface FileImporter {
   /** Whether this importer reads the file, judged from the first records that parse (and its name). */
   detect(sample: readonly unknown[], file: string): boolean;
   /** The file's rollouts, and what was read, skipped and not understood on the way. */
-  readText(text: string, file: string): { rollouts: ImportedRollout[]; report: FileReport };
+  readText(text: string, file: string, options?: ImportOptions): { rollouts: ImportedRollout[]; report: FileReport };
 }

@@ -3,7 +3,7 @@
 // (rows are a block's heading or one line of its text, measured as they render). Hovering a glyph
 // or a heading puts its ids in the store's one hover; the pane scrolls to the store's reveal.
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import { blockHeading, GLYPH, glyphIds, messagesOf, nextDifferenceRow, paneText, rowOfId, targetLabel, type ContextPane, type PaneRow } from '../../core/contextModel';
 import { matchAt, type Matches } from '../../core/contextFind';
 import { PREFIX_STATE } from '../../core/prefixStates';
@@ -297,17 +297,26 @@ const Row = memo(function Row({ view, pane, row, index, hover, current, matches,
     );
   }
   // Glyphs of one look share a span (a long context stays a few hundred elements); with ids shown,
-  // each glyph is a chip of its own.
-  const spans = [];
+  // each token is a chip of its own (a GPT-2 word piece's characters in one chip, under its id).
+  const spans: ReactElement[] = [];
   let runStart = row.g0;
   let runClass = '';
   let runText = '';
+  let chipId = -1;
+  let chipMerges = false;
   const close = (end: number) => {
     if (end > runStart) {
       spans.push(
-        <span key={runStart} className={runClass} data-g={runStart} data-n={end - runStart} data-id={glyphIds(pane, runStart).first}>
-          {runText}
-        </span>,
+        showIds ? (
+          <span key={runStart} className={runClass} data-g={runStart} data-n={end - runStart} data-id={chipId}>
+            <b>{runText}</b>
+            <i>{chipId}</i>
+          </span>
+        ) : (
+          <span key={runStart} className={runClass} data-g={runStart} data-n={end - runStart} data-id={glyphIds(pane, runStart).first}>
+            {runText}
+          </span>
+        ),
       );
     }
   };
@@ -322,12 +331,17 @@ const Row = memo(function Row({ view, pane, row, index, hover, current, matches,
     if (hover && first < hover.end && hover.first < end) cls += ' hovered';
     if (matches.count && matchAt(matches, first) >= 0) cls += current && first < current.end && current.first < end ? ' match current' : ' match';
     if (showIds) {
-      spans.push(
-        <span key={g} className={cls} data-g={g} data-n={1} data-id={first}>
-          <b>{glyph.shown}</b>
-          <i>{first}</i>
-        </span>,
-      );
+      // A chip holds the glyphs of one token; a character split over several tokens is a chip of its own, under its first id.
+      const single = end - first === 1;
+      if (g === row.g0 || !single || !chipMerges || first !== chipId || cls !== runClass) {
+        close(g);
+        runStart = g;
+        runClass = cls;
+        runText = '';
+        chipId = first;
+        chipMerges = single;
+      }
+      runText += glyph.shown;
       continue;
     }
     // Special tokens are chips: never merged with their neighbours.
@@ -339,7 +353,7 @@ const Row = memo(function Row({ view, pane, row, index, hover, current, matches,
     }
     runText += glyph.shown;
   }
-  if (!showIds) close(row.g1);
+  close(row.g1);
   return (
     <div className={`pane-row line role-${roleClass} ${blockState}`} data-row={index}>
       {spans}

@@ -28,6 +28,8 @@ export function DriftPanel() {
   const driftError = useWorkbench((s) => s.driftError);
   const openCheckpoint = useWorkbench((s) => s.openCheckpoint);
   const useDemoModel = useWorkbench((s) => s.useDemoModel);
+  const scoringCancelled = useWorkbench((s) => s.scoringCancelled);
+  const scoreView = useWorkbench((s) => s.scoreView);
 
   return (
     <section className="panel drift" aria-label="Drift" data-tour="drift">
@@ -67,19 +69,53 @@ export function DriftPanel() {
         </p>
       )}
       {modelLoading && <p className="pad muted">Loading {modelLoading} onto the GPU…</p>}
-      {scoring && (
-        <p className="pad muted" data-testid="drift-progress">
-          Scoring on WebGPU: {METHOD_BY_ID[scoring.method].label} ({scoring.done + 1} of {scoring.total})…
+      {scoring && <ScoringProgress />}
+      {scoringCancelled && !scoring && (
+        <p className="pad muted" data-testid="drift-cancelled">
+          Scoring cancelled.{' '}
+          <button type="button" className="small" onClick={() => void scoreView({ again: true })} data-testid="drift-score-again">
+            Score this rollout
+          </button>
         </p>
       )}
       {driftError && (
         <p className="pad error-text" role="alert" data-testid="drift-error">
           {driftError}
+          {/does not fit the adapter/.test(driftError) && (
+            <span className="muted"> This browser&apos;s WebGPU adapter cannot hold it: a smaller checkpoint (distilgpt2) may fit, or score it with mw drift on the command line.</span>
+          )}
         </p>
       )}
       {drift && <DriftBody drift={drift} />}
     </section>
   );
+}
+
+/** Tokens forwarded of every method's plans, the method under way, the time left at the rate so far, and a cancel. */
+function ScoringProgress() {
+  const scoring = useWorkbench((s) => s.scoring)!;
+  const cancel = useWorkbench((s) => s.cancelScoring);
+  const { tokens, tokensTotal } = scoring;
+  const elapsed = (performance.now() - scoring.startedAt) / 1000;
+  const left = tokens > 0 && tokens < tokensTotal ? (elapsed * (tokensTotal - tokens)) / tokens : null;
+  return (
+    <div className="pad progress drift-progress" data-testid="drift-progress" data-tokens={tokens} data-total={tokensTotal}>
+      <progress max={Math.max(tokensTotal, 1)} value={tokens} aria-label="Tokens scored" />
+      <span>
+        Scoring on WebGPU: {METHOD_BY_ID[scoring.method].label} ({scoring.done + 1} of {scoring.total}) · {tokens.toLocaleString('en-US')} of{' '}
+        {tokensTotal.toLocaleString('en-US')} tokens{left !== null ? ` · about ${formatDuration(left)} left` : ''}
+      </span>
+      <button type="button" className="small" onClick={cancel} data-testid="drift-cancel">
+        Cancel
+      </button>
+    </div>
+  );
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 function DriftBody({ drift }: { drift: DriftData }) {
@@ -225,7 +261,7 @@ function MethodRow(props: { id: ScoredMethod | 'sdcc'; m: MethodDrift; label: st
           <td data-testid={`drift-mu-${id}`} data-value={String(m.vsLive.mu)}>
             {formatDelta(m.vsLive.mu)}
           </td>
-          <ExpectedCell method={id} e={e} />
+          <ExpectedCell method={id} e={e} rowsKept={m.rowsComplete} />
           {withRollout && (
             <>
               <td data-testid={`drift-logdiff-rollout-${id}`} data-value={String(m.vsRollout?.logdiff ?? '')}>
@@ -243,7 +279,14 @@ function MethodRow(props: { id: ScoredMethod | 'sdcc'; m: MethodDrift; label: st
   );
 }
 
-function ExpectedCell({ method, e }: { method: string; e: MethodExpectedDrift | null }) {
+function ExpectedCell({ method, e, rowsKept }: { method: string; e: MethodExpectedDrift | null; rowsKept: boolean }) {
+  if (!rowsKept) {
+    return (
+      <td className="muted" title="not computed: it needs the full distribution at every target, which a vocabulary this large (GPT-2's 50,257) keeps only at the diverging leaves">
+        —
+      </td>
+    );
+  }
   if (!e || e.mu === null) return <td>—</td>;
   const { diverging, negativeShare } = e.sign;
   const title = negativeShare === null ? 'no target expects a drift beyond 1e-4' : `${Math.round(100 * negativeShare)}% of ${diverging} targets expect a loss`;

@@ -198,13 +198,28 @@ export function drawStaircase(p: Painter, frame: StaircaseFrame): void {
   p.flush();
 
   if (frame.glyph && colPx >= 13 && rowPx >= 13) {
-    const font = `${Math.round(Math.min(13, rowPx * 0.6))}px ${MONO}`;
+    const size = Math.round(Math.min(13, rowPx * 0.6));
+    // A word piece in a smaller font when that makes it fit (monospace: ~0.6 em a character), down
+    // to 9 px; longer ones cut with an ellipsis (the tooltip has the whole piece).
+    const room = colPx - gapX - 2;
+    const glyphs = new Map<number, { text: string; font: string } | null>();
+    const shown = (i: number) => {
+      if (glyphs.has(i)) return glyphs.get(i)!;
+      const chars = Array.from(frame.glyph!(i) ?? '');
+      let px = size;
+      if (chars.length * px * 0.6 > room) px = Math.max(Math.min(size, 9), Math.floor(room / (chars.length * 0.6)));
+      const fits = Math.max(1, Math.floor(room / (px * 0.6)));
+      const text = chars.length <= fits ? chars.join('') : fits >= 2 ? `${chars.slice(0, fits - 1).join('')}…` : chars[0];
+      const glyph = chars.length ? { text, font: `${px}px ${MONO}` } : null;
+      glyphs.set(i, glyph);
+      return glyph;
+    };
     for (let r = r0; r < r1; r++) {
       rowSpans(model, r, lo, hi, (s, e, c) => {
         const color = c === CELL.target ? '#1b1f24' : c === CELL.evicted ? '#9a6b71' : '#eef2f6';
         for (let i = s; i < e; i++) {
-          const ch = frame.glyph!(i);
-          if (ch) p.text(ch, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, { color, font, align: 'center', baseline: 'middle' });
+          const g = shown(i);
+          if (g) p.text(g.text, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, { color, font: g.font, align: 'center', baseline: 'middle' });
         }
       });
     }
