@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../plan/build';
 import { GPT2_VOCAB } from '../rollout/tokenizer';
 import { fixturePath } from '../rollout/importers/testing';
-import { parseRolloutFile } from '../rollout/parse';
+import { loadRolloutFile } from '../rollout/parse';
 import { publishedGpt2Checkpoint } from '../testing/publishedGpt2';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
@@ -25,7 +25,7 @@ describe('mw drift --ckpt gpt2.safetensors --rollouts session.jsonl', () => {
   it('imports the session with --tokenizer gpt2 and reports every method, with progress when asked', async () => {
     const imported = await mw(['import', fixturePath('agent-session-two-compactions.jsonl'), '--tokenizer', 'gpt2', '--out', SESSION]);
     expect(imported.code, imported.stderr).toBe(0);
-    const [rollout] = parseRolloutFile(readFileSync(SESSION, 'utf8'), SESSION);
+    const [rollout] = (await loadRolloutFile(readFileSync(SESSION, 'utf8'), SESSION)).rollouts;
     const tree = deriveTree(rollout);
     const total = SEQUENCE_METHODS.reduce((n, m) => n + buildPlan(tree, m).sequences.reduce((k, s) => k + s.ids.length, 0), 0);
 
