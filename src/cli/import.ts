@@ -115,8 +115,8 @@ function importChatFile(file: string, out: string, tokenizer: TokenizerName): Pr
 }
 
 /** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, then validated and written one rollout at a time. */
-async function importTurnsFile(file: string, out: string): Promise<{ rollouts: number; records: number; convention: string }> {
-  const dump = readTurnsText(await readFile(file, 'utf8'), file);
+async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<{ rollouts: number; records: number; convention: string }> {
+  const dump = readTurnsText(await readFile(file, 'utf8'), file, { tokenizer });
   await writeAtomically(out, async (w) => {
     for (const { value, line } of dump.rollouts()) {
       validateRollout(value, { file, line });
@@ -172,7 +172,8 @@ export const importCommand: Command = {
     '  response_ids, response_logprobs), grouped by trajectory, ordered by step, one rollout per trajectory.',
     '--tokenizer (docs/tokenizers.md): byte (UTF-8 bytes, vocabulary 272: the workbench\'s own models) or gpt2',
     '  (GPT-2\'s BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its',
-    '  tokenizer\'s vocabulary. For calls logs it names the tokenizer of their text and ids.',
+    '  tokenizer\'s vocabulary. For calls logs it names the tokenizer of their text and ids; for turn dumps, of',
+    '  their ids (kept as the trainer wrote them).',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
   ].join('\n'),
@@ -210,8 +211,7 @@ export const importCommand: Command = {
       format = 'calls';
     }
     if (format === 'turns') {
-      if (tokenizerFlag !== undefined) throw new UsageError('--tokenizer does not apply to turn dumps: they are token ids already');
-      const { rollouts, records, convention } = await importTurnsFile(file, out);
+      const { rollouts, records, convention } = await importTurnsFile(file, out, tokenizerFlag);
       io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
       // The same lines the app shows beside the summary (formatFileReport).

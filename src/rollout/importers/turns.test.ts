@@ -130,6 +130,19 @@ describe('turns importer: the three field conventions', () => {
     const [{ rollout }] = imported(jsonl([{ prompt_ids: [1], output_ids: [2], vocab_size: 151936 }]));
     expect(rollout.vocab).toBe(151936);
   });
+  it('--tokenizer gpt2 records the tokenizer and its vocabulary; the ids stay as the trainer wrote them', () => {
+    const ids = { prompt_ids: [15496, 995], output_ids: [50256] };
+    const [{ value }] = importTurnsText(jsonl([ids]), 'dump.jsonl', { tokenizer: 'gpt2' }).rollouts;
+    const rollout = validateRollout(value, { file: 'dump.jsonl' });
+    expect([rollout.tokenizer, rollout.vocab]).toEqual(['gpt2', 50257]);
+    expect([...rollout.tokens]).toEqual([15496, 995, 50256]);
+    expect(() => importTurnsText(jsonl([{ prompt_ids: [1], output_ids: [50257] }]), 'dump.jsonl', { tokenizer: 'gpt2' })).toThrow(
+      'dump.jsonl:1: token id 50257 is outside the vocabulary of 50257',
+    );
+    expect(() => importTurnsText(jsonl([{ prompt_ids: [1], output_ids: [2], vocab_size: 151936 }]), 'dump.jsonl', { tokenizer: 'gpt2' })).toThrow(
+      "dump.jsonl: the dump's vocabulary of 151936 is larger than gpt2's 50257",
+    );
+  });
 });
 
 describe('turns importer: bad records', () => {

@@ -5,6 +5,7 @@
 
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';
+import { TOKENIZER_VOCAB, type TokenizerName } from '../tokenizer-types';
 import { MAX_VOCAB } from '../validate';
 import { CALLS_FORMAT, importCalls } from './calls';
 import type { FileImporter, ImportedRollout } from './types';
@@ -245,8 +246,12 @@ export interface TurnsDump {
   rollouts(): Generator<ImportedRollout>;
 }
 
-/** Reads every record of a turns dump (each problem a ValidationError naming its line) and groups them. */
-export function readTurnsText(text: string, file: string): TurnsDump {
+/**
+ * Reads every record of a turns dump (each problem a ValidationError naming its line) and groups them.
+ * `tokenizer` names the tokenizer the trainer's ids come from (recorded on every rollout, so a model
+ * of that vocabulary scores them); the ids are kept as they are, never re-tokenized.
+ */
+export function readTurnsText(text: string, file: string, options: { tokenizer?: TokenizerName } = {}): TurnsDump {
   const turns: Turn[] = [];
   const lines = text.split('\n');
   let convention = '';
@@ -281,6 +286,11 @@ export function readTurnsText(text: string, file: string): TurnsDump {
     }
     given = Math.max(given, t.vocab ?? 0);
   }
+  if (options.tokenizer !== undefined) {
+    const own = TOKENIZER_VOCAB[options.tokenizer];
+    if (given > own) throw new ValidationError({ file }, `the dump's vocabulary of ${given} is larger than ${options.tokenizer}'s ${own}`);
+    given = own;
+  }
   if (given > 0 && maxToken >= given) throw new ValidationError({ file, line: maxAt.line }, `token id ${maxToken} is outside the vocabulary of ${given}`);
   const vocab = given || maxToken + 1;
 
@@ -301,7 +311,7 @@ export function readTurnsText(text: string, file: string): TurnsDump {
         ...(list.some((t) => t.text) ? { turns: list.map((t) => ({ line: t.line, ...t.text })) } : {}),
       },
     };
-    return { value: importCalls(calls, source) as RolloutJson, line: first.line };
+    return { value: importCalls(calls, source, { tokenizer: options.tokenizer }) as RolloutJson, line: first.line };
   };
   return {
     trajectories: groups.length,
@@ -319,8 +329,8 @@ export function readTurnsText(text: string, file: string): TurnsDump {
 }
 
 /** Every trajectory of a turns dump as a v1 rollout (in calls-importer form, not yet validated). */
-export function importTurnsText(text: string, file: string): TurnsImport {
-  const dump = readTurnsText(text, file);
+export function importTurnsText(text: string, file: string, options: { tokenizer?: TokenizerName } = {}): TurnsImport {
+  const dump = readTurnsText(text, file, options);
   return { rollouts: Array.from(dump.rollouts()), records: dump.records, convention: dump.convention };
 }
 
