@@ -78,6 +78,32 @@ describe('following the live episode in the views', () => {
     ]);
   });
 
+  it('counts the interval from when an update was shown: a slow derive does not bring the next one closer', () => {
+    // The page's clock: the fake timers' time plus what deriving the rollouts cost (400 ms each).
+    let derived = 0;
+    const now = () => Date.now() + derived;
+    const shown: number[] = [];
+    const state = {
+      view: null,
+      selectedTarget: null,
+      source: null,
+      showRollout() {
+        derived += 400;
+        shown.push(now());
+        return true;
+      },
+    };
+    const follower = createLiveFollower(() => state as never, async () => {}, now);
+    follower.follow('e0', [prompt, act(1)], false);
+    vi.advanceTimersByTime(0);
+    follower.follow('e0', [prompt, act(1), obs], false);
+    vi.advanceTimersByTime(MIN_INTERVAL_MS - 1);
+    expect(shown).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(shown).toHaveLength(2);
+    expect(shown[1] - shown[0]).toBeGreaterThanOrEqual(MIN_INTERVAL_MS);
+  });
+
   it('keeps the shown episode in IndexedDB at most once per persist interval, the newest state within that time', () => {
     const { shown, saved, follower } = host();
     // A minute of episodes, a structural change every 250 ms.

@@ -38,8 +38,8 @@ export interface LiveHost {
   showRollout(json: RolloutJson, source: SourceRef, options: { target: number | null; persist: false }): boolean;
 }
 
-/** `save` keeps the shown episode as the last opened set (IndexedDB). */
-export function createLiveFollower(get: () => LiveHost, save: (json: RolloutJson) => Promise<void>): LiveFollower {
+/** `save` keeps the shown episode as the last opened set (IndexedDB); `now` is the clock (tests set theirs). */
+export function createLiveFollower(get: () => LiveHost, save: (json: RolloutJson) => Promise<void>, now: () => number = () => performance.now()): LiveFollower {
   /** What the views were last given: an update is due when the episode or its event count changes. */
   let given = { id: '', events: 0 };
   let pending: RolloutJson | null = null;
@@ -56,21 +56,30 @@ export function createLiveFollower(get: () => LiveHost, save: (json: RolloutJson
     unsaved = null;
     // Something else opened since (a file, a batch rollout) is the last opened set now.
     if (!json || !isLiveSource(get().source)) return;
-    lastSaved = performance.now();
+    lastSaved = now();
     void save(json);
   };
 
   const showPending = () => {
     showTimer = null;
+    // The interval counts from when the last update was drawn, which may be later than planned.
+    const wait = lastShown + MIN_INTERVAL_MS - now();
+    if (wait > 0) {
+      showTimer = setTimeout(showPending, wait);
+      return;
+    }
     const json = pending;
     pending = null;
     if (!json) return;
     const state = get();
     const keep = state.view?.rollout.id === json.id ? state.selectedTarget : null;
-    lastShown = performance.now();
     if (!state.showRollout(json, LIVE_SOURCE, { target: keep, persist: false })) return;
+    // Deriving the rollout took time, and the views draw after this task (on a loaded machine, a
+    // good part of a second): the next update waits a whole interval from the frame that shows this one.
+    lastShown = now();
+    if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => (lastShown = now()));
     unsaved = json;
-    saveTimer ??= setTimeout(saveNewest, Math.max(0, lastSaved + PERSIST_INTERVAL_MS - performance.now()));
+    saveTimer ??= setTimeout(saveNewest, Math.max(0, lastSaved + PERSIST_INTERVAL_MS - now()));
   };
 
   return {
@@ -79,7 +88,7 @@ export function createLiveFollower(get: () => LiveHost, save: (json: RolloutJson
       given = { id, events: events.length };
       if (!events.some((e) => e.op === 'append' && e.role === 'act')) return; // nothing to inspect yet
       pending = liveRolloutJson(id, events);
-      showTimer ??= setTimeout(showPending, Math.max(0, lastShown + MIN_INTERVAL_MS - performance.now()));
+      showTimer ??= setTimeout(showPending, Math.max(0, lastShown + MIN_INTERVAL_MS - now()));
     },
     cancel() {
       pending = null;
