@@ -17,7 +17,7 @@ import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createLayernorm } from './layernorm';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './limits';
-import { createHiddenForward, type GpuModel } from './model';
+import { createHiddenForward, type BatchInput, type GpuModel } from './model';
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */
@@ -94,12 +94,7 @@ export function groupSequences(sequences: readonly PlanSequence[], maxRows = DEF
   return groups;
 }
 
-export interface ScoredBatchInput {
-  tokens: ArrayLike<number>;
-  positions: ArrayLike<number>;
-  end: ArrayLike<number>;
-  targets: readonly { predictor: number; token: number }[];
-}
+export type ScoredBatchInput = Omit<BatchInput, 'group'> & { targets: readonly { predictor: number; token: number }[] };
 
 /**
  * A recorded forward over a batch plus the gather of its targets' log-probabilities into
