@@ -35,7 +35,7 @@ export interface GpuModel {
   destroy(): void;
 }
 
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /**
  * Checks a config against the adapter's limits before anything is allocated: the parameters live

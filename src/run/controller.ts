@@ -12,6 +12,7 @@ import type { ModelConfig } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import type { Method } from '../plan/types';
 import type { EventJson, RolloutJson } from '../rollout/format';
+import type { Rollout } from '../rollout/rollout';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { configProblems, presetModel, runSpecOf, type RunConfig } from './config';
 import { checkpointDue, createRunEngine, RunRefusedError, StepFailedError, type LaneCheckpoint, type LaneState, type MetricRecord, type RunEngine } from './engine';
@@ -61,12 +62,8 @@ export interface Progress {
   etaSec: number | null;
 }
 
-export interface BatchEntry {
-  id: string;
-  reward: number;
-  K: number;
-  length: number;
-}
+/** A rollout of a lane's last batch, as the page lists it (no reward: 0). */
+export type BatchEntry = Pick<Rollout, 'id' | 'K' | 'length'> & { reward: number };
 
 export interface ScoredTargets {
   /** Target ids of the rollout, ascending. */
@@ -257,14 +254,6 @@ export function createRunController(deps: ControllerDeps): RunController {
     }
   };
 
-  /** The run's starting weights: a kept checkpoint, or fresh ones from the preset and the seed. */
-  const startingWeights = async (config: RunConfig): Promise<ModelWeights> => {
-    if (!config.checkpoint) return initWeights(presetModel(config), config.seed);
-    const file = await store.loadFile(config.checkpoint);
-    if (!file) throw new RunRefusedError(`checkpoint ${config.checkpoint} is not stored in this browser: import it again`);
-    return loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB });
-  };
-
   /**
    * The stored lanes as one pair each (docs/reliability.md): the optimizer state must be bound to its
    * weights and at the lane's step; a mixed pair is refused, naming the lane, rather than resumed wrongly.
@@ -283,8 +272,11 @@ export function createRunController(deps: ControllerDeps): RunController {
     return out;
   };
 
+  /** The run's engine from its starting weights (a kept checkpoint, or fresh ones from the preset and the seed) and its stored lanes. */
   const buildEngine = async (device: Gpu, config: RunConfig, lanes: readonly LaneCheckpoint[]): Promise<RunEngine> => {
-    const weights = await startingWeights(config);
+    const file = config.checkpoint ? await store.loadFile(config.checkpoint) : null;
+    if (config.checkpoint && !file) throw new RunRefusedError(`checkpoint ${config.checkpoint} is not stored in this browser: import it again`);
+    const weights = file ? loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB }) : initWeights(presetModel(config), config.seed);
     const refused = byteVocabularyProblem(weights);
     if (refused) throw new RunRefusedError(refused);
     try {
