@@ -190,10 +190,6 @@ export function readCheckpointArg(path: string): Checkpoint {
   return { path, weights, metadata };
 }
 
-export function randomInit(config: ModelConfig, init: Init, seed: number): ModelWeights {
-  return init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed);
-}
-
 export interface ModelChoice<C extends Checkpoint = Checkpoint> {
   weights: ModelWeights;
   /** The checkpoint, when the weights came from one. */
@@ -223,19 +219,7 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
     return { weights: checkpoint.weights, checkpoint, description: `${path} (${describeConfig(checkpoint.weights.config)})` };
   }
   const config = presetConfig(preset);
-  return { weights: randomInit(config, init, seed), checkpoint: null, description: `random init ${init}, seed ${seed} (${preset}: ${describeConfig(config)})` };
-}
-
-/**
- * A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2
- * tokenizer's, every other the byte tokenizer's. Token ids of the other tokenizer may well lie in
- * range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
- */
-function checkTokenizer(config: ModelConfig, rollout: Rollout, where: string): void {
-  const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize);
-  if (!mismatch) return;
-  const hint = mismatch.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : '';
-  throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${hint}`);
+  return { weights: init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed), checkpoint: null, description: `random init ${init}, seed ${seed} (${preset}: ${describeConfig(config)})` };
 }
 
 /**
@@ -246,7 +230,11 @@ function checkTokenizer(config: ModelConfig, rollout: Rollout, where: string): v
 export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees?: readonly ConditioningTree[]): void {
   rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
-    checkTokenizer(config, rollout, where);
+    // A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2
+    // tokenizer's, every other the byte tokenizer's. Token ids of the other tokenizer may well lie in
+    // range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
+    const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize);
+    if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${mismatch.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : ''}`);
     for (let id = 0; id < rollout.length; id++) {
       if (rollout.tokens[id] >= config.vocabSize) {
         throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
@@ -284,12 +272,12 @@ async function loadEngine() {
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;
 
 /** The CLI's cache directory: $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker. */
-export function cacheDir(): string {
+function cacheDir(): string {
   return process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
 }
 
 /** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */
-export function fileStorage(path: string): TuningStorage {
+function fileStorage(path: string): TuningStorage {
   const read = (): Record<string, string> => {
     try {
       const all = JSON.parse(readFileSync(path, 'utf8'));

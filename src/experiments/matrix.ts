@@ -214,7 +214,6 @@ export function summarizeRun(steps: readonly StepRecord[]): RunSummary {
   };
 }
 
-
 /** The results document of the editors done so far. */
 export function matrixResults(config: MatrixConfig, model: ModelConfig, editors: readonly EditorResult[], seconds: number): MatrixResults {
   return {

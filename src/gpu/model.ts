@@ -35,7 +35,7 @@ export interface GpuModel {
   destroy(): void;
 }
 
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /**
  * Checks a config against the adapter's limits before anything is allocated: the parameters live
@@ -304,13 +304,9 @@ function encodeTrunk(device: GPUDevice, pass: GPUComputePassEncoder, trunk: Trun
  * block at a time, so a batch's (N, V) logits never exist (src/gpu/score.ts).
  */
 export interface HiddenForward {
-  model: GpuModel;
   N: number;
-  input: BatchInput;
-  mask: AttentionMask;
   /** (N, C): the last block's output (the residual stream before ln_f). */
   hidden: GPUBuffer;
-  launches: Launch[];
   encode(pass: GPUComputePassEncoder): void;
   destroy(): void;
 }
@@ -321,12 +317,8 @@ export function createHiddenForward(model: GpuModel, input: BatchInput): HiddenF
   const trunk = recordTrunk(model, input, false, 0);
   const launches = trunk.steps.flatMap((s) => (Array.isArray(s) ? s : []));
   return {
-    model,
     N: trunk.N,
-    input,
-    mask: trunk.mask,
     hidden: trunk.layerInput(L),
-    launches,
     encode: (pass) => encodeTrunk(device, pass, trunk, trunk.steps, { NH, HS: C / NH }),
     destroy() {
       releaseLaunches(launches);

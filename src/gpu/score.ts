@@ -17,7 +17,7 @@ import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createLayernorm } from './layernorm';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './limits';
-import { createHiddenForward, type GpuModel } from './model';
+import { createHiddenForward, mib, type BatchInput, type GpuModel } from './model';
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */
@@ -68,7 +68,6 @@ export function headBlockRows(model: GpuModel): number {
   const bytes = Math.min(HEAD_BLOCK_BYTES, bindingLimit(model.gpu.device));
   const rows = Math.floor(bytes / (V * 4) / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN;
   if (rows === 0) {
-    const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
     throw new GpuLimitError(
       `model does not fit the adapter: the logits of ${BLOCK_ROWS_ALIGN} targets need a ${mib(BLOCK_ROWS_ALIGN * V * 4)} binding, the adapter binds at most ${mib(bindingLimit(model.gpu.device))} (maxStorageBufferBindingSize)`,
     );
@@ -94,12 +93,7 @@ export function groupSequences(sequences: readonly PlanSequence[], maxRows = DEF
   return groups;
 }
 
-export interface ScoredBatchInput {
-  tokens: ArrayLike<number>;
-  positions: ArrayLike<number>;
-  end: ArrayLike<number>;
-  targets: readonly { predictor: number; token: number }[];
-}
+export type ScoredBatchInput = Omit<BatchInput, 'group'> & { targets: readonly { predictor: number; token: number }[] };
 
 /**
  * A recorded forward over a batch plus the gather of its targets' log-probabilities into
@@ -168,30 +162,21 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
     ...createHead(device, { N: n, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
   ];
   const launches: Launch[] = [];
-  let logprobRows: GPUBuffer | null = null;
-  let rowLse: GPUBuffer | null = null;
-  if (rowTargets.length) {
-    logprobRows = storage('logprobRows', rowTargets.length * V);
-    rowLse = storage('rowLse', rowTargets.length);
-  }
-  for (let r0 = 0; r0 < R; r0 += B) {
-    const n = Math.min(B, R - r0);
-    launches.push(
-      ...headLaunches(slice(predictors, r0, n), n),
-      ...createLogsoftmaxGather(device, { R: n, V, M: n }, { logits, rows: local, tokens: slice(tokens, r0, n), lse: slice(lse, r0, n), logprobs: slice(logprobs, r0, n) }),
-    );
-    if (allRows) launches.push(...createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) }));
-  }
-  if (rowTargets.length && !allRows) {
-    const rowPredictors = upload('rowPredictors', Uint32Array.from(rowTargets, (j) => batch.targets[j].predictor));
-    for (let r0 = 0; r0 < rowTargets.length; r0 += B) {
-      const n = Math.min(B, rowTargets.length - r0);
-      launches.push(
-        ...headLaunches(slice(rowPredictors, r0, n), n),
-        ...createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) }),
-      );
+  const logprobRows = rowTargets.length ? storage('logprobRows', rowTargets.length * V) : null;
+  const rowLse = rowTargets.length ? storage('rowLse', rowTargets.length) : null;
+  /** Blocks of `count` requests of `rows` (predictor rows): their logits, then what `after` makes of them. */
+  const overBlocks = (rows: GPUBuffer, count: number, after: (r0: number, n: number) => Launch[]) => {
+    for (let r0 = 0; r0 < count; r0 += B) {
+      const n = Math.min(B, count - r0);
+      launches.push(...headLaunches(slice(rows, r0, n), n), ...after(r0, n));
     }
-  }
+  };
+  const rowsOf = (r0: number, n: number) => createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) });
+  overBlocks(predictors, R, (r0, n) => [
+    ...createLogsoftmaxGather(device, { R: n, V, M: n }, { logits, rows: local, tokens: slice(tokens, r0, n), lse: slice(lse, r0, n), logprobs: slice(logprobs, r0, n) }),
+    ...(allRows ? rowsOf(r0, n) : []),
+  ]);
+  if (rowTargets.length && !allRows) overBlocks(upload('rowPredictors', Uint32Array.from(rowTargets, (j) => batch.targets[j].predictor)), rowTargets.length, rowsOf);
   return {
     R,
     logprobs,

@@ -37,7 +37,6 @@ export function logprobsOf(scores: RolloutScores): Evaluation {
   return out;
 }
 
-
 export interface SignSplit {
   /** Targets whose |difference| exceeds SIGN_EPSILON. */
   diverging: number;

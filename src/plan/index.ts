@@ -2,7 +2,7 @@
 export { buildPlan, sdccUnion, type SdccUnion } from './build';
 export { packBatch, packSdccBatch, type BatchTarget, type PackedBatch, type SdccBatch } from './batch';
 export { planToJson, sequenceToJson, type PlanJson, type PlanSequenceJson } from './json';
-export { methodNeeds, planNeeds, planSequences, unfitReason, type PlanNeeds } from './needs';
+export { methodNeeds, planNeeds, unfitReason, type PlanNeeds } from './needs';
 export { assembleStep, EXACT_METHODS, type StepLayout, type StepLayoutOptions } from './step';
 export { predictorOf, visibleKeys } from './visibility';
 export * from './types';

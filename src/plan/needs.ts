@@ -17,12 +17,8 @@ export interface PlanNeeds {
   targets: number;
 }
 
-export function planSequences(plan: Plan): PlanSequence[] {
-  return plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
-}
-
 export function planNeeds(plan: Plan): PlanNeeds {
-  const sequences = planSequences(plan);
+  const sequences = plan.method === 'sdcc' ? [plan.student, ...plan.teachers] : plan.sequences;
   let positions = 0;
   let rows = 0;
   for (const s of sequences) {

@@ -12,6 +12,7 @@ import type { ModelConfig } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import type { Method } from '../plan/types';
 import type { EventJson, RolloutJson } from '../rollout/format';
+import type { Rollout } from '../rollout/rollout';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { configProblems, presetModel, runSpecOf, type RunConfig } from './config';
 import { checkpointDue, createRunEngine, RunRefusedError, StepFailedError, type LaneCheckpoint, type LaneState, type MetricRecord, type RunEngine } from './engine';
@@ -61,12 +62,8 @@ export interface Progress {
   etaSec: number | null;
 }
 
-export interface BatchEntry {
-  id: string;
-  reward: number;
-  K: number;
-  length: number;
-}
+/** A rollout of a lane's last batch, as the page lists it (no reward: 0). */
+export type BatchEntry = Pick<Rollout, 'id' | 'K' | 'length'> & { reward: number };
 
 export interface ScoredTargets {
   /** Target ids of the rollout, ascending. */
@@ -180,6 +177,18 @@ export interface RunController {
 
 const now = () => performance.now();
 
+/** Why a checkpoint cannot play the environments, or null: they speak the byte tokenizer. */
+function byteVocabularyProblem(weights: ModelWeights): string | null {
+  const V = weights.config.vocabSize;
+  return V === BYTE_VOCAB ? null : `the environments speak the byte tokenizer (${BYTE_VOCAB} tokens); this checkpoint has a vocabulary of ${V}`;
+}
+
+/** The checkpoint's step (the slowest lane's) and the history up to each lane's checkpoint. */
+function atCheckpoint(lanes: readonly LaneCheckpoint[], history: readonly MetricRecord[]) {
+  const upTo = new Map(lanes.map((l) => [l.method, l.step]));
+  return { step: lanes.length ? Math.min(...lanes.map((l) => l.step)) : 0, history: history.filter((r) => r.step <= (upTo.get(r.method) ?? 0)) };
+}
+
 export function createRunController(deps: ControllerDeps): RunController {
   const { store, emit } = deps;
   const liveInterval = deps.liveIntervalMs ?? 100;
@@ -245,14 +254,6 @@ export function createRunController(deps: ControllerDeps): RunController {
     }
   };
 
-  /** The run's starting weights: a kept checkpoint, or fresh ones from the preset and the seed. */
-  const startingWeights = async (config: RunConfig): Promise<ModelWeights> => {
-    if (!config.checkpoint) return initWeights(presetModel(config), config.seed);
-    const file = await store.loadFile(config.checkpoint);
-    if (!file) throw new RunRefusedError(`checkpoint ${config.checkpoint} is not stored in this browser: import it again`);
-    return loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB });
-  };
-
   /**
    * The stored lanes as one pair each (docs/reliability.md): the optimizer state must be bound to its
    * weights and at the lane's step; a mixed pair is refused, naming the lane, rather than resumed wrongly.
@@ -271,11 +272,13 @@ export function createRunController(deps: ControllerDeps): RunController {
     return out;
   };
 
+  /** The run's engine from its starting weights (a kept checkpoint, or fresh ones from the preset and the seed) and its stored lanes. */
   const buildEngine = async (device: Gpu, config: RunConfig, lanes: readonly LaneCheckpoint[]): Promise<RunEngine> => {
-    const weights = await startingWeights(config);
-    if (weights.config.vocabSize !== BYTE_VOCAB) {
-      throw new RunRefusedError(`the environments speak the byte tokenizer (${BYTE_VOCAB} tokens); this checkpoint has a vocabulary of ${weights.config.vocabSize}`);
-    }
+    const file = config.checkpoint ? await store.loadFile(config.checkpoint) : null;
+    if (config.checkpoint && !file) throw new RunRefusedError(`checkpoint ${config.checkpoint} is not stored in this browser: import it again`);
+    const weights = file ? loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB }) : initWeights(presetModel(config), config.seed);
+    const refused = byteVocabularyProblem(weights);
+    if (refused) throw new RunRefusedError(refused);
     try {
       return createRunEngine(device, runSpecOf(config), { weights, resume: laneStates(lanes) });
     } catch (error) {
@@ -289,16 +292,9 @@ export function createRunController(deps: ControllerDeps): RunController {
   const progress = (): Progress => {
     const step = engine?.step ?? 0;
     const total = info?.config.steps ?? 0;
-    let stepsPerSec = 0;
-    let tokensPerSec = 0;
-    if (recent.length >= 2) {
-      const span = (recent[recent.length - 1].at - recent[0].at) / 1000;
-      const tokens = recent.slice(1).reduce((s, r) => s + r.tokens, 0);
-      if (span > 0) {
-        stepsPerSec = (recent.length - 1) / span;
-        tokensPerSec = tokens / span;
-      }
-    }
+    const span = recent.length >= 2 ? (recent[recent.length - 1].at - recent[0].at) / 1000 : 0;
+    const stepsPerSec = span > 0 ? (recent.length - 1) / span : 0;
+    const tokensPerSec = span > 0 ? recent.slice(1).reduce((s, r) => s + r.tokens, 0) / span : 0;
     const etaSec = total > 0 && stepsPerSec > 0 ? Math.max(0, total - step) / stepsPerSec : null;
     return { step, total, stepsPerSec, tokensPerSec, etaSec };
   };
@@ -314,10 +310,8 @@ export function createRunController(deps: ControllerDeps): RunController {
     const lanes = await withGpu(() => current.checkpoint({ run: info!.id }));
     if (current !== engine || !info) return;
     lastCheckpoint = lanes;
-    const step = Math.min(...lanes.map((l) => l.step));
+    const { step, history: kept } = atCheckpoint(lanes, history);
     info = { ...info, checkpointStep: step };
-    const upTo = new Map(lanes.map((l) => [l.method, l.step]));
-    const kept = history.filter((r) => r.step <= (upTo.get(r.method) ?? 0));
     try {
       await store.saveCheckpoint({ info, playing }, lanes, kept);
     } catch (error) {
@@ -353,26 +347,18 @@ export function createRunController(deps: ControllerDeps): RunController {
     liveUnsent = null;
   };
 
+  /** Step `step`'s live episode: who plays it (set per lane) and which one it is (set as each starts). */
   const watcher = (step: number) => {
-    let player: Method | 'expert' = 'expert';
-    let purpose: 'train' | 'eval' = 'train';
-    let index = 0;
-    let total = 0;
-    let id = '';
-    const live = (events: readonly EventJson[], done: boolean) => postLive({ type: 'live', player, purpose, step, index, total, id, events: events as EventJson[], done });
+    const live: Omit<LiveEvent, 'events' | 'done'> = { type: 'live', player: 'expert', purpose: 'train', step, index: 0, total: 0, id: '' };
+    const post = (events: readonly EventJson[], done: boolean) => postLive({ ...live, events: events as EventJson[], done });
     return {
-      setPlayer(p: Method | 'expert', phase: 'train' | 'eval') {
-        player = p;
-        purpose = phase;
-      },
+      live,
       watch: {
-        start(i: number, n: number, rolloutId: string) {
-          index = i;
-          total = n;
-          id = rolloutId;
+        start: (index: number, total: number, id: string) => {
+          Object.assign(live, { index, total, id });
         },
-        change: (events: readonly EventJson[]) => live(events, false),
-        done: (rollout: RolloutJson) => live(rollout.events, true),
+        change: (events: readonly EventJson[]) => post(events, false),
+        done: (rollout: RolloutJson) => post(rollout.events, true),
         cancelled: () => cancelled,
       },
     };
@@ -393,7 +379,9 @@ export function createRunController(deps: ControllerDeps): RunController {
     try {
       const steps = await withGpu(() =>
         current.next({
-          lane: (method, phase = 'train') => w.setPlayer(phase === 'eval' || info!.config.objective === 'rl' ? method : 'expert', phase),
+          lane: (method, purpose = 'train') => {
+            Object.assign(w.live, { player: purpose === 'eval' || info!.config.objective === 'rl' ? method : 'expert', purpose });
+          },
           watch: w.watch,
         }),
       );
@@ -414,8 +402,7 @@ export function createRunController(deps: ControllerDeps): RunController {
       // The device went away under the step (its loss may be reported just after the step's error): recovery takes over.
       if (await deviceLost(current.lanes[0].trainer.gpu)) return false;
       playing = false;
-      if (error instanceof StepFailedError) setStatus('paused', error.message, error.nonFinite ? 'non-finite' : 'step-error');
-      else setStatus('paused', error instanceof Error ? error.message : String(error), 'step-error');
+      setStatus('paused', error instanceof Error ? error.message : String(error), error instanceof StepFailedError && error.nonFinite ? 'non-finite' : 'step-error');
       await persistRun();
       return false;
     }
@@ -515,9 +502,9 @@ export function createRunController(deps: ControllerDeps): RunController {
       setStatus('refused', (error as Error).message, 'not-restored');
       return false;
     }
-    const upTo = new Map(stored.lanes.map((l) => [l.method, l.step]));
-    info = { ...stored.info, checkpointStep: stored.lanes.length ? Math.min(...stored.lanes.map((l) => l.step)) : 0 };
-    history = stored.history.filter((r) => r.step <= (upTo.get(r.method) ?? 0));
+    const kept = atCheckpoint(stored.lanes, stored.history);
+    info = { ...stored.info, checkpointStep: kept.step };
+    history = kept.history;
     lastCheckpoint = stored.lanes.slice();
     emit({ type: 'run', run: info, history });
     if (resume) play();
@@ -632,15 +619,12 @@ export function createRunController(deps: ControllerDeps): RunController {
     },
     async importCheckpoint(name, bytes) {
       const weights = loadCheckpoint(bytes, { maxVocab: BYTE_VOCAB });
-      if (weights.config.vocabSize !== BYTE_VOCAB) {
-        throw new Error(`${name}: the environments speak the byte tokenizer (${BYTE_VOCAB} tokens); this checkpoint has a vocabulary of ${weights.config.vocabSize}`);
-      }
+      const refused = byteVocabularyProblem(weights);
+      if (refused) throw new Error(`${name}: ${refused}`);
       await store.saveFile({ name, bytes, model: weights.config, savedAt: Date.now() });
       return { name, model: weights.config };
     },
-    async rollout(method, id) {
-      return batchRollout(method, id).json;
-    },
+    rollout: async (method, id) => batchRollout(method, id).json,
     async score(method, id) {
       const { rollout } = batchRollout(method, id);
       const current = engine!;

@@ -69,8 +69,6 @@ export interface Player {
   relay?: TokenRelay;
 }
 
-const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
-
 export interface PlayOptions {
   /** The model's positions: the default context limit. */
   nPositions: number;
@@ -86,7 +84,7 @@ export async function playBatch(spec: PlaySpec, step: number, player: Player, op
   const watch = options.watch ?? {};
   const relay = player.relay;
   const seed = options.seed ?? stepSeed(spec.seed, step);
-  const started = now();
+  const started = performance.now();
   let partial: { op: 'append'; role: 'act'; tokens: number[]; logprobs: number[] } | null = null;
   let events: readonly EventJson[] = [];
   try {
@@ -139,7 +137,7 @@ export async function playBatch(spec: PlaySpec, step: number, player: Player, op
       reward: dataset.summary.meanReward,
       em: dataset.summary.em,
       K: rollouts.reduce((s, r) => s + r.K, 0) / rollouts.length,
-      genMs: now() - started,
+      genMs: performance.now() - started,
     };
   } finally {
     if (relay) relay.sink = null;

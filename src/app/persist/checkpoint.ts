@@ -2,7 +2,7 @@
 // after a reload. One record: the safetensors bytes (a Blob) and the name they were loaded under. A
 // database of its own, so neither the inspection views' store nor the training run's is upgraded
 // under it. Every failure (private mode, quota, no IndexedDB) degrades to "nothing stored".
-import { openDB, type IDBPDatabase } from 'idb';
+import { withStore } from './db';
 
 const DB_NAME = 'memorywalker-scoring';
 const STORE = 'checkpoints';
@@ -14,23 +14,14 @@ export interface StoredCheckpoint {
   savedAt: number;
 }
 
-async function withDb<T>(body: (db: IDBPDatabase) => Promise<T>): Promise<T> {
-  const db = await openDB(DB_NAME, 1, { upgrade: (db) => db.createObjectStore(STORE) });
-  try {
-    return await body(db);
-  } finally {
-    db.close();
-  }
-}
-
 export async function saveScoringCheckpoint(name: string, blob: Blob): Promise<void> {
   const record: StoredCheckpoint = { name, blob, savedAt: Date.now() };
-  await withDb((db) => db.put(STORE, record, KEY));
+  await withStore(DB_NAME, STORE, (db) => db.put(STORE, record, KEY));
 }
 
 export async function loadScoringCheckpoint(): Promise<StoredCheckpoint | null> {
   try {
-    const record = (await withDb((db) => db.get(STORE, KEY))) as StoredCheckpoint | undefined;
+    const record = (await withStore(DB_NAME, STORE, (db) => db.get(STORE, KEY))) as StoredCheckpoint | undefined;
     return record && record.blob instanceof Blob && typeof record.name === 'string' ? record : null;
   } catch {
     return null;
@@ -38,5 +29,5 @@ export async function loadScoringCheckpoint(): Promise<StoredCheckpoint | null> 
 }
 
 export async function forgetScoringCheckpoint(): Promise<void> {
-  await withDb((db) => db.delete(STORE, KEY));
+  await withStore(DB_NAME, STORE, (db) => db.delete(STORE, KEY));
 }

@@ -1,8 +1,8 @@
 // The last opened rollout set, kept in IndexedDB (through `idb`) so it comes back after a reload.
 // One database, one object store, one record: the file itself (a Blob, so a 100 MB JSONL is not
 // copied into a string) with its name. Every failure (private mode, quota, no IndexedDB) degrades
-// to "nothing stored". Each call opens and closes the database, so none holds it open.
-import { openDB, type IDBPDatabase } from 'idb';
+// to "nothing stored".
+import { withStore } from './db';
 import { isTokenizerName, type TokenizerName } from '../../rollout';
 import type { SourceRef } from '../url/schema';
 
@@ -17,23 +17,14 @@ export interface StoredSet extends SourceRef {
   tokenizer: TokenizerName;
 }
 
-async function withDb<T>(body: (db: IDBPDatabase) => Promise<T>): Promise<T> {
-  const db = await openDB(DB_NAME, 1, { upgrade: (db) => db.createObjectStore(STORE) });
-  try {
-    return await body(db);
-  } finally {
-    db.close();
-  }
-}
-
 export async function saveLastSet(kind: StoredSet['kind'], name: string, blob: Blob, tokenizer: TokenizerName = 'byte'): Promise<void> {
   const record: StoredSet = { kind, name, blob, savedAt: Date.now(), tokenizer };
-  await withDb((db) => db.put(STORE, record, KEY));
+  await withStore(DB_NAME, STORE, (db) => db.put(STORE, record, KEY));
 }
 
 export async function loadLastSet(): Promise<StoredSet | null> {
   try {
-    const record = (await withDb((db) => db.get(STORE, KEY))) as StoredSet | undefined;
+    const record = (await withStore(DB_NAME, STORE, (db) => db.get(STORE, KEY))) as StoredSet | undefined;
     const ok = record && record.blob instanceof Blob && typeof record.name === 'string' && (record.kind === 'file' || record.kind === 'example');
     return ok ? { ...record, tokenizer: isTokenizerName(record.tokenizer) ? record.tokenizer : 'byte' } : null;
   } catch {

@@ -23,14 +23,6 @@ export interface ParseRequest {
   tokenizer: TokenizerName;
 }
 
-/** Fetches rollout `index` of the set parsed by job `set`. */
-export interface RolloutRequest {
-  type: 'rollout';
-  job: number;
-  set: number;
-  index: number;
-}
-
 /** One line of the set's picker. */
 export interface RolloutSummary {
   id: string;
@@ -51,20 +43,13 @@ export interface DemoConfig {
   seed: number;
 }
 
-export interface GenerateRequest {
-  type: 'generate';
-  job: number;
-  config: DemoConfig;
-}
-
-/** The data-set table of the set parsed by job `set`: one row of figures per rollout. */
-export interface TableRequest {
-  type: 'table';
-  job: number;
-  set: number;
-}
-
-export type WorkerRequest = ParseRequest | RolloutRequest | GenerateRequest | TableRequest;
+export type WorkerRequest =
+  | ParseRequest
+  /** Fetches rollout `index` of the set parsed by job `set`. */
+  | { type: 'rollout'; job: number; set: number; index: number }
+  | { type: 'generate'; job: number; config: DemoConfig }
+  /** The data-set table of the set parsed by job `set`: one row of figures per rollout. */
+  | { type: 'table'; job: number; set: number };
 
 export type ParsePhase = 'read' | 'validate';
 
@@ -124,11 +109,11 @@ export interface Generated {
   text: string;
 }
 
-export interface JobFailed {
-  type: 'error';
-  job: number;
-  /** The validator's line `FILE[:LINE]: event N: reason`, or a read or harness error. */
-  message: string;
-}
-
-export type WorkerReply = ParseProgress | ParseDone | RolloutReply | Generated | TableDone | JobFailed;
+export type WorkerReply =
+  | ParseProgress
+  | ParseDone
+  | RolloutReply
+  | Generated
+  | TableDone
+  /** `message`: the validator's line `FILE[:LINE]: event N: reason`, or a read or harness error. */
+  | { type: 'error'; job: number; message: string };

@@ -1,20 +1,12 @@
 // The page's side of the rollout worker: one worker, a promise per job, progress through a
 // callback. A newer parse makes an older one stale (its promise rejects with StaleParseError).
-import type { Rollout, TokenizerName } from '../../rollout';
+import type { Rollout } from '../../rollout';
 import { createJobs } from './jobs';
 import type { RolloutRow } from '../../tree';
-import type { DemoConfig, Generated, LoadReport, ParseDone, ParsePhase, RolloutReply, RolloutSummary, TableDone, WorkerReply, WorkerRequest } from './parse';
+import type { DemoConfig, Generated, ParseDone, ParsePhase, ParseRequest, RolloutReply, TableDone, WorkerReply, WorkerRequest } from './parse';
 
-export interface ParseOutcome {
-  /** The job that parsed the set: names it in later `rollout` requests. */
-  set: number;
-  summaries: RolloutSummary[];
-  index: number;
-  rollout: Rollout;
-  readMs: number;
-  validateMs: number;
-  report: LoadReport;
-}
+/** A parse's answer; `set`, the job that parsed the set, names it in later `rollout` requests. */
+export type ParseOutcome = Omit<ParseDone, 'type' | 'job'> & { set: number };
 
 export class StaleParseError extends Error {
   constructor() {
@@ -22,14 +14,8 @@ export class StaleParseError extends Error {
   }
 }
 
-export interface ParseOptions {
-  /** Rollout id to send along (default: the first). */
-  select: string | null;
-  /** The set the page shows now, kept by the worker until this parse succeeds. */
-  keep: number | null;
-  /** How imported text is tokenized (default byte). */
-  tokenizer?: TokenizerName;
-}
+/** What a parse sends besides the file (ParseRequest); the tokenizer defaults to byte. */
+export type ParseOptions = Pick<ParseRequest, 'select' | 'keep'> & Partial<Pick<ParseRequest, 'tokenizer'>>;
 
 export interface Parser {
   parse(blob: Blob, fileName: string, options: ParseOptions, onProgress: (phase: ParsePhase, done: number, total: number) => void): Promise<ParseOutcome>;

@@ -9,32 +9,12 @@ import type { Rollout } from '../../rollout';
 export const SCORED_METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
 export type ScoredMethod = (typeof SCORED_METHODS)[number];
 
-export interface LoadModelRequest {
-  type: 'load';
-  job: number;
-  bytes: ArrayBuffer;
-  name: string;
-}
-
-export interface ScoreRequest {
-  type: 'score';
-  job: number;
-  rollout: Rollout;
-}
-
-export interface SummarizeRequest {
-  type: 'summarize';
-  job: number;
-  rollout: Rollout;
-}
-
-/** Stops job `job` (a score or a summary) at its next forward pass; it then fails with CANCELLED. */
-export interface CancelRequest {
-  type: 'cancel';
-  job: number;
-}
-
-export type ScoreWorkerRequest = LoadModelRequest | ScoreRequest | SummarizeRequest | CancelRequest;
+export type ScoreWorkerRequest =
+  | { type: 'load'; job: number; bytes: ArrayBuffer; name: string }
+  | { type: 'score'; job: number; rollout: Rollout }
+  | { type: 'summarize'; job: number; rollout: Rollout }
+  /** Stops job `job` (a score or a summary) at its next forward pass; it then fails with CANCELLED. */
+  | { type: 'cancel'; job: number };
 
 /** The message of a job stopped by `cancel`. */
 export const CANCELLED = 'scoring cancelled';
@@ -99,12 +79,6 @@ export interface Summarized {
   row: DriftRow;
 }
 
-export interface ScoreFailed {
-  type: 'error';
-  job: number;
-  message: string;
-}
-
 /** Why a rollout cannot be scored by the loaded model at all: its tokenizer is not the model's (docs/tokenizers.md). */
 export function tokenizerMismatchMessage(rolloutId: string, reason: string, modelTokenizer: string): string {
   const fix =
@@ -114,4 +88,4 @@ export function tokenizerMismatchMessage(rolloutId: string, reason: string, mode
   return `rollout "${rolloutId}" ${reason}: ${fix}`;
 }
 
-export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | Summarized | ScoreFailed;
+export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | Summarized | { type: 'error'; job: number; message: string };

@@ -45,8 +45,7 @@ async function scoreAll(model: GpuModel, rollout: Rollout, tree: ConditioningTre
   const { vocabSize: V, nPositions } = model.config;
   const mismatch = tokenizerMismatch(rollout.tokenizer, V);
   if (mismatch) throw new Error(tokenizerMismatchMessage(rollout.id, mismatch.reason, mismatch.model));
-  let maxToken = 0;
-  for (const t of rollout.tokens) if (t > maxToken) maxToken = t;
+  const maxToken = rollout.tokens.reduce((m, t) => Math.max(m, t), 0);
   const plans = SCORED_METHODS.map((method): { method: ScoredMethod; plan: SequencePlan } | { method: ScoredMethod; error: string } => {
     try {
       if (maxToken >= V) throw new Error(`token ${maxToken} is outside the model's vocabulary (${V})`);

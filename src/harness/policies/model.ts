@@ -77,6 +77,8 @@ export interface ModelPolicyOptions extends SamplingOptions {
   /** Mixed into each episode's seed (EpisodeInfo.seed); default 0 (the episode seed alone). */
   seed?: number;
   reuse?: CacheReuse;
+  /** Hears every sampled token that is fed back (all of an action's but its last) with its recorded logprob: a page can watch an action being written. */
+  onToken?(token: number, logprob: number): void;
 }
 
 export function checkSampling({ temperature = 1, topK = 0, topP = 1 }: SamplingOptions): Required<SamplingOptions> {
@@ -213,6 +215,7 @@ export function createModelPolicy(lm: LanguageModel, options: ModelPolicyOptions
             tokens.push(token);
             logprobs.push(logSoftmax(logits)[token]);
             if (STOP_TOKENS.includes(token) || tokens.length === maxTokens) break;
+            options.onToken?.(token, logprobs[logprobs.length - 1]);
             logits = reuse === 'none' ? await logitsOf([...view, ...tokens]) : await decoder.extend([token]);
           }
           return { tokens, logprobs };
