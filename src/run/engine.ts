@@ -236,6 +236,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
       ...figures,
       logdiff: demonstrations ? null : m.logdiff,
       mu: demonstrations ? null : m.mu,
+      rollout_corr: demonstrations ? null : m.rollout_corr,
       K: batch.played?.K ?? batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
       reward: batch.played?.reward ?? 0,
       em: batch.played?.em ?? 0,
