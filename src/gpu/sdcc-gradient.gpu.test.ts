@@ -15,7 +15,8 @@ import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
 import { randomWeights } from '../model/random-weights';
-import { workedExample } from '../testing/fixtures';
+import { readFixture, workedExample } from '../testing/fixtures';
+import type { Rollout } from '../rollout/rollout';
 import { compare } from '../testing/close';
 
 const config = MODEL_PRESETS.tiny;
@@ -104,5 +105,47 @@ describe('SDCC gradient against the float64 reference (teacher under stop-gradie
     const withLeak = new Map([...ref.grads].map(([name, g]) => [name, Float64Array.from(g, (v, i) => v + LAMBDA * leak.get(name)![i])]));
     const [, rel] = worstRelative(withLeak, ref.grads);
     expect(rel).toBeGreaterThan(1e-2); // far above the 1e-3 the GPU gradients meet
+  });
+});
+
+describe('the advantage-gated KL (RL)', () => {
+  /** The worked example with a reward and a group, for GRPO. */
+  const member = (id: string, reward: number, group: string): Rollout => {
+    const json = JSON.parse(readFixture('worked-example.json'));
+    Object.assign(json, { id, reward, group });
+    return validateRollout(json, { file: `${id}.json` });
+  };
+  const grads = async (rollouts: Rollout[], sdccGate: 'leaves' | 'advantage') => {
+    const m = await computeGradients(model, rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, conditioningDrift: false });
+    let max = 0;
+    for (const t of (await model.readGrads()).values()) for (const v of t) max = Math.max(max, Math.abs(v));
+    return { m, max };
+  };
+
+  it("a group with equal rewards: the paper's KL is the only gradient; gated, nothing moves", async () => {
+    const solved = [member('a', 1, 'g'), member('b', 1, 'g')];
+    const paper = await grads(solved, 'leaves');
+    expect(paper.m.taskLoss).toBe(0); // every advantage is 0
+    expect(paper.m.klFired).toBe(true);
+    expect(paper.max).toBeGreaterThan(1e-4);
+    const gated = await grads(solved, 'advantage');
+    expect(gated.m.klFired).toBe(false);
+    expect(gated.m.klSdcc).toBe(0);
+    expect(gated.max).toBe(0);
+    expect(gated.m.divergingLeaves).toBe(paper.m.divergingLeaves);
+  });
+
+  it("mixed groups: gated, the KL keeps the leaves of the rollouts with an advantage, and is their mean", async () => {
+    // a and b: a group with rewards 1 and 0 (advantages ±1); c, another rollout, alone (advantage 0).
+    const json = { ...generateRandomRollout({ seed: 411, size: 'small' }), id: 'c', reward: 1, group: 'h' };
+    for (const e of json.events) if (e.op === 'append' && e.role === 'act' && !e.logprobs && e.tokens) e.logprobs = e.tokens.map(() => -1);
+    const other = validateRollout(json, { file: 'c.json' });
+    const batch = [member('a', 1, 'g'), member('b', 0, 'g'), other];
+    const gated = await grads(batch, 'advantage');
+    const pair = await grads(batch.slice(0, 2), 'leaves');
+    const paper = await grads(batch, 'leaves');
+    expect(gated.m.klFired).toBe(true);
+    expect(Math.abs(gated.m.klSdcc - pair.m.klSdcc)).toBeLessThan(1e-5); // a's and b's leaves only
+    expect(Math.abs(gated.m.klSdcc - paper.m.klSdcc)).toBeGreaterThan(1e-3); // c's leaves count in the paper's mean
   });
 });
