@@ -32,31 +32,36 @@ interface Sizes {
   seeds: readonly number[];
   sft: PhaseSizes;
   rl: PhaseSizes;
-  eval: { every: number; prompts: number };
+  evalPrompts: number;
   sweep: readonly number[];
+  gated: readonly number[];
 }
 
 /**
- * Sizes of a full run (under an hour on two CPU cores with SwiftShader) and of --quick (minutes:
- * the machinery end to end, figures too small to mean much); flags override each.
+ * Sizes of a full run (about an hour on two quiet CPU cores with SwiftShader; generation dominates:
+ * every held-out evaluation decodes `evalPrompts` episodes greedily, every RL update prompts × group
+ * sampled ones) and of --quick (minutes: the machinery end to end, figures too small to mean much);
+ * flags override each.
  */
 export const LEARNING_SIZES: { full: Sizes; quick: Sizes } = {
   full: {
     editors: ['window', 'compact'],
     seeds: [1, 2, 3],
     // The app's "The paper's claim" is this SFT phase under window at seed 1: one set of numbers.
-    sft: { updates: PAPER_CLAIM.steps, prompts: PAPER_CLAIM.batch, group: 1, lr: PAPER_CLAIM.lr },
-    rl: { updates: 8, prompts: 2, group: 4, lr: 1e-3 },
-    eval: { every: PAPER_CLAIM.evalEvery, prompts: PAPER_CLAIM.evalPrompts },
+    sft: { updates: PAPER_CLAIM.steps, prompts: PAPER_CLAIM.batch, group: 1, lr: PAPER_CLAIM.lr, evalEvery: PAPER_CLAIM.evalEvery },
+    rl: { updates: 6, prompts: 2, group: 4, lr: 1e-3, evalEvery: 3 },
+    evalPrompts: PAPER_CLAIM.evalPrompts,
     sweep: [0.01, 0.03, 0.1, 0.3],
+    gated: [0.1],
   },
   quick: {
     editors: ['window', 'compact'],
     seeds: [1, 2, 3],
-    sft: { updates: 2, prompts: 2, group: 1, lr: 1e-3 },
-    rl: { updates: 2, prompts: 1, group: 2, lr: 1e-3 },
-    eval: { every: 2, prompts: 2 },
+    sft: { updates: 2, prompts: 2, group: 1, lr: 1e-3, evalEvery: 2 },
+    rl: { updates: 2, prompts: 1, group: 2, lr: 1e-3, evalEvery: 2 },
+    evalPrompts: 2,
     sweep: [0.01, 0.03, 0.1, 0.3],
+    gated: [0.1],
   },
 };
 export const LEARNING_LAMBDA = PAPER_CLAIM.lambda;
@@ -70,8 +75,10 @@ export const LEARNING_FLAGS: Record<string, FlagSpec> = {
   'rl-updates': { type: 'string', value: 'N', help: 'learning: RL updates per run' },
   'rl-prompts': { type: 'string', value: 'N', help: 'learning: prompts per RL update (one group each)' },
   'rl-lr': { type: 'string', value: 'LR', help: 'learning: peak learning rate of the RL runs' },
-  'eval-every': { type: 'string', value: 'N', help: 'learning: updates between held-out evaluations' },
+  'sft-eval-every': { type: 'string', value: 'N', help: 'learning: SFT updates between held-out evaluations' },
+  'rl-eval-every': { type: 'string', value: 'N', help: 'learning: RL updates between held-out evaluations' },
   sweep: { type: 'string', value: 'a,b', help: "learning: SDCC's λ values on the RL runs (default 0.01,0.03,0.1,0.3)" },
+  gated: { type: 'string', value: 'a,b', help: 'learning: λ values of the advantage-gated SDCC on the RL runs (default 0.1; "none" for none)' },
   resume: { type: 'boolean', help: 'learning: keep the runs of DIR/results.json (same config) and run the rest' },
 };
 
@@ -113,12 +120,13 @@ export function learningConfigFromArgs(args: ParsedArgs, checkpoint: string): Le
   const editors = listOf(stringFlag(args, 'editors'), 'editors', (e) => (isEditorKind(e) ? e : undefined), sizes.editors);
   const methods = listOf<Method>(stringFlag(args, 'methods'), 'methods', (m) => (isMethod(m) ? m : undefined), METHODS);
   const seeds = listOf(stringFlag(args, 'seeds'), 'seeds', (s) => (/^\d+$/.test(s) && Number(s) < 2 ** 32 ? Number(s) : undefined), sizes.seeds);
-  const sweep = listOf(stringFlag(args, 'sweep'), 'sweep', (s) => (Number.isFinite(Number(s)) && Number(s) > 0 ? Number(s) : undefined), sizes.sweep);
+  const positive = (s: string) => (Number.isFinite(Number(s)) && Number(s) > 0 ? Number(s) : undefined);
+  const sweep = listOf(stringFlag(args, 'sweep'), 'sweep', positive, sizes.sweep);
+  const gated = stringFlag(args, 'gated') === 'none' ? [] : listOf(stringFlag(args, 'gated'), 'gated', positive, sizes.gated);
   const envText = stringFlag(args, 'env');
   const env = envText === undefined ? WEAK_TASK.env : envFlag(envText);
   const budget = integerFlag(args, 'budget', WEAK_TASK.budget, 8);
   const lambda = numberFlag(args, 'lambda', LEARNING_LAMBDA, 0, 100);
-  const every = integerFlag(args, 'eval-every', sizes.eval.every, 1);
   return {
     checkpoint,
     env,
@@ -127,27 +135,30 @@ export function learningConfigFromArgs(args: ParsedArgs, checkpoint: string): Le
     seeds,
     lambda,
     sweep,
+    gated,
     maxActTokens: ACT_TOKENS,
     sft: {
       updates: integerFlag(args, 'sft-updates', sizes.sft.updates, 1),
       prompts: integerFlag(args, 'sft-prompts', sizes.sft.prompts, 1),
       group: 1,
       lr: numberFlag(args, 'sft-lr', sizes.sft.lr, 1e-7, 1),
+      evalEvery: integerFlag(args, 'sft-eval-every', sizes.sft.evalEvery, 1),
     },
     rl: {
       updates: integerFlag(args, 'rl-updates', sizes.rl.updates, 1),
       prompts: integerFlag(args, 'rl-prompts', sizes.rl.prompts, 1),
       group: integerFlag(args, 'group', sizes.rl.group, 2),
       lr: numberFlag(args, 'rl-lr', sizes.rl.lr, 1e-7, 1),
+      evalEvery: integerFlag(args, 'rl-eval-every', sizes.rl.evalEvery, 1),
     },
-    eval: { every, prompts: integerFlag(args, 'eval-n', sizes.eval.prompts, 1) },
+    eval: { prompts: integerFlag(args, 'eval-n', sizes.evalPrompts, 1) },
   };
 }
 
 export const LEARNING_USAGE = [
   'mw experiment learning --out DIR [--quick] [--ckpt FILE] [--env E] [--budget N] [--editors a,b] [--methods a,b] [--seeds a,b]',
   '                       [--sft-updates N] [--sft-prompts N] [--sft-lr LR] [--rl-updates N] [--rl-prompts N] [--group G] [--rl-lr LR]',
-  '                       [--eval-every N] [--eval-n N] [--lambda X] [--sweep a,b] [--resume] [--json]',
+  '                       [--sft-eval-every N] [--rl-eval-every N] [--eval-n N] [--lambda X] [--sweep a,b] [--gated a,b|none] [--resume] [--json]',
 ];
 
 export const LEARNING_DETAILS = [
@@ -156,7 +167,8 @@ export const LEARNING_DETAILS = [
   " the start's held-out EM, then per method (1) an SFT run on the scripted expert's demonstrations and (2) an on-policy",
   ' RL run (PPO-clipped, GRPO advantages, the model sampling at temperature 1; the runs share their first batch), each the',
   " browser's run of the same config (warm-up, cosine to a tenth of the lr), with held-out greedy EM under the editor every",
-  " --eval-every updates; then SDCC's RL run at every --sweep λ. Seed S draws the batches and the held-out prompts (the same",
+  " --sft-eval-every / --rl-eval-every updates; then SDCC's RL run at every --sweep λ, and the advantage-gated SDCC (its KL only at",
+  ' the diverging leaves of rollouts with a non-zero advantage) at every --gated λ. Seed S draws the batches and the held-out prompts (the same',
   ` for every method). Sizes: full ${describeSizes(LEARNING_SIZES.full)}; --quick ${describeSizes(LEARNING_SIZES.quick)}.`,
   'Writes DIR/results.json (every update and evaluation; rewritten after each run, so --resume continues an interrupted',
   'experiment), DIR/table.md (EM per method with the seed range, training figures with verl\'s rollout_corr, the λ sweep),',
@@ -165,7 +177,10 @@ export const LEARNING_DETAILS = [
 ].join('\n');
 
 function describeSizes(s: Sizes): string {
-  return `${s.seeds.length} seeds; SFT ${s.sft.updates} × ${s.sft.prompts} at lr ${s.sft.lr}; RL ${s.rl.updates} × ${s.rl.prompts}×${s.rl.group} at lr ${s.rl.lr}; EM every ${s.eval.every} on ${s.eval.prompts} prompts`;
+  return (
+    `${s.seeds.length} seeds; SFT ${s.sft.updates} × ${s.sft.prompts} at lr ${s.sft.lr}, EM every ${s.sft.evalEvery}; ` +
+    `RL ${s.rl.updates} × ${s.rl.prompts}×${s.rl.group} at lr ${s.rl.lr}, EM every ${s.rl.evalEvery}; EM on ${s.evalPrompts} prompts; gated λ ${s.gated.join(', ')}`
+  );
 }
 
 function duration(seconds: number): string {
@@ -222,7 +237,7 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
           event.kind === 'baseline'
             ? `${event.editor} seed ${event.seed}: the start's held-out EM ${event.em.toFixed(3)}`
             : event.kind === 'run'
-              ? `${event.run.phase} ${event.run.editor} seed ${event.run.seed} ${event.run.method}${event.run.lambda !== null ? ` λ ${event.run.lambda}` : ''}: EM ${event.run.evals.map((e) => e.em.toFixed(2)).join(' → ')}${event.run.stopped ? ` (stopped: ${event.run.stopped})` : ''}`
+              ? `${event.run.phase} ${event.run.editor} seed ${event.run.seed} ${event.run.method}${event.run.lambda !== null ? ` λ ${event.run.lambda}${event.run.gate === 'advantage' ? ' gated' : ''}` : ''}: EM ${event.run.evals.map((e) => e.em.toFixed(2)).join(' → ')}${event.run.stopped ? ` (stopped: ${event.run.stopped})` : ''}`
               : event.kind === 'eval'
                 ? `${event.run.phase} ${event.run.editor} seed ${event.run.seed} ${event.run.method} update ${event.update}: held-out EM ${event.em.toFixed(3)}`
                 : `${event.run.phase} ${event.run.editor} seed ${event.run.seed} ${event.run.method} update ${event.update}: loss ${event.run.updates.at(-1)!.loss.toFixed(4)}`;

@@ -42,11 +42,12 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
   out.push(
     `Start \`${c.checkpoint}\` (${describeConfig(results.model)}); task \`${formatEnvSpec(c.env)}\` under ${editors.join(' and ')} ` +
       `(budget ${c.editors.map((e) => (e.kind === 'none' ? 'none' : e.budget)).join(', ')}); seeds ${c.seeds.join(', ')}. ` +
-      `SFT: ${c.sft.updates} updates of ${c.sft.prompts} expert demonstrations, lr ${c.sft.lr}. ` +
-      `RL: ${c.rl.updates} updates of ${c.rl.prompts} prompts × ${c.rl.group} rollouts sampled by the model at temperature 1, lr ${c.rl.lr}. ` +
-      `Both use the browser's schedule (linear warm-up over min(10, updates), cosine to a tenth) and AdamW from a fresh state; SDCC λ ${c.lambda} (sweep: ${c.sweep.join(', ')}). ` +
-      `Held-out EM: greedy play of ${c.eval.prompts} prompts per seed (the same prompts for every method of a seed) under the editor, ` +
-      `every ${c.eval.every} updates. The start's held-out EM: ${editors.map(base).join('; ')}. ` +
+      `SFT: ${c.sft.updates} updates of ${c.sft.prompts} expert demonstrations, lr ${c.sft.lr}, held-out EM every ${c.sft.evalEvery}. ` +
+      `RL: ${c.rl.updates} updates of ${c.rl.prompts} prompts × ${c.rl.group} rollouts sampled by the model at temperature 1, lr ${c.rl.lr}, held-out EM every ${c.rl.evalEvery}. ` +
+      `Both use the browser's schedule (linear warm-up over min(10, updates), cosine to a tenth) and AdamW from a fresh state; SDCC λ ${c.lambda} ` +
+      `(sweep: ${c.sweep.join(', ')}; advantage-gated: ${c.gated.length ? c.gated.join(', ') : 'none'}). ` +
+      `Held-out EM: greedy play of ${c.eval.prompts} prompts per seed (the same prompts for every method of a seed) under the editor. ` +
+      `The start's held-out EM: ${editors.map(base).join('; ')}. ` +
       `Took ${duration(results.seconds)}${meta.load ? ` (${meta.load})` : ''}.\n`,
   );
 
@@ -100,12 +101,13 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
   if (sweep.length) {
     out.push('## SDCC: λ on the RL runs\n');
     out.push(
-      `SDCC's RL runs at every λ (λ ${c.lambda} is the RL phase's own), beside Naive-Compressed (λ = 0) and the packed 4D mask; ` +
-        'held-out EM after the last update, mean [range] over seeds, and its gain. Curves: sweep-<editor>.svg.\n',
+      `SDCC's RL runs at every λ (λ ${c.lambda} is the RL phase's own), the advantage-gated SDCC (its KL only at the diverging leaves of rollouts ` +
+        'with a non-zero advantage), beside Naive-Compressed (λ = 0) and the packed 4D mask; held-out EM after the last update, mean [range] over seeds, ' +
+        'and its gain. Curves: sweep-<editor>.svg.\n',
     );
     const rows = sweep.map((g) => [
       g.editor,
-      g.method === 'sdcc' ? `SDCC λ ${g.lambda}` : g.method === 'naive-compressed' ? 'Naive-Compressed (λ 0)' : label(g.method),
+      g.method === 'sdcc' ? sdccName(g.lambda!, g.gate) : g.method === 'naive-compressed' ? 'Naive-Compressed (λ 0)' : label(g.method),
       emRange(g.final),
       signed(g.gain, 2),
       fixed(g.loss, 4),
@@ -118,17 +120,24 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
   const stopped = results.runs.filter((r) => r.stopped);
   if (stopped.length) {
     out.push('## Runs that stopped early\n');
-    out.push(stopped.map((r) => `- ${r.phase} ${r.editor} seed ${r.seed} ${r.method}${r.lambda !== null ? ` λ ${r.lambda}` : ''}: ${r.stopped}`).join('\n') + '\n');
+    out.push(stopped.map((r) => `- ${r.phase} ${r.editor} seed ${r.seed} ${r.method === 'sdcc' ? sdccName(r.lambda!, r.gate) : r.method}: ${r.stopped}`).join('\n') + '\n');
   }
   return out.join('\n');
 }
 
-/** The sweep's rows per editor: naive-compressed (λ 0), SDCC at every λ ascending, the packed 4D mask. */
+/** "SDCC λ 0.1", "SDCC λ 0.1 gated" */
+function sdccName(lambda: number, gate: GroupSummary['gate']): string {
+  return `SDCC λ ${lambda}${gate === 'advantage' ? ' gated' : ''}`;
+}
+
+/** The sweep's rows per editor: naive-compressed (λ 0), SDCC at every λ ascending (the paper's form, then gated), the packed 4D mask. */
 function sweepGroups(groups: readonly GroupSummary[]): GroupSummary[] {
   const editors = [...new Set(groups.filter((g) => g.phase === 'sweep').map((g) => g.editor))];
   return editors.flatMap((e) => {
     const rl = groups.filter((g) => g.phase === 'rl' && g.editor === e);
-    const sdcc = [...groups.filter((g) => g.editor === e && g.method === 'sdcc' && (g.phase === 'sweep' || g.phase === 'rl'))].sort((a, b) => (a.lambda ?? 0) - (b.lambda ?? 0));
+    const sdcc = [...groups.filter((g) => g.editor === e && g.method === 'sdcc' && (g.phase === 'sweep' || g.phase === 'rl'))].sort(
+      (a, b) => Number(a.gate === 'advantage') - Number(b.gate === 'advantage') || (a.lambda ?? 0) - (b.lambda ?? 0),
+    );
     return [...rl.filter((g) => g.method === 'naive-compressed'), ...sdcc, ...rl.filter((g) => g.method === 'packed-4d')];
   });
 }
@@ -180,20 +189,28 @@ interface PanelSpec {
 }
 
 function curvesFigure(title: string, subtitle: string, curves: readonly Curve[], updates: number, panels: readonly PanelSpec[]): string {
-  const width = 360 * panels.length + 40;
-  const height = 400;
-  const top = 96;
-  const bottom = 340;
+  const width = Math.max(940, 360 * panels.length + 40);
+  const pitch = (width - 56) / panels.length;
   const body: string[] = [text(16, 22, title, `fill="${INK.text}" font-size="15" font-weight="600"`), text(16, 40, subtitle, `fill="${INK.muted}" font-size="11"`)];
+  // The legend, wrapped to the figure's width.
   let lx = 16;
+  let ly = 58;
   for (const c of curves) {
-    body.push(`<line x1="${lx}" x2="${lx + 18}" y1="58" y2="58" stroke="${c.color}" stroke-width="2.5"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`);
-    body.push(text(lx + 24, 62, c.name, `fill="${INK.text}"`));
-    lx += 36 + c.name.length * 6.6;
+    const w = 40 + c.name.length * 7.2;
+    if (lx > 16 && lx + w > width - 16) {
+      lx = 16;
+      ly += 18;
+    }
+    body.push(`<line x1="${lx}" x2="${lx + 18}" y1="${ly}" y2="${ly}" stroke="${c.color}" stroke-width="2.5"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`);
+    body.push(text(lx + 24, ly + 4, c.name, `fill="${INK.text}"`));
+    lx += w;
   }
+  const top = ly + 38;
+  const bottom = top + 244;
+  const height = bottom + 60;
   panels.forEach((panel, i) => {
-    const x0 = 56 + i * 360;
-    const x1 = x0 + 300;
+    const x0 = 56 + i * pitch;
+    const x1 = x0 + pitch - 60;
     const x = scaleLinear().domain([0, Math.max(1, updates)]).range([x0 + 8, x1 - 8]);
     body.push(`<rect x="${x0}" y="${top}" width="${x1 - x0}" height="${bottom - top}" fill="${INK.panel}"/>`);
     body.push(text(x0, top - 10, panel.title, `fill="${INK.text}" font-size="12" font-weight="600"`));
@@ -262,13 +279,16 @@ export function learningSvg(results: LearningResults, phase: 'sft' | 'rl', edito
 export function sweepSvg(results: LearningResults, editor: string): string {
   const c = results.config;
   const rl = results.runs.filter((r) => r.editor === editor && (r.phase === 'rl' || r.phase === 'sweep'));
-  const lambdas = [...new Set(rl.filter((r) => r.method === 'sdcc').map((r) => r.lambda!))].sort((a, b) => a - b);
-  // Light to dark violet as λ grows.
+  const sdcc = rl.filter((r) => r.method === 'sdcc');
+  const lambdas = [...new Set(sdcc.filter((r) => r.gate !== 'advantage').map((r) => r.lambda!))].sort((a, b) => a - b);
+  const gated = [...new Set(sdcc.filter((r) => r.gate === 'advantage').map((r) => r.lambda!))].sort((a, b) => a - b);
+  // Light to dark violet as λ grows; the gated form in green.
   const shade = (i: number) => `hsl(276, 70%, ${Math.round(82 - (46 * i) / Math.max(1, lambdas.length - 1))}%)`;
   const curves: Curve[] = [];
   const nc = rl.filter((r) => r.phase === 'rl' && r.method === 'naive-compressed');
   if (nc.length) curves.push(curveOf(results, nc, 'Naive-Compressed (λ 0)', METHOD_BY_ID['naive-compressed'].color, '5,3'));
-  lambdas.forEach((lambda, i) => curves.push(curveOf(results, rl.filter((r) => r.method === 'sdcc' && r.lambda === lambda), `SDCC λ ${lambda}`, shade(i))));
+  lambdas.forEach((lambda, i) => curves.push(curveOf(results, sdcc.filter((r) => r.gate !== 'advantage' && r.lambda === lambda), `SDCC λ ${lambda}`, shade(i))));
+  gated.forEach((lambda, i) => curves.push(curveOf(results, sdcc.filter((r) => r.gate === 'advantage' && r.lambda === lambda), `SDCC λ ${lambda} gated`, `hsl(${150 - 20 * i}, 60%, 55%)`)));
   const p4 = rl.filter((r) => r.phase === 'rl' && r.method === 'packed-4d');
   if (p4.length) curves.push(curveOf(results, p4, 'Packed 4D mask', METHOD_BY_ID['packed-4d'].color, '5,3'));
   return curvesFigure(

@@ -11,7 +11,7 @@ import { runSpecOf } from '../run/config';
 import { createRunEngine, StepFailedError, type RunSpec } from '../run/engine';
 import { playBatch, type PlayedBatch } from '../run/play';
 import { modelPlayer } from '../run/policy';
-import { checkLearningConfig, groupKey, learningJobs, learningUnits, phaseRunConfig, updateRecord, type LearningConfig, type LearningJob, type LearningResults, type RunResult } from './learning';
+import { checkLearningConfig, evaluations, groupKey, learningJobs, learningUnits, phaseRunConfig, updateRecord, type LearningConfig, type LearningJob, type LearningResults, type RunResult } from './learning';
 import type { EditorSpec } from '../harness/editors';
 
 export type LearningEvent =
@@ -48,7 +48,7 @@ export async function runLearning(config: LearningConfig, weights: ModelWeights,
     seconds: 0,
   };
   const kept = (editor: EditorSpec, seed: number, job: LearningJob) =>
-    hooks.resume?.runs.find((r) => r.editor === editor.kind && r.seed === seed && groupKey(r) === groupKey({ ...job, editor: editor.kind, lambda: job.method === 'sdcc' ? job.lambda : null }));
+    hooks.resume?.runs.find((r) => r.editor === editor.kind && r.seed === seed && groupKey(r) === groupKey({ ...job, editor: editor.kind, ...sdccOf(job) }));
 
   const start = createGpuModel(gpu, weights);
   try {
@@ -56,10 +56,10 @@ export async function runLearning(config: LearningConfig, weights: ModelWeights,
       for (const editor of config.editors) {
         const specOf = (job: LearningJob): RunSpec => {
           const objective = job.phase === 'sft' ? 'sft' : 'rl';
-          return { ...runSpecOf(phaseRunConfig(config, objective, editor, seed, [job.method], job.lambda)), nothingToTrain: 'skip' };
+          return { ...runSpecOf(phaseRunConfig(config, objective, editor, seed, [job.method], job.lambda)), sdccGate: job.gate, nothingToTrain: 'skip' };
         };
         // The start's held-out EM: every run of this seed and editor begins there.
-        const probe = specOf({ phase: 'sft', method: config.methods[0], lambda: config.lambda });
+        const probe = specOf({ phase: 'sft', method: config.methods[0], lambda: config.lambda, gate: 'leaves' });
         let base = hooks.resume?.baseline.find((b) => b.editor === editor.kind && b.seed === seed);
         if (!base) {
           const engine = createRunEngine(gpu, probe, { weights });
@@ -77,7 +77,7 @@ export async function runLearning(config: LearningConfig, weights: ModelWeights,
         let first: PlayedBatch | undefined;
         for (const job of learningJobs(config)) {
           const sizes = job.phase === 'sft' ? config.sft : config.rl;
-          const units = sizes.updates + Math.ceil(sizes.updates / config.eval.every);
+          const units = sizes.updates + evaluations(sizes.updates, sizes.evalEvery);
           const previous = kept(editor, seed, job);
           if (previous) {
             results.runs.push(previous);
@@ -89,7 +89,7 @@ export async function runLearning(config: LearningConfig, weights: ModelWeights,
             first ??= await playBatch(spec.source.play, 0, modelPlayer(start, spec.source.sampling ?? {}), { nPositions: P });
             spec = { ...spec, source: { ...spec.source, first } };
           }
-          const run = await runOne(gpu, spec, weights, { phase: job.phase, editor: editor.kind, seed, method: job.method, lambda: job.method === 'sdcc' ? job.lambda : null }, sizes.updates, config, (event) => emit(event));
+          const run = await runOne(gpu, spec, weights, { phase: job.phase, editor: editor.kind, seed, method: job.method, ...sdccOf(job) }, sizes.updates, config, (event) => emit(event));
           // Units of updates a stopped run never reached.
           done += units - (run.updates.length + run.evals.length);
           results.runs.push(run);
@@ -106,12 +106,17 @@ export async function runLearning(config: LearningConfig, weights: ModelWeights,
   return results;
 }
 
-/** One run: `updates` steps of one lane, its held-out EM every `eval.every` and after the last. */
+/** SDCC's λ and gate as a run records them (null for the other methods). */
+function sdccOf(job: LearningJob): Pick<RunResult, 'lambda' | 'gate'> {
+  return job.method === 'sdcc' ? { lambda: job.lambda, gate: job.gate } : { lambda: null, gate: null };
+}
+
+/** One run: `updates` steps of one lane, its held-out EM every `evalEvery` of its phase and after the last. */
 async function runOne(
   gpu: Gpu,
   spec: RunSpec,
   weights: ModelWeights,
-  id: Pick<RunResult, 'phase' | 'editor' | 'seed' | 'method' | 'lambda'>,
+  id: Pick<RunResult, 'phase' | 'editor' | 'seed' | 'method' | 'lambda' | 'gate'>,
   updates: number,
   config: LearningConfig,
   emit: (event: LearningEvent) => void,

@@ -25,10 +25,11 @@ const config: LearningConfig = {
   seeds: [1, 2],
   lambda: 0.1,
   sweep: [0.01, 0.1, 0.3],
+  gated: [0.1],
   maxActTokens: 8,
-  sft: { updates: 2, prompts: 1, group: 1, lr: 1e-3 },
-  rl: { updates: 2, prompts: 1, group: 2, lr: 1e-3 },
-  eval: { every: 2, prompts: 1 },
+  sft: { updates: 2, prompts: 1, group: 1, lr: 1e-3, evalEvery: 2 },
+  rl: { updates: 2, prompts: 1, group: 2, lr: 1e-3, evalEvery: 2 },
+  eval: { prompts: 1 },
 };
 
 let gpu: Gpu;
@@ -57,7 +58,7 @@ describe('learning experiment (tiny model)', () => {
     for (const seed of config.seeds)
       for (const editor of config.editors) {
         for (const phase of ['sft', 'rl'] as const) for (const method of METHODS) expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === phase && r.method === method)).toHaveLength(1);
-        expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === 'sweep').map((r) => r.lambda)).toEqual([0.01, 0.3]);
+        expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === 'sweep').map((r) => `${r.lambda} ${r.gate}`)).toEqual(['0.01 leaves', '0.3 leaves', '0.1 advantage']);
       }
     expect(results.baseline).toHaveLength(config.seeds.length * config.editors.length);
     expect(units).toBe(learningUnits(config));

@@ -28,10 +28,11 @@ const config: LearningConfig = {
   seeds: [1, 2],
   lambda: 0.1,
   sweep: [0.01, 0.1, 0.3],
+  gated: [0.1],
   maxActTokens: 24,
-  sft: { updates: 4, prompts: 4, group: 1, lr: 1e-3 },
-  rl: { updates: 3, prompts: 2, group: 4, lr: 1e-3 },
-  eval: { every: 2, prompts: 8 },
+  sft: { updates: 4, prompts: 4, group: 1, lr: 1e-3, evalEvery: 2 },
+  rl: { updates: 3, prompts: 2, group: 4, lr: 1e-3, evalEvery: 2 },
+  eval: { prompts: 8 },
 };
 
 function update(u: number, loss: number, corr = false): UpdateRecord {
@@ -53,7 +54,8 @@ function results(): LearningResults {
         const updates = Array.from({ length: sizes.updates }, (_, i) => update(i + 1, 1 / (i + 1), job.phase !== 'sft'));
         const evals = [2, 4].filter((u) => u <= sizes.updates).map((u, i) => ({ update: u, em: Math.max(0, 0.25 + rate * (i + 1)), reward: 0 }));
         if (sizes.updates % 2) evals.push({ update: sizes.updates, em: 0.25, reward: 0 });
-        runs.push({ phase: job.phase, editor: editor.kind, seed, method: job.method, lambda: job.method === 'sdcc' ? job.lambda : null, updates, evals, stopped: null, seconds: 1 });
+        const sdcc = job.method === 'sdcc' ? { lambda: job.lambda, gate: job.gate } : { lambda: null, gate: null };
+        runs.push({ phase: job.phase, editor: editor.kind, seed, method: job.method, ...sdcc, updates, evals, stopped: null, seconds: 1 });
       }
   const baseline = config.seeds.flatMap((seed) => config.editors.map((e) => ({ editor: e.kind, seed, em: 0.25, reward: 0.25 })));
   return { format: 'memorywalker.experiment-learning/v1', model: { ...MODEL_PRESETS.small }, config, baseline, runs, seconds: 12 };
@@ -61,11 +63,12 @@ function results(): LearningResults {
 
 describe('learning experiment', () => {
   it('runs per seed and editor: every method under SFT and RL, then SDCC at the sweep’s other λ values; units count updates and evaluations', () => {
-    expect(learningJobs(config).map((j) => `${j.phase}:${j.method}:${j.lambda}`)).toEqual([
-      'sft:naive-compressed:0.1', 'sft:packed-4d:0.1', 'sft:sdcc:0.1', 'rl:naive-compressed:0.1', 'rl:packed-4d:0.1', 'rl:sdcc:0.1', 'sweep:sdcc:0.01', 'sweep:sdcc:0.3',
+    expect(learningJobs(config).map((j) => `${j.phase}:${j.method}:${j.lambda}:${j.gate}`)).toEqual([
+      'sft:naive-compressed:0.1:leaves', 'sft:packed-4d:0.1:leaves', 'sft:sdcc:0.1:leaves', 'rl:naive-compressed:0.1:leaves', 'rl:packed-4d:0.1:leaves', 'rl:sdcc:0.1:leaves',
+      'sweep:sdcc:0.01:leaves', 'sweep:sdcc:0.3:leaves', 'sweep:sdcc:0.1:advantage',
     ]);
-    // Per seed and editor: a baseline, 3 SFT runs of 4 updates + 2 evaluations, 5 RL runs of 3 updates + 2.
-    expect(learningUnits(config)).toBe(2 * 2 * (1 + 3 * 6 + 5 * 5));
+    // Per seed and editor: a baseline, 3 SFT runs of 4 updates + 2 evaluations, 6 RL runs of 3 updates + 2.
+    expect(learningUnits(config)).toBe(2 * 2 * (1 + 3 * 6 + 6 * 5));
   });
 
   it("builds each run from the browser's run config of the phase", () => {
@@ -97,7 +100,9 @@ describe('learning experiment', () => {
     expect(rl.klSdcc).toBe(0.5);
     expect(rl.klFiredShare).toBeCloseTo(1 / 3, 12);
     expect(rl.reward).toBe(0.25);
-    expect(groups.filter((g) => g.phase === 'sweep').map((g) => `${g.editor}:${g.lambda}`)).toEqual(['window:0.01', 'window:0.3', 'compact:0.01', 'compact:0.3']);
+    expect(groups.filter((g) => g.phase === 'sweep').map((g) => `${g.editor}:${g.lambda}:${g.gate}`)).toEqual([
+      'window:0.01:leaves', 'window:0.3:leaves', 'window:0.1:advantage', 'compact:0.01:leaves', 'compact:0.3:leaves', 'compact:0.1:advantage',
+    ]);
   });
 
   it("gives the app the SFT and RL phases' curves, and a browser run of a phase's config finds its phase", () => {
@@ -129,5 +134,7 @@ describe('learning experiment', () => {
       expect(svg).not.toContain('NaN');
     }
     expect(figures.get('sweep-window.svg')).toContain('SDCC λ 0.3');
+    expect(figures.get('sweep-window.svg')).toContain('SDCC λ 0.1 gated');
+    expect(table).toContain('| window | SDCC λ 0.1 gated |');
   });
 });

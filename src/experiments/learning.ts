@@ -9,6 +9,7 @@ import { formatEnvSpec, type EnvSpec } from '../harness/env';
 import type { MismatchFigures } from '../metrics/mismatch';
 import type { ModelConfig } from '../model/config';
 import type { Objective } from '../objectives/tokens';
+import type { SdccGate } from '../objectives/sdcc';
 import type { Method } from '../plan/types';
 import type { RunConfig } from '../run/config';
 import type { MetricRecord } from '../run/engine';
@@ -23,6 +24,8 @@ export interface PhaseSizes {
   group: number;
   /** Peak learning rate: the browser's schedule (runSchedule: warm-up, cosine to a tenth). */
   lr: number;
+  /** Updates between held-out evaluations (and after the last). */
+  evalEvery: number;
 }
 
 export interface LearningConfig {
@@ -36,11 +39,13 @@ export interface LearningConfig {
   lambda: number;
   /** SDCC's λ values on the RL runs: the sweep (λ = `lambda` is the RL phase's own SDCC run). */
   sweep: readonly number[];
+  /** λ values of the advantage-gated SDCC (src/objectives/sdcc.ts) on the RL runs, beside the paper's form. */
+  gated: readonly number[];
   maxActTokens: number;
   sft: PhaseSizes;
   rl: PhaseSizes;
-  /** Every `every` updates (and before the first) each model plays `prompts` held-out prompts greedily under the editor. */
-  eval: { every: number; prompts: number };
+  /** Before the first update and every `evalEvery` of a phase, each model plays `prompts` held-out prompts greedily under the editor. */
+  eval: { prompts: number };
 }
 
 export type Phase = 'sft' | 'rl' | 'sweep';
@@ -79,8 +84,9 @@ export interface RunResult {
   editor: EditorKind;
   seed: number;
   method: Method;
-  /** SDCC's λ (null for the other methods). */
+  /** SDCC's λ and which leaves its KL takes (null for the other methods). */
   lambda: number | null;
+  gate: SdccGate | null;
   updates: UpdateRecord[];
   evals: EvalPoint[];
   /** Why the run stopped before its last update (a non-finite step), or null. */
@@ -125,7 +131,7 @@ export function phaseRunConfig(config: LearningConfig, objective: Objective, edi
     seed,
     steps: sizes.updates,
     checkpointEvery: sizes.updates,
-    evalEvery: config.eval.every,
+    evalEvery: sizes.evalEvery,
     evalPrompts: config.eval.prompts,
   };
 }
@@ -154,22 +160,29 @@ export interface LearningJob {
   phase: Phase;
   method: Method;
   lambda: number;
+  gate: SdccGate;
 }
 
-/** The runs of one seed and editor, in order: SFT, RL, then the sweep's other λ values (SDCC only). */
+/** The runs of one seed and editor, in order: SFT, RL, then SDCC's RL runs at the sweep's other λ values and gated. */
 export function learningJobs(config: LearningConfig): LearningJob[] {
   const jobs: LearningJob[] = [];
-  for (const phase of ['sft', 'rl'] as const) for (const method of config.methods) jobs.push({ phase, method, lambda: config.lambda });
-  if (config.methods.includes('sdcc')) for (const lambda of config.sweep) if (lambda !== config.lambda) jobs.push({ phase: 'sweep', method: 'sdcc', lambda });
+  for (const phase of ['sft', 'rl'] as const) for (const method of config.methods) jobs.push({ phase, method, lambda: config.lambda, gate: 'leaves' });
+  if (!config.methods.includes('sdcc')) return jobs;
+  for (const lambda of config.sweep) if (lambda !== config.lambda) jobs.push({ phase: 'sweep', method: 'sdcc', lambda, gate: 'leaves' });
+  for (const lambda of config.gated) jobs.push({ phase: 'sweep', method: 'sdcc', lambda, gate: 'advantage' });
   return jobs;
 }
 
-/** Units of work of the whole experiment: updates and evaluations (progress and ETA). */
+/** Held-out evaluations of a run of `updates`: every `every`, and after the last. */
+export function evaluations(updates: number, every: number): number {
+  return Math.ceil(updates / every);
+}
+
+/** Units of work of the whole experiment: the start's evaluations, updates and evaluations (progress and ETA). */
 export function learningUnits(config: LearningConfig): number {
-  const evals = (updates: number) => Math.ceil(updates / config.eval.every);
   const perSeedEditor = learningJobs(config).reduce((n, j) => {
     const sizes = j.phase === 'sft' ? config.sft : config.rl;
-    return n + sizes.updates + evals(sizes.updates);
+    return n + sizes.updates + evaluations(sizes.updates, sizes.evalEvery);
   }, 1);
   return config.seeds.length * config.editors.length * perSeedEditor;
 }
@@ -178,9 +191,10 @@ export function checkLearningConfig(config: LearningConfig): void {
   for (const [name, v] of [
     ['sft.updates', config.sft.updates],
     ['sft.prompts', config.sft.prompts],
+    ['sft.evalEvery', config.sft.evalEvery],
     ['rl.updates', config.rl.updates],
     ['rl.prompts', config.rl.prompts],
-    ['eval.every', config.eval.every],
+    ['rl.evalEvery', config.rl.evalEvery],
     ['eval.prompts', config.eval.prompts],
   ] as const) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`learning: ${name} must be an integer >= 1, got ${v}`);
@@ -217,6 +231,7 @@ export interface GroupSummary {
   editor: EditorKind;
   method: Method;
   lambda: number | null;
+  gate: SdccGate | null;
   seeds: number;
   band: ReferencePoint[];
   /** Held-out EM at the last evaluation: mean and range over seeds. */
@@ -238,8 +253,8 @@ export interface GroupSummary {
   stopped: number;
 }
 
-export function groupKey(run: Pick<RunResult, 'phase' | 'editor' | 'method' | 'lambda'>): string {
-  return `${run.phase}/${run.editor}/${run.method}/${run.lambda ?? '-'}`;
+export function groupKey(run: Pick<RunResult, 'phase' | 'editor' | 'method' | 'lambda' | 'gate'>): string {
+  return `${run.phase}/${run.editor}/${run.method}/${run.lambda ?? '-'}/${run.gate ?? '-'}`;
 }
 
 export function summarizeGroups(results: LearningResults): GroupSummary[] {
@@ -255,12 +270,13 @@ export function summarizeGroups(results: LearningResults): GroupSummary[] {
     const gains = curves.filter((c) => c.length >= 2).map((c) => c.at(-1)!.em - c[0].em);
     const all = runs.flatMap((r) => r.updates);
     const corr = all.map((u) => u.rollout_corr).filter((c): c is MismatchFigures => c !== null);
-    const { phase, editor, method, lambda } = runs[0];
+    const { phase, editor, method, lambda, gate } = runs[0];
     return {
       phase,
       editor,
       method,
       lambda,
+      gate,
       seeds: runs.length,
       band,
       final: last && last.update > 0 ? { mean: last.mean, min: last.min, max: last.max } : null,
@@ -303,7 +319,7 @@ export function referenceCurves(results: LearningResults, command: string): Refe
         group: run.group,
         lambda: c.lambda,
         actTokens: c.maxActTokens,
-        evalEvery: c.eval.every,
+        evalEvery: sizes.evalEvery,
         evalPrompts: c.eval.prompts,
         seeds: [...c.seeds],
         curves,

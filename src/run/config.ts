@@ -136,10 +136,10 @@ export const PAPER_CLAIM = {
   batch: 4,
   group: 1,
   seed: 1,
-  steps: 30,
+  steps: 20,
   checkpointEvery: 10,
   evalEvery: 5,
-  evalPrompts: 12,
+  evalPrompts: 8,
 } as const satisfies Partial<RunConfig>;
 
 /** The preset's sizes for the fields that depend on the model (used when the preset changes). */
