@@ -26,12 +26,13 @@ export interface LearningHooks {
   /** After each run (a long experiment can save what it has). */
   onRun?(results: LearningResults): void | Promise<void>;
   /** Runs (and baselines) of an earlier, interrupted experiment with the same config: kept, not run again. */
-  resume?: Pick<LearningResults, 'runs' | 'baseline'>;
+  resume?: Pick<LearningResults, 'runs' | 'baseline' | 'seconds'>;
 }
 
 export async function runLearning(config: LearningConfig, weights: ModelWeights, gpu: Gpu, hooks: LearningHooks = {}): Promise<LearningResults> {
   checkLearningConfig(config);
-  const started = performance.now();
+  // A resumed experiment's time is the earlier sessions' and this one's.
+  const started = performance.now() - (hooks.resume?.seconds ?? 0) * 1000;
   const P = weights.config.nPositions;
   const total = learningUnits(config);
   let done = 0;
