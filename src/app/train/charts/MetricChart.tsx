@@ -76,7 +76,7 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
           <TermText text={spec.note(objective)} />
           {reference && (
             <span className="reference" data-testid={`chart-reference-${spec.id}`}>
-              {' '}
+              {'. '}
               Dashed: <code>mw experiment learning</code>, the same run from {reference.checkpoint}, mean over {reference.seeds.length} seeds (band: their range) on{' '}
               {reference.evalPrompts} held-out prompts each.
             </span>
