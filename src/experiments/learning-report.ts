@@ -55,7 +55,9 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
     const rows = c.methods.map((m) => {
       const cells = editors.flatMap((e) => {
         const g = groups.find((x) => x.phase === phase && x.editor === e && x.method === m);
-        return [emRange(g?.final ?? null), signed(g?.gain, 2)];
+        // A partial experiment (interrupted, or resumed with runs missing) says how many seeds a cell holds.
+        const few = g && g.seeds < c.seeds.length ? ` (${g.seeds} of ${c.seeds.length} seeds)` : '';
+        return [emRange(g?.final ?? null) + few, signed(g?.gain, 2)];
       });
       return [label(m), ...cells];
     });
@@ -108,13 +110,15 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
     const rows = sweep.map((g) => [
       g.editor,
       g.method === 'sdcc' ? sdccName(g.lambda!, g.gate) : g.method === 'naive-compressed' ? 'Naive-Compressed (λ 0)' : label(g.method),
+      String(g.seeds),
       emRange(g.final),
       signed(g.gain, 2),
       fixed(g.loss, 4),
       g.klSdcc === null ? '–' : `${formatDrift(g.klSdcc)} (${Math.round(100 * (g.klFiredShare ?? 0))}%)`,
       String(g.stopped),
     ]);
-    out.push(mdTable(['editor', 'run', 'EM', 'Δ', 'loss', 'KL_SDCC (fired)', 'stopped'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r']));
+    // The seeds behind each row: a row with fewer (a partial experiment) is a mean over other seeds than its neighbours'.
+    out.push(mdTable(['editor', 'run', 'seeds', 'EM', 'Δ', 'loss', 'KL_SDCC (fired)', 'stopped'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r']));
   }
 
   const stopped = results.runs.filter((r) => r.stopped);
