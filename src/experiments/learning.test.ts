@@ -121,6 +121,17 @@ describe('learning experiment', () => {
     }
   });
 
+  it('a partial experiment: a phase lists the seeds its runs have, and the table says a cell holds fewer seeds', () => {
+    const partial = results();
+    partial.runs = partial.runs.filter((r) => r.phase === 'sft' || r.seed === 1);
+    const phases = referenceCurves(partial, 'mw experiment learning --out x').phases;
+    expect(phases.find((p) => p.objective === 'sft' && p.editor === 'window')!.seeds).toEqual([1, 2]);
+    expect(phases.find((p) => p.objective === 'rl' && p.editor === 'window')!.seeds).toEqual([1]);
+    const table = learningTable(partial, { command: 'mw experiment learning --out x' });
+    expect(table).toContain('(1 of 2 seeds)');
+    expect(table.split('## Held-out EM after on-policy RL')[0]).not.toContain('of 2 seeds');
+  });
+
   it('writes a table and one SVG per phase and editor, and per editor for the sweep', () => {
     const r = results();
     const table = learningTable(r, { command: 'mw experiment learning --out x', load: 'load average 1.0' });

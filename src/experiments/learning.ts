@@ -321,7 +321,8 @@ export function referenceCurves(results: LearningResults, command: string): Refe
         actTokens: c.maxActTokens,
         evalEvery: sizes.evalEvery,
         evalPrompts: c.eval.prompts,
-        seeds: [...c.seeds],
+        // The seeds the phase's runs have (all of the config's, unless the experiment is partial).
+        seeds: c.seeds.filter((seed) => results.runs.some((r) => r.phase === objective && r.editor === editor.kind && r.seed === seed)),
         curves,
       });
     }
