@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SamplingOptions } from '../harness/policies/model';
 import { expectedTargetDrift } from '../metrics/expected-drift';
+import { mismatchFigures } from '../metrics/mismatch';
 import { MODEL_PRESETS } from '../model/config';
 import { referenceForward } from '../model/reference/model';
 import { buildPlan } from '../plan/build';
@@ -44,6 +45,11 @@ describe('mw drift', () => {
     expect(full.mu).toBeCloseTo(sum(diffs) / 8, 12);
     expect(full.sign.rollout.diverging).toBe(diffs.filter((d) => Math.abs(d) > 1e-4).length);
     expect(full.sign.rollout.negativeShare).toBeCloseTo(diffs.filter((d) => d < -1e-4).length / full.sign.rollout.diverging, 12);
+    // verl's figures of the same scores, one sequence (the rollout); slime's abs diff is logdiff.
+    const verl = mismatchFigures([{ train: targets.map((t) => t.logprob), rollout: targets.map((t) => ROLLOUT[t.id]) }])!;
+    for (const [name, value] of Object.entries(verl)) expect(full.rollout_corr![name as keyof typeof verl], name).toBeCloseTo(value, 10);
+    expect(full.rollout_corr!.train_rollout_logprob_abs_diff).toBeCloseTo(full.logdiff!, 12);
+    expect(full.rollout_corr!.kl).toBeCloseTo(-full.mu!, 12);
 
     // The exact methods are their own live-prefix score (packed-4d up to float reassociation).
     expect(report.methods['logit-tree']).toMatchObject({ scored: 8, conditioningDrift: 0, conditioningMu: 0 });
@@ -87,8 +93,14 @@ describe('mw drift', () => {
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^3 rollouts, 37 targets, \d+ with rollout logprobs; conditioning drift against logit-tree/);
     expect(lines[1].split(/\s{2,}/)).toEqual(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative']);
-    expect(lines.slice(2).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
+    expect(lines.slice(2, 6).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
     expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0.0000', '0.0000', '-', '0.0000', '-']); // logit-tree against itself
+    // verl's figures: a table of their own, one row per method, the numbers of --json.
+    const verl = lines.indexOf('') + 1;
+    expect(lines[verl]).toMatch(/^verl's rollout_corr/);
+    expect(lines[verl + 1].split(/\s{2,}/)).toEqual(['method', 'kl', 'k3_kl', 'log_ppl_diff', 'log_ppl_abs_diff', 'ppl_ratio', 'chi2_token', 'chi2_seq', 'rollout_is_eff_sample_size']);
+    expect(lines.slice(verl + 2).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
+    expect(Number(lines[verl + 2].split(/\s+/)[2])).toBeCloseTo(report.methods['naive-compressed'].rollout_corr!.k3_kl, 4);
   });
 
   it('expected drift: the float64 reference model gives the same numbers; −KL ≤ 0 at temperature 1 for every target', async () => {

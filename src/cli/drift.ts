@@ -36,8 +36,19 @@ function driftTable(report: DriftOutput): string {
     `${report.rollouts} rollout${report.rollouts === 1 ? '' : 's'}, ${report.targets} targets, ${report.withLogprobs} with rollout logprobs; ` +
     `conditioning drift against ${LIVE} (exact live prefix); negative = share of |diff| > ${SIGN_EPSILON} below zero; ` +
     `expected mu = the signed drift a ${describeSampling(report.expected.sampling)} sampler should expect at each target (exact, no sampling noise)`;
-  return `${head}\n${formatTable(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative'], rows)}`;
+  const verl = SEQUENCE_METHODS.map((method) => {
+    const f = report.methods[method].rollout_corr;
+    return [method, ...ROLLOUT_CORR_COLUMNS.map((name) => (f ? num(f[name]) : '-'))];
+  });
+  return (
+    `${head}\n${formatTable(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative'], rows)}\n` +
+    `verl's rollout_corr/* against the rollout logprobs (a sequence per rollout; slime's train_rollout_logprob_abs_diff is logdiff)\n` +
+    formatTable(['method', ...ROLLOUT_CORR_COLUMNS], verl)
+  );
 }
+
+/** The verl figures the table shows (--json has them all). */
+const ROLLOUT_CORR_COLUMNS = ['kl', 'k3_kl', 'log_ppl_diff', 'log_ppl_abs_diff', 'ppl_ratio', 'chi2_token', 'chi2_seq', 'rollout_is_eff_sample_size'] as const;
 
 /** Rows the scoring methods feed the model for these rollouts (what progress counts). */
 function groupTokens(rollouts: readonly Rollout[]): number {
@@ -64,6 +75,10 @@ export const driftCommand: Command = {
     'expect at each target, Σ_a s(a)(log q_m(a) − log p(a)) with p the live-prefix distribution, s the sampler\'s and',
     'q_m the method\'s: exact, where μ averages one sample per target. At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every',
     'method: only a sampler sharper than p can make a replay\'s expected drift positive.',
+    "rollout_corr: verl's train–rollout mismatch figures per method (logged there as rollout_corr/<name>), a sequence",
+    'per rollout: kl and k3_kl (KL(π_rollout ‖ π_method) estimators), log_ppl_diff / _abs_diff / _max / _min and',
+    'ppl_ratio (per-rollout log-perplexity gaps), chi2_token and chi2_seq (χ² of the importance weights),',
+    "rollout_is_eff_sample_size, training_ppl, rollout_ppl, and slime's train_rollout_logprob_abs_diff (= logdiff).",
     'FILE is any importable format; the figures pool every rollout in it. Progress (tokens scored of the total,',
     'ETA) goes to stderr when it is a terminal, or with --progress.',
   ].join('\n'),

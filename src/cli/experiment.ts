@@ -24,6 +24,7 @@ import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
+import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
 import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, samplingFlags, samplingFromArgs, stringFlag, withGpu, type ModelChoice } from './model-args';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
@@ -95,16 +96,17 @@ function writeAtomically(path: string, text: string): void {
   renameSync(temp, path);
 }
 
-const SUBCOMMANDS = ['matrix'] as const;
+const SUBCOMMANDS = ['matrix', 'learning'] as const;
 
 export const experimentCommand: Command = {
   name: 'experiment',
-  summary: 'experiment matrix: drift, RL runs and held-out EM of every replay method under every memory editor (GPU)',
+  summary: 'experiment matrix (drift, RL runs and held-out EM of every method under every editor) and learning (curves from the weak start) (GPU)',
   usage: [
     'mw experiment matrix --out DIR [--quick] [--ckpt FILE | --config tiny|small|default] [--seed S]',
     '                     [--editors a,b] [--methods a,b] [--steps N] [--n N] [--group G] [--eval-n N]',
     '                     [--lr LR] [--lambda X] [--budget N] [--env E] [--bins N] [--json]',
     '                     [--temperature T] [--top-k K] [--top-p P]   (how the drift batch is sampled)',
+    ...LEARNING_USAGE,
   ],
   details: [
     'For each editor (default: none, window, compact, stack, fold; --quick: none, window, compact):',
@@ -122,6 +124,8 @@ export const experimentCommand: Command = {
     '(Table 1: editor × method logdiff, μ, EM, relative step time; the checkpoint\'s drift; rollout structure),',
     'DIR/drift-<editor>.svg (signed drift histograms per method) and DIR/curves-<editor>.svg (reward, logdiff, EM).',
     `--ckpt defaults to ${relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT} when it exists; --config runs a random init instead.`,
+    '',
+    LEARNING_DETAILS,
   ].join('\n'),
   flags: {
     out: { type: 'string', value: 'DIR', help: 'directory for results.json, table.md and the SVGs (created)' },
@@ -142,14 +146,17 @@ export const experimentCommand: Command = {
     bins: { type: 'string', value: 'N', help: `drift histogram bins (default ${MATRIX_BINS})` },
     json: { type: 'boolean', help: 'print the results JSON on stdout instead of the list of files' },
     ...samplingFlags('drift batch: ', FULL_SAMPLING),
+    ...LEARNING_FLAGS,
   },
   async run(args, io) {
     const [sub, ...rest] = args.positionals;
     if (sub === undefined) throw new UsageError(`missing subcommand (${SUBCOMMANDS.join(', ')})`);
-    if (sub !== 'matrix') throw new UsageError(`unknown subcommand ${quote(sub)} (${SUBCOMMANDS.join(', ')})`);
+    if (!(SUBCOMMANDS as readonly string[]).includes(sub)) throw new UsageError(`unknown subcommand ${quote(sub)} (${SUBCOMMANDS.join(', ')})`);
     if (rest.length) throw new UsageError(`unexpected argument ${quote(rest[0])}`);
     const out = stringFlag(args, 'out');
     if (out === undefined) throw new UsageError('--out DIR is required');
+    if (sub === 'learning') return runLearningCommand(args, io, out);
+    for (const flag of Object.keys(LEARNING_FLAGS)) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to mw experiment learning only`);
     const sizes = args.flags.quick ? MATRIX_SIZES.quick : MATRIX_SIZES.full;
     const editorKinds = listFlag(args, 'editors', isEditorKind, EDITOR_KINDS, sizes.editors);
     const methods = listFlag<Method>(args, 'methods', isMethod, METHODS, METHODS);

@@ -20,6 +20,7 @@ import { EDITOR_KINDS, editorSpec } from '../harness/editors';
 import { ENV_IDS, formatEnvSpec } from '../harness/env';
 import { EPISODE_DEFAULTS } from '../harness/episode';
 import { checkSampling } from '../harness/policies/model';
+import { SDCC_GATES } from '../objectives/sdcc';
 import type { LaneStep, RolloutSource, RunSpec } from '../run/engine';
 import { readLaneCheckpoint, writeLaneCheckpoint } from '../run/files';
 import { ORDERS, type Order } from '../run/seeds';
@@ -258,7 +259,7 @@ export const trainCommand: Command = {
   usage: [
     'mw train --method M --objective sft|rl --data FILE [--batch B] [--order random|file] --steps N --ckpt-out CKPT --metrics FILE.jsonl [...]',
     'mw train --method M --objective sft|rl --env E --editor H [--budget N] [--player model|expert] [--batch B] [--group G] [--temperature T] --steps N ... [...]',
-    '  [...]: [--lambda X] [--teacher T] [--lr LR] [--warmup W] [--lr-total U] [--seed S] [--checkpoint-every K]',
+    '  [...]: [--lambda X] [--teacher T] [--sdcc-gate leaves|advantage] [--lr LR] [--warmup W] [--lr-total U] [--seed S] [--checkpoint-every K]',
     '         [--config tiny|small|default] [--init gpt2|wide] [--ckpt-in CKPT] [--json]',
   ],
   details: [
@@ -296,6 +297,11 @@ export const trainCommand: Command = {
     objective: { type: 'string', value: 'sft|rl', help: 'SFT (mean NLL of targets) or RL (PPO-clipped, GRPO advantages)' },
     lambda: { type: 'string', value: 'X', help: 'sdcc only: weight of the KL term (default 0.1)' },
     teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default packed-4d)` },
+    'sdcc-gate': {
+      type: 'string',
+      value: SDCC_GATES.join('|'),
+      help: "sdcc only: the KL at every diverging leaf (leaves, the paper's form, default) or, under RL, only at those of rollouts with a non-zero advantage (advantage)",
+    },
     data: { type: 'string', value: 'FILE', help: 'rollouts to train on' },
     env: { type: 'string', value: 'E', help: `instead of --data: environment the model plays each update's rollouts in (${ENV_IDS.join(', ')})` },
     editor: { type: 'string', value: 'H', help: `--env only: memory editor of the episodes (${EDITOR_KINDS.join(', ')})` },
@@ -321,11 +327,12 @@ export const trainCommand: Command = {
     const method: Method = methodFlag(args);
     if (stringFlag(args, 'objective') === undefined) throw new UsageError(`--objective is required (${OBJECTIVES.join(', ')})`);
     const objective = choiceFlag(args, 'objective', OBJECTIVES, 'sft');
-    for (const flag of ['lambda', 'teacher']) {
+    for (const flag of ['lambda', 'teacher', 'sdcc-gate']) {
       if (args.flags[flag] !== undefined && method !== 'sdcc') throw new UsageError(`--${flag} applies to --method sdcc only`);
     }
     const lambda = args.flags.lambda === undefined ? undefined : numberFlag(args, 'lambda', 0, 0);
     const teacher = args.flags.teacher === undefined ? undefined : choiceFlag(args, 'teacher', TEACHERS, 'logit-tree');
+    const sdccGate = choiceFlag(args, 'sdcc-gate', SDCC_GATES, 'leaves');
     if (stringFlag(args, 'steps') === undefined) throw new UsageError('--steps N is required');
     const steps = integerFlag(args, 'steps', 0, 1);
     const checkpointEvery = integerFlag(args, 'checkpoint-every', DEFAULT_CHECKPOINT_EVERY, 1);
@@ -366,7 +373,7 @@ export const trainCommand: Command = {
       method,
       objective,
     };
-    const spec: RunSpec = { methods: [method], objective, lambda, sdccTeacher: teacher, schedule, conditioningDrift: true, source };
+    const spec: RunSpec = { methods: [method], objective, lambda, sdccTeacher: teacher, sdccGate, schedule, conditioningDrift: true, source };
 
     if (choice.checkpoint && !optimizerState) {
       io.err(`mw train: no optimizer state beside ${choice.checkpoint.path}: a fresh run from its weights (update 0)\n`);

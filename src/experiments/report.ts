@@ -23,7 +23,7 @@ export function formatDrift(v: number | null | undefined): string {
 const pct = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${Math.round(100 * v)}%`);
 const fixed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
 
-function duration(seconds: number): string {
+export function duration(seconds: number): string {
   const s = Math.round(seconds);
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
@@ -41,7 +41,7 @@ const label = (m: Method) => METHOD_BY_ID[m].label;
 // ---------------------------------------------------------------------------------------------
 // table.md
 
-function mdTable(headers: string[], rows: string[][], align: ('l' | 'r')[]): string {
+export function mdTable(headers: string[], rows: string[][], align: ('l' | 'r')[]): string {
   const rule = align.map((a) => (a === 'r' ? '---:' : ':---'));
   return [headers, rule, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n') + '\n';
 }
@@ -171,11 +171,11 @@ function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function text(x: number, y: number, content: string, attrs = ''): string {
+export function text(x: number, y: number, content: string, attrs = ''): string {
   return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${esc(content)}</text>`;
 }
 
-function svg(width: number, height: number, body: string[]): string {
+export function svg(width: number, height: number, body: string[]): string {
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ${FONT} font-size="12">\n` +
     `<rect width="${width}" height="${height}" fill="${INK.bg}"/>\n${body.join('\n')}\n</svg>\n`
@@ -183,7 +183,7 @@ function svg(width: number, height: number, body: string[]): string {
 }
 
 /** A bottom axis: rule, ticks and labels. */
-function xAxis(scale: { (v: number): number; ticks(n: number): number[] }, y: number, fmt: (v: number) => string, count = 6): string {
+export function xAxis(scale: { (v: number): number; ticks(n: number): number[] }, y: number, fmt: (v: number) => string, count = 6): string {
   return scale
     .ticks(count)
     .map((t) => {
@@ -193,7 +193,7 @@ function xAxis(scale: { (v: number): number; ticks(n: number): number[] }, y: nu
     .join('\n');
 }
 
-function yAxis(scale: { (v: number): number; ticks(n: number): number[] }, x: number, width: number, fmt: (v: number) => string, count = 4): string {
+export function yAxis(scale: { (v: number): number; ticks(n: number): number[] }, x: number, width: number, fmt: (v: number) => string, count = 4): string {
   return scale
     .ticks(count)
     .map((t) => {

@@ -9,6 +9,8 @@ import type { ConditioningTree } from '../tree/types';
 import { assembleStep, EXACT_METHODS, type StepLayout, type StepLayoutOptions } from '../plan/step';
 import type { SequenceMethod } from '../plan/types';
 import { stepTargets, type Objective, type ObjectiveTarget, type TokenObjective } from '../objectives/tokens';
+import { grpoAdvantages } from '../objectives/grpo';
+import { gatedPairs, type SdccGate } from '../objectives/sdcc';
 import { DEFAULT_ADAMW, lrAt, type AdamwHyper, type LrSchedule } from '../objectives/adamw';
 import { saveCheckpointPair, type Digest, type OptimizerState } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
@@ -31,6 +33,8 @@ export interface StepOptions extends StepLayoutOptions {
   objective: Objective;
   /** SDCC's KL weight λ (docs/methods.md); λ = 0 is naive-compressed. */
   lambda?: number;
+  /** Which diverging leaves SDCC's KL is taken at (src/objectives/sdcc.ts): every one (the paper's form, default) or, under RL, those of rollouts with a non-zero advantage. */
+  sdccGate?: SdccGate;
   /** PPO clip ε. */
   epsilon?: number;
   /**
@@ -125,7 +129,11 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     const refLogprobs = await scoreBatch(options.reference!, layout.batch);
     targets.forEach((t, j) => (t.refLogprob = Math.min(0, refLogprobs[j])));
   }
-  const work = allocateStep(model, layout, targets, objective, lambda);
+  // The KL's pairs: every diverging leaf, or (gated) those of rollouts the policy gradient moves.
+  const rolloutOfRow = new Map(layout.batch.targets.map((t, j) => [t.predictor, layout.targetRollout[j]]));
+  const advantages = options.objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
+  const klPairs = gatedPairs(layout.pairs, (p) => rolloutOfRow.get(p.studentRow)!, advantages, options.sdccGate ?? 'leaves');
+  const work = allocateStep(model, layout, targets, objective, lambda, klPairs);
   let parts: ArrayBuffer[];
   try {
     parts = await encodeStep(work, update).read();
@@ -156,7 +164,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     lambda,
     taskLoss: out.taskLoss,
     meanKl: out.meanKl,
-    pairs: layout.pairs.length,
+    pairs: klPairs.length,
     divergingLeaves: layout.divergingLeaves,
     targets: targets.length,
     tokens: work.forward.N + (work.teacherForward?.N ?? 0),
@@ -186,7 +194,7 @@ interface StepWork {
   destroy(): void;
 }
 
-function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly ObjectiveTarget[], objective: TokenObjective, lambda: number): StepWork {
+function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly ObjectiveTarget[], objective: TokenObjective, lambda: number, klPairs: StepLayout['pairs']): StepWork {
   const { device } = model.gpu;
   const V = model.config.vocabSize;
   const T = targets.length;
@@ -205,10 +213,11 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   const teacherForward = layout.teacher ? own(createForward(model, layout.teacher, { forwardOnly: true })) : null;
   const teacherLogits = teacherForward ?? forward;
   let kl: StepWork['kl'] = null;
-  if (layout.teacher || layout.sdcc) {
-    const buffer = own(createStorage(device, 'Train.kl', layout.pairs.length * 4));
-    const k = own(createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, layout.pairs, lambda, { student: forward.logits, teacher: teacherLogits.logits, kl: buffer, dStudent: dLogits }));
-    kl = { kl: k, buffer, pairs: layout.pairs.length };
+  // Gated to no pair, the KL is exactly 0 and nothing runs for it (the teacher rows still hold the leaves' live scores).
+  if ((layout.teacher || layout.sdcc) && klPairs.length > 0) {
+    const buffer = own(createStorage(device, 'Train.kl', klPairs.length * 4));
+    const k = own(createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, klPairs, lambda, { student: forward.logits, teacher: teacherLogits.logits, kl: buffer, dStudent: dLogits }));
+    kl = { kl: k, buffer, pairs: klPairs.length };
   }
 
   // Exact live-prefix scores for the conditioning drift. SDCC's student is the final walk, whose

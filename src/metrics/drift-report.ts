@@ -1,11 +1,13 @@
 // The drift (docs/metrics.md) of every replay method from each method's scores of the same rollouts: logdiff
 // and μ against the rollouts' own logprobs, conditioning drift against the exact live-prefix score
-// (logit-tree's), the sign split and histograms of the signed differences on one shared range.
+// (logit-tree's), the sign split and histograms of the signed differences on one shared range, and
+// verl's `rollout_corr/*` mismatch figures of the same scores against the rollouts' logprobs.
 // Shared by `mw drift` and `mw experiment matrix`; pure (the scores come from the GPU's evaluate()).
 
 import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { driftHistogram, rolloutLogprobs, signedDifferences, summarizeDrift, type Histogram } from './drift';
+import { createMismatchAccumulator, tokenPairs, type MismatchFigures } from './mismatch';
 
 /** One target as a method scored it (src/gpu/score.ts returns these). */
 export interface ScoredTarget {
@@ -55,6 +57,12 @@ export interface MethodDrift {
   conditioningDrift: number | null;
   conditioningMu: number | null;
   sign: { rollout: SignSplit; conditioning: SignSplit };
+  /**
+   * verl's train–rollout mismatch figures (`rollout_corr/<name>`: kl, k3_kl, log_ppl_diff, ppl_ratio,
+   * chi2_token, chi2_seq, rollout_is_eff_sample_size, ...), one sequence per rollout, over the same
+   * targets as logdiff; null when none has a rollout logprob.
+   */
+  rollout_corr: MismatchFigures | null;
   /** Signed differences; every method's histogram of one kind shares its edges. */
   histogram: { rollout: Histogram; conditioning: Histogram };
 }
@@ -106,6 +114,7 @@ export function createDriftAccumulator() {
   const vsRollout = new Map(SEQUENCE_METHODS.map((m) => [m, [] as Float64Array[]]));
   const vsLive = new Map(SEQUENCE_METHODS.map((m) => [m, [] as Float64Array[]]));
   const scored = new Map(SEQUENCE_METHODS.map((m) => [m, 0]));
+  const mismatch = new Map(SEQUENCE_METHODS.map((m) => [m, createMismatchAccumulator()]));
   let rollouts = 0;
   let targets = 0;
   let withLogprobs = 0;
@@ -117,6 +126,8 @@ export function createDriftAccumulator() {
         vsRollout.get(method)!.push(signedDifferences(scores[method], reference));
         vsLive.get(method)!.push(signedDifferences(scores[method], scores[LIVE]));
         scored.set(method, scored.get(method)! + scores[method].size);
+        const pairs = tokenPairs(scores[method], reference);
+        mismatch.get(method)!.add(pairs.train, pairs.rollout);
       }
       rollouts++;
       targets += rollout.targets.length;
@@ -140,6 +151,7 @@ export function createDriftAccumulator() {
           conditioningMu: conditioning.n ? conditioning.mu : null,
           sign: { rollout: signSplit(d.get(method)!), conditioning: signSplit(c.get(method)!) },
           histogram: { rollout: driftHistogram(d.get(method)!, bins, rolloutRange), conditioning: driftHistogram(c.get(method)!, bins, liveRange) },
+          rollout_corr: mismatch.get(method)!.figures(),
         };
       }
       return { rollouts, targets, withLogprobs, signEpsilon: SIGN_EPSILON, methods };

@@ -1,6 +1,6 @@
 // verl's and slime's mismatch figures against values worked out by hand, and their fixed points.
 import { describe, expect, it } from 'vitest';
-import { mismatchFigures } from './mismatch';
+import { createMismatchAccumulator, mismatchFigures, tokenPairs } from './mismatch';
 
 describe('mismatchFigures', () => {
   it('equal log-probabilities: no mismatch (kl 0, k3 0, χ² 0, ratio 1, every weight counts)', () => {
@@ -48,5 +48,27 @@ describe('mismatchFigures', () => {
     expect(mismatchFigures([{ train: [], rollout: [] }])).toBeNull();
     expect(mismatchFigures([{ train: [], rollout: [] }, { train: [-1], rollout: [-1] }])!.sequences).toBe(1);
     expect(() => mismatchFigures([{ train: [-1], rollout: [] }])).toThrow(/lengths differ/);
+  });
+
+  it('built one sequence at a time, equals the figures of the whole set (what mw drift and the training steps stream)', () => {
+    const sequences = [
+      { train: [-0.2, -1.3, -0.05], rollout: [-0.25, -1.1, -0.05] },
+      { train: [], rollout: [] },
+      { train: [-2.5], rollout: [-0.7] },
+      { train: [-0.01, -0.4], rollout: [-0.02, -0.9] },
+    ];
+    const acc = createMismatchAccumulator();
+    for (const s of sequences) acc.add(s.train, s.rollout);
+    expect(acc.figures()).toEqual(mismatchFigures(sequences));
+    expect(acc.figures()!.sequences).toBe(3);
+    expect(createMismatchAccumulator().figures()).toBeNull();
+  });
+});
+
+describe('tokenPairs', () => {
+  it("pairs the targets both score, in the method's order, and skips targets without a rollout logprob", () => {
+    const method = new Map([[7, -0.5], [3, -1], [9, -2]]);
+    const rollout = new Map([[3, -0.75], [7, -0.25]]);
+    expect(tokenPairs(method, rollout)).toEqual({ train: [-0.5, -1], rollout: [-0.25, -0.75] });
   });
 });

@@ -1,11 +1,13 @@
 // A training step's figures (docs/metrics.md) from what the GPU step read back: the loss as
 // optimised, the KL term, and the drift of the method's scores from the rollouts' own logprobs and
-// from the exact live-prefix scores. Pure: src/gpu/train.ts reads the numbers, this names them.
+// from the exact live-prefix scores, and the same gap as verl's `rollout_corr/*` figures (mismatch.ts).
+// Pure: src/gpu/train.ts reads the numbers, this names them.
 
 import type { Objective } from '../objectives/tokens';
 import type { Method } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { batchDifferences, rolloutLogprobs, summarizeDrift } from './drift';
+import { createMismatchAccumulator, tokenPairs, type MismatchFigures } from './mismatch';
 
 export interface StepMetrics {
   step: number;
@@ -31,6 +33,12 @@ export interface StepMetrics {
   /** Against the exact live-prefix score (when measured). */
   conditioningDrift: number | null;
   conditioningMu: number | null;
+  /**
+   * verl's train–rollout mismatch figures of the step's targets against the rollouts' logprobs
+   * (logged there as `rollout_corr/<name>`; slime's train_rollout_logprob_abs_diff is logdiff), a
+   * sequence per rollout; null when no target has a rollout logprob.
+   */
+  rollout_corr: MismatchFigures | null;
   gradNorm: number;
   stepMs: number;
   /** The method's log-probability of each scored target, by physical id, per rollout. */
@@ -65,6 +73,11 @@ export function stepFigures(r: StepReadings): StepMetrics {
   const loss = r.taskLoss + r.lambda * r.meanKl;
   if (!Number.isFinite(loss)) throw new Error(`trainStep: the loss is ${loss}`);
   const vsRollout = summarizeDrift(batchDifferences(r.logprobs, r.rollouts.map(rolloutLogprobs)));
+  const mismatch = createMismatchAccumulator();
+  r.rollouts.forEach((rollout, i) => {
+    const pairs = tokenPairs(r.logprobs[i], rolloutLogprobs(rollout));
+    mismatch.add(pairs.train, pairs.rollout);
+  });
   const vsLive = r.live === null ? null : summarizeDrift(r.live === 'exact' ? [] : batchDifferences(r.logprobs, r.live));
   return {
     step: r.step,
@@ -84,6 +97,7 @@ export function stepFigures(r: StepReadings): StepMetrics {
     mu: vsRollout.n ? vsRollout.mu : null,
     conditioningDrift: vsLive ? vsLive.logdiff : null,
     conditioningMu: vsLive ? vsLive.mu : null,
+    rollout_corr: mismatch.figures(),
     gradNorm: r.gradNorm,
     stepMs: r.stepMs,
     logprobs: r.logprobs,

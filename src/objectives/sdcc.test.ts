@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { finiteDifference, randomNormal } from '../model/reference/gradcheck';
 import { expectClose } from '../testing/close';
 import { createRng } from '../util/prng';
-import { type SdccPair, forwardKlRow, sdccKl, sdccObjective } from './sdcc';
+import { type SdccPair, forwardKlRow, gatedPairs, sdccKl, sdccObjective } from './sdcc';
 import { sftTargets, tokenObjective } from './tokens';
 
 const FD = { abs: 1e-7, rel: 1e-6 };
@@ -92,5 +92,25 @@ describe('sdccObjective', () => {
     expect(kl.meanKl).toBeGreaterThan(0.01); // the KL term is not negligible in the check below
     const report = expectClose(got.dLogits, finiteDifference(f, Float64Array.from(student)), { ...FD, label: 'd L_sdcc / d student' });
     console.log(`sdccObjective gradient vs finite differences: max abs diff ${report.maxAbs.toExponential(2)}`);
+  });
+});
+
+describe('gatedPairs (the advantage-gated KL)', () => {
+  const pairs = [
+    { studentRow: 3, teacherRow: 10, rollout: 0 },
+    { studentRow: 7, teacherRow: 12, rollout: 1 },
+    { studentRow: 9, teacherRow: 15, rollout: 1 },
+    { studentRow: 11, teacherRow: 20, rollout: 2 },
+  ];
+  const of = (p: (typeof pairs)[number]) => p.rollout;
+  it("the paper's form keeps every diverging leaf, whatever the advantages", () => {
+    expect(gatedPairs(pairs, of, Float64Array.from([0, 0, 0]), 'leaves')).toEqual(pairs);
+  });
+  it('gated, keeps the leaves of rollouts with a non-zero advantage only: none when every group had equal rewards', () => {
+    expect(gatedPairs(pairs, of, Float64Array.from([0, -1, 1]), 'advantage').map((p) => p.studentRow)).toEqual([7, 9, 11]);
+    expect(gatedPairs(pairs, of, Float64Array.from([0, 0, 0]), 'advantage')).toEqual([]);
+  });
+  it('SFT (no advantages) keeps every leaf', () => {
+    expect(gatedPairs(pairs, of, null, 'advantage')).toEqual(pairs);
   });
 });

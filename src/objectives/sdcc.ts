@@ -71,3 +71,22 @@ export function sdccObjective(task: { loss: number; dLogits: Vec }, kl: SdccKlRe
   if (lambda !== 0 && kl.kl.length > 0) for (let i = 0; i < dLogits.length; i++) dLogits[i] += lambda * kl.dStudent[i];
   return { loss: task.loss + lambda * kl.meanKl, taskLoss: task.loss, meanKl: kl.meanKl, dLogits };
 }
+
+/**
+ * Which diverging leaves SDCC's KL is taken at. `leaves`, the paper's form: every one. `advantage`
+ * (the advantage-gated KL): under RL, only the leaves of rollouts whose advantage is non-zero, the
+ * ones the policy gradient moves. Why it exists: a GRPO group with equal rewards (a solved prompt, or
+ * a weak policy's all-failed one) has advantage 0, so on such a batch the KL is the only gradient;
+ * AdamW normalises a gradient's scale away (and clips its norm to 1), so its steps are then as large
+ * as the task's would be whatever λ is, and they pull the student towards a teacher whose evidence
+ * the compressed context no longer holds (the collapse under `window`, docs/experiments/learning).
+ * Gated, λ weighs the KL against a policy gradient it always rides with. SFT gates nothing.
+ */
+export type SdccGate = 'leaves' | 'advantage';
+export const SDCC_GATES: readonly SdccGate[] = ['leaves', 'advantage'];
+
+/** The pairs the KL keeps: all of them, or (advantage) those whose rollout's advantage is non-zero; `advantages` null (SFT) keeps all. */
+export function gatedPairs<P>(pairs: readonly P[], rolloutOf: (pair: P) => number, advantages: ArrayLike<number> | null, gate: SdccGate): P[] {
+  if (gate === 'leaves' || advantages === null) return pairs.slice();
+  return pairs.filter((p) => advantages[rolloutOf(p)] !== 0);
+}

@@ -52,8 +52,8 @@ describe('run engine', () => {
     engine.destroy();
     expect(first.every((r) => r.evalEm === null && r.evalReward === null)).toBe(true);
     for (const r of second) {
-      // Mean exact match over `batch` prompts: a multiple of 1 / batch in [0, 1].
-      expect(Number.isInteger(r.evalEm! * config.batch) && r.evalEm! >= 0 && r.evalEm! <= 1).toBe(true);
+      // Mean exact match over `evalPrompts` prompts: a multiple of 1 / evalPrompts in [0, 1].
+      expect(Number.isInteger(r.evalEm! * config.evalPrompts) && r.evalEm! >= 0 && r.evalEm! <= 1).toBe(true);
       expect(r.evalReward).not.toBeNull();
     }
     expect(lanes.slice(-2)).toEqual(['naive-compressed:eval', 'packed-4d:eval']);

@@ -17,6 +17,7 @@ import type { Evaluation } from '../metrics/drift-report';
 import { stepFiguresOf } from '../metrics/step';
 import type { LrSchedule } from '../objectives/adamw';
 import type { Objective } from '../objectives/tokens';
+import type { SdccGate } from '../objectives/sdcc';
 import type { OptimizerState } from '../model/checkpoint';
 import type { ModelConfig } from '../model/config';
 import type { ModelWeights } from '../model/params';
@@ -47,6 +48,8 @@ export interface RunSpec {
   /** SDCC's KL weight (default 0.1). */
   lambda?: number;
   sdccTeacher?: 'logit-tree' | 'packed-4d';
+  /** Which diverging leaves SDCC's KL is taken at (default the paper's: every one; src/objectives/sdcc.ts). */
+  sdccGate?: SdccGate;
   schedule: LrSchedule;
   /** Measure the conditioning drift each step (default true; one extra forward for the non-exact methods). */
   conditioningDrift?: boolean;
@@ -236,6 +239,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
       ...figures,
       logdiff: demonstrations ? null : m.logdiff,
       mu: demonstrations ? null : m.mu,
+      rollout_corr: demonstrations ? null : m.rollout_corr,
       K: batch.played?.K ?? batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
       reward: batch.played?.reward ?? 0,
       em: batch.played?.em ?? 0,
@@ -262,7 +266,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
     }
     let metrics: StepMetrics;
     try {
-      metrics = await l.trainer.trainStep(trained, { method: l.method, objective: spec.objective, lambda: spec.lambda, sdccTeacher: spec.sdccTeacher, conditioningDrift: spec.conditioningDrift }, trees);
+      metrics = await l.trainer.trainStep(trained, { method: l.method, objective: spec.objective, lambda: spec.lambda, sdccTeacher: spec.sdccTeacher, sdccGate: spec.sdccGate, conditioningDrift: spec.conditioningDrift }, trees);
     } catch (error) {
       throw new StepFailedError(l.method, error instanceof NonFiniteGradientError ? 'non-finite' : 'failed', (error as Error).message);
     }

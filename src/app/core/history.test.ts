@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { MetricRecord } from '../../run/engine';
-import { appendRecords, createHistory, CSV_COLUMNS, historyCsv, historyJsonl } from './history';
+import { appendRecords, createHistory, CSV_COLUMNS, CSV_MISMATCH_COLUMNS, historyCsv, historyJsonl } from './history';
+import { mismatchFigures } from '../../metrics/mismatch';
 
 const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord => ({
   step, method, objective: 'rl', loss, taskLoss: loss, logdiff: step === 1 ? null : 1e-7, mu: -1e-8, conditioningDrift: 0, conditioningMu: 0,
   klSdcc: 0, klFired: false, divergingLeaves: 3, targets: 20, tokens: 100, nPacked: 120, nFinal: 90, K: 1, reward: 0.5, em: 0.5, evalReward: null, evalEm: null,
+  rollout_corr: step === 1 ? null : mismatchFigures([{ train: [-0.5, -1], rollout: [-0.25, -1] }]),
   skipped: 0, lr: 1e-3, gradNorm: 0.4, stepMs: 12, genMs: 30, time: 1_700_000_000_000 + step,
 });
 
@@ -21,11 +23,15 @@ describe('metric history', () => {
     const lines = historyJsonl(h).trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((r) => `${r.step}:${r.method}`)).toEqual(['1:packed-4d', '1:sdcc', '2:packed-4d']);
     const csv = historyCsv(h).trim().split('\n');
-    expect(csv[0]).toBe(CSV_COLUMNS.join(','));
+    expect(csv[0]).toBe([...CSV_COLUMNS, ...CSV_MISMATCH_COLUMNS].join(','));
+    expect(csv[0]).toContain('rollout_corr/k3_kl');
     expect(csv).toHaveLength(4);
     const first = csv[1].split(',');
     expect(first[CSV_COLUMNS.indexOf('logdiff')]).toBe('');
     expect(first[CSV_COLUMNS.indexOf('klFired')]).toBe('0');
     expect(Number(csv[3].split(',')[CSV_COLUMNS.indexOf('logdiff')])).toBe(1e-7);
+    // verl's figures: empty where the step had none, the numbers otherwise (ℓ_rollout − ℓ_train averages 0.25 / 2).
+    expect(first[CSV_COLUMNS.length]).toBe('');
+    expect(Number(csv[3].split(',')[CSV_COLUMNS.length])).toBeCloseTo(0.125, 12);
   });
 });

@@ -3,6 +3,7 @@
 // charts redraw from a subscription). Also the JSONL and CSV exports.
 
 import { csvFormatRows } from 'd3';
+import { MISMATCH_NAMES } from '../../metrics/mismatch';
 import type { Method } from '../../plan/types';
 import type { MetricRecord } from '../../run/engine';
 
@@ -43,7 +44,11 @@ export function historyJsonl(history: MetricHistory): string {
   return lanesInOrder(history).map((r) => JSON.stringify(r)).join('\n') + '\n';
 }
 
+/** verl's mismatch figures follow, one column each, named as verl logs them (`rollout_corr/kl`, ...). */
+export const CSV_MISMATCH_COLUMNS = MISMATCH_NAMES.map((name) => `rollout_corr/${name}`);
+
 export function historyCsv(history: MetricHistory): string {
   const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
-  return csvFormatRows([[...CSV_COLUMNS], ...lanesInOrder(history).map((r) => CSV_COLUMNS.map((c) => cell(r[c])))]) + '\n';
+  const row = (r: MetricRecord) => [...CSV_COLUMNS.map((c) => cell(r[c])), ...MISMATCH_NAMES.map((name) => cell(r.rollout_corr?.[name]))];
+  return csvFormatRows([[...CSV_COLUMNS, ...CSV_MISMATCH_COLUMNS], ...lanesInOrder(history).map(row)]) + '\n';
 }

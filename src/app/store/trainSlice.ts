@@ -7,7 +7,7 @@ import { appendRecords, createHistory } from '../core/history';
 import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
 import type { TrainReply } from '../protocol/train';
 import { createTrainClient, type TrainClient } from '../protocol/trainClient';
-import { configProblems, defaultRunConfig, DEMO_MODEL, presetSizes, type RunConfig } from '../../run/config';
+import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import { saveRolloutJson } from './rolloutSlice';
 import type { Slice, TrainSlice } from './types';
@@ -17,15 +17,23 @@ let client: TrainClient | null = null;
 export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
   const follower = createLiveFollower(get, (json) => saveRolloutJson(LIVE_SOURCE, json));
   /** Hands checkpoint bytes to the worker (which validates and keeps them) and starts the draft config from them. */
-  const importCheckpoint = async (name: string, read: () => Promise<ArrayBuffer>, patch: Partial<RunConfig>) => {
+  const importCheckpoint = async (name: string, read: () => Promise<ArrayBuffer>, patch: Partial<RunConfig>): Promise<boolean> => {
     try {
       const bytes = new Uint8Array(await read());
       const reply = await ensure().request<Extract<TrainReply, { type: 'imported' }>>((job) => ({ type: 'import-checkpoint', job, name, bytes }), [bytes.buffer]);
       set({ trainFiles: [...new Set([...get().trainFiles, reply.name])], trainBanner: null });
       get().setTrainConfig({ ...patch, checkpoint: reply.name });
+      return true;
     } catch (error) {
       set({ trainBanner: { kind: 'notice', message: `${name}: ${(error as Error).message}` } });
+      return false;
     }
+  };
+  /** A checkpoint shipped with the app (public/models), fetched. */
+  const shipped = (file: string) => async () => {
+    const response = await fetch(`${import.meta.env.BASE_URL}${file}`);
+    if (!response.ok) throw new Error(`could not fetch ${file} (HTTP ${response.status})`);
+    return response.arrayBuffer();
   };
   const onReply = (reply: TrainReply) => {
     switch (reply.type) {
@@ -160,11 +168,11 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       await importCheckpoint(file.name, () => file.arrayBuffer(), {});
     },
     async trainUseDemoModel() {
-      await importCheckpoint(DEMO_MODEL.name, async () => {
-        const response = await fetch(`${import.meta.env.BASE_URL}${DEMO_MODEL.file}`);
-        if (!response.ok) throw new Error(`could not fetch the demo checkpoint (HTTP ${response.status})`);
-        return response.arrayBuffer();
-      }, DEMO_MODEL.task);
+      await importCheckpoint(DEMO_MODEL.name, shipped(DEMO_MODEL.file), DEMO_MODEL.task);
+    },
+    async trainPaperClaim() {
+      if (get().trainRun) return; // a run's config is fixed: reset first
+      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), { ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] })) get().trainPlay();
     },
     async trainExportCheckpoint(method) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'checkpoint-file' }>>((job) => ({ type: 'export-checkpoint', job, method }));

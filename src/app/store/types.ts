@@ -243,6 +243,8 @@ export interface TrainSlice {
   trainImportCheckpoint(file: File): Promise<void>;
   /** Fetches the demo checkpoint shipped with the app, starts the draft config from it and sets the task it knows. */
   trainUseDemoModel(): Promise<void>;
+  /** "The paper's claim": fetches the weak start, sets the preset's run (src/run/config.ts PAPER_CLAIM) and starts it. */
+  trainPaperClaim(): Promise<void>;
   trainExportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
   /** Keeps `method`'s weights as a checkpoint and points the draft config at it (e.g. SFT warm start → RL). */
   trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;

@@ -153,7 +153,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
     caption:
       'Train two methods side by side from the demo model, with the same seed and data: press Start. ' +
       'Naive-Compressed trains on contexts the policy never saw, so its [conditioning drift](#conditioning-drift) stays above zero; the packed 4D mask trains on the live prefixes and reads 0. ' +
-      'The Reward / EM chart shows what each one learns.',
+      'The held-out EM chart shows what each one learns.',
     setup: { example: DRIFT_EXAMPLE, target: null, method: 'packed-4d', train: { methods: TRAIN_METHODS }, expand: ['[data-testid="train-panel"] .disclosure'] },
     highlight: ['[data-testid="train-start"]', '[data-testid="chart-drift"]', '[data-testid="chart-reward"]'],
     needs: 'webgpu',

@@ -39,6 +39,7 @@ export function ConfigForm() {
   const set = useWorkbench((s) => s.setTrainConfig);
   const importCheckpoint = useWorkbench((s) => s.trainImportCheckpoint);
   const startFromDemo = useWorkbench((s) => s.trainUseDemoModel);
+  const paperClaim = useWorkbench((s) => s.trainPaperClaim);
   const toggleMethod = (m: Method) => {
     const has = config.methods.includes(m);
     const next = has ? config.methods.filter((x) => x !== m) : [...config.methods, m];
@@ -78,10 +79,22 @@ export function ConfigForm() {
             type="button"
             className="button small"
             data-testid="config-demo-model"
-            title="The pretrained demo checkpoint (small preset, SFT on expert episodes, live views and flattened tapes) and the task it was trained on: collect, 3 pages, no decoys, 20 filler characters, budget 100"
+            title="The pretrained demo checkpoint (small preset, SFT on expert episodes, live views and flattened tapes) and the task it was trained on: collect, 3 pages, no decoys, 20 filler characters, budget 100; learning rate 3e-4, safe for a trained model"
             onClick={() => void startFromDemo()}
           >
             Demo model
+          </button>
+          <button
+            type="button"
+            className="button small preset"
+            data-testid="config-paper-claim"
+            title={
+              "Starts Naive-Compressed, Naive-Full, the packed 4D mask and SDCC side by side from the weak start (the demo model, briefly fine-tuned on collect with a decoy page beside every page read: " +
+              'low EM, something to learn), SFT on expert demonstrations under the window editor, with held-out EM charted beside the shipped results of mw experiment learning (dashed)'
+            }
+            onClick={() => void paperClaim()}
+          >
+            ▶ The paper's claim
           </button>
           <label className="button small file" title="Import a GPT-2 checkpoint (safetensors, vocabulary 272)">
             Import checkpoint…
@@ -202,7 +215,9 @@ export function ConfigForm() {
             <Field label="evaluate every" hint="steps between greedy plays of held-out prompts by each lane's model (0: never)">
               <NumberInput name="evalEvery" value={config.evalEvery} min={0} onChange={(v) => set({ evalEvery: v })} />
             </Field>
-            <span className="field" />
+            <Field label="held-out prompts" hint="prompts each evaluation plays greedily (the same ones every time)">
+              <NumberInput name="evalPrompts" value={config.evalPrompts} min={1} onChange={(v) => set({ evalPrompts: v })} />
+            </Field>
             <span className="field" />
           </div>
         </section>

@@ -38,7 +38,8 @@ export function Lanes() {
             <th>
               <TermText text="μ" />
             </th>
-            <th title={objective === 'rl' ? 'mean reward of the last batch' : 'exact match of the last greedy evaluation'}>{objective === 'rl' ? 'reward' : 'eval EM'}</th>
+            <th title="exact match of the lane's last greedy play on the held-out prompts">held-out EM</th>
+            {objective === 'rl' && <th title="mean reward of the last batch the lane's model played">reward</th>}
             <th>
               <TermText text="K" />
             </th>
@@ -61,7 +62,10 @@ export function Lanes() {
                   {fmt(r ? driftOf(r, objective) : null)}
                 </td>
                 <td>{fmt(r ? signedDriftOf(r, objective) : null)}</td>
-                <td>{objective === 'rl' ? fmt(r?.reward, 2) : fmt(lastEval[m] ?? null, 2)}</td>
+                <td data-testid={`metric-heldout-${m}`} data-value={lastEval[m] ?? ''}>
+                  {fmt(lastEval[m] ?? null, 2)}
+                </td>
+                {objective === 'rl' && <td>{fmt(r?.reward, 2)}</td>}
                 <td>{r ? r.K.toFixed(1) : '—'}</td>
                 <td>{r ? `${r.nPacked} / ${r.nFinal}` : '—'}</td>
                 <td>{r ? r.stepMs.toFixed(0) : '—'}</td>

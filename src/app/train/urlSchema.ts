@@ -29,6 +29,7 @@ export const RUN_URL_SCHEMA: Schema<RunConfig> = {
   steps: { type: 'int', key: 'steps', min: 0, max: 1_000_000, help: 'steps of a fixed-length run (0: until paused)' },
   checkpointEvery: { type: 'int', key: 'ckptEvery', min: 1, max: 100_000, help: 'steps between stored checkpoints' },
   evalEvery: { type: 'int', key: 'evalEvery', min: 0, max: 100_000, help: 'steps between greedy evaluations on held-out prompts (0: none)' },
+  evalPrompts: { type: 'int', key: 'evalN', min: 1, max: 4096, help: 'held-out prompts each evaluation plays' },
 };
 
 /** The run config a fragment names (with or without `#`); unreadable values fall back to the preset's defaults. */

@@ -10,6 +10,7 @@ import type { WorkbenchState } from '../../store/types';
 import { drawChart, seriesOf } from './draw';
 import type { ChartSpec } from './specs';
 import { canvasSurface, svgSurface } from './surface';
+import { referenceSeries, shippedPhase } from './reference';
 import { TermText } from '../../glossary/Term';
 
 function frameData(state: WorkbenchState, spec: ChartSpec) {
@@ -18,12 +19,15 @@ function frameData(state: WorkbenchState, spec: ChartSpec) {
   const lanes = new Map(orderedMethods([...state.trainHistory.byMethod.keys()]).map((m) => [m, state.trainHistory.byMethod.get(m)!]));
   // Lanes of the run with no record yet still get their (empty) series.
   for (const m of orderedMethods(run?.config.methods ?? [])) if (!lanes.has(m)) lanes.set(m, []);
-  return { objective, series: seriesOf(spec, lanes, objective), totalSteps: run?.config.steps || undefined };
+  const config = run?.config ?? state.trainConfig;
+  const references = spec.reference ? referenceSeries(config) : [];
+  return { objective, series: seriesOf(spec, lanes, objective), totalSteps: run?.config.steps || undefined, references };
 }
 
 export function MetricChart({ spec }: { spec: ChartSpec }) {
   const objective = useWorkbench((s) => s.trainRun?.config.objective ?? s.trainConfig.objective);
   const firesNote = useWorkbench((s) => (spec.id === 'kl' ? klFires(s) : null));
+  const reference = useWorkbench((s) => (spec.reference ? shippedPhase(s.trainRun?.config ?? s.trainConfig) : null));
   const wrapRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const { width, height } = useSize(wrapRef);
@@ -33,11 +37,13 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
     ctx.fillStyle = INK.panel;
     ctx.fillRect(0, 0, w, h);
     const data = frameData(useWorkbench.getState(), spec);
-    drawChart(canvasSurface(ctx), spec, data.series, { width: w, height: h, totalSteps: data.totalSteps }, data.objective);
+    drawChart(canvasSurface(ctx), spec, data.series, { width: w, height: h, totalSteps: data.totalSteps, references: data.references }, data.objective);
     canvas.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0));
+    canvas.dataset.references = String(data.references.length);
+    canvas.dataset.referencePoints = String(data.references.reduce((n, r) => n + r.points.length, 0));
   });
 
-  useEffect(() => schedule(), [schedule, spec, width, height, objective]);
+  useEffect(() => schedule(), [schedule, spec, width, height, objective, reference]);
   useEffect(
     () =>
       useWorkbench.subscribe((state, prev) => {
@@ -52,7 +58,7 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
     const w = 640;
     const h = 300;
     const svg = svgSurface(w, h, INK.panel);
-    drawChart(svg, spec, data.series, { width: w, height: h, totalSteps: data.totalSteps, header: { title: spec.title, note: spec.note(data.objective) } }, data.objective);
+    drawChart(svg, spec, data.series, { width: w, height: h, totalSteps: data.totalSteps, references: data.references, header: { title: spec.title, note: spec.note(data.objective) } }, data.objective);
     downloadText(svg.document(), `${state.trainRun?.id ?? 'run'}-${spec.id}.svg`, 'image/svg+xml');
   };
 
@@ -68,6 +74,13 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
         </button>
         <span className="note">
           <TermText text={spec.note(objective)} />
+          {reference && (
+            <span className="reference" data-testid={`chart-reference-${spec.id}`}>
+              {'. '}
+              Dashed: <code>mw experiment learning</code>, the same run from {reference.checkpoint}, mean over {reference.seeds.length} seeds (band: their range) on{' '}
+              {reference.evalPrompts} held-out prompts each.
+            </span>
+          )}
         </span>
       </figcaption>
       <div className="chart-canvas" ref={wrapRef}>

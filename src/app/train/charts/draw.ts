@@ -1,12 +1,14 @@
 // One live chart: steps on x, a metric on y (d3 scales, linear or log), one line per method in the
-// palette's colour, the latest value labelled at the right edge. Drawn on a Surface: the page's
-// canvas or an exported SVG file.
+// palette's colour, the latest value labelled at the right edge, and under them, where the run
+// matches a shipped experiment, its reference curves dashed (mean over seeds, a band for their
+// range). Drawn on a Surface: the page's canvas or an exported SVG file.
 
 import { scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
 import type { MetricRecord } from '../../../run/engine';
+import type { ReferencePoint } from '../../../run/reference';
 import { LOG_FLOOR, type ChartSpec } from './specs';
 import type { Surface } from './surface';
 
@@ -17,6 +19,13 @@ export interface Series {
   points: [number, number][];
 }
 
+/** A shipped experiment's curve for one method: dashed, with its seeds' range as a band. */
+export interface ReferenceSeries {
+  method: Method;
+  color: string;
+  points: readonly ReferencePoint[];
+}
+
 export interface ChartFrame {
   width: number;
   height: number;
@@ -24,6 +33,7 @@ export interface ChartFrame {
   header?: { title: string; note: string };
   /** Steps of a fixed-length run: the x axis spans them from the start. */
   totalSteps?: number;
+  references?: readonly ReferenceSeries[];
 }
 
 export const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
@@ -89,6 +99,14 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   let maxStep = frame.totalSteps ?? 0;
   let lo = Infinity;
   let hi = -Infinity;
+  const references = frame.references ?? [];
+  for (const r of references) {
+    for (const p of r.points) {
+      if (p.update > maxStep) maxStep = p.update;
+      if (p.min < lo) lo = p.min;
+      if (p.max > hi) hi = p.max;
+    }
+  }
   for (const s of series) {
     for (const [step, v] of s.points) {
       if (step > maxStep) maxStep = step;
@@ -145,10 +163,20 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     return;
   }
 
-  // Lines, then the latest value of each at the right edge (labels pushed apart vertically).
+  // Reference bands and dashed means first, the live lines over them, then the latest value of each
+  // live line at the right edge (labels pushed apart vertically).
   surface.clip(x0, y0 - 2, plotW + 2, plotH + 4);
   const [yLo, yHi] = y.domain();
   const clampY = (v: number) => y(Math.min(Math.max(spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v, yLo), yHi));
+  for (const r of references) {
+    const upper = r.points.map((p) => [x(p.update), clampY(p.max)] as [number, number]);
+    const lower = r.points.map((p) => [x(p.update), clampY(p.min)] as [number, number]).reverse();
+    surface.polygon(r.color, [...upper, ...lower], 0.1);
+    surface.polyline(r.color, 1.4, r.points.map((p) => [x(p.update), clampY(p.mean)] as [number, number]), [5, 4]);
+  }
+  if (references.length && !series.some((s) => s.points.length)) {
+    surface.text('dashed: the shipped experiment; the live lines start at the first evaluation', x0 + plotW / 2, y0 + 14, { color: INK.muted, size: 10.5, align: 'center' });
+  }
   for (const s of series) {
     const pts = thin(s.points, x).map(([step, v]) => [x(step), clampY(v)] as [number, number]);
     if (pts.length === 1) surface.circle(s.color, pts[0][0], pts[0][1], 2.5);

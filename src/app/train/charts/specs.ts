@@ -22,6 +22,8 @@ export interface ChartSpec {
   objectives?: readonly Objective[];
   /** Only these methods have the series (default: every lane). */
   only?: readonly Method[];
+  /** Draws a matching shipped experiment's curves of the same figure (src/run/reference.ts) under the live lines. */
+  reference?: boolean;
   format(v: number): string;
 }
 
@@ -86,14 +88,22 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'reward',
-    title: 'Reward / EM',
-    note: (o) =>
-      o === 'rl'
-        ? 'mean reward of the batch each model played (sampled)'
-        : 'exact match of greedy play on held-out prompts, every few steps (demonstrations always solve the task)',
-    value: (r, o) => (o === 'rl' ? r.reward : r.evalEm),
+    title: 'Held-out EM',
+    note: () => 'exact match of each model’s greedy play on held-out prompts under the editor, every few steps',
+    value: (r) => r.evalEm,
     scale: 'linear',
     include: [0, 1],
+    reference: true,
+    format: fixed(2),
+  },
+  {
+    id: 'batch-reward',
+    title: 'Batch reward',
+    note: () => 'mean reward of the batch each model played (sampled at temperature 1)',
+    value: (r) => r.reward,
+    scale: 'linear',
+    include: [0, 1],
+    objectives: ['rl'],
     format: fixed(2),
   },
   {
@@ -104,6 +114,35 @@ export const CHARTS: readonly ChartSpec[] = [
     scale: 'linear',
     include: [0],
     only: ['sdcc'],
+    format: sci,
+  },
+  {
+    id: 'k3',
+    title: 'rollout_corr/k3_kl',
+    note: () => 'verl’s k3 estimate of KL(π_rollout ‖ π_method) over the batch’s targets, mean(ρ − log ρ − 1) with ρ = π_method / π_rollout (log scale)',
+    value: (r) => r.rollout_corr?.k3_kl ?? null,
+    scale: 'log',
+    objectives: ['rl'],
+    format: sci,
+  },
+  {
+    id: 'ess',
+    title: 'rollout_corr/rollout_is_eff_sample_size',
+    note: () => 'verl’s effective sample size of the importance weights ρ, 1 / mean((ρ / mean ρ)²): 1 when the method scores as the rollout did',
+    value: (r) => r.rollout_corr?.rollout_is_eff_sample_size ?? null,
+    scale: 'linear',
+    include: [1],
+    objectives: ['rl'],
+    format: fixed(3),
+  },
+  {
+    id: 'ppl',
+    title: 'rollout_corr/log_ppl_diff',
+    note: () => 'verl’s per-rollout log-perplexity gap, mean ℓ_rollout − mean ℓ_method, averaged over the batch: > 0 the method finds the rollout less likely',
+    value: (r) => r.rollout_corr?.log_ppl_diff ?? null,
+    scale: 'linear',
+    include: [0],
+    objectives: ['rl'],
     format: sci,
   },
   {

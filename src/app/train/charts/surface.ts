@@ -13,6 +13,8 @@ export interface Surface {
   rect(color: string, x: number, y: number, w: number, h: number, alpha?: number): void;
   polyline(color: string, width: number, points: readonly (readonly [number, number])[], dash?: readonly number[]): void;
   circle(color: string, x: number, y: number, r: number): void;
+  /** A filled polygon (a band between two curves). */
+  polygon(color: string, points: readonly (readonly [number, number])[], alpha?: number): void;
   text(text: string, x: number, y: number, style: TextStyle): void;
   clip(x: number, y: number, w: number, h: number): void;
   unclip(): void;
@@ -45,6 +47,17 @@ export function canvasSurface(ctx: CanvasRenderingContext2D): Surface {
       ctx.beginPath();
       ctx.arc(x, y, r, 0, 2 * Math.PI);
       ctx.fill();
+    },
+    polygon(color, points, alpha = 1) {
+      if (points.length < 3) return;
+      ctx.globalAlpha = alpha;
+      ctx.fillStyle = color;
+      ctx.beginPath();
+      ctx.moveTo(points[0][0], points[0][1]);
+      for (let i = 1; i < points.length; i++) ctx.lineTo(points[i][0], points[i][1]);
+      ctx.closePath();
+      ctx.fill();
+      ctx.globalAlpha = 1;
     },
     text(text, x, y, style) {
       ctx.fillStyle = style.color;
@@ -86,6 +99,10 @@ export function svgSurface(width: number, height: number, background: string): S
     },
     circle(color, x, y, r) {
       parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="${color}"/>`);
+    },
+    polygon(color, points, alpha = 1) {
+      if (points.length < 3) return;
+      parts.push(`<polygon points="${points.map(([x, y]) => `${n(x)},${n(y)}`).join(' ')}" fill="${color}"${alpha < 1 ? ` fill-opacity="${alpha}"` : ''}/>`);
     },
     text(text, x, y, style) {
       parts.push(
