@@ -303,7 +303,7 @@ function trainCases(): Case[] {
 function experimentCases(): Case[] {
   const matrix = (...extra: string[]) => ['experiment', 'matrix', '--out', join(TMP, 'matrix'), '--quick', ...extra];
   return [
-    { family: 'experiment without a subcommand', args: ['experiment'], code: 1, line: /^mw experiment: missing subcommand \(matrix\)/ },
+    { family: 'experiment without a subcommand', args: ['experiment'], code: 1, line: /^mw experiment: missing subcommand \(matrix, learning\)/ },
     { family: 'experiment bogus', args: ['experiment', 'bogus', '--out', join(TMP, 'matrix')], code: 1, line: /^mw experiment: unknown subcommand "bogus"/ },
     { family: 'experiment --out onto a file', args: ['experiment', 'matrix', '--out', WORKED, '--quick'], code: 1, line: /^mw experiment: --out .* is a file; give a folder/ },
     { family: 'experiment --out below a file', args: ['experiment', 'matrix', '--out', join(WORKED, 'sub'), '--quick'], code: 1, line: /^mw experiment: --out .*: a folder on its path is a file/ },
