@@ -17,6 +17,7 @@ import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { PAPER_CLAIM, WEAK_MODEL } from '../run/config';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 import { envFlag, integerFlag, modelFromArgs, numberFlag, stringFlag, withGpu } from './model-args';
+import { duration } from './progress';
 
 /** The weak start (scripts/train-weak.sh): --ckpt's default. */
 export const WEAK_CHECKPOINT = fileURLToPath(new URL('../../public/models/weak.safetensors', import.meta.url));
@@ -183,13 +184,6 @@ function describeSizes(s: Sizes): string {
   );
 }
 
-function duration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '?';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
 
 export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: string): Promise<number> {
   const ckpt = stringFlag(args, 'ckpt');

@@ -26,6 +26,7 @@ import { UsageError, type CliIO, type Command, type ParsedArgs } from './command
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
 import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, samplingFlags, samplingFromArgs, stringFlag, withGpu, type ModelChoice } from './model-args';
+import { duration } from './progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
 export const DEMO_CHECKPOINT = fileURLToPath(new URL('../../public/models/demo.safetensors', import.meta.url));
@@ -51,13 +52,6 @@ function listFlag<T extends string>(args: ParsedArgs, name: string, valid: (v: s
   return items as T[];
 }
 
-function duration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '?';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
 
 /** --ckpt, else --config (a random init), else the demo checkpoint when it exists. */
 function chooseModel(args: ParsedArgs): ModelChoice {

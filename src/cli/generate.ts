@@ -19,16 +19,12 @@ import { FULL_SAMPLING } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
 import { checkOutputPath } from './shared';
+import { duration } from './progress';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
 const MODEL_ONLY = ['ckpt', 'config', 'init', 'temperature', 'top-k', 'top-p'] as const;
 
-function duration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '?';
-  const s = Math.round(seconds);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-}
 
 /** The data set config from the flags; editor and budget are checked here, before any GPU work. */
 function datasetConfig(args: ParsedArgs): DatasetConfig {

@@ -7,10 +7,13 @@ import type { CliIO } from './command';
 /** Seconds between lines when stderr is not a terminal. */
 const EVERY_SECONDS = 5;
 
+/** "42s", "3m05s", "1h02m": every command's elapsed times and ETAs. */
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
   const s = Math.round(seconds);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
 export interface Progress {
