@@ -1,20 +1,14 @@
 // The per-target table as CSV: every target's section-3 facts and how each method conditions it.
-import { csvFormatRows } from 'd3';
 import type { DriftData } from '../core/drift';
 import { planIndex } from '../core/methodViews';
-import { targetFacts, tokenLabel, type ViewData } from '../core/viewData';
+import type { ViewData } from '../core/viewData';
+import { csvOf, TARGET_COLUMNS, targetCells, type Cell } from './targetRows';
 import { METHODS } from '../../plan/types';
 
 /** With `drift` (the model's scores of this rollout), adds ℓ_live and each method's ℓ_m per target. */
 export function targetsCsv(view: ViewData, drift: DriftData | null = null): string {
   const header = [
-    'id',
-    'token',
-    'label',
-    'segment',
-    'dropped',
-    'diverging',
-    'evictionMass',
+    ...TARGET_COLUMNS,
     'livePrefixLength',
     'finalPrefixLength',
     'fullPrefixLength',
@@ -30,16 +24,10 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
   const sdcc = planIndex(view, 'sdcc');
   const lengthAt = (located: { seq: { positions: Int32Array }; index: number } | undefined) =>
     located ? located.seq.positions[located.index] : null;
-  const rows = Array.from(view.rollout.targets, (id) => {
-    const f = targetFacts(view, id);
+  const rows = Array.from(view.rollout.targets, (id): Cell[] => {
+    const { cells, facts: f } = targetCells(view, id);
     return [
-      id,
-      view.rollout.tokens[id],
-      tokenLabel(view, id),
-      f.segment,
-      f.dropped,
-      f.diverging,
-      f.evictionMass,
+      ...cells,
       f.livePrefixLength,
       f.finalPrefixLength,
       f.fullPrefixLength,
@@ -51,5 +39,5 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
       ...(drift ? [drift.live.get(id) ?? null, ...drift.methods.map((m) => m.logprob.get(id) ?? null)] : []),
     ];
   });
-  return csvFormatRows([header, ...rows.map((row) => row.map((v) => (v === null ? '' : String(v))))]) + '\n';
+  return csvOf(header, rows);
 }
