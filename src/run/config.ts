@@ -3,7 +3,7 @@
 // side, and the optimiser's knobs. Pure: the page, the worker, Node benchmarks and tests share it;
 // runSpecOf turns it into the run engine's RunSpec (engine.ts), as `mw train` turns its flags.
 
-import { DEMO_TASK, EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EditorSpec, type EnvId, type EnvSpec } from '../harness';
+import { DEMO_TASK, EDITOR_DEFAULTS, EDITOR_KINDS, editorSpec, ENV_IDS, type EditorKind, type EnvId, type EnvSpec } from '../harness';
 import { MODEL_PRESETS, type ModelConfig, type ModelPreset } from '../model/config';
 import type { LrSchedule } from '../objectives/adamw';
 import type { Objective } from '../objectives/tokens';
@@ -58,10 +58,11 @@ export interface RunConfig {
   evalPrompts: number;
 }
 
-type Sizes = Pick<RunConfig, 'difficulty' | 'distractors' | 'filler' | 'budget' | 'actTokens'>;
-
-/** Task and harness sizes that fit a model's context: a 128-position model needs short episodes. */
-function sizesFor(preset: ModelPreset): Sizes {
+/**
+ * The preset's sizes for the fields that depend on the model (used when the preset changes): task
+ * and harness sizes that fit a model's context, so a 128-position model gets short episodes.
+ */
+export function presetSizes(preset: ModelPreset): Pick<RunConfig, 'difficulty' | 'distractors' | 'filler' | 'budget' | 'actTokens'> {
   return MODEL_PRESETS[preset].nPositions <= 128
     ? { difficulty: 2, distractors: 0, filler: 0, budget: 50, actTokens: 24 }
     : { difficulty: 3, distractors: 2, filler: 40, budget: EDITOR_DEFAULTS.compact.budget, actTokens: 48 };
@@ -72,7 +73,7 @@ export function defaultRunConfig(preset: ModelPreset = 'tiny'): RunConfig {
     preset,
     checkpoint: null,
     env: 'lookup',
-    ...sizesFor(preset),
+    ...presetSizes(preset),
     editor: 'compact',
     methods: ['naive-compressed', 'packed-4d'],
     lambda: 0.5,
@@ -142,19 +143,10 @@ export const PAPER_CLAIM = {
   evalPrompts: 8,
 } as const satisfies Partial<RunConfig>;
 
-/** The preset's sizes for the fields that depend on the model (used when the preset changes). */
-export function presetSizes(preset: ModelPreset): Partial<RunConfig> {
-  return sizesFor(preset);
-}
-
 export function envSpecOf(config: RunConfig): EnvSpec {
   return config.env === 'lookup'
     ? { id: 'lookup', hops: config.difficulty, distractors: config.distractors, filler: config.filler }
     : { id: 'collect', pages: config.difficulty, decoys: config.distractors, filler: config.filler };
-}
-
-export function editorSpecOf(config: RunConfig): EditorSpec {
-  return config.editor === 'none' ? editorSpec('none') : editorSpec(config.editor, { budget: config.budget });
 }
 
 /** Every problem with a config, in words a person can act on; empty when it can start. */
@@ -204,26 +196,25 @@ export function runSchedule(config: RunConfig): LrSchedule {
   return { peak: config.lr, warmup: Math.min(10, total), total, min: config.lr / 10 };
 }
 
-/** Where the run's episodes come from: SFT plays the scripted expert (one demonstration per prompt), RL each lane's model. */
-export function playSpecOf(config: RunConfig): PlaySpec {
-  return {
+/**
+ * The run engine's spec of a browser run: its lanes in the palette's order, the expert's
+ * demonstrations for SFT (one per prompt), each lane's own episodes for RL.
+ */
+export function runSpecOf(config: RunConfig): RunSpec {
+  const play: PlaySpec = {
     env: envSpecOf(config),
-    editor: editorSpecOf(config),
+    editor: config.editor === 'none' ? editorSpec('none') : editorSpec(config.editor, { budget: config.budget }),
     prompts: config.batch,
     group: config.objective === 'rl' ? config.group : 1,
     seed: config.seed,
     maxActTokens: config.actTokens,
   };
-}
-
-/** The run engine's spec of a browser run: its lanes in the palette's order, the expert's demonstrations for SFT, each lane's own episodes for RL. */
-export function runSpecOf(config: RunConfig): RunSpec {
   return {
     methods: orderedMethods(config.methods),
     objective: config.objective,
     lambda: config.lambda,
     schedule: runSchedule(config),
-    source: { kind: 'played', play: playSpecOf(config), player: config.objective === 'rl' ? 'model' : 'expert', sampling: { temperature: 1 } },
+    source: { kind: 'played', play, player: config.objective === 'rl' ? 'model' : 'expert', sampling: { temperature: 1 } },
     evaluation: config.evalEvery > 0 ? { every: config.evalEvery, prompts: config.evalPrompts } : undefined,
   };
 }

@@ -11,15 +11,12 @@ import { createExpertPolicy } from '../harness/policies/expert';
 import type { SamplingOptions } from '../harness/policies/model';
 import type { Gpu } from '../gpu/device';
 import { NonFiniteGradientError } from '../gpu/adamw';
-import { checkModelFits, type GpuModel } from '../gpu/model';
-import { createTrainer, type StepFigures, type StepMetrics, type Trainer } from '../gpu/train';
+import { checkModelFits } from '../gpu/model';
+import { createTrainer, type StepFigures, type StepMetrics, type StepOptions, type Trainer } from '../gpu/train';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFiguresOf } from '../metrics/step';
 import type { LrSchedule } from '../objectives/adamw';
-import type { Objective } from '../objectives/tokens';
-import type { SdccGate } from '../objectives/sdcc';
-import type { OptimizerState } from '../model/checkpoint';
-import type { ModelConfig } from '../model/config';
+import type { CheckpointPairBytes } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
 import { methodNeeds, unfitReason } from '../plan/needs';
 import { SEQUENCE_METHODS, type Method } from '../plan/types';
@@ -41,18 +38,11 @@ export type RolloutSource =
    */
   | { kind: 'played'; play: PlaySpec; player: 'expert' | 'model'; sampling?: SamplingOptions; fit?: readonly Method[]; first?: PlayedBatch };
 
-export interface RunSpec {
+/** The trainer's step options (src/gpu/train.ts) every lane's update takes, and where the run's rollouts come from. */
+export interface RunSpec extends Pick<StepOptions, 'objective' | 'lambda' | 'sdccTeacher' | 'sdccGate' | 'conditioningDrift'> {
   /** The lanes, in this order: one trainer per method. */
   methods: readonly Method[];
-  objective: Objective;
-  /** SDCC's KL weight (default 0.1). */
-  lambda?: number;
-  sdccTeacher?: 'logit-tree' | 'packed-4d';
-  /** Which diverging leaves SDCC's KL is taken at (default the paper's: every one; src/objectives/sdcc.ts). */
-  sdccGate?: SdccGate;
   schedule: LrSchedule;
-  /** Measure the conditioning drift each step (default true; one extra forward for the non-exact methods). */
-  conditioningDrift?: boolean;
   source: RolloutSource;
   /** Every `every` steps each lane's model plays `prompts` held-out prompts greedily (played sources only). */
   evaluation?: { every: number; prompts: number };
@@ -132,17 +122,10 @@ export interface LaneStep {
   genMs: number;
 }
 
-export interface LaneState {
-  weights: ModelWeights;
-  optimizer: OptimizerState;
-}
+/** A lane's weights and AdamW state as data (what its checkpoint holds). */
+export type LaneState = Awaited<ReturnType<Trainer['readState']>>;
 
-export interface LaneCheckpoint {
-  method: Method;
-  step: number;
-  weights: Uint8Array;
-  optimizer: Uint8Array;
-}
+export type LaneCheckpoint = { method: Method; step: number } & CheckpointPairBytes;
 
 export interface RunOptions {
   /** Starting weights of every lane (fresh or a loaded checkpoint). */
@@ -150,7 +133,7 @@ export interface RunOptions {
   /** Lanes resumed from a checkpoint: their weights and AdamW state. */
   resume?: Partial<Record<Method, LaneState>>;
   /** How a lane's model plays (default modelPlayer: its GPU decoder, streaming its tokens). */
-  player?: (model: GpuModel, sampling: SamplingOptions) => Player;
+  player?: typeof modelPlayer;
 }
 
 export interface StepHooks {
@@ -159,37 +142,11 @@ export interface StepHooks {
   watch?: EpisodeWatch;
 }
 
-export interface HeldOut {
-  seed: number;
-  rollouts: number;
-  reward: number;
-  em: number;
-}
-
-export interface RunEngine {
-  readonly spec: RunSpec;
-  readonly model: ModelConfig;
-  readonly lanes: readonly Lane[];
-  /** Completed steps: the smallest over the lanes. */
-  readonly step: number;
-  /** Checks the first batch of every method against the model and the adapter; throws RunRefusedError. */
-  preflight(): Promise<void>;
-  /**
-   * One step of every lane at the run's step, in lane order. Cancelled (the watch says so) after
-   * some lanes stepped, it returns theirs; cancelled before any, it throws CancelledError.
-   */
-  next(hooks?: StepHooks): Promise<LaneStep[]>;
-  /** `method`'s model playing `prompts` held-out prompts greedily (the run's played source). */
-  evaluate(method: Method, prompts: number, hooks?: StepHooks): Promise<HeldOut>;
-  checkpoint(metadata?: Record<string, string>): Promise<LaneCheckpoint[]>;
-  /** Every sequence method's log-probability of every target of `rollout`, under `method`'s weights. */
-  score(method: Method, rollout: Rollout): Promise<Evaluation>;
-  destroy(): void;
-}
+export type RunEngine = ReturnType<typeof createRunEngine>;
 
 export const GREEDY: SamplingOptions = { temperature: 0 };
 
-export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): RunEngine {
+export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
   const model = options.weights.config;
   const P = model.nPositions;
   const { source } = spec;
@@ -231,25 +188,19 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
   };
   const played = (batch: PlayedBatch): StepBatch => ({ rollouts: batch.rollouts, trees: batch.trees, played: batch });
 
-  const record = (m: StepMetrics, batch: StepBatch, genMs: number, skipped: number): MetricRecord => {
-    const figures = stepFiguresOf(m);
+  const record = (m: StepMetrics, batch: StepBatch, genMs: number, skipped: number): MetricRecord => ({
+    ...stepFiguresOf(m),
     // Demonstrations carry logprob 0 (the expert is certain): a gap to them is not drift.
-    const demonstrations = source.kind === 'played' && source.player === 'expert';
-    return {
-      ...figures,
-      logdiff: demonstrations ? null : m.logdiff,
-      mu: demonstrations ? null : m.mu,
-      rollout_corr: demonstrations ? null : m.rollout_corr,
-      K: batch.played?.K ?? batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
-      reward: batch.played?.reward ?? 0,
-      em: batch.played?.em ?? 0,
-      evalReward: null,
-      evalEm: null,
-      skipped,
-      genMs,
-      time: Date.now(),
-    };
-  };
+    ...(expert ? { logdiff: null, mu: null, rollout_corr: null } : {}),
+    K: batch.played?.K ?? batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
+    reward: batch.played?.reward ?? 0,
+    em: batch.played?.em ?? 0,
+    evalReward: null,
+    evalEm: null,
+    skipped,
+    genMs,
+    time: Date.now(),
+  });
 
   const stepLane = async (l: Lane, step: number, hooks: StepHooks): Promise<LaneStep> => {
     const { batch, genMs } = await draw(l, step, hooks.watch);
@@ -266,7 +217,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
     }
     let metrics: StepMetrics;
     try {
-      metrics = await l.trainer.trainStep(trained, { method: l.method, objective: spec.objective, lambda: spec.lambda, sdccTeacher: spec.sdccTeacher, sdccGate: spec.sdccGate, conditioningDrift: spec.conditioningDrift }, trees);
+      metrics = await l.trainer.trainStep(trained, { ...spec, method: l.method }, trees);
     } catch (error) {
       throw new StepFailedError(l.method, error instanceof NonFiniteGradientError ? 'non-finite' : 'failed', (error as Error).message);
     }
@@ -274,7 +225,8 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
     return { ...base, metrics, record: record(metrics, batch, genMs, leftOut.length), skipped: null };
   };
 
-  const evaluate = async (method: Method, prompts: number, hooks: StepHooks = {}): Promise<HeldOut> => {
+  /** `method`'s model playing `prompts` held-out prompts greedily (the run's played source). */
+  const evaluate = async (method: Method, prompts: number, hooks: StepHooks = {}) => {
     if (source.kind !== 'played') throw new Error('evaluate: a run from a file has no environment to play');
     const l = lane(method);
     hooks.lane?.(method, 'eval');
@@ -289,10 +241,12 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
     spec,
     model,
     lanes,
+    /** Completed steps: the smallest over the lanes. */
     get step() {
       return stepOf();
     },
 
+    /** Checks the first batch of every method against the model and the adapter; throws RunRefusedError. */
     async preflight() {
       // The run's first batch stands for the data: every method's plan must fit the model's
       // positions and the adapter's buffers. A model's episodes are bounded by the same context as
@@ -303,15 +257,8 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
           ? played(await playBatch(source.play, step, { policy: createExpertPolicy(createEnv(source.play.env)) }, { nPositions: P }))
           : (await draw(null, step)).batch;
       for (const l of lanes) {
-        let rows = 0;
-        let positions = 0;
-        let targets = 0;
-        for (const tree of batch.trees) {
-          const needs = methodNeeds(tree, l.method, { sdccTeacher: spec.sdccTeacher });
-          rows += needs.rows;
-          positions = Math.max(positions, needs.positions);
-          targets += needs.targets;
-        }
+        const needs = batch.trees.map((tree) => methodNeeds(tree, l.method, { sdccTeacher: spec.sdccTeacher }));
+        const positions = Math.max(0, ...needs.map((n) => n.positions));
         if (positions > P) {
           throw new RunRefusedError(
             `${l.method} needs position ${positions - 1} but the model has n_positions ${P}` +
@@ -319,16 +266,20 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
               ': lower the difficulty, the filler or the editor budget, or use a larger model',
           );
         }
-        if (targets === 0) throw new RunRefusedError(`${l.method} scores no target in the first batch (every target is dropped)`);
+        if (needs.every((n) => n.targets === 0)) throw new RunRefusedError(`${l.method} scores no target in the first batch (every target is dropped)`);
         try {
-          checkModelFits(model, gpu.device, rows);
+          checkModelFits(model, gpu.device, needs.reduce((s, n) => s + n.rows, 0));
         } catch (error) {
           throw new RunRefusedError(`${l.method}, batch of ${batch.rollouts.length} rollouts: ${(error as Error).message}`);
         }
       }
     },
 
-    async next(hooks = {}) {
+    /**
+     * One step of every lane at the run's step, in lane order. Cancelled (the watch says so) after
+     * some lanes stepped, it returns theirs; cancelled before any, it throws CancelledError.
+     */
+    async next(hooks: StepHooks = {}) {
       const step = stepOf();
       const out: LaneStep[] = [];
       for (const l of lanes) {
@@ -354,7 +305,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
 
     evaluate,
 
-    async checkpoint(metadata = {}) {
+    async checkpoint(metadata: Record<string, string> = {}) {
       const out: LaneCheckpoint[] = [];
       for (const l of lanes) {
         const bytes = await l.trainer.checkpoint({ ...metadata, method: l.method });
@@ -363,7 +314,8 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions): R
       return out;
     },
 
-    async score(method, rollout) {
+    /** Every sequence method's log-probability of every target of `rollout`, under `method`'s weights. */
+    async score(method: Method, rollout: Rollout): Promise<Evaluation> {
       const tree = deriveTree(rollout);
       // naive-full runs on the whole tape: leave it out when the tape is longer than the model's positions.
       const fits = SEQUENCE_METHODS.filter((m) => m !== 'naive-full' || tree.figures.physicalLength <= P);
