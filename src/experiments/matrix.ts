@@ -128,25 +128,11 @@ export interface EvalRecord {
   temperature: number;
 }
 
-export interface RunSummary {
-  /** Means over the updates that ran. */
-  logdiff: number | null;
-  mu: number | null;
-  klSdcc: number | null;
-  klFiredSteps: number;
-  updates: number;
-  skipped: number;
-  meanReward: number | null;
-  /** Median step time (the first update left out when there are three or more: it compiles pipelines). */
-  stepMs: number | null;
-  tokensPerStep: number | null;
-}
-
 export interface RunRecord {
   method: Method;
   steps: StepRecord[];
   final: EvalRecord;
-  summary: RunSummary;
+  summary: ReturnType<typeof summarizeRun>;
   /** Why the run stopped early (a non-finite gradient), or null. */
   stopped: string | null;
 }
@@ -197,7 +183,7 @@ function median(xs: readonly number[]): number | null {
 }
 
 /** A run's means over the updates that ran. */
-export function summarizeRun(steps: readonly StepRecord[]): RunSummary {
+export function summarizeRun(steps: readonly StepRecord[]) {
   const ran = steps.filter((s) => s.metrics !== null).map((s) => s.metrics!);
   const defined = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null && Number.isFinite(x));
   const times = ran.map((m) => m.stepMs);
@@ -209,6 +195,7 @@ export function summarizeRun(steps: readonly StepRecord[]): RunSummary {
     updates: ran.length,
     skipped: steps.length - ran.length,
     meanReward: mean(steps.map((s) => s.batch.meanReward)),
+    // The median: the first update left out when there are three or more (it compiles pipelines).
     stepMs: median(times.length >= 3 ? times.slice(1) : times),
     tokensPerStep: mean(ran.map((m) => m.tokens)),
   };

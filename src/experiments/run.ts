@@ -13,7 +13,7 @@ import { stepFiguresOf } from '../metrics/step';
 import type { ModelWeights } from '../model/params';
 import { METHODS, SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { ConditioningTree } from '../tree/types';
-import { createRunEngine, fitRollouts, GREEDY, StepFailedError, type RunEngine } from '../run/engine';
+import { createRunEngine, fitRollouts, GREEDY, StepFailedError, type RunEngine, type RunOptions } from '../run/engine';
 import { playBatch, type PlaySpec, type PlayedBatch } from '../run/play';
 import { heldOutSeed } from '../run/seeds';
 import {
@@ -68,14 +68,10 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
   const total = config.editors.length * (2 + config.methods.length * (config.steps + 1));
   let done = 0;
   const emit = (event: MatrixEvent) => hooks.onEvent?.(event, { done: ++done, total });
-  const player = (model: Parameters<MatrixEngine['createPolicy']>[0], options: Parameters<MatrixEngine['createPolicy']>[1]) => ({ policy: engine.createPolicy(model, options) });
-  const evalRecord = (seed: number, played: { rollouts: number; em: number; reward: number }): EvalRecord => ({
-    seed,
-    rollouts: played.rollouts,
-    em: played.em,
-    meanReward: played.reward,
-    temperature: EVAL_TEMPERATURE,
-  });
+  const player: NonNullable<RunOptions['player']> = (model, sampling) => ({ policy: engine.createPolicy(model, sampling) });
+  const evalRecord = ({ seed, rollouts, em, reward }: Awaited<ReturnType<RunEngine['evaluate']>>): EvalRecord => {
+    return { seed, rollouts, em, meanReward: reward, temperature: EVAL_TEMPERATURE };
+  };
 
   const base = createGpuModel(gpu, weights);
   const editors: EditorResult[] = [];
@@ -99,7 +95,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
       emit({ kind: 'rollouts', editor: editor.kind, batch: firstFigures, drift });
       const seed = heldOutSeed(config.seed);
       const heldOut = await playBatch(play, 0, player(base, GREEDY), { nPositions: P, seed, prompts: config.evalN, group: 1 });
-      const baseline = evalRecord(seed, { rollouts: heldOut.rollouts.length, em: heldOut.em, reward: heldOut.reward });
+      const baseline = evalRecord({ ...heldOut, rollouts: heldOut.rollouts.length });
       emit({ kind: 'baseline', editor: editor.kind, eval: baseline });
 
       // Update 1 of every run draws from the checkpoint itself: the drift batch when it was sampled
@@ -146,8 +142,8 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
             steps.push(record);
             emit({ kind: 'step', editor: editor.kind, method, record });
           }
-          const final = await run.evaluate(method, config.evalN);
-          const result: RunRecord = { method, steps, final: evalRecord(final.seed, final), summary: summarizeRun(steps), stopped };
+          const final = evalRecord(await run.evaluate(method, config.evalN));
+          const result: RunRecord = { method, steps, final, summary: summarizeRun(steps), stopped };
           runs[method] = result;
           // A run stopped early never reaches the units of its missing updates.
           done += config.steps - steps.length;
