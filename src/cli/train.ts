@@ -13,7 +13,6 @@ import type { Objective } from '../objectives/tokens';
 import { methodNeeds } from '../plan/needs';
 import type { Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
-import type { Rollout } from '../rollout/rollout';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { deriveTree } from '../tree/derive';
 import { EDITOR_KINDS, editorSpec } from '../harness/editors';
@@ -23,7 +22,7 @@ import { checkSampling } from '../harness/policies/model';
 import { SDCC_GATES } from '../objectives/sdcc';
 import type { LaneStep, RolloutSource, RunSpec } from '../run/engine';
 import { readLaneCheckpoint, writeLaneCheckpoint } from '../run/files';
-import { ORDERS, type Order } from '../run/seeds';
+import { ORDERS } from '../run/seeds';
 import { stepFiguresOf, type StepMetrics } from '../metrics/step';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import {
@@ -44,33 +43,8 @@ import { loadRolloutFile, printJson } from './shared';
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-/** RL's PPO ratio needs the rollout-time logprob of every target. */
-function checkRolloutLogprobs(rollouts: readonly Rollout[]): void {
-  for (const rollout of rollouts) {
-    for (const id of rollout.targets) {
-      if (!Number.isFinite(rollout.logprobs[id])) {
-        throw new ValidationError(rollout.source, `rollout ${quote(rollout.id)}: target ${id} has no logprob; --objective rl needs the rollout-time logprobs`);
-      }
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// The run's settings, and what a checkpoint remembers of them.
-
-/** `__metadata__` keys mw train saves beside the config (the trainer adds `step`). */
-const META = {
-  peak: 'lr_peak',
-  warmup: 'lr_warmup',
-  total: 'lr_total',
-  min: 'lr_min',
-  seed: 'seed',
-  batch: 'batch',
-  order: 'order',
-  group: 'group',
-  temperature: 'temperature',
-  player: 'player',
-} as const;
+// The run's settings, and what a checkpoint remembers of them (its `__metadata__`, docs/model.md).
 
 export const DEFAULT_LR = 1e-3;
 
@@ -81,10 +55,8 @@ export const DEFAULT_CHECKPOINT_EVERY = 100;
 export const TRAIN_STOPPED_EXIT = 4;
 
 const PLAYERS = ['model', 'expert'] as const;
-type PlayerKind = (typeof PLAYERS)[number];
 
 function savedNumber(metadata: Record<string, string>, key: string): number | undefined {
-  if (!(key in metadata)) return undefined;
   const value = Number(metadata[key]);
   return Number.isFinite(value) ? value : undefined;
 }
@@ -99,10 +71,10 @@ function savedChoice<T extends string>(metadata: Record<string, string>, key: st
  */
 function scheduleFrom(args: ParsedArgs, saved: Record<string, string>, start: number, steps: number): LrSchedule {
   const lr = stringFlag(args, 'lr') === undefined ? undefined : numberFlag(args, 'lr', DEFAULT_LR, 0);
-  const peak = lr ?? savedNumber(saved, META.peak) ?? DEFAULT_LR;
-  const total = integerFlag(args, 'lr-total', savedNumber(saved, META.total) ?? start + steps, 0);
-  const warmup = integerFlag(args, 'warmup', savedNumber(saved, META.warmup) ?? Math.round(0.05 * total), 0);
-  const min = lr === undefined ? (savedNumber(saved, META.min) ?? peak / 10) : peak / 10;
+  const peak = lr ?? savedNumber(saved, 'lr_peak') ?? DEFAULT_LR;
+  const total = integerFlag(args, 'lr-total', savedNumber(saved, 'lr_total') ?? start + steps, 0);
+  const warmup = integerFlag(args, 'warmup', savedNumber(saved, 'lr_warmup') ?? Math.round(0.05 * total), 0);
+  const min = lr === undefined ? (savedNumber(saved, 'lr_min') ?? peak / 10) : peak / 10;
   if (warmup > total) throw new UsageError(`--warmup ${warmup} is longer than the schedule (--lr-total ${total})`);
   return { peak, warmup, total, min };
 }
@@ -111,51 +83,56 @@ interface SourceChoice {
   source: RolloutSource;
   /** For the log line: what the rollouts are and how batches are drawn. */
   description: string;
+  /** What a resumed run takes from the checkpoint, after the schedule and the seed. */
   metadata: Record<string, string>;
+}
+
+/** What both sources read of the run: the model, the method and objective, and the seed of the batches. */
+interface RunSettings {
+  config: ModelConfig;
+  checkpoint: string | null;
+  method: Method;
+  objective: Objective;
+  seed: number;
 }
 
 /**
  * `--data FILE`: rollouts of any importable format, checked against the model (vocabulary,
  * positions under the method) and the objective (RL needs rollout logprobs) before the GPU starts.
  */
-async function dataSource(
-  args: ParsedArgs,
-  io: CliIO,
-  path: string,
-  saved: Record<string, string>,
-  model: { config: ModelConfig; method: Method; objective: Objective },
-): Promise<SourceChoice> {
+async function dataSource(args: ParsedArgs, io: CliIO, path: string, saved: Record<string, string>, run: RunSettings): Promise<SourceChoice> {
   const file = await loadRolloutFile(path);
   const allTrees = file.rollouts.map(deriveTree);
-  checkModelTakes(model.config, file.rollouts, [model.method], allTrees);
+  checkModelTakes(run.config, file.rollouts, [run.method], allTrees);
   // A rollout whose targets the method all drops adds nothing to the loss; a batch of only such has none.
-  const kept = file.rollouts.flatMap((r, i) => (methodNeeds(allTrees[i], model.method).targets > 0 ? [i] : []));
-  if (kept.length === 0) throw new ValidationError({ file: path }, `no rollout has a target that ${model.method} scores`);
+  const kept = file.rollouts.flatMap((r, i) => (methodNeeds(allTrees[i], run.method).targets > 0 ? [i] : []));
+  if (kept.length === 0) throw new ValidationError({ file: path }, `no rollout has a target that ${run.method} scores`);
   if (kept.length < file.rollouts.length) {
-    io.err(`mw train: ${path}: left out ${file.rollouts.length - kept.length} rollout(s) where ${model.method} scores no target\n`);
+    io.err(`mw train: ${path}: left out ${file.rollouts.length - kept.length} rollout(s) where ${run.method} scores no target\n`);
   }
   const rollouts = kept.map((i) => file.rollouts[i]);
-  if (model.objective === 'rl') checkRolloutLogprobs(rollouts);
-  const seed = integerFlag(args, 'seed', savedNumber(saved, META.seed) ?? 0, 0, 2 ** 32 - 1);
-  const batch = integerFlag(args, 'batch', savedNumber(saved, META.batch) ?? Math.min(8, rollouts.length), 1);
-  const order = choiceFlag(args, 'order', ORDERS, savedChoice<Order>(saved, META.order, ORDERS, 'random'));
+  // RL's PPO ratio needs the rollout-time logprob of every target.
+  if (run.objective === 'rl') {
+    for (const rollout of rollouts) {
+      const id = rollout.targets.find((t) => !Number.isFinite(rollout.logprobs[t]));
+      if (id !== undefined) throw new ValidationError(rollout.source, `rollout ${quote(rollout.id)}: target ${id} has no logprob; --objective rl needs the rollout-time logprobs`);
+    }
+  }
+  const { seed } = run;
+  const batch = integerFlag(args, 'batch', savedNumber(saved, 'batch') ?? Math.min(8, rollouts.length), 1);
+  const order = choiceFlag(args, 'order', ORDERS, savedChoice(saved, 'order', ORDERS, 'random'));
   if (batch > rollouts.length) throw new UsageError(`--batch ${batch} is larger than the ${rollouts.length} rollouts of ${path}`);
   const draw = order === 'random' ? `random batches of ${batch} (seed ${seed})` : `batches of ${batch} in file order`;
   return {
     source: { kind: 'file', rollouts, trees: kept.map((i) => allTrees[i]), batch, order, seed },
     description: `${path}: ${plural(rollouts.length, 'rollout')}, ${draw}`,
-    metadata: { [META.seed]: String(seed), [META.batch]: String(batch), [META.order]: order },
+    metadata: { batch: String(batch), order },
   };
 }
 
 /** Flags that only --env reads, and those that only --data reads. */
 const ENV_ONLY = ['editor', 'budget', 'group', 'temperature', 'player'] as const;
 const DATA_ONLY = ['order'] as const;
-
-/** Rollouts per update when --batch is not given: about 8, whole groups. */
-function defaultEnvBatch(group: number): number {
-  return group * Math.max(1, Math.round(8 / group));
-}
 
 /**
  * `--env E --editor H`: a fresh batch before every update, B/G prompts drawn from the run's seed and
@@ -164,29 +141,26 @@ function defaultEnvBatch(group: number): number {
  * Settings: flags, else what the resumed checkpoint saved, else defaults (group 4 for RL, 1 for SFT;
  * about 8 rollouts per update; temperature 1).
  */
-function envSource(
-  args: ParsedArgs,
-  saved: Record<string, string>,
-  model: { config: ModelConfig; checkpoint: string | null; method: Method; objective: Objective },
-): SourceChoice {
+function envSource(args: ParsedArgs, saved: Record<string, string>, run: RunSettings): SourceChoice {
   const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
   const { editor, budget } = editorFlags(args, ": the memory editor of --env's episodes");
-  const player: PlayerKind = choiceFlag(args, 'player', PLAYERS, savedChoice<PlayerKind>(saved, META.player, PLAYERS, 'model'));
-  if (player === 'expert' && model.objective !== 'sft') throw new UsageError('--player expert plays demonstrations for --objective sft (RL learns from its own episodes)');
+  const player = choiceFlag(args, 'player', PLAYERS, savedChoice(saved, 'player', PLAYERS, 'model'));
+  if (player === 'expert' && run.objective !== 'sft') throw new UsageError('--player expert plays demonstrations for --objective sft (RL learns from its own episodes)');
   if (player === 'expert' && args.flags.temperature !== undefined) throw new UsageError('--temperature applies to --player model only');
-  const group = integerFlag(args, 'group', savedNumber(saved, META.group) ?? (model.objective === 'rl' ? 4 : 1), 1);
-  if (model.objective === 'rl' && group < 2) {
+  const group = integerFlag(args, 'group', savedNumber(saved, 'group') ?? (run.objective === 'rl' ? 4 : 1), 1);
+  if (run.objective === 'rl' && group < 2) {
     throw new UsageError(`--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`);
   }
-  const seed = integerFlag(args, 'seed', savedNumber(saved, META.seed) ?? 0, 0, 2 ** 32 - 1);
-  const batch = integerFlag(args, 'batch', savedNumber(saved, META.batch) ?? defaultEnvBatch(group), 1);
+  const { seed } = run;
+  // About 8 rollouts, whole groups.
+  const batch = integerFlag(args, 'batch', savedNumber(saved, 'batch') ?? group * Math.max(1, Math.round(8 / group)), 1);
   if (batch % group !== 0) throw new UsageError(`--batch ${batch} is not a multiple of --group ${group} (B/G prompts × G rollouts per update)`);
-  const temperature = numberFlag(args, 'temperature', savedNumber(saved, META.temperature) ?? 1, 0);
+  const temperature = numberFlag(args, 'temperature', savedNumber(saved, 'temperature') ?? 1, 0);
   checkSampling({ temperature });
-  if (model.config.vocabSize !== BYTE_VOCAB) {
+  if (run.config.vocabSize !== BYTE_VOCAB) {
     throw new ValidationError(
-      { file: model.checkpoint ?? '--config' },
-      `vocabulary ${model.config.vocabSize}: --env episodes speak the byte tokenizer (${BYTE_VOCAB} tokens)`,
+      { file: run.checkpoint ?? '--config' },
+      `vocabulary ${run.config.vocabSize}: --env episodes speak the byte tokenizer (${BYTE_VOCAB} tokens)`,
     );
   }
   const prompts = batch / group;
@@ -202,11 +176,10 @@ function envSource(
       `${formatEnvSpec(env)} under ${editor}${budget === undefined ? '' : ` (budget ${budget})`}: ${plural(prompts, 'prompt')} × ${plural(group, 'rollout')} per update, ` +
       `played by ${by}`,
     metadata: {
-      [META.seed]: String(seed),
-      [META.batch]: String(batch),
-      [META.group]: String(group),
-      [META.temperature]: String(temperature),
-      [META.player]: player,
+      batch: String(batch),
+      group: String(group),
+      temperature: String(temperature),
+      player,
       env: formatEnvSpec(env),
       editor,
       ...(budget === undefined ? {} : { budget: String(budget) }),
@@ -226,17 +199,15 @@ function createProgress(io: CliIO, steps: number, start: number, tty: boolean) {
   const every = Math.max(1, Math.ceil(steps / 10));
   const started = performance.now();
   let tokens = 0;
-  return {
-    update(done: number, m: StepMetrics, reward?: number) {
-      tokens += m.tokens;
-      const elapsed = (performance.now() - started) / 1000;
-      const line =
-        `mw train: step ${done}/${steps}${start ? ` (update ${start + done})` : ''}  loss ${m.loss.toFixed(4)}  ` +
-        `${reward === undefined ? '' : `reward ${reward.toFixed(3)}  `}` +
-        `${Math.round(tokens / elapsed)} tok/s  ETA ${formatDuration(((steps - done) * elapsed) / done)}`;
-      if (tty) io.err(`\r${line}\x1b[K${done === steps ? '\n' : ''}`);
-      else if (done % every === 0 || done === steps) io.err(`${line}\n`);
-    },
+  return (done: number, m: StepMetrics, reward?: number) => {
+    tokens += m.tokens;
+    const elapsed = (performance.now() - started) / 1000;
+    const line =
+      `mw train: step ${done}/${steps}${start ? ` (update ${start + done})` : ''}  loss ${m.loss.toFixed(4)}  ` +
+      `${reward === undefined ? '' : `reward ${reward.toFixed(3)}  `}` +
+      `${Math.round(tokens / elapsed)} tok/s  ETA ${formatDuration(((steps - done) * elapsed) / done)}`;
+    if (tty) io.err(`\r${line}\x1b[K${done === steps ? '\n' : ''}`);
+    else if (done % every === 0 || done === steps) io.err(`${line}\n`);
   };
 }
 
@@ -359,16 +330,18 @@ export const trainCommand: Command = {
     // Settings a resumed run takes from its checkpoint; a fresh run (even from a checkpoint's weights) does not.
     const saved = optimizerState ? choice.checkpoint!.metadata : {};
     const start = optimizerState?.step ?? 0;
+    const seed = integerFlag(args, 'seed', savedNumber(saved, 'seed') ?? 0, 0, 2 ** 32 - 1);
+    const settings = { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective, seed };
     const { source, description, metadata: sourceMetadata } =
-      dataPath !== undefined
-        ? await dataSource(args, io, dataPath, saved, { config: weights.config, method, objective })
-        : envSource(args, saved, { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective });
+      dataPath !== undefined ? await dataSource(args, io, dataPath, saved, settings) : envSource(args, saved, settings);
     const schedule = scheduleFrom(args, saved, start, steps);
+    // The checkpoint's `__metadata__` beside the config (the trainer adds `step`).
     const metadata: Record<string, string> = {
-      [META.peak]: String(schedule.peak),
-      [META.warmup]: String(schedule.warmup),
-      [META.total]: String(schedule.total),
-      [META.min]: String(schedule.min),
+      lr_peak: String(schedule.peak),
+      lr_warmup: String(schedule.warmup),
+      lr_total: String(schedule.total),
+      lr_min: String(schedule.min),
+      seed: String(seed),
       ...sourceMetadata,
       method,
       objective,
@@ -422,7 +395,7 @@ export const trainCommand: Command = {
           last = metrics;
           const reward = step.batch.played?.reward;
           if (reward !== undefined) rewards.push(reward);
-          progress.update(done, metrics, reward);
+          progress(done, metrics, reward);
           if (checkpointDue(run.step, checkpointEvery, done === steps)) await save();
         }
       } finally {
