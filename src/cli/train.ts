@@ -118,13 +118,12 @@ async function dataSource(args: ParsedArgs, io: CliIO, path: string, saved: Reco
       if (id !== undefined) throw new ValidationError(rollout.source, `rollout ${quote(rollout.id)}: target ${id} has no logprob; --objective rl needs the rollout-time logprobs`);
     }
   }
-  const { seed } = run;
   const batch = integerFlag(args, 'batch', savedNumber(saved, 'batch') ?? Math.min(8, rollouts.length), 1);
   const order = choiceFlag(args, 'order', ORDERS, savedChoice(saved, 'order', ORDERS, 'random'));
   if (batch > rollouts.length) throw new UsageError(`--batch ${batch} is larger than the ${rollouts.length} rollouts of ${path}`);
-  const draw = order === 'random' ? `random batches of ${batch} (seed ${seed})` : `batches of ${batch} in file order`;
+  const draw = order === 'random' ? `random batches of ${batch} (seed ${run.seed})` : `batches of ${batch} in file order`;
   return {
-    source: { kind: 'file', rollouts, trees: kept.map((i) => allTrees[i]), batch, order, seed },
+    source: { kind: 'file', rollouts, trees: kept.map((i) => allTrees[i]), batch, order, seed: run.seed },
     description: `${path}: ${plural(rollouts.length, 'rollout')}, ${draw}`,
     metadata: { batch: String(batch), order },
   };
@@ -151,7 +150,6 @@ function envSource(args: ParsedArgs, saved: Record<string, string>, run: RunSett
   if (run.objective === 'rl' && group < 2) {
     throw new UsageError(`--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`);
   }
-  const { seed } = run;
   // About 8 rollouts, whole groups.
   const batch = integerFlag(args, 'batch', savedNumber(saved, 'batch') ?? group * Math.max(1, Math.round(8 / group)), 1);
   if (batch % group !== 0) throw new UsageError(`--batch ${batch} is not a multiple of --group ${group} (B/G prompts × G rollouts per update)`);
@@ -164,11 +162,11 @@ function envSource(args: ParsedArgs, saved: Record<string, string>, run: RunSett
     );
   }
   const prompts = batch / group;
-  const by = player === 'expert' ? `the scripted expert (seed ${seed})` : `the model being trained (temperature ${temperature}, seed ${seed})`;
+  const by = player === 'expert' ? `the scripted expert (seed ${run.seed})` : `the model being trained (temperature ${temperature}, seed ${run.seed})`;
   return {
     source: {
       kind: 'played',
-      play: { env, editor: editorSpec(editor, { budget }), prompts, group, seed, maxActTokens: EPISODE_DEFAULTS.maxActTokens },
+      play: { env, editor: editorSpec(editor, { budget }), prompts, group, seed: run.seed, maxActTokens: EPISODE_DEFAULTS.maxActTokens },
       player,
       sampling: { temperature },
     },

@@ -8,9 +8,8 @@ import { createGpuModel } from '../gpu/model';
 import type { ModelWeights } from '../model/params';
 import type { Method } from '../plan/types';
 import { runSpecOf } from '../run/config';
-import { createRunEngine, StepFailedError, type RunSpec } from '../run/engine';
+import { createRunEngine, modelPlayer, StepFailedError, type RunSpec } from '../run/engine';
 import { playBatch, type PlayedBatch } from '../run/play';
-import { modelPlayer } from '../run/policy';
 import { checkLearningConfig, evaluations, groupKey, learningJobs, learningUnits, phaseRunConfig, updateRecord, type LearningConfig, type LearningJob, type LearningResults, type RunResult } from './learning';
 import type { EditorSpec } from '../harness/editors';
 

@@ -190,7 +190,7 @@ export function summarizeRun(steps: readonly StepRecord[]) {
   return {
     logdiff: mean(defined(ran.map((m) => m.logdiff))),
     mu: mean(defined(ran.map((m) => m.mu))),
-    klSdcc: ran.length ? mean(ran.map((m) => m.klSdcc)) : null,
+    klSdcc: mean(ran.map((m) => m.klSdcc)),
     klFiredSteps: ran.filter((m) => m.klFired).length,
     updates: ran.length,
     skipped: steps.length - ran.length,

@@ -11,7 +11,8 @@ import { createExpertPolicy } from '../harness/policies/expert';
 import type { SamplingOptions } from '../harness/policies/model';
 import type { Gpu } from '../gpu/device';
 import { NonFiniteGradientError } from '../gpu/adamw';
-import { checkModelFits } from '../gpu/model';
+import { createGpuModelPolicy } from '../gpu/generate';
+import { checkModelFits, type GpuModel } from '../gpu/model';
 import { createTrainer, type StepFigures, type StepMetrics, type StepOptions, type Trainer } from '../gpu/train';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFiguresOf } from '../metrics/step';
@@ -23,8 +24,7 @@ import { SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
-import { playBatch, type EpisodeWatch, type PlaySpec, type PlayedBatch, type Player } from './play';
-import { modelPlayer } from './policy';
+import { playBatch, type EpisodeWatch, type PlaySpec, type PlayedBatch, type Player, type TokenRelay } from './play';
 import { batchIndices, heldOutSeed, type Order } from './seeds';
 
 /** Where a run's rollouts come from. */
@@ -146,6 +146,20 @@ export type RunEngine = ReturnType<typeof createRunEngine>;
 
 export const GREEDY: SamplingOptions = { temperature: 0 };
 
+/**
+ * The on-policy player: a lane's own model decoding with its KV cache (src/gpu/generate.ts), as it
+ * is at that step (the decoder reads the trainer's weight buffer, which AdamW updates in place),
+ * sampling as `sampling` says (RL: temperature 1 over the full vocabulary, so the recorded logprobs
+ * are the sampling distribution's, as the PPO ratio needs; evaluations greedily). Each token fed back
+ * goes to the relay with the logprob the policy records for it, so a page can watch an action being
+ * written; without a sink the numbers are those of the plain model policy.
+ */
+export function modelPlayer(model: GpuModel, sampling: SamplingOptions): Player {
+  const relay: TokenRelay = { sink: null };
+  const policy = createGpuModelPolicy(model, { ...sampling, reuse: 'prefix', onToken: (token, logprob) => relay.sink?.(token, logprob) });
+  return { policy, relay };
+}
+
 export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
   const model = options.weights.config;
   const P = model.nPositions;
@@ -192,7 +206,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     ...stepFiguresOf(m),
     // Demonstrations carry logprob 0 (the expert is certain): a gap to them is not drift.
     ...(expert ? { logdiff: null, mu: null, rollout_corr: null } : {}),
-    K: batch.played?.K ?? batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
+    K: batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
     reward: batch.played?.reward ?? 0,
     em: batch.played?.em ?? 0,
     evalReward: null,
@@ -330,18 +344,13 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
 
 /** The rollouts of `batch` every one of `methods` can train on within `nPositions`, and why the others cannot. */
 export function fitRollouts(batch: Pick<StepBatch, 'rollouts' | 'trees'>, methods: readonly Method[], nPositions: number, sdccTeacher?: RunSpec['sdccTeacher']) {
-  const trained: Rollout[] = [];
-  const trees: ConditioningTree[] = [];
-  const leftOut: { id: string; reason: string }[] = [];
-  batch.rollouts.forEach((rollout, i) => {
-    const reason = methods.map((m) => unfitReason(batch.trees[i], m, nPositions, { sdccTeacher })).find((r) => r !== null);
-    if (reason) leftOut.push({ id: rollout.id, reason });
-    else {
-      trained.push(rollout);
-      trees.push(batch.trees[i]);
-    }
-  });
-  return { trained, trees, leftOut };
+  const reasons = batch.trees.map((tree) => methods.map((m) => unfitReason(tree, m, nPositions, { sdccTeacher })).find((r) => r !== null));
+  const fit = batch.rollouts.flatMap((_, i) => (reasons[i] ? [] : [i]));
+  return {
+    trained: fit.map((i) => batch.rollouts[i]),
+    trees: fit.map((i) => batch.trees[i]),
+    leftOut: batch.rollouts.flatMap((r, i) => (reasons[i] ? [{ id: r.id, reason: reasons[i] }] : [])),
+  };
 }
 
 /** "3 × naive-full needs 140 positions, the model has 128; 1 × ..." */

@@ -3,17 +3,15 @@
 // episode is verified (its tree re-derives the views it was decoded from) and kept up to its last
 // action. One function for `mw train --env`, `mw experiment` and the browser's runs.
 
-import { generateDataset, type DatasetSummary } from '../harness/dataset';
+import { generateDataset } from '../harness/dataset';
 import type { EditorSpec } from '../harness/editors';
 import type { EnvId, EnvSpec } from '../harness/env';
 import { endAtLastAction } from '../harness/episode';
 import type { Policy } from '../harness/policy';
 import { verifyEpisode } from '../harness/verify';
 import type { EventJson, RolloutJson } from '../rollout/format';
-import type { Rollout } from '../rollout/rollout';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
-import type { ConditioningTree } from '../tree/types';
 import { stepSeed } from './seeds';
 
 export interface PlaySpec {
@@ -30,22 +28,7 @@ export interface PlaySpec {
   maxContext?: number;
 }
 
-export interface PlayedBatch {
-  /** Each episode up to its last action, as played and as validated, and its conditioning tree. */
-  json: RolloutJson[];
-  rollouts: Rollout[];
-  trees: ConditioningTree[];
-  /** The seed the prompts were drawn from. */
-  seed: number;
-  /** Every episode as played (generateDataset's figures: reward, EM, K, stops). */
-  summary: DatasetSummary;
-  /** Mean reward and exact match of the batch. */
-  reward: number;
-  em: number;
-  /** Mean edits per rollout (as trained: up to the last action). */
-  K: number;
-  genMs: number;
-}
+export type PlayedBatch = Awaited<ReturnType<typeof playBatch>>;
 
 /** What a watcher is shown of the episodes while they are played, and how it stops them. */
 export interface EpisodeWatch {
@@ -69,18 +52,15 @@ export interface Player {
   relay?: TokenRelay;
 }
 
-export interface PlayOptions {
+/** `seed`, `prompts` and `group`, the held-out evaluation's: instead of stepSeed(spec.seed, step) and spec's. */
+export interface PlayOptions extends Partial<Pick<PlaySpec, 'seed' | 'prompts' | 'group'>> {
   /** The model's positions: the default context limit. */
   nPositions: number;
   watch?: EpisodeWatch;
-  /** Instead of stepSeed(spec.seed, step) and spec.prompts × spec.group: the held-out evaluation's. */
-  seed?: number;
-  prompts?: number;
-  group?: number;
 }
 
 /** Plays step `step`'s episodes one after another with `player`. */
-export async function playBatch(spec: PlaySpec, step: number, player: Player, options: PlayOptions): Promise<PlayedBatch> {
+export async function playBatch(spec: PlaySpec, step: number, player: Player, options: PlayOptions) {
   const watch = options.watch ?? {};
   const relay = player.relay;
   const seed = options.seed ?? stepSeed(spec.seed, step);
@@ -128,6 +108,9 @@ export async function playBatch(spec: PlaySpec, step: number, player: Player, op
     );
     const json = dataset.rollouts.map(endAtLastAction);
     const rollouts = json.map((r) => validateRollout(r, { file: `${r.id}.json` }));
+    // Each episode up to its last action, as played and as validated, and its conditioning tree; the
+    // seed its prompts were drawn from; generateDataset's figures of every episode as played, and
+    // the batch's mean reward and exact match.
     return {
       json,
       rollouts,
@@ -136,7 +119,6 @@ export async function playBatch(spec: PlaySpec, step: number, player: Player, op
       summary: dataset.summary,
       reward: dataset.summary.meanReward,
       em: dataset.summary.em,
-      K: rollouts.reduce((s, r) => s + r.K, 0) / rollouts.length,
       genMs: performance.now() - started,
     };
   } finally {
