@@ -9,7 +9,6 @@ import { dirname, resolve } from 'node:path';
 import { optimizerStatePath } from '../model/checkpoint-file';
 import type { ModelConfig } from '../model/config';
 import type { LrSchedule } from '../objectives/adamw';
-import type { Objective } from '../objectives/tokens';
 import { methodNeeds } from '../plan/needs';
 import type { Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
@@ -20,6 +19,7 @@ import { ENV_IDS, formatEnvSpec } from '../harness/env';
 import { EPISODE_DEFAULTS } from '../harness/episode';
 import { checkSampling } from '../harness/policies/model';
 import { SDCC_GATES } from '../objectives/sdcc';
+import { OBJECTIVES } from '../run/config';
 import type { LaneStep, RolloutSource, RunSpec } from '../run/engine';
 import { readLaneCheckpoint, writeLaneCheckpoint } from '../run/files';
 import { ORDERS } from '../run/seeds';
@@ -92,7 +92,7 @@ interface RunSettings {
   config: ModelConfig;
   checkpoint: string | null;
   method: Method;
-  objective: Objective;
+  objective: RunSpec['objective'];
   seed: number;
 }
 
@@ -211,15 +211,13 @@ function createProgress(io: CliIO, steps: number, start: number, tty: boolean) {
 
 /** One metrics line: the trainer's figures, a played batch's reward, EM, generation time and left-out count, the trained ids. */
 function metricsLine(step: LaneStep): string {
-  const fields = stepFiguresOf(step.metrics!);
   const played = step.batch.played;
   const batch = played ? { reward: played.reward, em: played.em, genMs: step.genMs, leftOut: step.leftOut.length } : {};
-  return `${JSON.stringify({ ...fields, ...batch, rollouts: step.trained.map((r) => r.id) })}\n`;
+  return `${JSON.stringify({ ...stepFiguresOf(step.metrics!), ...batch, rollouts: step.trained.map((r) => r.id) })}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------
 
-const OBJECTIVES = ['sft', 'rl'] as const satisfies readonly Objective[];
 const TEACHERS = ['logit-tree', 'packed-4d'] as const;
 
 export const trainCommand: Command = {

@@ -29,8 +29,8 @@ import { batchIndices, heldOutSeed, type Order } from './seeds';
 
 /** Where a run's rollouts come from. */
 export type RolloutSource =
-  /** A file's rollouts, B per step through seeded epochs (batchIndices); trees when the caller derived them. */
-  | { kind: 'file'; rollouts: readonly Rollout[]; trees?: readonly ConditioningTree[]; batch: number; order: Order; seed: number }
+  /** A file's rollouts and their trees, B per step through seeded epochs (batchIndices). */
+  | { kind: 'file'; rollouts: readonly Rollout[]; trees: readonly ConditioningTree[]; batch: number; order: Order; seed: number }
   /**
    * Episodes played before each step: by the scripted expert (one batch per step, shared by every
    * lane) or by each lane's model as it is then (on-policy, sampled as `sampling` says). `fit`: the
@@ -90,13 +90,8 @@ export class StepFailedError extends Error {
   }
 }
 
-/** What one lane trained on at one step. */
-export interface StepBatch {
-  rollouts: readonly Rollout[];
-  trees: readonly ConditioningTree[];
-  /** A played source's episodes (JSON, figures); null for a file. */
-  played: PlayedBatch | null;
-}
+/** What one lane trained on at one step: rollouts, their trees, and a played source's episodes (JSON, figures; null for a file). */
+export type StepBatch = Pick<PlayedBatch, 'rollouts' | 'trees'> & { played: PlayedBatch | null };
 
 export interface Lane {
   method: Method;
@@ -107,20 +102,8 @@ export interface Lane {
   last: StepBatch | null;
 }
 
-/** One lane's step. */
-export interface LaneStep {
-  method: Method;
-  batch: StepBatch;
-  /** The rollouts the update trained on, and those left out (with why). */
-  trained: readonly Rollout[];
-  leftOut: { id: string; reason: string }[];
-  /** The trainer's figures and the record of them; null when the step was skipped. */
-  metrics: StepMetrics | null;
-  record: MetricRecord | null;
-  skipped: string | null;
-  /** Time spent playing this lane's batch (0 when it reused a batch played already). */
-  genMs: number;
-}
+/** One lane's step (the engine's stepLane). */
+export type LaneStep = Awaited<ReturnType<RunEngine['next']>>[number];
 
 /** A lane's weights and AdamW state as data (what its checkpoint holds). */
 export type LaneState = Awaited<ReturnType<Trainer['readState']>>;
@@ -182,7 +165,6 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     if (!found) throw new Error(`no lane trains ${method}`);
     return found;
   };
-  const fileTrees = source.kind === 'file' ? (source.trees ?? source.rollouts.map(deriveTree)) : [];
   const expert = source.kind === 'played' && source.player === 'expert' ? { policy: createExpertPolicy(createEnv(source.play.env)) } : null;
   /** The expert's batch of the step being played (every lane trains on it). */
   let shared: { step: number; batch: PlayedBatch } | null = source.kind === 'played' && source.first ? { step: 0, batch: source.first } : null;
@@ -191,7 +173,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
   const draw = async (target: Lane | null, step: number, watch?: EpisodeWatch): Promise<{ batch: StepBatch; genMs: number }> => {
     if (source.kind === 'file') {
       const indices = batchIndices(source.rollouts.length, source.batch, step, source.order, source.seed);
-      return { batch: { rollouts: indices.map((i) => source.rollouts[i]), trees: indices.map((i) => fileTrees[i]), played: null }, genMs: 0 };
+      return { batch: { rollouts: indices.map((i) => source.rollouts[i]), trees: indices.map((i) => source.trees[i]), played: null }, genMs: 0 };
     }
     const shares = expert || (step === 0 && source.first);
     if (shares && shared?.step === step) return { batch: played(shared.batch), genMs: 0 };
@@ -216,7 +198,12 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     time: Date.now(),
   });
 
-  const stepLane = async (l: Lane, step: number, hooks: StepHooks): Promise<LaneStep> => {
+  /**
+   * One lane's step: its batch, the rollouts the update trained on and those left out (with why),
+   * the trainer's figures and the record of them (null when the step was skipped), and the time
+   * spent playing its batch (0 when it reused a batch played already).
+   */
+  const stepLane = async (l: Lane, step: number, hooks: StepHooks) => {
     const { batch, genMs } = await draw(l, step, hooks.watch);
     l.last = batch;
     // The model's own episodes can outgrow its positions (a view over the context limit before an
@@ -295,7 +282,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
      */
     async next(hooks: StepHooks = {}) {
       const step = stepOf();
-      const out: LaneStep[] = [];
+      const out: Awaited<ReturnType<typeof stepLane>>[] = [];
       for (const l of lanes) {
         if (l.step !== step) continue;
         hooks.lane?.(l.method);
