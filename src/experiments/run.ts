@@ -57,7 +57,6 @@ function batchFigures(batch: PlayedBatch, nPositions: number): BatchFigures {
  */
 export async function runMatrix(config: MatrixConfig, weights: ModelWeights, engine: MatrixEngine, hooks: MatrixHooks = {}): Promise<MatrixResults> {
   const started = performance.now();
-  const { gpu } = engine;
   const P = weights.config.nPositions;
   for (const [name, v] of [['n', config.n], ['group', config.group], ['steps', config.steps], ['evalN', config.evalN]] as const) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`runMatrix: ${name} must be an integer >= 1, got ${v}`);
@@ -73,7 +72,7 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
     return { seed, rollouts, em, meanReward: reward, temperature: EVAL_TEMPERATURE };
   };
 
-  const base = createGpuModel(gpu, weights);
+  const base = createGpuModel(engine.gpu, weights);
   const editors: EditorResult[] = [];
   try {
     for (const editor of config.editors) {
@@ -103,8 +102,8 @@ export async function runMatrix(config: MatrixConfig, weights: ModelWeights, eng
       let firstTrain: PlayedBatch | undefined = isFullSampling(config.driftSampling) ? first : undefined;
       const runs: Partial<Record<Method, RunRecord>> = {};
       for (const method of config.methods) {
-        const run: RunEngine = createRunEngine(
-          gpu,
+        const run = createRunEngine(
+          engine.gpu,
           {
             methods: [method],
             objective: 'rl',

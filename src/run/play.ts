@@ -108,9 +108,8 @@ export async function playBatch(spec: PlaySpec, step: number, player: Player, op
     );
     const json = dataset.rollouts.map(endAtLastAction);
     const rollouts = json.map((r) => validateRollout(r, { file: `${r.id}.json` }));
-    // Each episode up to its last action, as played and as validated, and its conditioning tree; the
-    // seed its prompts were drawn from; generateDataset's figures of every episode as played, and
-    // the batch's mean reward and exact match.
+    // Each episode up to its last action, as played and as validated, and its tree; the prompts'
+    // seed; generateDataset's figures of every episode as played, and the batch's mean reward and EM.
     return {
       json,
       rollouts,
