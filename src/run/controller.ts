@@ -148,33 +148,6 @@ export interface ControllerDeps {
   liveIntervalMs?: number;
 }
 
-export interface RunController {
-  /** The page is up: probe the device, restore a stored run (which resumes if it was playing). */
-  hello(): void;
-  /** A new run from `config` (replacing any current one); it plays unless `paused`. */
-  start(config: RunConfig, paused?: boolean): void;
-  play(): void;
-  pause(): void;
-  /** One step, then paused (a paused run, or a new one from `config` when there is none). */
-  step(config?: RunConfig): void;
-  /** Ends the current run and forgets it (its stored checkpoints and history too). */
-  reset(): void;
-  /** A lane's current weights as a checkpoint file and its optimizer state. */
-  exportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
-  /** Keeps a lane's current weights as a named checkpoint, to start another run from. */
-  forkCheckpoint(method: Method): Promise<{ name: string; step: number }>;
-  /** Keeps a GPT-2 checkpoint under `name`, for configs whose `checkpoint` names it. */
-  importCheckpoint(name: string, bytes: Uint8Array): Promise<{ name: string; model: ModelConfig }>;
-  /** A rollout of a lane's last batch. */
-  rollout(method: Method, id: string): Promise<RolloutJson>;
-  /** Every method's log-probability of every target of a rollout of the last batch, under `method`'s weights. */
-  score(method: Method, id: string): Promise<ScoredTargets>;
-  /** Test hook: destroys the device as a driver reset would. */
-  loseDevice(): void;
-  /** Resolves once the commands queued so far and the step loop have finished. */
-  settled(): Promise<void>;
-}
-
 const now = () => performance.now();
 
 /** Why a checkpoint cannot play the environments, or null: they speak the byte tokenizer. */
@@ -189,7 +162,7 @@ function atCheckpoint(lanes: readonly LaneCheckpoint[], history: readonly Metric
   return { step: lanes.length ? Math.min(...lanes.map((l) => l.step)) : 0, history: history.filter((r) => r.step <= (upTo.get(r.method) ?? 0)) };
 }
 
-export function createRunController(deps: ControllerDeps): RunController {
+export function createRunController(deps: ControllerDeps) {
   const { store, emit } = deps;
   const liveInterval = deps.liveIntervalMs ?? 100;
   let gpu: Gpu | null = null;
@@ -219,17 +192,15 @@ export function createRunController(deps: ControllerDeps): RunController {
   /** Commands that replace the run run one at a time. */
   let commandTail: Promise<unknown> = Promise.resolve();
   const serial = (work: () => Promise<void>): void => {
-    commandTail = commandTail.then(work, work).catch((error: unknown) => reportFailure(error));
+    commandTail = commandTail.then(work, work).catch((error: unknown) => {
+      playing = false;
+      setStatus(engine ? 'paused' : 'idle', error instanceof Error ? error.message : String(error), 'step-error');
+    });
   };
 
   const setStatus = (phase: RunPhase, reason?: string, cause?: RunStatus['cause']) => {
     status = reason ? { phase, reason, cause } : { phase };
     emit({ type: 'status', status });
-  };
-
-  const reportFailure = (error: unknown) => {
-    playing = false;
-    setStatus(engine ? 'paused' : 'idle', error instanceof Error ? error.message : String(error), 'step-error');
   };
 
   const ensureGpu = async (): Promise<Gpu | null> => {
@@ -340,49 +311,27 @@ export function createRunController(deps: ControllerDeps): RunController {
     if (wait <= 0) sendLive();
     else liveTimer ??= setTimeout(sendLive, wait);
   };
-  /** Forgets the live state waiting to be sent (the run it belongs to ended). */
-  const dropLive = () => {
-    if (liveTimer !== null) clearTimeout(liveTimer);
-    liveTimer = null;
-    liveUnsent = null;
-  };
-
-  /** Step `step`'s live episode: who plays it (set per lane) and which one it is (set as each starts). */
-  const watcher = (step: number) => {
-    const live: Omit<LiveEvent, 'events' | 'done'> = { type: 'live', player: 'expert', purpose: 'train', step, index: 0, total: 0, id: '' };
-    const post = (events: readonly EventJson[], done: boolean) => postLive({ ...live, events: events as EventJson[], done });
-    return {
-      live,
-      watch: {
-        start: (index: number, total: number, id: string) => {
-          Object.assign(live, { index, total, id });
-        },
-        change: (events: readonly EventJson[]) => post(events, false),
-        done: (rollout: RolloutJson) => post(rollout.events, true),
-        cancelled: () => cancelled,
-      },
-    };
-  };
-
-  /** Whether `device` is lost, waiting briefly for a loss that is being reported. */
-  const deviceLost = async (device: Gpu): Promise<boolean> => {
-    if (retired.has(device)) return true;
-    return Promise.race([device.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 250))]);
-  };
 
   /** One step of every lane; false when the run should stop playing. */
   const stepOnce = async (): Promise<boolean> => {
     const current = engine;
     if (!current || !info) return false;
     cancelled = false;
-    const w = watcher(current.step);
+    // The live episode: who plays it (set per lane) and which one it is (set as each starts).
+    const live: Omit<LiveEvent, 'events' | 'done'> = { type: 'live', player: 'expert', purpose: 'train', step: current.step, index: 0, total: 0, id: '' };
+    const post = (events: readonly EventJson[], done: boolean) => postLive({ ...live, events: events as EventJson[], done });
     try {
       const steps = await withGpu(() =>
         current.next({
           lane: (method, purpose = 'train') => {
-            Object.assign(w.live, { player: purpose === 'eval' || info!.config.objective === 'rl' ? method : 'expert', purpose });
+            Object.assign(live, { player: purpose === 'eval' || info!.config.objective === 'rl' ? method : 'expert', purpose });
           },
-          watch: w.watch,
+          watch: {
+            start: (index, total, id) => void Object.assign(live, { index, total, id }),
+            change: (events) => post(events, false),
+            done: (rollout) => post(rollout.events, true),
+            cancelled: () => cancelled,
+          },
         }),
       );
       if (current !== engine) return false;
@@ -399,8 +348,11 @@ export function createRunController(deps: ControllerDeps): RunController {
       return true;
     } catch (error) {
       if (current !== engine || error instanceof CancelledError) return false;
-      // The device went away under the step (its loss may be reported just after the step's error): recovery takes over.
-      if (await deviceLost(current.lanes[0].trainer.gpu)) return false;
+      // The device went away under the step (its loss may be reported just after the step's error,
+      // so wait briefly for it): recovery takes over.
+      const device = current.lanes[0].trainer.gpu;
+      const lost = () => Promise.race([device.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 250))]);
+      if (retired.has(device) || (await lost())) return false;
       playing = false;
       setStatus('paused', error instanceof Error ? error.message : String(error), error instanceof StepFailedError && error.nonFinite ? 'non-finite' : 'step-error');
       await persistRun();
@@ -408,9 +360,16 @@ export function createRunController(deps: ControllerDeps): RunController {
     }
   };
 
-  const startLoop = () => {
-    if (loop || !engine) return;
-    loop = (async () => {
+  const play = () => {
+    if (!engine) return;
+    if (finished()) {
+      setStatus('done');
+      return;
+    }
+    playing = true;
+    setStatus('running');
+    void persistRun();
+    loop ??= (async () => {
       recent = [];
       while (playing && engine && !finished()) {
         if (!(await stepOnce())) break;
@@ -427,38 +386,26 @@ export function createRunController(deps: ControllerDeps): RunController {
     });
   };
 
-  const play = () => {
-    if (!engine) return;
-    if (finished()) {
-      setStatus('done');
-      return;
-    }
-    playing = true;
-    setStatus('running');
-    void persistRun();
-    startLoop();
-  };
-
-  /** Stops the loop and frees the run's GPU objects; the stored run stays unless `forget`. */
-  const stopRun = async (forget: boolean) => {
+  /** Stops the loop, frees the run's GPU objects and forgets the run (its stored record too). */
+  const stopRun = async () => {
     playing = false;
     cancelled = true;
     await loop;
-    dropLive();
+    if (liveTimer !== null) clearTimeout(liveTimer);
+    liveTimer = null;
+    liveUnsent = null;
     const old = engine;
     engine = null;
     if (old) await withGpu(async () => old.destroy());
-    if (forget) {
-      info = null;
-      history = [];
-      lastCheckpoint = [];
-      await store.clearRun().catch(() => undefined);
-    }
+    info = null;
+    history = [];
+    lastCheckpoint = [];
+    await store.clearRun().catch(() => undefined);
+    emit({ type: 'run', run: null, history: [] });
   };
 
   const start = async (config: RunConfig, paused: boolean) => {
-    await stopRun(true);
-    emit({ type: 'run', run: null, history: [] });
+    await stopRun();
     const problems = configProblems(config);
     if (problems.length) {
       setStatus('refused', problems.join('; '), 'refused');
@@ -479,7 +426,6 @@ export function createRunController(deps: ControllerDeps): RunController {
     }
     engine = created;
     info = { id: `run-${Date.now().toString(36)}`, config, model: created.model, createdAt: Date.now(), checkpointStep: 0 };
-    history = [];
     playing = !paused;
     await persistRun();
     emit({ type: 'run', run: info, history });
@@ -488,7 +434,7 @@ export function createRunController(deps: ControllerDeps): RunController {
   };
 
   /** Restores the stored run (on hello) or the current one on a new device: from its last checkpoint. */
-  const restore = async (stored: { info: RunInfo; lanes: LaneCheckpoint[]; history: MetricRecord[] }, resume: boolean): Promise<boolean> => {
+  const restore = async (stored: Omit<RestoredRun, 'playing'>, resume: boolean): Promise<boolean> => {
     const device = await ensureGpu();
     if (!device) return false;
     const missing = stored.info.checkpointStep > 0 ? stored.info.config.methods.filter((m) => !stored.lanes.some((l) => l.method === m)) : [];
@@ -514,8 +460,7 @@ export function createRunController(deps: ControllerDeps): RunController {
 
   const hello = async () => {
     await deps.lock?.(() => setStatus('unavailable', 'another tab of the workbench is training (one engine per browser profile): this one starts when it closes', 'busy'));
-    const device = await ensureGpu();
-    if (!device) return;
+    if (!(await ensureGpu())) return;
     const stored = await store.loadRun().catch(() => null);
     if (!stored) {
       emit({ type: 'run', run: null, history: [] });
@@ -551,8 +496,7 @@ export function createRunController(deps: ControllerDeps): RunController {
       let attempts = 0;
       while (!(await ensureGpu()) && attempts++ < 3) await new Promise((r) => setTimeout(r, 500 * attempts));
       if (!gpu) return;
-      const ok = await restore({ info, lanes: lastCheckpoint, history }, false);
-      if (!ok) return;
+      if (!(await restore({ info, lanes: lastCheckpoint, history }, false))) return;
       emit({ type: 'recovered', step: engine!.step, adapter: adapterLine(gpu.info) });
       if (wasPlaying) play();
     });
@@ -579,8 +523,10 @@ export function createRunController(deps: ControllerDeps): RunController {
   };
 
   return {
+    /** The page is up: probe the device, restore a stored run (which resumes if it was playing). */
     hello: () => serial(hello),
-    start: (config, paused = false) => serial(() => start(config, paused)),
+    /** A new run from `config` (replacing any current one); it plays unless `paused`. */
+    start: (config: RunConfig, paused = false) => serial(() => start(config, paused)),
     play: () => serial(async () => play()),
     pause() {
       if (!playing) return;
@@ -589,43 +535,48 @@ export function createRunController(deps: ControllerDeps): RunController {
       setStatus(loop ? 'pausing' : 'paused');
       void persistRun();
     },
-    step(config) {
+    /** One step, then paused (a paused run, or a new one from `config` when there is none). */
+    step(config?: RunConfig) {
       serial(async () => {
         if (!engine && config) await start(config, true);
         if (!engine || playing || loop || finished()) return;
         setStatus('running');
-        const ok = await stepOnce();
-        if (ok) setStatus(finished() ? 'done' : 'paused');
+        if (await stepOnce()) setStatus(finished() ? 'done' : 'paused');
       });
     },
+    /** Ends the current run and forgets it (its stored checkpoints and history too). */
     reset() {
       cancelled = true;
       playing = false;
       serial(async () => {
-        await stopRun(true);
-        emit({ type: 'run', run: null, history: [] });
+        await stopRun();
         setStatus(gpu ? 'idle' : status.phase === 'unavailable' ? 'unavailable' : 'idle');
       });
     },
-    async exportCheckpoint(method) {
+    /** A lane's current weights as a checkpoint file and its optimizer state. */
+    async exportCheckpoint(method: Method) {
       const { name, bytes } = await laneCheckpoint(method);
       return { name, ...bytes };
     },
-    async forkCheckpoint(method) {
+    /** Keeps a lane's current weights as a named checkpoint, to start another run from. */
+    async forkCheckpoint(method: Method) {
       const { lane, name, bytes } = await laneCheckpoint(method);
       const file = `${name}.safetensors`;
       await store.saveFile({ name: file, bytes: bytes.weights, model: lane.trainer.model.config, savedAt: Date.now() });
       return { name: file, step: lane.trainer.step };
     },
-    async importCheckpoint(name, bytes) {
+    /** Keeps a GPT-2 checkpoint under `name`, for configs whose `checkpoint` names it. */
+    async importCheckpoint(name: string, bytes: Uint8Array) {
       const weights = loadCheckpoint(bytes, { maxVocab: BYTE_VOCAB });
       const refused = byteVocabularyProblem(weights);
       if (refused) throw new Error(`${name}: ${refused}`);
       await store.saveFile({ name, bytes, model: weights.config, savedAt: Date.now() });
       return { name, model: weights.config };
     },
-    rollout: async (method, id) => batchRollout(method, id).json,
-    async score(method, id) {
+    /** A rollout of a lane's last batch. */
+    rollout: async (method: Method, id: string): Promise<RolloutJson> => batchRollout(method, id).json,
+    /** Every method's log-probability of every target of a rollout of the last batch, under `method`'s weights. */
+    async score(method: Method, id: string): Promise<ScoredTargets> {
       const { rollout } = batchRollout(method, id);
       const current = engine!;
       const evaluation = await withGpu(() => current.score(method, rollout));
@@ -634,10 +585,11 @@ export function createRunController(deps: ControllerDeps): RunController {
       for (const [m, perRollout] of Object.entries(evaluation)) scores.methods[m as Method] = ids.map((t) => perRollout[0].get(t) ?? null);
       return scores;
     },
+    /** Test hook: destroys the device as a driver reset would (under the run, not through reset). */
     loseDevice() {
-      // As a driver reset would: the device goes away under the run, not through reset.
       gpu?.device.destroy();
     },
+    /** Resolves once the commands queued so far and the step loop have finished. */
     async settled() {
       for (let tail = commandTail; ; tail = commandTail) {
         await tail;
