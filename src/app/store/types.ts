@@ -59,12 +59,7 @@ export interface OpenOptions {
   tokenizer?: TokenizerName;
 }
 
-export interface ShowOptions {
-  /** Target to select (default: the first diverging leaf). */
-  target?: number | null;
-  /** Keep the rollout in IndexedDB as the last opened set (default true). */
-  persist?: boolean;
-}
+export type ShowOptions = Pick<OpenOptions, 'target' | 'persist'>;
 
 export interface RolloutSlice {
   source: SourceRef | null;
@@ -203,19 +198,9 @@ export interface DatasetSlice {
 
 // --- Train: the page's mirror of the training worker.
 
-export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
-
-/** The episode being played, as the engine's last `live` message gave it. */
-export type LiveEpisodeState = Omit<Extract<TrainReply, { type: 'live' }>, 'type'>;
-
-export interface TrainBanner {
-  kind: 'device-lost' | 'recovered' | 'notice';
-  message: string;
-}
-
 export interface TrainSlice {
   trainConfig: RunConfig;
-  trainGpu: TrainGpu;
+  trainGpu: { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
   trainStatus: RunStatus;
   trainRun: RunInfo | null;
   trainProgress: Progress | null;
@@ -224,8 +209,9 @@ export interface TrainSlice {
   trainHistoryVersion: number;
   trainLatest: Partial<Record<Method, MetricRecord>>;
   trainCheckpointStep: number;
-  trainBanner: TrainBanner | null;
-  trainLive: LiveEpisodeState | null;
+  trainBanner: { kind: 'device-lost' | 'recovered' | 'notice'; message: string } | null;
+  /** The episode being played, as the engine's last `live` message gave it. */
+  trainLive: Omit<Extract<TrainReply, { type: 'live' }>, 'type'> | null;
   /** Show the episode being played in the staircase and tree views. */
   trainFollow: boolean;
   trainBatches: Partial<Record<Method, { step: number; rollouts: BatchEntry[] }>>;

@@ -93,12 +93,8 @@ export function LaneName({ method }: { method: Method }) {
 function lastEvaluations(history: MetricHistory): Partial<Record<Method, number>> {
   const out: Partial<Record<Method, number>> = {};
   for (const [m, lane] of history.byMethod) {
-    for (let i = lane.length - 1; i >= 0; i--) {
-      if (lane[i].evalEm !== null) {
-        out[m] = lane[i].evalEm!;
-        break;
-      }
-    }
+    const last = lane.findLast((r) => r.evalEm !== null);
+    if (last) out[m] = last.evalEm!;
   }
   return out;
 }
@@ -150,12 +146,11 @@ function HistoryExports() {
   return (
     <div className="history-exports">
       <span className="muted">metrics</span>
-      <button type="button" className="small" onClick={() => save('jsonl')} data-testid="export-metrics-jsonl">
-        JSONL
-      </button>
-      <button type="button" className="small" onClick={() => save('csv')} data-testid="export-metrics-csv">
-        CSV
-      </button>
+      {(['jsonl', 'csv'] as const).map((kind) => (
+        <button key={kind} type="button" className="small" onClick={() => save(kind)} data-testid={`export-metrics-${kind}`}>
+          {kind.toUpperCase()}
+        </button>
+      ))}
     </div>
   );
 }

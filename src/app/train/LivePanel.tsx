@@ -95,13 +95,9 @@ function BatchInspector() {
   const method = lane && methods.includes(lane) ? lane : methods[0];
   const batch = batches[method];
   const idle = phase === 'paused' || phase === 'done' || phase === 'idle';
-  const open = async (id: string) => {
+  const open = (id: string) => {
     setError(null);
-    try {
-      await inspect(method, id);
-    } catch (e) {
-      setError((e as Error).message);
-    }
+    inspect(method, id).catch((e: Error) => setError(e.message));
   };
   const rl = run.config.objective === 'rl';
   const row = scores && scores.id === shownId && selected !== null ? scores.scores.ids.indexOf(selected) : -1;
@@ -123,7 +119,7 @@ function BatchInspector() {
         <ul className="batch-list">
           {batch.rollouts.map((r) => (
             <li key={r.id}>
-              <button type="button" className="small" disabled={!idle} onClick={() => void open(r.id)} data-testid="inspect-rollout" title={`open ${r.id} in the views and score it under every method`}>
+              <button type="button" className="small" disabled={!idle} onClick={() => open(r.id)} data-testid="inspect-rollout" title={`open ${r.id} in the views and score it under every method`}>
                 {r.id.replace(/^s\d+-/, '')}
               </button>
               <span className="muted">

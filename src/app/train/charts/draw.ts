@@ -20,11 +20,7 @@ export interface Series {
 }
 
 /** A shipped experiment's curve for one method: dashed, with its seeds' range as a band. */
-export interface ReferenceSeries {
-  method: Method;
-  color: string;
-  points: readonly ReferencePoint[];
-}
+export type ReferenceSeries = Omit<Series, 'points'> & { points: readonly ReferencePoint[] };
 
 export interface ChartFrame {
   width: number;
@@ -83,7 +79,7 @@ function thin(points: readonly [number, number][], x: (s: number) => number): [n
   return out;
 }
 
-export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame, objective: Objective): void {
+export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame): void {
   const top = MARGIN.top + (frame.header ? HEADER_H : 0);
   const { width, height } = frame;
   const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
@@ -110,7 +106,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   for (const s of series) {
     for (const [step, v] of s.points) {
       if (step > maxStep) maxStep = step;
-      const value = spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v;
+      const value = spec.log ? Math.max(v, LOG_FLOOR) : v;
       if (value < lo) lo = value;
       if (value > hi) hi = value;
     }
@@ -120,7 +116,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     const values = series.flatMap((s) => s.points.map((p) => p[1])).sort((a, b) => a - b);
     if (values.length >= 8) hi = values[Math.floor(0.95 * (values.length - 1))] * 1.25;
   }
-  if (!empty && spec.scale === 'linear') {
+  if (!empty && !spec.log) {
     for (const v of spec.include ?? []) {
       lo = Math.min(lo, v);
       hi = Math.max(hi, v);
@@ -128,7 +124,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   const x = scaleLinear().domain([0, Math.max(1, maxStep)]).range([x0, x0 + plotW]);
   let y: ScaleContinuousNumeric<number, number>;
-  if (spec.scale === 'log') {
+  if (spec.log) {
     const a = empty ? LOG_FLOOR : lo;
     const b = empty ? 1 : hi;
     y = scaleLog().domain([a, b > a * 10 ? b : a * 10]).range([y0 + plotH, y0]).nice();
@@ -144,11 +140,11 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
 
   // Grid and axes.
-  const yTicks = spec.scale === 'log' ? logTicks(y) : y.ticks(4);
+  const yTicks = spec.log ? logTicks(y) : y.ticks(4);
   for (const t of yTicks) {
     const py = Math.round(y(t)) + 0.5;
     surface.polyline(INK.grid, 1, [[x0, py], [x0 + plotW, py]]);
-    const label = spec.scale === 'log' && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
+    const label = spec.log && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
     surface.text(label, x0 - 6, py, { color: INK.muted, size: 10, align: 'right', baseline: 'middle' });
   }
   for (const t of x.ticks(5).filter(Number.isInteger)) {
@@ -167,7 +163,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   // live line at the right edge (labels pushed apart vertically).
   surface.clip(x0, y0 - 2, plotW + 2, plotH + 4);
   const [yLo, yHi] = y.domain();
-  const clampY = (v: number) => y(Math.min(Math.max(spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v, yLo), yHi));
+  const clampY = (v: number) => y(Math.min(Math.max(spec.log ? Math.max(v, LOG_FLOOR) : v, yLo), yHi));
   for (const r of references) {
     const upper = r.points.map((p) => [x(p.update), clampY(p.max)] as [number, number]);
     const lower = r.points.map((p) => [x(p.update), clampY(p.min)] as [number, number]).reverse();
