@@ -176,7 +176,6 @@ export function createRunController(deps: ControllerDeps) {
   let playing = false;
   /** Set by pause/reset: the step in flight stops between episodes. */
   let cancelled = false;
-  /** The step loop while it runs. */
   let loop: Promise<void> | null = null;
   /** Recent step completions (wall ms, tokens) for the rates. */
   let recent: { at: number; tokens: number }[] = [];
@@ -250,12 +249,8 @@ export function createRunController(deps: ControllerDeps) {
     const weights = file ? loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB }) : initWeights(presetModel(config), config.seed);
     const refused = byteVocabularyProblem(weights);
     if (refused) throw new RunRefusedError(refused);
-    try {
-      return createRunEngine(device, runSpecOf(config), { weights, resume: laneStates(lanes) });
-    } catch (error) {
-      // createGpuModel refuses what the adapter cannot hold, naming the limit.
-      throw new RunRefusedError((error as Error).message);
-    }
+    // createGpuModel throws for what the adapter cannot hold, naming the limit: the caller shows it as the refusal.
+    return createRunEngine(device, runSpecOf(config), { weights, resume: laneStates(lanes) });
   };
 
   const finished = () => !!engine && !!info && info.config.steps > 0 && engine.step >= info.config.steps;

@@ -168,12 +168,11 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     },
     async trainContinueFrom(method, patch) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'forked' }>>((job) => ({ type: 'fork-checkpoint', job, method }));
-      const base = get().trainConfig;
       ensure().send({ type: 'reset' });
       set({
         trainRun: null,
         trainFiles: [...new Set([...get().trainFiles, reply.name])],
-        trainConfig: { ...base, ...patch, checkpoint: reply.name },
+        trainConfig: { ...get().trainConfig, ...patch, checkpoint: reply.name },
         trainBanner: { kind: 'notice', message: `Kept ${method}'s weights at step ${reply.step} as ${reply.name}; the next run starts from them.` },
       });
     },

@@ -24,25 +24,13 @@ export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
 
 // --- GPU: what the page knows about WebGPU: probing, the adapter in use, or why there is none.
 
-export type GpuStatus =
-  | { kind: 'probing' }
-  | { kind: 'ready'; adapter: AdapterSummary; line: string }
-  | { kind: 'unavailable'; reason: string; message: string };
-
 export interface GpuSlice {
-  gpu: GpuStatus;
+  gpu: { kind: 'probing' } | { kind: 'ready'; adapter: AdapterSummary; line: string } | { kind: 'unavailable'; reason: string; message: string };
   gpuEvents: GpuEvent[];
   probeGpu(): Promise<void>;
 }
 
 // --- Rollout: the open set, the shown rollout and its view data, the load in progress.
-
-export interface LoadProgress {
-  fileName: string;
-  phase: ParsePhase | 'derive';
-  done: number;
-  total: number;
-}
 
 export interface OpenOptions {
   /** Rollout id to select within the set (default: the first). */
@@ -69,7 +57,7 @@ export interface RolloutSlice {
   setJob: number | null;
   rolloutIndex: number;
   view: ViewData | null;
-  loading: LoadProgress | null;
+  loading: { fileName: string; phase: ParsePhase | 'derive'; done: number; total: number } | null;
   loadError: string | null;
   /** Timings of the last successful load, milliseconds. */
   loadTimings: { read: number; validate: number; derive: number } | null;

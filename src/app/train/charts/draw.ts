@@ -3,7 +3,7 @@
 // matches a shipped experiment, its reference curves dashed (mean over seeds, a band for their
 // range). Drawn on a Surface: the page's canvas or an exported SVG file.
 
-import { scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
+import { max, min, scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
@@ -57,10 +57,7 @@ function thin(points: readonly [number, number][], x: (s: number) => number): [n
   let lo: [number, number] | null = null;
   let hi: [number, number] | null = null;
   const flush = () => {
-    if (lo && hi) {
-      if (lo[0] <= hi[0]) out.push(lo, hi);
-      else out.push(hi, lo);
-    }
+    if (lo && hi) out.push(...(lo[0] <= hi[0] ? [lo, hi] : [hi, lo]));
   };
   for (const p of points) {
     const c = Math.floor(x(p[0]));
@@ -80,47 +77,32 @@ function thin(points: readonly [number, number][], x: (s: number) => number): [n
 }
 
 export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame): void {
-  const top = MARGIN.top + (frame.header ? HEADER_H : 0);
   const { width, height } = frame;
-  const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
-  const plotH = Math.max(10, height - top - MARGIN.bottom);
   const x0 = MARGIN.left;
-  const y0 = top;
+  const y0 = MARGIN.top + (frame.header ? HEADER_H : 0);
+  const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
+  const plotH = Math.max(10, height - y0 - MARGIN.bottom);
   if (frame.header) {
     surface.text(frame.header.title, 12, 18, { color: INK.text, size: 13, weight: 600 });
     surface.text(frame.header.note, 12, 34, { color: INK.muted, size: 11 });
   }
   surface.rect(INK.bg, x0, y0, plotW, plotH);
 
-  let maxStep = frame.totalSteps ?? 0;
-  let lo = Infinity;
-  let hi = -Infinity;
+  const floored = (v: number) => (spec.log ? Math.max(v, LOG_FLOOR) : v);
   const references = frame.references ?? [];
-  for (const r of references) {
-    for (const p of r.points) {
-      if (p.update > maxStep) maxStep = p.update;
-      if (p.min < lo) lo = p.min;
-      if (p.max > hi) hi = p.max;
-    }
-  }
-  for (const s of series) {
-    for (const [step, v] of s.points) {
-      if (step > maxStep) maxStep = step;
-      const value = spec.log ? Math.max(v, LOG_FLOOR) : v;
-      if (value < lo) lo = value;
-      if (value > hi) hi = value;
-    }
-  }
+  const bands = references.flatMap((r) => r.points);
+  const points = series.flatMap((s) => s.points);
+  const maxStep = Math.max(frame.totalSteps ?? 0, max(bands, (p) => p.update) ?? 0, max(points, (p) => p[0]) ?? 0);
+  let lo = Math.min(min(bands, (p) => p.min) ?? Infinity, min(points, (p) => floored(p[1])) ?? Infinity);
+  let hi = Math.max(max(bands, (p) => p.max) ?? -Infinity, max(points, (p) => floored(p[1])) ?? -Infinity);
   const empty = !Number.isFinite(lo);
   if (spec.robust && !empty) {
-    const values = series.flatMap((s) => s.points.map((p) => p[1])).sort((a, b) => a - b);
+    const values = points.map((p) => p[1]).sort((a, b) => a - b);
     if (values.length >= 8) hi = values[Math.floor(0.95 * (values.length - 1))] * 1.25;
   }
   if (!empty && !spec.log) {
-    for (const v of spec.include ?? []) {
-      lo = Math.min(lo, v);
-      hi = Math.max(hi, v);
-    }
+    lo = Math.min(lo, ...(spec.include ?? []));
+    hi = Math.max(hi, ...(spec.include ?? []));
   }
   const x = scaleLinear().domain([0, Math.max(1, maxStep)]).range([x0, x0 + plotW]);
   let y: ScaleContinuousNumeric<number, number>;
@@ -163,7 +145,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   // live line at the right edge (labels pushed apart vertically).
   surface.clip(x0, y0 - 2, plotW + 2, plotH + 4);
   const [yLo, yHi] = y.domain();
-  const clampY = (v: number) => y(Math.min(Math.max(spec.log ? Math.max(v, LOG_FLOOR) : v, yLo), yHi));
+  const clampY = (v: number) => y(Math.min(Math.max(floored(v), yLo), yHi));
   for (const r of references) {
     const upper = r.points.map((p) => [x(p.update), clampY(p.max)] as [number, number]);
     const lower = r.points.map((p) => [x(p.update), clampY(p.min)] as [number, number]).reverse();
