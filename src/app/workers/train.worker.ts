@@ -1,7 +1,7 @@
 // The training worker: the run controller (src/run/controller.ts) in a worker, so the page never
 // waits on the GPU. TrainRequest messages become calls; the controller's events and the answers to
-// requests with a `job` go back as TrainReply messages (trainProtocol.ts). The worker adds what only
-// a browser has: WebGPU, IndexedDB (../train/persist.ts) and the one-engine-per-profile lock.
+// requests with a `job` go back as TrainReply messages (../protocol/train.ts). The worker adds what only
+// a browser has: WebGPU, IndexedDB (../persist/trainRun.ts) and the one-engine-per-profile lock.
 /// <reference lib="webworker" />
 import { createGpu } from '../../gpu/device';
 import { createRunController } from '../../run/controller';

@@ -3,7 +3,7 @@
 // matches a shipped experiment, its reference curves dashed (mean over seeds, a band for their
 // range). Drawn on a Surface: the page's canvas or an exported SVG file.
 
-import { max, min, scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
+import { groups, max, maxIndex, min, minIndex, scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
@@ -52,25 +52,11 @@ export function seriesOf(spec: ChartSpec, lanes: ReadonlyMap<Method, readonly Me
 /** At most ~2 points per pixel column: keeps the first, the last, and each column's extremes. */
 function thin(points: readonly [number, number][], x: (s: number) => number): [number, number][] {
   if (points.length < 600) return points.slice();
-  const out: [number, number][] = [];
-  let column = -Infinity;
-  let lo: [number, number] | null = null;
-  let hi: [number, number] | null = null;
-  const flush = () => {
-    if (lo && hi) out.push(...(lo[0] <= hi[0] ? [lo, hi] : [hi, lo]));
-  };
-  for (const p of points) {
-    const c = Math.floor(x(p[0]));
-    if (c !== column) {
-      flush();
-      column = c;
-      lo = hi = p;
-    } else {
-      if (p[1] < lo![1]) lo = p;
-      if (p[1] > hi![1]) hi = p;
-    }
-  }
-  flush();
+  const out = groups(points, (p) => Math.floor(x(p[0]))).flatMap(([, column]) => {
+    const lo = column[minIndex(column, (p) => p[1])];
+    const hi = column[maxIndex(column, (p) => p[1])];
+    return lo[0] <= hi[0] ? [lo, hi] : [hi, lo];
+  });
   const last = points[points.length - 1];
   if (out[out.length - 1] !== last) out.push(last);
   return out;
@@ -121,7 +107,6 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     y = scaleLinear().domain([a, b]).range([y0 + plotH, y0]).nice(5);
   }
 
-  // Grid and axes.
   const yTicks = spec.log ? logTicks(y) : y.ticks(4);
   for (const t of yTicks) {
     const py = Math.round(y(t)) + 0.5;
