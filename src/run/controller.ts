@@ -271,8 +271,8 @@ export function createRunController(deps: ControllerDeps) {
 
   /** Every lane's checkpoint, kept in memory (device loss) and in the store with the history (reloads). */
   const checkpoint = async () => {
-    if (!engine || !info) return;
     const current = engine;
+    if (!current || !info) return;
     const lanes = await withGpu(() => current.checkpoint({ run: info!.id }));
     if (current !== engine || !info) return;
     lastCheckpoint = lanes;
@@ -357,10 +357,7 @@ export function createRunController(deps: ControllerDeps) {
 
   const play = () => {
     if (!engine) return;
-    if (finished()) {
-      setStatus('done');
-      return;
-    }
+    if (finished()) return setStatus('done');
     playing = true;
     setStatus('running');
     void persistRun();
@@ -402,10 +399,7 @@ export function createRunController(deps: ControllerDeps) {
   const start = async (config: RunConfig, paused: boolean) => {
     await stopRun();
     const problems = configProblems(config);
-    if (problems.length) {
-      setStatus('refused', problems.join('; '), 'refused');
-      return;
-    }
+    if (problems.length) return setStatus('refused', problems.join('; '), 'refused');
     setStatus('preparing');
     const device = await ensureGpu();
     if (!device) return;
@@ -416,8 +410,7 @@ export function createRunController(deps: ControllerDeps) {
     } catch (error) {
       created?.destroy();
       if (retired.has(device)) return;
-      setStatus('refused', error instanceof Error ? error.message : String(error), 'refused');
-      return;
+      return setStatus('refused', error instanceof Error ? error.message : String(error), 'refused');
     }
     engine = created;
     info = { id: `run-${Date.now().toString(36)}`, config, model: created.model, createdAt: Date.now(), checkpointStep: 0 };
@@ -433,11 +426,8 @@ export function createRunController(deps: ControllerDeps) {
     const device = await ensureGpu();
     if (!device) return false;
     const missing = stored.info.checkpointStep > 0 ? stored.info.config.methods.filter((m) => !stored.lanes.some((l) => l.method === m)) : [];
-    if (missing.length) {
-      setStatus('refused', `its checkpoint of step ${stored.info.checkpointStep} has no ${missing.join(', ')} lane`, 'not-restored');
-      return false;
-    }
     try {
+      if (missing.length) throw new Error(`its checkpoint of step ${stored.info.checkpointStep} has no ${missing.join(', ')} lane`);
       engine = await buildEngine(device, stored.info.config, stored.lanes);
     } catch (error) {
       setStatus('refused', (error as Error).message, 'not-restored');

@@ -37,10 +37,7 @@ export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
         await probed(get, api.subscribe);
         if (!current()) return;
         const gpu = get().gpu;
-        if (gpu.kind === 'unavailable') {
-          set({ tourBusy: false, tourBlocked: gpu.message });
-          return;
-        }
+        if (gpu.kind === 'unavailable') return set({ tourBusy: false, tourBlocked: gpu.message });
       }
       const { setup } = step;
       const s = get();

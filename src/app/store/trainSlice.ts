@@ -56,14 +56,12 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
           trainLatest: latest,
           trainCheckpointStep: reply.run?.checkpointStep ?? 0,
           trainProgress: reply.run ? { step: steps.length ? Math.min(...steps) : 0, total: reply.run.config.steps, stepsPerSec: 0, tokensPerSec: 0, etaSec: null } : null,
-          ...(reply.run ? { trainConfig: reply.run.config } : {}),
-          ...(reply.run ? {} : { trainBatches: {}, trainScores: null, trainLive: null }),
+          ...(reply.run ? { trainConfig: reply.run.config } : { trainBatches: {}, trainScores: null, trainLive: null }),
         });
         break;
       }
       case 'metrics': {
-        const { trainHistory } = get();
-        appendRecords(trainHistory, reply.records);
+        appendRecords(get().trainHistory, reply.records);
         const latest = { ...get().trainLatest };
         for (const r of reply.records) latest[r.method] = r;
         set({ trainHistoryVersion: get().trainHistoryVersion + 1, trainLatest: latest, trainProgress: reply.progress });
@@ -132,8 +130,7 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       if (get().trainRun) return; // a run's config is fixed: reset to change it
       const next = { ...get().trainConfig, ...patch };
       if (patch.preset && patch.preset !== get().trainConfig.preset) Object.assign(next, presetSizes(patch.preset), patch);
-      const { trainStatus } = get();
-      set({ trainConfig: next, ...(trainStatus.phase === 'refused' ? { trainStatus: { phase: 'idle' } } : {}) });
+      set({ trainConfig: next, ...(get().trainStatus.phase === 'refused' ? { trainStatus: { phase: 'idle' } } : {}) });
     },
     trainPlay() {
       command({ type: 'play' }, (config) => ({ type: 'start', config }));

@@ -11,7 +11,7 @@ import type { DriftData } from '../core/drift';
 import type { MetricHistory } from '../core/history';
 import type { ViewData } from '../core/viewData';
 import type { LoadReport, ParsePhase, RolloutSummary } from '../protocol/parse';
-import type { DriftRow, ScoredMethod } from '../protocol/score';
+import type { DriftRow, ModelLoaded, ScoreProgress } from '../protocol/score';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../protocol/train';
 import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
@@ -124,10 +124,8 @@ export interface ContextSlice {
 
 // --- Drift: the model in the scoring worker and the drift of the shown rollout under each method.
 
-export interface ScoringModel {
+export interface ScoringModel extends Pick<ModelLoaded, 'description' | 'adapter'> {
   name: string;
-  description: string;
-  adapter: string;
   /** Loaded again from IndexedDB on start (kept from an earlier visit). */
   restored: boolean;
   /** Counts loads: scores made under another key belong to another model. */
@@ -142,7 +140,7 @@ export interface DriftSlice {
   /** The view the drift (or the scoring in flight) belongs to. */
   driftView: ViewData | null;
   /** While scoring: the method being scored (`done` of `total` before it) and rows forwarded of all methods' (`tokens` of `tokensTotal`), since `startedAt` (performance.now()). */
-  scoring: { method: ScoredMethod; done: number; total: number; tokens: number; tokensTotal: number; startedAt: number } | null;
+  scoring: (Omit<ScoreProgress, 'type' | 'job'> & { startedAt: number }) | null;
   /** The shown rollout's scoring was cancelled (the panel offers to score it again). */
   scoringCancelled: boolean;
   driftError: string | null;

@@ -48,8 +48,7 @@ export function ConfigForm() {
   const startFromDemo = useWorkbench((s) => s.trainUseDemoModel);
   const paperClaim = useWorkbench((s) => s.trainPaperClaim);
   const toggleMethod = (m: Method) => {
-    const has = config.methods.includes(m);
-    const next = has ? config.methods.filter((x) => x !== m) : [...config.methods, m];
+    const next = config.methods.includes(m) ? config.methods.filter((x) => x !== m) : [...config.methods, m];
     if (next.length <= MAX_METHODS) set({ methods: orderedMethods(next) });
   };
   const checkpoints = [...new Set([...files, ...(config.checkpoint ? [config.checkpoint] : [])])];

@@ -19,10 +19,9 @@ export function Lanes() {
   // Re-read on each new record: the last evaluation of each lane.
   useWorkbench((s) => s.trainHistoryVersion);
   const lastEval = lastEvaluations(useWorkbench.getState().trainHistory);
-  const config = useWorkbench((s) => s.trainConfig);
-  const objective = run?.config.objective ?? config.objective;
-  const methods = orderedMethods(run?.config.methods ?? config.methods);
-  const first = methods[0];
+  const config = useWorkbench((s) => s.trainRun?.config ?? s.trainConfig);
+  const objective = config.objective;
+  const methods = orderedMethods(config.methods);
 
   return (
     <div className="train-lanes">
@@ -57,7 +56,7 @@ export function Lanes() {
               <tr key={m}>
                 <LaneName method={m} />
                 <td>{r?.step ?? 0}</td>
-                <td data-testid={m === first ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
+                <td data-testid={m === methods[0] ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
                 <td data-testid={`metric-logdiff-${m}`} data-value={r ? String(driftOf(r, objective) ?? '') : ''}>
                   {fmt(r ? driftOf(r, objective) : null)}
                 </td>

@@ -3,7 +3,7 @@
 // the staircase and the tree grow with it. Paused, any rollout of a lane's last batch opens in the
 // views, and the selected target is scored under every method with that lane's weights.
 import { useMemo, useState } from 'react';
-import type { Method } from '../../plan/types';
+import { SEQUENCE_METHODS, type Method } from '../../plan/types';
 import { byteTokenizer } from '../../rollout/tokenizer';
 import type { EventJson } from '../../rollout/format';
 import { useWorkbench } from '../store';
@@ -77,9 +77,6 @@ export function LivePanel() {
   );
 }
 
-/** The methods with a scoring of their own (SDCC trains on the naive-compressed scores plus its KL). */
-const SCORED: readonly Method[] = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'];
-
 function BatchInspector() {
   const run = useWorkbench((s) => s.trainRun);
   const batches = useWorkbench((s) => s.trainBatches);
@@ -147,7 +144,7 @@ function BatchInspector() {
                   <td>{scores.scores.rollout[row]?.toFixed(4) ?? '—'}</td>
                   <td />
                 </tr>
-                {SCORED.map((m) => {
+                {SEQUENCE_METHODS.map((m) => {
                   const values = scores.scores.methods[m];
                   const v = values ? values[row] : null;
                   const base = rl ? scores.scores.rollout[row] : (scores.scores.methods['packed-4d']?.[row] ?? null);

@@ -19,8 +19,7 @@ function frameData(state: WorkbenchState, spec: ChartSpec) {
   const lanes = new Map(orderedMethods([...state.trainHistory.byMethod.keys()]).map((m) => [m, state.trainHistory.byMethod.get(m)!]));
   // Lanes of the run with no record yet still get their (empty) series.
   for (const m of orderedMethods(run?.config.methods ?? [])) if (!lanes.has(m)) lanes.set(m, []);
-  const references = spec.reference ? referenceSeries(config) : [];
-  const frame = { totalSteps: run?.config.steps || undefined, references };
+  const frame = { totalSteps: run?.config.steps || undefined, references: spec.reference ? referenceSeries(config) : [] };
   return { objective: config.objective, series: seriesOf(spec, lanes, config.objective), frame };
 }
 
@@ -92,8 +91,7 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
 
 /** "fires on 40% of batches": SDCC's KL is gated to batches with a diverging leaf. */
 function klFires(state: WorkbenchState): string | null {
-  const sdcc = state.trainLatest.sdcc;
-  if (!sdcc) return null;
+  if (!state.trainLatest.sdcc) return null;
   const lane = state.trainHistory.byMethod.get('sdcc') ?? [];
   const fired = lane.filter((r) => r.klFired).length;
   return `fires on ${lane.length ? Math.round((100 * fired) / lane.length) : 0}% of batches`;

@@ -32,7 +32,7 @@ export interface ChartFrame {
   references?: readonly ReferenceSeries[];
 }
 
-export const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
+const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
 const HEADER_H = 38;
 
 export function seriesOf(spec: ChartSpec, lanes: ReadonlyMap<Method, readonly MetricRecord[]>, objective: Objective): Series[] {
@@ -63,11 +63,10 @@ function thin(points: readonly [number, number][], x: (s: number) => number): [n
 }
 
 export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame): void {
-  const { width, height } = frame;
   const x0 = MARGIN.left;
   const y0 = MARGIN.top + (frame.header ? HEADER_H : 0);
-  const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
-  const plotH = Math.max(10, height - y0 - MARGIN.bottom);
+  const plotW = Math.max(10, frame.width - MARGIN.left - MARGIN.right);
+  const plotH = Math.max(10, frame.height - y0 - MARGIN.bottom);
   if (frame.header) {
     surface.text(frame.header.title, 12, 18, { color: INK.text, size: 13, weight: 600 });
     surface.text(frame.header.note, 12, 34, { color: INK.muted, size: 11 });
@@ -121,10 +120,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
 
-  if (empty) {
-    surface.text(series.length ? 'no data yet' : 'no lane has this metric', x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
-    return;
-  }
+  if (empty) return surface.text(series.length ? 'no data yet' : 'no lane has this metric', x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
 
   // Reference bands and dashed means first, the live lines over them, then the latest value of each
   // live line at the right edge (labels pushed apart vertically).
@@ -147,18 +143,18 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   surface.unclip();
   // The latest value of each line at the right edge; lines ending on the same label share it.
-  const groups = new Map<string, { text: string; colors: string[]; py: number }>();
+  const byText = new Map<string, { text: string; colors: string[]; py: number }>();
   for (const s of series) {
     if (!s.points.length) continue;
     const [step, v] = s.points[s.points.length - 1];
     const py = clampY(v);
     surface.circle(s.color, x(step), py, 2.5);
     const text = spec.format(v);
-    const g = groups.get(text);
+    const g = byText.get(text);
     if (g) g.colors.push(s.color);
-    else groups.set(text, { text, colors: [s.color], py });
+    else byText.set(text, { text, colors: [s.color], py });
   }
-  const labels = [...groups.values()].sort((a, b) => a.py - b.py);
+  const labels = [...byText.values()].sort((a, b) => a.py - b.py);
   const gap = 12;
   // Push apart downwards, then pull back up from the bottom edge.
   for (let i = 1; i < labels.length; i++) labels[i].py = Math.max(labels[i].py, labels[i - 1].py + gap);
