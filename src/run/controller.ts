@@ -278,11 +278,8 @@ export function createRunController(deps: ControllerDeps) {
     lastCheckpoint = lanes;
     const { step, history: kept } = atCheckpoint(lanes, history);
     info = { ...info, checkpointStep: step };
-    try {
-      await store.saveCheckpoint({ info, playing }, lanes, kept);
-    } catch (error) {
-      emit({ type: 'gpu-error', message: `the checkpoint could not be stored: ${(error as Error).message}` });
-    }
+    const unstored = (error: Error) => emit({ type: 'gpu-error', message: `the checkpoint could not be stored: ${error.message}` });
+    await store.saveCheckpoint({ info, playing }, lanes, kept).catch(unstored);
     emit({ type: 'checkpointed', step });
   };
 
@@ -373,9 +370,7 @@ export function createRunController(deps: ControllerDeps) {
       } else if (engine && !playing && (status.phase === 'running' || status.phase === 'pausing')) {
         setStatus('paused');
       }
-    })().finally(() => {
-      loop = null;
-    });
+    })().finally(() => (loop = null));
   };
 
   /** Stops the loop, frees the run's GPU objects and forgets the run (its stored record too). */

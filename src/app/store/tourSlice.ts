@@ -8,7 +8,6 @@ import type { Slice, TourSlice, WorkbenchState } from './types';
 
 let runs = 0;
 
-/** The tour closed, nothing applied. */
 const CLOSED = { tourStep: null, tourApplied: null, tourBusy: false, tourBlocked: null, tourError: null };
 
 /** Resolves once the page's WebGPU probe has an answer. */

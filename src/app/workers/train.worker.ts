@@ -10,9 +10,7 @@ import type { TrainReply, TrainRequest } from '../protocol/train';
 
 declare const self: DedicatedWorkerGlobalScope;
 
-function post(reply: TrainReply, transfer: Transferable[] = []): void {
-  self.postMessage(reply, transfer);
-}
+const post = (reply: TrainReply, transfer: Transferable[] = []) => self.postMessage(reply, transfer);
 
 /**
  * One training engine per browser profile: the run in IndexedDB is one, and two tabs stepping it

@@ -120,7 +120,8 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
 
-  if (empty) return surface.text(series.length ? 'no data yet' : 'no lane has this metric', x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
+  const nothing = series.length ? 'no data yet' : 'no lane has this metric';
+  if (empty) return surface.text(nothing, x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
 
   // Reference bands and dashed means first, the live lines over them, then the latest value of each
   // live line at the right edge (labels pushed apart vertically).

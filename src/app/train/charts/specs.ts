@@ -49,7 +49,7 @@ export function driftLabel(objective: Objective): string {
 }
 
 /** One of verl's train–rollout mismatch figures, charted under the name verl logs it (RL rollouts only). */
-function rolloutCorr(id: string, name: keyof MismatchFigures, note: string, axis: Pick<ChartSpec, 'log' | 'include' | 'format'>): ChartSpec {
+function rolloutCorr(id: string, name: keyof MismatchFigures, { note, ...axis }: { note: string } & Pick<ChartSpec, 'log' | 'include' | 'format'>): ChartSpec {
   return { id, title: `rollout_corr/${name}`, note: () => note, value: (r) => r.rollout_corr?.[name] ?? null, objectives: ['rl'], ...axis };
 }
 
@@ -118,15 +118,18 @@ export const CHARTS: readonly ChartSpec[] = [
     only: ['sdcc'],
     format: sci,
   },
-  rolloutCorr('k3', 'k3_kl', 'verl’s k3 estimate of KL(π_rollout ‖ π_method) over the batch’s targets, mean(ρ − log ρ − 1) with ρ = π_method / π_rollout (log scale)', {
+  rolloutCorr('k3', 'k3_kl', {
+    note: 'verl’s k3 estimate of KL(π_rollout ‖ π_method) over the batch’s targets, mean(ρ − log ρ − 1) with ρ = π_method / π_rollout (log scale)',
     log: true,
     format: sci,
   }),
-  rolloutCorr('ess', 'rollout_is_eff_sample_size', 'verl’s effective sample size of the importance weights ρ, 1 / mean((ρ / mean ρ)²): 1 when the method scores as the rollout did', {
+  rolloutCorr('ess', 'rollout_is_eff_sample_size', {
+    note: 'verl’s effective sample size of the importance weights ρ, 1 / mean((ρ / mean ρ)²): 1 when the method scores as the rollout did',
     include: [1],
     format: fixed(3),
   }),
-  rolloutCorr('ppl', 'log_ppl_diff', 'verl’s per-rollout log-perplexity gap, mean ℓ_rollout − mean ℓ_method, averaged over the batch: > 0 the method finds the rollout less likely', {
+  rolloutCorr('ppl', 'log_ppl_diff', {
+    note: 'verl’s per-rollout log-perplexity gap, mean ℓ_rollout − mean ℓ_method, averaged over the batch: > 0 the method finds the rollout less likely',
     include: [0],
     format: sci,
   }),
