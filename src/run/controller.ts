@@ -148,33 +148,6 @@ export interface ControllerDeps {
   liveIntervalMs?: number;
 }
 
-export interface RunController {
-  /** The page is up: probe the device, restore a stored run (which resumes if it was playing). */
-  hello(): void;
-  /** A new run from `config` (replacing any current one); it plays unless `paused`. */
-  start(config: RunConfig, paused?: boolean): void;
-  play(): void;
-  pause(): void;
-  /** One step, then paused (a paused run, or a new one from `config` when there is none). */
-  step(config?: RunConfig): void;
-  /** Ends the current run and forgets it (its stored checkpoints and history too). */
-  reset(): void;
-  /** A lane's current weights as a checkpoint file and its optimizer state. */
-  exportCheckpoint(method: Method): Promise<{ name: string; weights: Uint8Array; optimizer: Uint8Array }>;
-  /** Keeps a lane's current weights as a named checkpoint, to start another run from. */
-  forkCheckpoint(method: Method): Promise<{ name: string; step: number }>;
-  /** Keeps a GPT-2 checkpoint under `name`, for configs whose `checkpoint` names it. */
-  importCheckpoint(name: string, bytes: Uint8Array): Promise<{ name: string; model: ModelConfig }>;
-  /** A rollout of a lane's last batch. */
-  rollout(method: Method, id: string): Promise<RolloutJson>;
-  /** Every method's log-probability of every target of a rollout of the last batch, under `method`'s weights. */
-  score(method: Method, id: string): Promise<ScoredTargets>;
-  /** Test hook: destroys the device as a driver reset would. */
-  loseDevice(): void;
-  /** Resolves once the commands queued so far and the step loop have finished. */
-  settled(): Promise<void>;
-}
-
 const now = () => performance.now();
 
 /** Why a checkpoint cannot play the environments, or null: they speak the byte tokenizer. */
@@ -189,7 +162,7 @@ function atCheckpoint(lanes: readonly LaneCheckpoint[], history: readonly Metric
   return { step: lanes.length ? Math.min(...lanes.map((l) => l.step)) : 0, history: history.filter((r) => r.step <= (upTo.get(r.method) ?? 0)) };
 }
 
-export function createRunController(deps: ControllerDeps): RunController {
+export function createRunController(deps: ControllerDeps) {
   const { store, emit } = deps;
   const liveInterval = deps.liveIntervalMs ?? 100;
   let gpu: Gpu | null = null;
@@ -203,7 +176,6 @@ export function createRunController(deps: ControllerDeps): RunController {
   let playing = false;
   /** Set by pause/reset: the step in flight stops between episodes. */
   let cancelled = false;
-  /** The step loop while it runs. */
   let loop: Promise<void> | null = null;
   /** Recent step completions (wall ms, tokens) for the rates. */
   let recent: { at: number; tokens: number }[] = [];
@@ -219,17 +191,15 @@ export function createRunController(deps: ControllerDeps): RunController {
   /** Commands that replace the run run one at a time. */
   let commandTail: Promise<unknown> = Promise.resolve();
   const serial = (work: () => Promise<void>): void => {
-    commandTail = commandTail.then(work, work).catch((error: unknown) => reportFailure(error));
+    commandTail = commandTail.then(work, work).catch((error: unknown) => {
+      playing = false;
+      setStatus(engine ? 'paused' : 'idle', error instanceof Error ? error.message : String(error), 'step-error');
+    });
   };
 
   const setStatus = (phase: RunPhase, reason?: string, cause?: RunStatus['cause']) => {
     status = reason ? { phase, reason, cause } : { phase };
     emit({ type: 'status', status });
-  };
-
-  const reportFailure = (error: unknown) => {
-    playing = false;
-    setStatus(engine ? 'paused' : 'idle', error instanceof Error ? error.message : String(error), 'step-error');
   };
 
   const ensureGpu = async (): Promise<Gpu | null> => {
@@ -279,12 +249,8 @@ export function createRunController(deps: ControllerDeps): RunController {
     const weights = file ? loadCheckpoint(file.bytes, { maxVocab: BYTE_VOCAB }) : initWeights(presetModel(config), config.seed);
     const refused = byteVocabularyProblem(weights);
     if (refused) throw new RunRefusedError(refused);
-    try {
-      return createRunEngine(device, runSpecOf(config), { weights, resume: laneStates(lanes) });
-    } catch (error) {
-      // createGpuModel refuses what the adapter cannot hold, naming the limit.
-      throw new RunRefusedError((error as Error).message);
-    }
+    // createGpuModel throws for what the adapter cannot hold, naming the limit: the caller shows it as the refusal.
+    return createRunEngine(device, runSpecOf(config), { weights, resume: laneStates(lanes) });
   };
 
   const finished = () => !!engine && !!info && info.config.steps > 0 && engine.step >= info.config.steps;
@@ -305,18 +271,15 @@ export function createRunController(deps: ControllerDeps): RunController {
 
   /** Every lane's checkpoint, kept in memory (device loss) and in the store with the history (reloads). */
   const checkpoint = async () => {
-    if (!engine || !info) return;
     const current = engine;
+    if (!current || !info) return;
     const lanes = await withGpu(() => current.checkpoint({ run: info!.id }));
     if (current !== engine || !info) return;
     lastCheckpoint = lanes;
     const { step, history: kept } = atCheckpoint(lanes, history);
     info = { ...info, checkpointStep: step };
-    try {
-      await store.saveCheckpoint({ info, playing }, lanes, kept);
-    } catch (error) {
-      emit({ type: 'gpu-error', message: `the checkpoint could not be stored: ${(error as Error).message}` });
-    }
+    const unstored = (error: Error) => emit({ type: 'gpu-error', message: `the checkpoint could not be stored: ${error.message}` });
+    await store.saveCheckpoint({ info, playing }, lanes, kept).catch(unstored);
     emit({ type: 'checkpointed', step });
   };
 
@@ -340,49 +303,27 @@ export function createRunController(deps: ControllerDeps): RunController {
     if (wait <= 0) sendLive();
     else liveTimer ??= setTimeout(sendLive, wait);
   };
-  /** Forgets the live state waiting to be sent (the run it belongs to ended). */
-  const dropLive = () => {
-    if (liveTimer !== null) clearTimeout(liveTimer);
-    liveTimer = null;
-    liveUnsent = null;
-  };
-
-  /** Step `step`'s live episode: who plays it (set per lane) and which one it is (set as each starts). */
-  const watcher = (step: number) => {
-    const live: Omit<LiveEvent, 'events' | 'done'> = { type: 'live', player: 'expert', purpose: 'train', step, index: 0, total: 0, id: '' };
-    const post = (events: readonly EventJson[], done: boolean) => postLive({ ...live, events: events as EventJson[], done });
-    return {
-      live,
-      watch: {
-        start: (index: number, total: number, id: string) => {
-          Object.assign(live, { index, total, id });
-        },
-        change: (events: readonly EventJson[]) => post(events, false),
-        done: (rollout: RolloutJson) => post(rollout.events, true),
-        cancelled: () => cancelled,
-      },
-    };
-  };
-
-  /** Whether `device` is lost, waiting briefly for a loss that is being reported. */
-  const deviceLost = async (device: Gpu): Promise<boolean> => {
-    if (retired.has(device)) return true;
-    return Promise.race([device.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 250))]);
-  };
 
   /** One step of every lane; false when the run should stop playing. */
   const stepOnce = async (): Promise<boolean> => {
     const current = engine;
     if (!current || !info) return false;
     cancelled = false;
-    const w = watcher(current.step);
+    // The live episode: who plays it (set per lane) and which one it is (set as each starts).
+    const live: Omit<LiveEvent, 'events' | 'done'> = { type: 'live', player: 'expert', purpose: 'train', step: current.step, index: 0, total: 0, id: '' };
+    const post = (events: readonly EventJson[], done: boolean) => postLive({ ...live, events: events as EventJson[], done });
     try {
       const steps = await withGpu(() =>
         current.next({
           lane: (method, purpose = 'train') => {
-            Object.assign(w.live, { player: purpose === 'eval' || info!.config.objective === 'rl' ? method : 'expert', purpose });
+            Object.assign(live, { player: purpose === 'eval' || info!.config.objective === 'rl' ? method : 'expert', purpose });
           },
-          watch: w.watch,
+          watch: {
+            start: (index, total, id) => void Object.assign(live, { index, total, id }),
+            change: (events) => post(events, false),
+            done: (rollout) => post(rollout.events, true),
+            cancelled: () => cancelled,
+          },
         }),
       );
       if (current !== engine) return false;
@@ -399,8 +340,11 @@ export function createRunController(deps: ControllerDeps): RunController {
       return true;
     } catch (error) {
       if (current !== engine || error instanceof CancelledError) return false;
-      // The device went away under the step (its loss may be reported just after the step's error): recovery takes over.
-      if (await deviceLost(current.lanes[0].trainer.gpu)) return false;
+      // The device went away under the step (its loss may be reported just after the step's error,
+      // so wait briefly for it): recovery takes over.
+      const device = current.lanes[0].trainer.gpu;
+      const lost = () => Promise.race([device.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 250))]);
+      if (retired.has(device) || (await lost())) return false;
       playing = false;
       setStatus('paused', error instanceof Error ? error.message : String(error), error instanceof StepFailedError && error.nonFinite ? 'non-finite' : 'step-error');
       await persistRun();
@@ -408,9 +352,13 @@ export function createRunController(deps: ControllerDeps): RunController {
     }
   };
 
-  const startLoop = () => {
-    if (loop || !engine) return;
-    loop = (async () => {
+  const play = () => {
+    if (!engine) return;
+    if (finished()) return setStatus('done');
+    playing = true;
+    setStatus('running');
+    void persistRun();
+    loop ??= (async () => {
       recent = [];
       while (playing && engine && !finished()) {
         if (!(await stepOnce())) break;
@@ -422,48 +370,31 @@ export function createRunController(deps: ControllerDeps): RunController {
       } else if (engine && !playing && (status.phase === 'running' || status.phase === 'pausing')) {
         setStatus('paused');
       }
-    })().finally(() => {
-      loop = null;
-    });
+    })().finally(() => (loop = null));
   };
 
-  const play = () => {
-    if (!engine) return;
-    if (finished()) {
-      setStatus('done');
-      return;
-    }
-    playing = true;
-    setStatus('running');
-    void persistRun();
-    startLoop();
-  };
-
-  /** Stops the loop and frees the run's GPU objects; the stored run stays unless `forget`. */
-  const stopRun = async (forget: boolean) => {
+  /** Stops the loop, frees the run's GPU objects and forgets the run (its stored record too). */
+  const stopRun = async () => {
     playing = false;
     cancelled = true;
     await loop;
-    dropLive();
+    if (liveTimer !== null) clearTimeout(liveTimer);
+    liveTimer = null;
+    liveUnsent = null;
     const old = engine;
     engine = null;
     if (old) await withGpu(async () => old.destroy());
-    if (forget) {
-      info = null;
-      history = [];
-      lastCheckpoint = [];
-      await store.clearRun().catch(() => undefined);
-    }
+    info = null;
+    history = [];
+    lastCheckpoint = [];
+    await store.clearRun().catch(() => undefined);
+    emit({ type: 'run', run: null, history: [] });
   };
 
   const start = async (config: RunConfig, paused: boolean) => {
-    await stopRun(true);
-    emit({ type: 'run', run: null, history: [] });
+    await stopRun();
     const problems = configProblems(config);
-    if (problems.length) {
-      setStatus('refused', problems.join('; '), 'refused');
-      return;
-    }
+    if (problems.length) return setStatus('refused', problems.join('; '), 'refused');
     setStatus('preparing');
     const device = await ensureGpu();
     if (!device) return;
@@ -474,12 +405,10 @@ export function createRunController(deps: ControllerDeps): RunController {
     } catch (error) {
       created?.destroy();
       if (retired.has(device)) return;
-      setStatus('refused', error instanceof Error ? error.message : String(error), 'refused');
-      return;
+      return setStatus('refused', error instanceof Error ? error.message : String(error), 'refused');
     }
     engine = created;
     info = { id: `run-${Date.now().toString(36)}`, config, model: created.model, createdAt: Date.now(), checkpointStep: 0 };
-    history = [];
     playing = !paused;
     await persistRun();
     emit({ type: 'run', run: info, history });
@@ -488,15 +417,12 @@ export function createRunController(deps: ControllerDeps): RunController {
   };
 
   /** Restores the stored run (on hello) or the current one on a new device: from its last checkpoint. */
-  const restore = async (stored: { info: RunInfo; lanes: LaneCheckpoint[]; history: MetricRecord[] }, resume: boolean): Promise<boolean> => {
+  const restore = async (stored: Omit<RestoredRun, 'playing'>, resume: boolean): Promise<boolean> => {
     const device = await ensureGpu();
     if (!device) return false;
     const missing = stored.info.checkpointStep > 0 ? stored.info.config.methods.filter((m) => !stored.lanes.some((l) => l.method === m)) : [];
-    if (missing.length) {
-      setStatus('refused', `its checkpoint of step ${stored.info.checkpointStep} has no ${missing.join(', ')} lane`, 'not-restored');
-      return false;
-    }
     try {
+      if (missing.length) throw new Error(`its checkpoint of step ${stored.info.checkpointStep} has no ${missing.join(', ')} lane`);
       engine = await buildEngine(device, stored.info.config, stored.lanes);
     } catch (error) {
       setStatus('refused', (error as Error).message, 'not-restored');
@@ -514,8 +440,7 @@ export function createRunController(deps: ControllerDeps): RunController {
 
   const hello = async () => {
     await deps.lock?.(() => setStatus('unavailable', 'another tab of the workbench is training (one engine per browser profile): this one starts when it closes', 'busy'));
-    const device = await ensureGpu();
-    if (!device) return;
+    if (!(await ensureGpu())) return;
     const stored = await store.loadRun().catch(() => null);
     if (!stored) {
       emit({ type: 'run', run: null, history: [] });
@@ -551,8 +476,7 @@ export function createRunController(deps: ControllerDeps): RunController {
       let attempts = 0;
       while (!(await ensureGpu()) && attempts++ < 3) await new Promise((r) => setTimeout(r, 500 * attempts));
       if (!gpu) return;
-      const ok = await restore({ info, lanes: lastCheckpoint, history }, false);
-      if (!ok) return;
+      if (!(await restore({ info, lanes: lastCheckpoint, history }, false))) return;
       emit({ type: 'recovered', step: engine!.step, adapter: adapterLine(gpu.info) });
       if (wasPlaying) play();
     });
@@ -579,8 +503,10 @@ export function createRunController(deps: ControllerDeps): RunController {
   };
 
   return {
+    /** The page is up: probe the device, restore a stored run (which resumes if it was playing). */
     hello: () => serial(hello),
-    start: (config, paused = false) => serial(() => start(config, paused)),
+    /** A new run from `config` (replacing any current one); it plays unless `paused`. */
+    start: (config: RunConfig, paused = false) => serial(() => start(config, paused)),
     play: () => serial(async () => play()),
     pause() {
       if (!playing) return;
@@ -589,43 +515,48 @@ export function createRunController(deps: ControllerDeps): RunController {
       setStatus(loop ? 'pausing' : 'paused');
       void persistRun();
     },
-    step(config) {
+    /** One step, then paused (a paused run, or a new one from `config` when there is none). */
+    step(config?: RunConfig) {
       serial(async () => {
         if (!engine && config) await start(config, true);
         if (!engine || playing || loop || finished()) return;
         setStatus('running');
-        const ok = await stepOnce();
-        if (ok) setStatus(finished() ? 'done' : 'paused');
+        if (await stepOnce()) setStatus(finished() ? 'done' : 'paused');
       });
     },
+    /** Ends the current run and forgets it (its stored checkpoints and history too). */
     reset() {
       cancelled = true;
       playing = false;
       serial(async () => {
-        await stopRun(true);
-        emit({ type: 'run', run: null, history: [] });
+        await stopRun();
         setStatus(gpu ? 'idle' : status.phase === 'unavailable' ? 'unavailable' : 'idle');
       });
     },
-    async exportCheckpoint(method) {
+    /** A lane's current weights as a checkpoint file and its optimizer state. */
+    async exportCheckpoint(method: Method) {
       const { name, bytes } = await laneCheckpoint(method);
       return { name, ...bytes };
     },
-    async forkCheckpoint(method) {
+    /** Keeps a lane's current weights as a named checkpoint, to start another run from. */
+    async forkCheckpoint(method: Method) {
       const { lane, name, bytes } = await laneCheckpoint(method);
       const file = `${name}.safetensors`;
       await store.saveFile({ name: file, bytes: bytes.weights, model: lane.trainer.model.config, savedAt: Date.now() });
       return { name: file, step: lane.trainer.step };
     },
-    async importCheckpoint(name, bytes) {
+    /** Keeps a GPT-2 checkpoint under `name`, for configs whose `checkpoint` names it. */
+    async importCheckpoint(name: string, bytes: Uint8Array) {
       const weights = loadCheckpoint(bytes, { maxVocab: BYTE_VOCAB });
       const refused = byteVocabularyProblem(weights);
       if (refused) throw new Error(`${name}: ${refused}`);
       await store.saveFile({ name, bytes, model: weights.config, savedAt: Date.now() });
       return { name, model: weights.config };
     },
-    rollout: async (method, id) => batchRollout(method, id).json,
-    async score(method, id) {
+    /** A rollout of a lane's last batch. */
+    rollout: async (method: Method, id: string): Promise<RolloutJson> => batchRollout(method, id).json,
+    /** Every method's log-probability of every target of a rollout of the last batch, under `method`'s weights. */
+    async score(method: Method, id: string): Promise<ScoredTargets> {
       const { rollout } = batchRollout(method, id);
       const current = engine!;
       const evaluation = await withGpu(() => current.score(method, rollout));
@@ -634,10 +565,11 @@ export function createRunController(deps: ControllerDeps): RunController {
       for (const [m, perRollout] of Object.entries(evaluation)) scores.methods[m as Method] = ids.map((t) => perRollout[0].get(t) ?? null);
       return scores;
     },
+    /** Test hook: destroys the device as a driver reset would (under the run, not through reset). */
     loseDevice() {
-      // As a driver reset would: the device goes away under the run, not through reset.
       gpu?.device.destroy();
     },
+    /** Resolves once the commands queued so far and the step loop have finished. */
     async settled() {
       for (let tail = commandTail; ; tail = commandTail) {
         await tail;

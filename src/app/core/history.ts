@@ -9,12 +9,10 @@ import type { MetricRecord } from '../../run/engine';
 
 export interface MetricHistory {
   byMethod: Map<Method, MetricRecord[]>;
-  /** Every record in arrival order. */
-  all: MetricRecord[];
 }
 
 export function createHistory(records: readonly MetricRecord[] = []): MetricHistory {
-  const history: MetricHistory = { byMethod: new Map(), all: [] };
+  const history: MetricHistory = { byMethod: new Map() };
   appendRecords(history, records);
   return history;
 }
@@ -26,7 +24,6 @@ export function appendRecords(history: MetricHistory, records: readonly MetricRe
     // A lane retried after a failed step, or a run restored from its checkpoint: the newer record wins.
     while (lane.length && lane[lane.length - 1].step >= r.step) lane.pop();
     lane.push(r);
-    history.all.push(r);
   }
 }
 

@@ -75,14 +75,9 @@ export async function loadRun(): Promise<RestoredRun | null> {
   const run = await tx.objectStore('runs').get(CURRENT);
   if (!run) return null;
   const history = (await tx.objectStore('history').get(run.info.id)) ?? [];
-  const lanes: LaneCheckpoint[] = [];
-  if (run.info.checkpointStep > 0) {
-    for (const method of run.info.config.methods) {
-      const lane = await tx.objectStore('lanes').get(laneKey(run.info.id, method));
-      if (lane) lanes.push(lane);
-    }
-  }
-  return { ...run, lanes, history };
+  const methods = run.info.checkpointStep > 0 ? run.info.config.methods : [];
+  const lanes = await Promise.all(methods.map((m) => tx.objectStore('lanes').get(laneKey(run.info.id, m))));
+  return { ...run, lanes: lanes.filter((lane) => lane !== undefined), history };
 }
 
 /** Forgets the current run: its record, checkpoints and history. */

@@ -12,7 +12,7 @@ import type { RunEvent, ScoredTargets } from '../../run/controller';
 // The run's state types belong to the run controller (src/run/controller.ts), which emits them.
 export type { BatchEntry, Progress, RunInfo, RunPhase, RunStatus, ScoredTargets } from '../../run/controller';
 
-/** Each request calls the RunController method of its name (src/run/controller.ts says what each does). */
+/** Each request calls the run controller's method of its name (src/run/controller.ts says what each does). */
 export type TrainRequest =
   | { type: 'hello' }
   | { type: 'start'; config: RunConfig; paused?: boolean }

@@ -8,6 +8,8 @@ import type { Slice, TourSlice, WorkbenchState } from './types';
 
 let runs = 0;
 
+const CLOSED = { tourStep: null, tourApplied: null, tourBusy: false, tourBlocked: null, tourError: null };
+
 /** Resolves once the page's WebGPU probe has an answer. */
 function probed(get: () => WorkbenchState, subscribe: (listener: (s: WorkbenchState) => void) => () => void): Promise<void> {
   if (get().gpu.kind !== 'probing') return Promise.resolve();
@@ -21,11 +23,7 @@ function probed(get: () => WorkbenchState, subscribe: (listener: (s: WorkbenchSt
 }
 
 export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
-  tourStep: null,
-  tourApplied: null,
-  tourBusy: false,
-  tourBlocked: null,
-  tourError: null,
+  ...CLOSED,
 
   async tourGo(n) {
     const number = Math.max(1, Math.min(TOUR_STEPS.length, Math.round(n)));
@@ -38,10 +36,7 @@ export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
         await probed(get, api.subscribe);
         if (!current()) return;
         const gpu = get().gpu;
-        if (gpu.kind === 'unavailable') {
-          set({ tourBusy: false, tourBlocked: gpu.message });
-          return;
-        }
+        if (gpu.kind === 'unavailable') return set({ tourBusy: false, tourBlocked: gpu.message });
       }
       const { setup } = step;
       const s = get();
@@ -81,6 +76,6 @@ export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
   },
   endTour() {
     runs++;
-    set({ tourStep: null, tourApplied: null, tourBusy: false, tourBlocked: null, tourError: null });
+    set(CLOSED);
   },
 });

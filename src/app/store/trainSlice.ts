@@ -5,7 +5,7 @@
 import type { Method } from '../../plan/types';
 import { appendRecords, createHistory } from '../core/history';
 import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
-import type { TrainReply } from '../protocol/train';
+import type { TrainReply, TrainRequest } from '../protocol/train';
 import { createTrainClient, type TrainClient } from '../protocol/trainClient';
 import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
@@ -47,21 +47,21 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
         const history = createHistory(reply.history);
         const latest: Partial<Record<Method, MetricRecord>> = {};
         for (const [m, lane] of history.byMethod) if (lane.length) latest[m] = lane[lane.length - 1];
+        // The run's step: its slowest lane's.
+        const steps = Object.values(latest).map((r) => r.step);
         set({
           trainRun: reply.run,
           trainHistory: history,
           trainHistoryVersion: get().trainHistoryVersion + 1,
           trainLatest: latest,
           trainCheckpointStep: reply.run?.checkpointStep ?? 0,
-          trainProgress: reply.run ? { step: stepOf(latest), total: reply.run.config.steps, stepsPerSec: 0, tokensPerSec: 0, etaSec: null } : null,
-          ...(reply.run ? { trainConfig: reply.run.config } : {}),
-          ...(reply.run ? {} : { trainBatches: {}, trainScores: null, trainLive: null }),
+          trainProgress: reply.run ? { step: steps.length ? Math.min(...steps) : 0, total: reply.run.config.steps, stepsPerSec: 0, tokensPerSec: 0, etaSec: null } : null,
+          ...(reply.run ? { trainConfig: reply.run.config } : { trainBatches: {}, trainScores: null, trainLive: null }),
         });
         break;
       }
       case 'metrics': {
-        const { trainHistory } = get();
-        appendRecords(trainHistory, reply.records);
+        appendRecords(get().trainHistory, reply.records);
         const latest = { ...get().trainLatest };
         for (const r of reply.records) latest[r.method] = r;
         set({ trainHistoryVersion: get().trainHistoryVersion + 1, trainLatest: latest, trainProgress: reply.progress });
@@ -90,22 +90,19 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       case 'gpu-error':
         set({ trainBanner: { kind: 'notice', message: reply.message } });
         break;
-      default:
-        break;
     }
   };
 
   const ensure = () => (client ??= createTrainClient(onReply));
 
-  /** The config to start: the draft, if it can start; otherwise the reason, shown as a refusal. */
-  const startable = (): RunConfig | null => {
-    const config = get().trainConfig;
-    const problems = configProblems(config);
-    if (problems.length) {
-      set({ trainStatus: { phase: 'refused', reason: problems.join('; '), cause: 'refused' } });
-      return null;
-    }
-    return config;
+  /** Sends `request` to the run, or with no run, `start`'s request for the draft config if it can start (otherwise the reason, shown as a refusal). */
+  const command = (request: TrainRequest, start: (config: RunConfig) => TrainRequest) => {
+    const { trainRun, trainStatus, trainConfig } = get();
+    if (trainStatus.phase === 'unavailable') return;
+    if (trainRun) return ensure().send(request);
+    const problems = configProblems(trainConfig);
+    if (problems.length) set({ trainStatus: { phase: 'refused', reason: problems.join('; '), cause: 'refused' } });
+    else ensure().send(start(trainConfig));
   };
 
   return {
@@ -133,28 +130,16 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       if (get().trainRun) return; // a run's config is fixed: reset to change it
       const next = { ...get().trainConfig, ...patch };
       if (patch.preset && patch.preset !== get().trainConfig.preset) Object.assign(next, presetSizes(patch.preset), patch);
-      const { trainStatus } = get();
-      set({ trainConfig: next, ...(trainStatus.phase === 'refused' ? { trainStatus: { phase: 'idle' } } : {}) });
+      set({ trainConfig: next, ...(get().trainStatus.phase === 'refused' ? { trainStatus: { phase: 'idle' } } : {}) });
     },
     trainPlay() {
-      const { trainRun, trainStatus } = get();
-      if (trainStatus.phase === 'unavailable') return;
-      if (trainRun) ensure().send({ type: 'play' });
-      else {
-        const config = startable();
-        if (config) ensure().send({ type: 'start', config });
-      }
+      command({ type: 'play' }, (config) => ({ type: 'start', config }));
     },
     trainPause() {
       ensure().send({ type: 'pause' });
     },
     trainStepOnce() {
-      if (get().trainStatus.phase === 'unavailable') return;
-      if (get().trainRun) ensure().send({ type: 'step' });
-      else {
-        const config = startable();
-        if (config) ensure().send({ type: 'step', config });
-      }
+      command({ type: 'step' }, (config) => ({ type: 'step', config }));
     },
     trainReset() {
       ensure().send({ type: 'reset' });
@@ -180,12 +165,11 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     },
     async trainContinueFrom(method, patch) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'forked' }>>((job) => ({ type: 'fork-checkpoint', job, method }));
-      const base = get().trainConfig;
       ensure().send({ type: 'reset' });
       set({
         trainRun: null,
         trainFiles: [...new Set([...get().trainFiles, reply.name])],
-        trainConfig: { ...base, ...patch, checkpoint: reply.name },
+        trainConfig: { ...get().trainConfig, ...patch, checkpoint: reply.name },
         trainBanner: { kind: 'notice', message: `Kept ${method}'s weights at step ${reply.step} as ${reply.name}; the next run starts from them.` },
       });
     },
@@ -205,8 +189,3 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     },
   };
 };
-
-function stepOf(latest: Partial<Record<Method, MetricRecord>>): number {
-  const steps = Object.values(latest).map((r) => r!.step);
-  return steps.length ? Math.min(...steps) : 0;
-}

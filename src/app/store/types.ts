@@ -11,7 +11,7 @@ import type { DriftData } from '../core/drift';
 import type { MetricHistory } from '../core/history';
 import type { ViewData } from '../core/viewData';
 import type { LoadReport, ParsePhase, RolloutSummary } from '../protocol/parse';
-import type { DriftRow, ScoredMethod } from '../protocol/score';
+import type { DriftRow, ModelLoaded, ScoreProgress } from '../protocol/score';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../protocol/train';
 import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
@@ -24,25 +24,13 @@ export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
 
 // --- GPU: what the page knows about WebGPU: probing, the adapter in use, or why there is none.
 
-export type GpuStatus =
-  | { kind: 'probing' }
-  | { kind: 'ready'; adapter: AdapterSummary; line: string }
-  | { kind: 'unavailable'; reason: string; message: string };
-
 export interface GpuSlice {
-  gpu: GpuStatus;
+  gpu: { kind: 'probing' } | { kind: 'ready'; adapter: AdapterSummary; line: string } | { kind: 'unavailable'; reason: string; message: string };
   gpuEvents: GpuEvent[];
   probeGpu(): Promise<void>;
 }
 
 // --- Rollout: the open set, the shown rollout and its view data, the load in progress.
-
-export interface LoadProgress {
-  fileName: string;
-  phase: ParsePhase | 'derive';
-  done: number;
-  total: number;
-}
 
 export interface OpenOptions {
   /** Rollout id to select within the set (default: the first). */
@@ -59,12 +47,7 @@ export interface OpenOptions {
   tokenizer?: TokenizerName;
 }
 
-export interface ShowOptions {
-  /** Target to select (default: the first diverging leaf). */
-  target?: number | null;
-  /** Keep the rollout in IndexedDB as the last opened set (default true). */
-  persist?: boolean;
-}
+export type ShowOptions = Pick<OpenOptions, 'target' | 'persist'>;
 
 export interface RolloutSlice {
   source: SourceRef | null;
@@ -74,7 +57,7 @@ export interface RolloutSlice {
   setJob: number | null;
   rolloutIndex: number;
   view: ViewData | null;
-  loading: LoadProgress | null;
+  loading: { fileName: string; phase: ParsePhase | 'derive'; done: number; total: number } | null;
   loadError: string | null;
   /** Timings of the last successful load, milliseconds. */
   loadTimings: { read: number; validate: number; derive: number } | null;
@@ -141,10 +124,8 @@ export interface ContextSlice {
 
 // --- Drift: the model in the scoring worker and the drift of the shown rollout under each method.
 
-export interface ScoringModel {
+export interface ScoringModel extends Pick<ModelLoaded, 'description' | 'adapter'> {
   name: string;
-  description: string;
-  adapter: string;
   /** Loaded again from IndexedDB on start (kept from an earlier visit). */
   restored: boolean;
   /** Counts loads: scores made under another key belong to another model. */
@@ -159,7 +140,7 @@ export interface DriftSlice {
   /** The view the drift (or the scoring in flight) belongs to. */
   driftView: ViewData | null;
   /** While scoring: the method being scored (`done` of `total` before it) and rows forwarded of all methods' (`tokens` of `tokensTotal`), since `startedAt` (performance.now()). */
-  scoring: { method: ScoredMethod; done: number; total: number; tokens: number; tokensTotal: number; startedAt: number } | null;
+  scoring: (Omit<ScoreProgress, 'type' | 'job'> & { startedAt: number }) | null;
   /** The shown rollout's scoring was cancelled (the panel offers to score it again). */
   scoringCancelled: boolean;
   driftError: string | null;
@@ -203,19 +184,9 @@ export interface DatasetSlice {
 
 // --- Train: the page's mirror of the training worker.
 
-export type TrainGpu = { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
-
-/** The episode being played, as the engine's last `live` message gave it. */
-export type LiveEpisodeState = Omit<Extract<TrainReply, { type: 'live' }>, 'type'>;
-
-export interface TrainBanner {
-  kind: 'device-lost' | 'recovered' | 'notice';
-  message: string;
-}
-
 export interface TrainSlice {
   trainConfig: RunConfig;
-  trainGpu: TrainGpu;
+  trainGpu: { kind: 'probing' } | { kind: 'ready'; adapter: string; software: boolean } | { kind: 'unavailable'; message: string };
   trainStatus: RunStatus;
   trainRun: RunInfo | null;
   trainProgress: Progress | null;
@@ -224,8 +195,9 @@ export interface TrainSlice {
   trainHistoryVersion: number;
   trainLatest: Partial<Record<Method, MetricRecord>>;
   trainCheckpointStep: number;
-  trainBanner: TrainBanner | null;
-  trainLive: LiveEpisodeState | null;
+  trainBanner: { kind: 'device-lost' | 'recovered' | 'notice'; message: string } | null;
+  /** The episode being played, as the engine's last `live` message gave it. */
+  trainLive: Omit<Extract<TrainReply, { type: 'live' }>, 'type'> | null;
   /** Show the episode being played in the staircase and tree views. */
   trainFollow: boolean;
   trainBatches: Partial<Record<Method, { step: number; rollouts: BatchEntry[] }>>;

@@ -1,6 +1,6 @@
 // The run configuration: model, environment, harness, methods, objective and optimiser. Every field
 // is in the URL fragment, so a link reproduces the run. Locked while a run exists (reset to edit).
-import type { ChangeEvent, ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { EDITOR_KINDS, ENV_IDS, type EditorKind, type EnvId } from '../../harness';
 import { describeConfig, MODEL_PRESETS, type ModelPreset } from '../../model/config';
 import { METHODS, type Method } from '../../plan/types';
@@ -17,18 +17,25 @@ function Field({ label, hint, children }: { label: string; hint?: string; childr
   );
 }
 
-function NumberInput({ name, value, step, min, max, onChange }: { name: keyof RunConfig; value: number; step?: number; min?: number; max?: number; onChange(v: number): void }) {
+type NumberKey = { [K in keyof RunConfig]: RunConfig[K] extends number ? K : never }[keyof RunConfig];
+
+/** A number of the draft config, read from and written to the store. */
+function NumberField({ name, label, hint, step = 1, min, max }: { name: NumberKey; label: string; hint?: string; step?: number; min?: number; max?: number }) {
+  const value = useWorkbench((s) => s.trainConfig[name]);
+  const set = useWorkbench((s) => s.setTrainConfig);
   return (
-    <input
-      type="number"
-      name={name}
-      data-testid={`config-${name}`}
-      value={Number.isFinite(value) ? value : ''}
-      step={step ?? 1}
-      min={min}
-      max={max}
-      onChange={(e: ChangeEvent<HTMLInputElement>) => onChange(e.target.valueAsNumber)}
-    />
+    <Field label={label} hint={hint}>
+      <input
+        type="number"
+        name={name}
+        data-testid={`config-${name}`}
+        value={Number.isFinite(value) ? value : ''}
+        step={step}
+        min={min}
+        max={max}
+        onChange={(e) => set({ [name]: e.target.valueAsNumber })}
+      />
+    </Field>
   );
 }
 
@@ -41,8 +48,7 @@ export function ConfigForm() {
   const startFromDemo = useWorkbench((s) => s.trainUseDemoModel);
   const paperClaim = useWorkbench((s) => s.trainPaperClaim);
   const toggleMethod = (m: Method) => {
-    const has = config.methods.includes(m);
-    const next = has ? config.methods.filter((x) => x !== m) : [...config.methods, m];
+    const next = config.methods.includes(m) ? config.methods.filter((x) => x !== m) : [...config.methods, m];
     if (next.length <= MAX_METHODS) set({ methods: orderedMethods(next) });
   };
   const checkpoints = [...new Set([...files, ...(config.checkpoint ? [config.checkpoint] : [])])];
@@ -112,17 +118,11 @@ export function ConfigForm() {
                 ))}
               </select>
             </Field>
-            <Field label={config.env === 'lookup' ? 'hops' : 'pages'} hint="difficulty: tool calls an episode needs">
-              <NumberInput name="difficulty" value={config.difficulty} min={1} max={8} onChange={(v) => set({ difficulty: v })} />
-            </Field>
+            <NumberField name="difficulty" label={config.env === 'lookup' ? 'hops' : 'pages'} hint="difficulty: tool calls an episode needs" min={1} max={8} />
           </div>
           <div className="row">
-            <Field label={config.env === 'lookup' ? 'distractors' : 'decoys'}>
-              <NumberInput name="distractors" value={config.distractors} min={0} max={8} onChange={(v) => set({ distractors: v })} />
-            </Field>
-            <Field label="filler" hint="filler characters per observation">
-              <NumberInput name="filler" value={config.filler} min={0} max={400} onChange={(v) => set({ filler: v })} />
-            </Field>
+            <NumberField name="distractors" label={config.env === 'lookup' ? 'distractors' : 'decoys'} min={0} max={8} />
+            <NumberField name="filler" label="filler" hint="filler characters per observation" min={0} max={400} />
           </div>
         </section>
 
@@ -136,12 +136,8 @@ export function ConfigForm() {
                 ))}
               </select>
             </Field>
-            <Field label="budget" hint="the editor's token budget">
-              <NumberInput name="budget" value={config.budget} min={8} onChange={(v) => set({ budget: v })} />
-            </Field>
-            <Field label="act tokens" hint="most tokens in one action">
-              <NumberInput name="actTokens" value={config.actTokens} min={4} max={256} onChange={(v) => set({ actTokens: v })} />
-            </Field>
+            <NumberField name="budget" label="budget" hint="the editor's token budget" min={8} />
+            <NumberField name="actTokens" label="act tokens" hint="most tokens in one action" min={4} max={256} />
           </div>
         </section>
 
@@ -168,9 +164,7 @@ export function ConfigForm() {
             })}
           </div>
           {config.methods.includes('sdcc') && (
-            <Field label="λ (SDCC)" hint="weight of the forward KL at diverging leaves">
-              <NumberInput name="lambda" value={config.lambda} step={0.05} min={0} onChange={(v) => set({ lambda: v })} />
-            </Field>
+            <NumberField name="lambda" label="λ (SDCC)" hint="weight of the forward KL at diverging leaves" step={0.05} min={0} />
           )}
         </section>
 
@@ -190,34 +184,18 @@ export function ConfigForm() {
               : "Each lane's model plays its own episodes (KV-cache decoding); drift is measured against those rollouts' own logprobs."}
           </p>
           <div className="row">
-            <Field label="learning rate">
-              <NumberInput name="lr" value={config.lr} step={0.0005} min={0} onChange={(v) => set({ lr: v })} />
-            </Field>
-            <Field label="batch" hint="prompts per step">
-              <NumberInput name="batch" value={config.batch} min={1} onChange={(v) => set({ batch: v })} />
-            </Field>
-            <Field label="group" hint="rollouts per prompt (RL)">
-              <NumberInput name="group" value={config.group} min={1} onChange={(v) => set({ group: v })} />
-            </Field>
+            <NumberField name="lr" label="learning rate" step={0.0005} min={0} />
+            <NumberField name="batch" label="batch" hint="prompts per step" min={1} />
+            <NumberField name="group" label="group" hint="rollouts per prompt (RL)" min={1} />
           </div>
           <div className="row">
-            <Field label="seed">
-              <NumberInput name="seed" value={config.seed} min={0} onChange={(v) => set({ seed: v })} />
-            </Field>
-            <Field label="steps" hint="0: until paused">
-              <NumberInput name="steps" value={config.steps} min={0} onChange={(v) => set({ steps: v })} />
-            </Field>
-            <Field label="checkpoint every" hint="steps between checkpoints kept in this browser">
-              <NumberInput name="checkpointEvery" value={config.checkpointEvery} min={1} onChange={(v) => set({ checkpointEvery: v })} />
-            </Field>
+            <NumberField name="seed" label="seed" min={0} />
+            <NumberField name="steps" label="steps" hint="0: until paused" min={0} />
+            <NumberField name="checkpointEvery" label="checkpoint every" hint="steps between checkpoints kept in this browser" min={1} />
           </div>
           <div className="row">
-            <Field label="evaluate every" hint="steps between greedy plays of held-out prompts by each lane's model (0: never)">
-              <NumberInput name="evalEvery" value={config.evalEvery} min={0} onChange={(v) => set({ evalEvery: v })} />
-            </Field>
-            <Field label="held-out prompts" hint="prompts each evaluation plays greedily (the same ones every time)">
-              <NumberInput name="evalPrompts" value={config.evalPrompts} min={1} onChange={(v) => set({ evalPrompts: v })} />
-            </Field>
+            <NumberField name="evalEvery" label="evaluate every" hint="steps between greedy plays of held-out prompts by each lane's model (0: never)" min={0} />
+            <NumberField name="evalPrompts" label="held-out prompts" hint="prompts each evaluation plays greedily (the same ones every time)" min={1} />
             <span className="field" />
           </div>
         </section>

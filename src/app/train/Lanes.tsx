@@ -19,10 +19,9 @@ export function Lanes() {
   // Re-read on each new record: the last evaluation of each lane.
   useWorkbench((s) => s.trainHistoryVersion);
   const lastEval = lastEvaluations(useWorkbench.getState().trainHistory);
-  const config = useWorkbench((s) => s.trainConfig);
-  const objective = run?.config.objective ?? config.objective;
-  const methods = orderedMethods(run?.config.methods ?? config.methods);
-  const first = methods[0];
+  const config = useWorkbench((s) => s.trainRun?.config ?? s.trainConfig);
+  const objective = config.objective;
+  const methods = orderedMethods(config.methods);
 
   return (
     <div className="train-lanes">
@@ -57,7 +56,7 @@ export function Lanes() {
               <tr key={m}>
                 <LaneName method={m} />
                 <td>{r?.step ?? 0}</td>
-                <td data-testid={m === first ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
+                <td data-testid={m === methods[0] ? 'metric-loss' : `metric-loss-${m}`}>{fmt(r?.loss)}</td>
                 <td data-testid={`metric-logdiff-${m}`} data-value={r ? String(driftOf(r, objective) ?? '') : ''}>
                   {fmt(r ? driftOf(r, objective) : null)}
                 </td>
@@ -93,12 +92,8 @@ export function LaneName({ method }: { method: Method }) {
 function lastEvaluations(history: MetricHistory): Partial<Record<Method, number>> {
   const out: Partial<Record<Method, number>> = {};
   for (const [m, lane] of history.byMethod) {
-    for (let i = lane.length - 1; i >= 0; i--) {
-      if (lane[i].evalEm !== null) {
-        out[m] = lane[i].evalEm!;
-        break;
-      }
-    }
+    const last = lane.findLast((r) => r.evalEm !== null);
+    if (last) out[m] = last.evalEm!;
   }
   return out;
 }
@@ -150,12 +145,11 @@ function HistoryExports() {
   return (
     <div className="history-exports">
       <span className="muted">metrics</span>
-      <button type="button" className="small" onClick={() => save('jsonl')} data-testid="export-metrics-jsonl">
-        JSONL
-      </button>
-      <button type="button" className="small" onClick={() => save('csv')} data-testid="export-metrics-csv">
-        CSV
-      </button>
+      {(['jsonl', 'csv'] as const).map((kind) => (
+        <button key={kind} type="button" className="small" onClick={() => save(kind)} data-testid={`export-metrics-${kind}`}>
+          {kind.toUpperCase()}
+        </button>
+      ))}
     </div>
   );
 }

@@ -3,7 +3,7 @@
 // the staircase and the tree grow with it. Paused, any rollout of a lane's last batch opens in the
 // views, and the selected target is scored under every method with that lane's weights.
 import { useMemo, useState } from 'react';
-import type { Method } from '../../plan/types';
+import { SEQUENCE_METHODS, type Method } from '../../plan/types';
 import { byteTokenizer } from '../../rollout/tokenizer';
 import type { EventJson } from '../../rollout/format';
 import { useWorkbench } from '../store';
@@ -77,9 +77,6 @@ export function LivePanel() {
   );
 }
 
-/** The methods with a scoring of their own (SDCC trains on the naive-compressed scores plus its KL). */
-const SCORED: readonly Method[] = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'];
-
 function BatchInspector() {
   const run = useWorkbench((s) => s.trainRun);
   const batches = useWorkbench((s) => s.trainBatches);
@@ -95,13 +92,9 @@ function BatchInspector() {
   const method = lane && methods.includes(lane) ? lane : methods[0];
   const batch = batches[method];
   const idle = phase === 'paused' || phase === 'done' || phase === 'idle';
-  const open = async (id: string) => {
+  const open = (id: string) => {
     setError(null);
-    try {
-      await inspect(method, id);
-    } catch (e) {
-      setError((e as Error).message);
-    }
+    inspect(method, id).catch((e: Error) => setError(e.message));
   };
   const rl = run.config.objective === 'rl';
   const row = scores && scores.id === shownId && selected !== null ? scores.scores.ids.indexOf(selected) : -1;
@@ -123,7 +116,7 @@ function BatchInspector() {
         <ul className="batch-list">
           {batch.rollouts.map((r) => (
             <li key={r.id}>
-              <button type="button" className="small" disabled={!idle} onClick={() => void open(r.id)} data-testid="inspect-rollout" title={`open ${r.id} in the views and score it under every method`}>
+              <button type="button" className="small" disabled={!idle} onClick={() => open(r.id)} data-testid="inspect-rollout" title={`open ${r.id} in the views and score it under every method`}>
                 {r.id.replace(/^s\d+-/, '')}
               </button>
               <span className="muted">
@@ -151,7 +144,7 @@ function BatchInspector() {
                   <td>{scores.scores.rollout[row]?.toFixed(4) ?? '—'}</td>
                   <td />
                 </tr>
-                {SCORED.map((m) => {
+                {SEQUENCE_METHODS.map((m) => {
                   const values = scores.scores.methods[m];
                   const v = values ? values[row] : null;
                   const base = rl ? scores.scores.rollout[row] : (scores.scores.methods['packed-4d']?.[row] ?? null);

@@ -5,9 +5,9 @@
 // seed always is.
 
 import { EDITOR_KINDS, ENV_IDS } from '../../harness';
-import { METHODS, type Method } from '../../plan/types';
+import { METHODS } from '../../plan/types';
 import { hasFields, readFields, writeFields, type Schema } from '../url/fields';
-import { defaultRunConfig, OBJECTIVES, orderedMethods, PRESETS, type RunConfig } from '../../run/config';
+import { defaultRunConfig, OBJECTIVES, PRESETS, type RunConfig } from '../../run/config';
 
 export const RUN_URL_SCHEMA: Schema<RunConfig> = {
   preset: { type: 'enum', key: 'preset', values: PRESETS, help: 'model preset when starting from fresh weights' },

@@ -1,7 +1,7 @@
 // The training worker: the run controller (src/run/controller.ts) in a worker, so the page never
 // waits on the GPU. TrainRequest messages become calls; the controller's events and the answers to
-// requests with a `job` go back as TrainReply messages (trainProtocol.ts). The worker adds what only
-// a browser has: WebGPU, IndexedDB (../train/persist.ts) and the one-engine-per-profile lock.
+// requests with a `job` go back as TrainReply messages (../protocol/train.ts). The worker adds what only
+// a browser has: WebGPU, IndexedDB (../persist/trainRun.ts) and the one-engine-per-profile lock.
 /// <reference lib="webworker" />
 import { createGpu } from '../../gpu/device';
 import { createRunController } from '../../run/controller';
@@ -10,9 +10,7 @@ import type { TrainReply, TrainRequest } from '../protocol/train';
 
 declare const self: DedicatedWorkerGlobalScope;
 
-function post(reply: TrainReply, transfer: Transferable[] = []): void {
-  self.postMessage(reply, transfer);
-}
+const post = (reply: TrainReply, transfer: Transferable[] = []) => self.postMessage(reply, transfer);
 
 /**
  * One training engine per browser profile: the run in IndexedDB is one, and two tabs stepping it

@@ -15,13 +15,12 @@ import { TermText } from '../../glossary/Term';
 
 function frameData(state: WorkbenchState, spec: ChartSpec) {
   const run = state.trainRun;
-  const objective = run?.config.objective ?? state.trainConfig.objective;
+  const config = run?.config ?? state.trainConfig;
   const lanes = new Map(orderedMethods([...state.trainHistory.byMethod.keys()]).map((m) => [m, state.trainHistory.byMethod.get(m)!]));
   // Lanes of the run with no record yet still get their (empty) series.
   for (const m of orderedMethods(run?.config.methods ?? [])) if (!lanes.has(m)) lanes.set(m, []);
-  const config = run?.config ?? state.trainConfig;
-  const references = spec.reference ? referenceSeries(config) : [];
-  return { objective, series: seriesOf(spec, lanes, objective), totalSteps: run?.config.steps || undefined, references };
+  const frame = { totalSteps: run?.config.steps || undefined, references: spec.reference ? referenceSeries(config) : [] };
+  return { objective: config.objective, series: seriesOf(spec, lanes, config.objective), frame };
 }
 
 export function MetricChart({ spec }: { spec: ChartSpec }) {
@@ -36,11 +35,11 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
     const ctx = sizedContext(canvas, w, h);
     ctx.fillStyle = INK.panel;
     ctx.fillRect(0, 0, w, h);
-    const data = frameData(useWorkbench.getState(), spec);
-    drawChart(canvasSurface(ctx), spec, data.series, { width: w, height: h, totalSteps: data.totalSteps, references: data.references }, data.objective);
-    canvas.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0));
-    canvas.dataset.references = String(data.references.length);
-    canvas.dataset.referencePoints = String(data.references.reduce((n, r) => n + r.points.length, 0));
+    const { series, frame } = frameData(useWorkbench.getState(), spec);
+    drawChart(canvasSurface(ctx), spec, series, { ...frame, width: w, height: h });
+    canvas.dataset.points = String(series.reduce((n, s) => n + s.points.length, 0));
+    canvas.dataset.references = String(frame.references.length);
+    canvas.dataset.referencePoints = String(frame.references.reduce((n, r) => n + r.points.length, 0));
   });
 
   useEffect(() => schedule(), [schedule, spec, width, height, objective, reference]);
@@ -54,11 +53,11 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
 
   const exportSvg = () => {
     const state = useWorkbench.getState();
-    const data = frameData(state, spec);
+    const { objective, series, frame } = frameData(state, spec);
     const w = 640;
     const h = 300;
     const svg = svgSurface(w, h, INK.panel);
-    drawChart(svg, spec, data.series, { width: w, height: h, totalSteps: data.totalSteps, references: data.references, header: { title: spec.title, note: spec.note(data.objective) } }, data.objective);
+    drawChart(svg, spec, series, { ...frame, width: w, height: h, header: { title: spec.title, note: spec.note(objective) } });
     downloadText(svg.document(), `${state.trainRun?.id ?? 'run'}-${spec.id}.svg`, 'image/svg+xml');
   };
 
@@ -92,8 +91,7 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
 
 /** "fires on 40% of batches": SDCC's KL is gated to batches with a diverging leaf. */
 function klFires(state: WorkbenchState): string | null {
-  const sdcc = state.trainLatest.sdcc;
-  if (!sdcc) return null;
+  if (!state.trainLatest.sdcc) return null;
   const lane = state.trainHistory.byMethod.get('sdcc') ?? [];
   const fired = lane.filter((r) => r.klFired).length;
   return `fires on ${lane.length ? Math.round((100 * fired) / lane.length) : 0}% of batches`;

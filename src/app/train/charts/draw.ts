@@ -3,7 +3,7 @@
 // matches a shipped experiment, its reference curves dashed (mean over seeds, a band for their
 // range). Drawn on a Surface: the page's canvas or an exported SVG file.
 
-import { scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
+import { groups, max, maxIndex, min, minIndex, scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
 import { INK, METHOD_BY_ID } from '../../../plan/palette';
@@ -20,11 +20,7 @@ export interface Series {
 }
 
 /** A shipped experiment's curve for one method: dashed, with its seeds' range as a band. */
-export interface ReferenceSeries {
-  method: Method;
-  color: string;
-  points: readonly ReferencePoint[];
-}
+export type ReferenceSeries = Omit<Series, 'points'> & { points: readonly ReferencePoint[] };
 
 export interface ChartFrame {
   width: number;
@@ -36,7 +32,7 @@ export interface ChartFrame {
   references?: readonly ReferenceSeries[];
 }
 
-export const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
+const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
 const HEADER_H = 38;
 
 export function seriesOf(spec: ChartSpec, lanes: ReadonlyMap<Method, readonly MetricRecord[]>, objective: Objective): Series[] {
@@ -56,79 +52,46 @@ export function seriesOf(spec: ChartSpec, lanes: ReadonlyMap<Method, readonly Me
 /** At most ~2 points per pixel column: keeps the first, the last, and each column's extremes. */
 function thin(points: readonly [number, number][], x: (s: number) => number): [number, number][] {
   if (points.length < 600) return points.slice();
-  const out: [number, number][] = [];
-  let column = -Infinity;
-  let lo: [number, number] | null = null;
-  let hi: [number, number] | null = null;
-  const flush = () => {
-    if (lo && hi) {
-      if (lo[0] <= hi[0]) out.push(lo, hi);
-      else out.push(hi, lo);
-    }
-  };
-  for (const p of points) {
-    const c = Math.floor(x(p[0]));
-    if (c !== column) {
-      flush();
-      column = c;
-      lo = hi = p;
-    } else {
-      if (p[1] < lo![1]) lo = p;
-      if (p[1] > hi![1]) hi = p;
-    }
-  }
-  flush();
+  const out = groups(points, (p) => Math.floor(x(p[0]))).flatMap(([, column]) => {
+    const lo = column[minIndex(column, (p) => p[1])];
+    const hi = column[maxIndex(column, (p) => p[1])];
+    return lo[0] <= hi[0] ? [lo, hi] : [hi, lo];
+  });
   const last = points[points.length - 1];
   if (out[out.length - 1] !== last) out.push(last);
   return out;
 }
 
-export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame, objective: Objective): void {
-  const top = MARGIN.top + (frame.header ? HEADER_H : 0);
-  const { width, height } = frame;
-  const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
-  const plotH = Math.max(10, height - top - MARGIN.bottom);
+export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Series[], frame: ChartFrame): void {
   const x0 = MARGIN.left;
-  const y0 = top;
+  const y0 = MARGIN.top + (frame.header ? HEADER_H : 0);
+  const plotW = Math.max(10, frame.width - MARGIN.left - MARGIN.right);
+  const plotH = Math.max(10, frame.height - y0 - MARGIN.bottom);
   if (frame.header) {
     surface.text(frame.header.title, 12, 18, { color: INK.text, size: 13, weight: 600 });
     surface.text(frame.header.note, 12, 34, { color: INK.muted, size: 11 });
   }
   surface.rect(INK.bg, x0, y0, plotW, plotH);
 
-  let maxStep = frame.totalSteps ?? 0;
-  let lo = Infinity;
-  let hi = -Infinity;
+  const floored = (v: number) => (spec.log ? Math.max(v, LOG_FLOOR) : v);
   const references = frame.references ?? [];
-  for (const r of references) {
-    for (const p of r.points) {
-      if (p.update > maxStep) maxStep = p.update;
-      if (p.min < lo) lo = p.min;
-      if (p.max > hi) hi = p.max;
-    }
-  }
-  for (const s of series) {
-    for (const [step, v] of s.points) {
-      if (step > maxStep) maxStep = step;
-      const value = spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v;
-      if (value < lo) lo = value;
-      if (value > hi) hi = value;
-    }
-  }
+  const bands = references.flatMap((r) => r.points);
+  const points = series.flatMap((s) => s.points);
+  const maxStep = Math.max(frame.totalSteps ?? 0, max(bands, (p) => p.update) ?? 0, max(points, (p) => p[0]) ?? 0);
+  let lo = Math.min(min(bands, (p) => p.min) ?? Infinity, min(points, (p) => floored(p[1])) ?? Infinity);
+  let hi = Math.max(max(bands, (p) => p.max) ?? -Infinity, max(points, (p) => floored(p[1])) ?? -Infinity);
   const empty = !Number.isFinite(lo);
   if (spec.robust && !empty) {
-    const values = series.flatMap((s) => s.points.map((p) => p[1])).sort((a, b) => a - b);
+    const values = points.map((p) => p[1]).sort((a, b) => a - b);
     if (values.length >= 8) hi = values[Math.floor(0.95 * (values.length - 1))] * 1.25;
   }
-  if (!empty && spec.scale === 'linear') {
-    for (const v of spec.include ?? []) {
-      lo = Math.min(lo, v);
-      hi = Math.max(hi, v);
-    }
+  if (!empty && !spec.log) {
+    lo = Math.min(lo, ...(spec.include ?? []));
+    hi = Math.max(hi, ...(spec.include ?? []));
   }
   const x = scaleLinear().domain([0, Math.max(1, maxStep)]).range([x0, x0 + plotW]);
   let y: ScaleContinuousNumeric<number, number>;
-  if (spec.scale === 'log') {
+  if (spec.log) {
     const a = empty ? LOG_FLOOR : lo;
     const b = empty ? 1 : hi;
     y = scaleLog().domain([a, b > a * 10 ? b : a * 10]).range([y0 + plotH, y0]).nice();
@@ -143,12 +106,11 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     y = scaleLinear().domain([a, b]).range([y0 + plotH, y0]).nice(5);
   }
 
-  // Grid and axes.
-  const yTicks = spec.scale === 'log' ? logTicks(y) : y.ticks(4);
+  const yTicks = spec.log ? logTicks(y) : y.ticks(4);
   for (const t of yTicks) {
     const py = Math.round(y(t)) + 0.5;
     surface.polyline(INK.grid, 1, [[x0, py], [x0 + plotW, py]]);
-    const label = spec.scale === 'log' && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
+    const label = spec.log && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
     surface.text(label, x0 - 6, py, { color: INK.muted, size: 10, align: 'right', baseline: 'middle' });
   }
   for (const t of x.ticks(5).filter(Number.isInteger)) {
@@ -158,16 +120,14 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
 
-  if (empty) {
-    surface.text(series.length ? 'no data yet' : 'no lane has this metric', x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
-    return;
-  }
+  const nothing = series.length ? 'no data yet' : 'no lane has this metric';
+  if (empty) return surface.text(nothing, x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
 
   // Reference bands and dashed means first, the live lines over them, then the latest value of each
   // live line at the right edge (labels pushed apart vertically).
   surface.clip(x0, y0 - 2, plotW + 2, plotH + 4);
   const [yLo, yHi] = y.domain();
-  const clampY = (v: number) => y(Math.min(Math.max(spec.scale === 'log' ? Math.max(v, LOG_FLOOR) : v, yLo), yHi));
+  const clampY = (v: number) => y(Math.min(Math.max(floored(v), yLo), yHi));
   for (const r of references) {
     const upper = r.points.map((p) => [x(p.update), clampY(p.max)] as [number, number]);
     const lower = r.points.map((p) => [x(p.update), clampY(p.min)] as [number, number]).reverse();
@@ -184,18 +144,18 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   surface.unclip();
   // The latest value of each line at the right edge; lines ending on the same label share it.
-  const groups = new Map<string, { text: string; colors: string[]; py: number }>();
+  const byText = new Map<string, { text: string; colors: string[]; py: number }>();
   for (const s of series) {
     if (!s.points.length) continue;
     const [step, v] = s.points[s.points.length - 1];
     const py = clampY(v);
     surface.circle(s.color, x(step), py, 2.5);
     const text = spec.format(v);
-    const g = groups.get(text);
+    const g = byText.get(text);
     if (g) g.colors.push(s.color);
-    else groups.set(text, { text, colors: [s.color], py });
+    else byText.set(text, { text, colors: [s.color], py });
   }
-  const labels = [...groups.values()].sort((a, b) => a.py - b.py);
+  const labels = [...byText.values()].sort((a, b) => a.py - b.py);
   const gap = 12;
   // Push apart downwards, then pull back up from the bottom edge.
   for (let i = 1; i < labels.length; i++) labels[i].py = Math.max(labels[i].py, labels[i - 1].py + gap);

@@ -4,6 +4,7 @@
 // measured against the workbench's exact live-prefix score instead (conditioning drift).
 
 import type { Objective } from '../../../gpu/train';
+import type { MismatchFigures } from '../../../metrics/mismatch';
 import type { Method } from '../../../plan/types';
 import type { MetricRecord } from '../../../run/engine';
 
@@ -13,7 +14,8 @@ export interface ChartSpec {
   /** One line under the title: what the numbers are. */
   note(objective: Objective): string;
   value(r: MetricRecord, objective: Objective): number | null;
-  scale: 'linear' | 'log';
+  /** A log y axis (default linear). */
+  log?: boolean;
   /** Values the y axis always spans (0 for a signed drift, [0, 1] for a reward). */
   include?: readonly number[];
   /** Upper end of the y axis at the 95th percentile (one slow first step would flatten the rest). */
@@ -46,13 +48,17 @@ export function driftLabel(objective: Objective): string {
   return objective === 'rl' ? 'logdiff |ℓ_m − ℓ_rollout|' : 'conditioning drift |ℓ_m − ℓ_live|';
 }
 
+/** One of verl's train–rollout mismatch figures, charted under the name verl logs it (RL rollouts only). */
+function rolloutCorr(id: string, name: keyof MismatchFigures, { note, ...axis }: { note: string } & Pick<ChartSpec, 'log' | 'include' | 'format'>): ChartSpec {
+  return { id, title: `rollout_corr/${name}`, note: () => note, value: (r) => r.rollout_corr?.[name] ?? null, objectives: ['rl'], ...axis };
+}
+
 export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'loss',
     title: 'Loss',
     note: (o) => (o === 'rl' ? 'PPO-clipped policy loss (+ λ·KL for SDCC)' : 'target NLL under the method (+ λ·KL for SDCC)'),
     value: (r) => r.loss,
-    scale: 'linear',
     include: [0],
     format: fixed(3),
   },
@@ -63,16 +69,15 @@ export const CHARTS: readonly ChartSpec[] = [
       o === 'rl'
         ? 'logdiff: mean |ℓ_m − ℓ_rollout| against the model’s own rollout logprobs (log scale)'
         : 'SFT: demonstrations carry logprob 0, so drift is against the exact live-prefix score, which the exact methods are (0 by construction; log scale)',
-    value: (r, o) => driftOf(r, o),
-    scale: 'log',
+    value: driftOf,
+    log: true,
     format: sci,
   },
   {
     id: 'mu',
     title: 'Signed drift μ',
     note: (o) => (o === 'rl' ? 'mean(ℓ_m − ℓ_rollout): < 0 time-travel leakage, > 0 stale context' : 'mean(ℓ_m − ℓ_live): < 0 time-travel leakage, > 0 stale context'),
-    value: (r, o) => signedDriftOf(r, o),
-    scale: 'linear',
+    value: signedDriftOf,
     include: [0],
     format: sci,
   },
@@ -81,7 +86,7 @@ export const CHARTS: readonly ChartSpec[] = [
     title: 'Conditioning drift',
     note: () => 'mean |ℓ_m − ℓ_live| against the exact live-prefix score (log scale)',
     value: (r) => r.conditioningDrift,
-    scale: 'log',
+    log: true,
     // Under SFT the drift chart already is the conditioning drift.
     objectives: ['rl'],
     format: sci,
@@ -91,7 +96,6 @@ export const CHARTS: readonly ChartSpec[] = [
     title: 'Held-out EM',
     note: () => 'exact match of each model’s greedy play on held-out prompts under the editor, every few steps',
     value: (r) => r.evalEm,
-    scale: 'linear',
     include: [0, 1],
     reference: true,
     format: fixed(2),
@@ -101,7 +105,6 @@ export const CHARTS: readonly ChartSpec[] = [
     title: 'Batch reward',
     note: () => 'mean reward of the batch each model played (sampled at temperature 1)',
     value: (r) => r.reward,
-    scale: 'linear',
     include: [0, 1],
     objectives: ['rl'],
     format: fixed(2),
@@ -111,46 +114,30 @@ export const CHARTS: readonly ChartSpec[] = [
     title: 'KL_SDCC',
     note: () => 'forward KL at diverging leaves (SDCC only); 0 where the batch has none',
     value: (r) => r.klSdcc,
-    scale: 'linear',
     include: [0],
     only: ['sdcc'],
     format: sci,
   },
-  {
-    id: 'k3',
-    title: 'rollout_corr/k3_kl',
-    note: () => 'verl’s k3 estimate of KL(π_rollout ‖ π_method) over the batch’s targets, mean(ρ − log ρ − 1) with ρ = π_method / π_rollout (log scale)',
-    value: (r) => r.rollout_corr?.k3_kl ?? null,
-    scale: 'log',
-    objectives: ['rl'],
+  rolloutCorr('k3', 'k3_kl', {
+    note: 'verl’s k3 estimate of KL(π_rollout ‖ π_method) over the batch’s targets, mean(ρ − log ρ − 1) with ρ = π_method / π_rollout (log scale)',
+    log: true,
     format: sci,
-  },
-  {
-    id: 'ess',
-    title: 'rollout_corr/rollout_is_eff_sample_size',
-    note: () => 'verl’s effective sample size of the importance weights ρ, 1 / mean((ρ / mean ρ)²): 1 when the method scores as the rollout did',
-    value: (r) => r.rollout_corr?.rollout_is_eff_sample_size ?? null,
-    scale: 'linear',
+  }),
+  rolloutCorr('ess', 'rollout_is_eff_sample_size', {
+    note: 'verl’s effective sample size of the importance weights ρ, 1 / mean((ρ / mean ρ)²): 1 when the method scores as the rollout did',
     include: [1],
-    objectives: ['rl'],
     format: fixed(3),
-  },
-  {
-    id: 'ppl',
-    title: 'rollout_corr/log_ppl_diff',
-    note: () => 'verl’s per-rollout log-perplexity gap, mean ℓ_rollout − mean ℓ_method, averaged over the batch: > 0 the method finds the rollout less likely',
-    value: (r) => r.rollout_corr?.log_ppl_diff ?? null,
-    scale: 'linear',
+  }),
+  rolloutCorr('ppl', 'log_ppl_diff', {
+    note: 'verl’s per-rollout log-perplexity gap, mean ℓ_rollout − mean ℓ_method, averaged over the batch: > 0 the method finds the rollout less likely',
     include: [0],
-    objectives: ['rl'],
     format: sci,
-  },
+  }),
   {
     id: 'packed',
     title: 'N_packed / N_final',
     note: () => 'trie nodes over final-walk tokens of the batch: what the 4D forward pays',
     value: (r) => (r.nFinal > 0 ? r.nPacked / r.nFinal : null),
-    scale: 'linear',
     include: [1],
     format: fixed(2),
   },
@@ -159,7 +146,6 @@ export const CHARTS: readonly ChartSpec[] = [
     title: 'Step time',
     note: () => 'ms per update on the GPU: forward, backward, AdamW, read back',
     value: (r) => r.stepMs,
-    scale: 'linear',
     robust: true,
     include: [0],
     format: (v) => (v >= 1000 ? `${(v / 1000).toFixed(v >= 10_000 ? 0 : 1)} s` : `${v.toFixed(0)} ms`),
