@@ -6,7 +6,6 @@
 
 import type { BatchTarget } from '../plan/batch';
 import type { Rollout } from '../rollout/rollout';
-import { grpoAdvantages } from './grpo';
 import { type Vec, checkLogits, rowLogSumExp } from './rows';
 
 /** What a run trains for (docs/objectives.md): supervised NLL or PPO-clipped RL with GRPO advantages. */
@@ -159,16 +158,16 @@ export function rlTargets(scored: readonly RlScoredTarget[]): ObjectiveTarget[] 
 
 /**
  * The targets of one step's batch as the objective takes them: each weighted 1/T (a mean over the
- * batch); RL adds its rollout's group-relative advantage and its rollout-time logprob, which it needs.
+ * batch); RL (given each rollout's group-relative advantage, grpoAdvantages) adds its rollout's
+ * advantage and its rollout-time logprob, which it needs.
  */
 export function stepTargets(
   targets: readonly BatchTarget[],
   targetRollout: readonly number[],
-  rollouts: readonly Pick<Rollout, 'id' | 'reward' | 'group'>[],
-  objective: Objective,
+  rollouts: readonly Pick<Rollout, 'id'>[],
+  advantages: ArrayLike<number> | null,
 ): ObjectiveTarget[] {
   const T = targets.length;
-  const advantages = objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
   return targets.map((t, j) => {
     const target: ObjectiveTarget = { row: t.predictor, token: t.token, weight: 1 / T };
     if (advantages) {
