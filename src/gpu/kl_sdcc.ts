@@ -97,23 +97,15 @@ export function createKlSdcc(device: GPUDevice, shape: KlSdccShape, pairs: reado
   const pipeline = computePipeline(device, 'klSdcc', reduce + code, { WG: KL_SDCC_WG });
   const params = uploadUniform(device, 'KlSdcc.params', klSdccParams(shape, R, P, coef));
   const pairIndex = uploadStorage(device, 'KlSdcc.pairIndex', words);
-  const group = bindBuffers(device, 'KlSdcc.bindGroup', pipeline, {
-    0: params,
-    1: buffers.student,
-    2: buffers.teacher,
-    3: pairIndex,
-    4: buffers.dStudent ?? unusedBinding(device, 'write'),
-    5: buffers.kl,
-  });
+  // Bindings 0 .. 5 in order.
+  const dStudent = buffers.dStudent ?? unusedBinding(device, 'write');
+  const group = bindBuffers(device, 'KlSdcc.bindGroup', pipeline, [params, buffers.student, buffers.teacher, pairIndex, dStudent, buffers.kl]);
   const [x, y] = groups1d(R, 1, device.limits.maxComputeWorkgroupsPerDimension);
   return {
     launch: { label: 'klSdcc', pipeline, group, workgroups: [x, y, 1], uniforms: [params] },
     P,
     lambda,
-    destroy() {
-      params.destroy();
-      pairIndex.destroy();
-    },
+    destroy: () => [params, pairIndex].forEach((b) => b.destroy()),
   };
 }
 
