@@ -91,8 +91,9 @@ export function createLossGrad(
   const params = uploadUniform(device, 'LossGrad.params', lossGradParams(shape, T, objective));
   const targetBuffer = uploadStorage(device, 'LossGrad.targets', new Uint32Array(packTargets(targets))); // (T) struct Target
   const rowIndex = uploadStorage(device, 'LossGrad.rowIndex', targetRowIndex(targets, N)); // start (N + 1) | order (T)
-  // Bindings 0 .. 5 in order.
-  const group = bindBuffers(device, 'LossGrad.bindGroup', pipeline, [params, buffers.logits, targetBuffer, rowIndex, buffers.dLogits, buffers.outputs]);
+  const group = bindBuffers(device, 'LossGrad.bindGroup', pipeline, [
+    params, buffers.logits, targetBuffer, rowIndex, buffers.dLogits, buffers.outputs, // bindings 0 .. 5
+  ]);
   const [x, y] = groups1d(N, 1, device.limits.maxComputeWorkgroupsPerDimension);
   return {
     launch: { label: 'lossGrad', pipeline, group, workgroups: N === 0 ? [0, 0, 0] : [x, y, 1], uniforms: [params] },
@@ -100,21 +101,15 @@ export function createLossGrad(
   };
 }
 
-export interface LossGradOutputs {
-  loss: number; // Σ_j loss_j, summed in float64 in target order
-  logprobs: Float32Array; // (T)
-  losses: Float32Array; // (T)
-  dLogprobs: Float32Array; // (T)
-  ratios: Float32Array; // (T)
-}
-
-/** Splits the bytes of an outputs buffer (T struct TargetOut) into per-field arrays. */
-export function lossGradOutputsFromBytes(bytes: ArrayBuffer, T: number): LossGradOutputs {
+/** An outputs buffer's bytes (T struct TargetOut) as per-field arrays (T); loss = Σ_j loss_j in float64, in target order. */
+export function lossGradOutputsFromBytes(bytes: ArrayBuffer, T: number) {
   const all = new Float32Array(bytes, 0, T * 4);
   const field = (f: number) => Float32Array.from({ length: T }, (_, j) => all[j * 4 + f]);
   const losses = field(1);
   return { loss: losses.reduce((a, b) => a + b, 0), logprobs: field(0), losses, dLogprobs: field(2), ratios: field(3) };
 }
+
+export type LossGradOutputs = ReturnType<typeof lossGradOutputsFromBytes>;
 
 export async function readLossGradOutputs(device: GPUDevice, outputs: GPUBuffer, T: number): Promise<LossGradOutputs> {
   if (T === 0) return lossGradOutputsFromBytes(new ArrayBuffer(0), 0);
