@@ -11,7 +11,7 @@ import type { Gpu } from './device';
 import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
 import { createAdd } from './add';
 import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
-import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex, type EmbeddingIndex } from './embedding';
+import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './embedding';
 import { createHead } from './head';
 import { bindingLimit, GpuLimitError, rowBlocks } from './limits';
 import { createLayernorm, createLayernormBackward } from './layernorm';
@@ -337,13 +337,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   const last = layerInput(L);
   trunk.steps.push(createLogitsLaunches(model, N, { x: last, lnf, mean: lnfMean, rstd: lnfRstd, logits }));
 
-  let backward: { steps: Step[]; index: EmbeddingIndex; dLogits: GPUBuffer; attention: (pass: GPUComputePassEncoder, l: number) => void } | undefined;
-  const releaseBackward = () => {
-    if (!backward) return;
-    releaseLaunches(launchesOf(backward.steps));
-    backward.index.destroy();
-  };
-  const recordBackward = (dLogits: GPUBuffer): NonNullable<typeof backward> => {
+  const recordBackward = (dLogits: GPUBuffer) => {
     const g = model.grad;
     const dres = buf('dres', NB * C); // gradient of the residual stream at the current depth
     const dln = buf('dln', NB * C);
@@ -389,6 +383,12 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
     const attention = (pass: GPUComputePassEncoder, l: number) =>
       encodeAttentionBackward(device, pass, backMask, { NH, HS }, { qkv: layers[l].qkv, out: layers[l].att, lse: layers[l].lse, dOut: datt, delta, dqkv });
     return { steps, index, dLogits, attention };
+  };
+  let backward: ReturnType<typeof recordBackward> | undefined;
+  const releaseBackward = () => {
+    if (!backward) return;
+    releaseLaunches(launchesOf(backward.steps));
+    backward.index.destroy();
   };
 
   return {

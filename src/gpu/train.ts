@@ -22,7 +22,7 @@ import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createLogsoftmaxGather } from './logsoftmax';
 import { createGpuModel, createForward, createOwner, type GpuModel } from './model';
 import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
-import { createKlSdcc, klSdccOutputs, type KlSdcc } from './kl_sdcc';
+import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
 import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
 import { createTargetScoring, evaluate, scoreBatch } from './score';
 
@@ -77,7 +77,7 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
   const adamw = createAdamw(gpu.device, { layout: model.layout, weights: model.weights, grads: model.grads, hyper: options.hyper ?? DEFAULT_ADAMW });
   if (options.optimizerState) writeAdamwState(gpu.device, adamw, options.optimizerState);
   const readState = async () => ({ weights: await model.readWeights(), optimizer: await readAdamwState(gpu.device, adamw) });
-  const trainer: Trainer = {
+  return {
     gpu,
     model,
     adamw,
@@ -98,7 +98,6 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
       model.destroy();
     },
   };
-  return trainer;
 }
 
 /**
@@ -197,12 +196,12 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   // The teacher runs the same weights with no backward (stop-gradient): its own forward, or rows of the student's.
   const teacherForward = layout.teacher ? own(createForward(model, layout.teacher, { forwardOnly: true })) : null;
   const teacherLogits = teacherForward ?? forward;
-  let kl: { kl: KlSdcc; buffer: GPUBuffer; pairs: number } | null = null;
+  let kl: { launch: Launch; buffer: GPUBuffer; pairs: number } | null = null;
   // Gated to no pair, the KL is exactly 0 and nothing runs for it (the teacher rows still hold the leaves' live scores).
   if ((layout.teacher || layout.sdcc) && klPairs.length > 0) {
     const buffer = owner.buf('kl', klPairs.length);
     const k = own(createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, klPairs, lambda, { student: forward.logits, teacher: teacherLogits.logits, kl: buffer, dStudent: dLogits }));
-    kl = { kl: k, buffer, pairs: klPairs.length };
+    kl = { launch: k.launch!, buffer, pairs: klPairs.length }; // klPairs is not empty: createKlSdcc made a launch
   }
 
   // Exact live-prefix scores for the conditioning drift. SDCC's student is the final walk, whose
@@ -240,15 +239,10 @@ function encodeStep(work: StepWork, update: Update): { read(): Promise<ArrayBuff
   work.live?.encode(pass);
   work.forward.encode(pass);
   encodeLaunches(pass, [work.lossGrad.launch]);
-  if (work.kl?.kl.launch) {
-    work.teacherForward?.encode(pass);
-    encodeLaunches(pass, [work.kl.kl.launch]);
-  }
-  if (work.leafLive) {
-    // The teacher's logits hold the leaves' live prefixes whether or not the KL fires (λ = 0).
-    if (!work.kl?.kl.launch) work.teacherForward?.encode(pass);
-    encodeLaunches(pass, work.leafLive.launches);
-  }
+  // The teacher's logits feed the KL, and hold the leaves' live prefixes whether or not the KL fires (λ = 0).
+  if (work.kl || work.leafLive) work.teacherForward?.encode(pass);
+  if (work.kl) encodeLaunches(pass, [work.kl.launch]);
+  if (work.leafLive) encodeLaunches(pass, work.leafLive.launches);
   work.forward.encodeBackward(pass, work.dLogits);
   if (update) encodeAdamwStep(device, pass, update.adamw, update.lr);
   pass.end();
@@ -263,10 +257,12 @@ function encodeStep(work: StepWork, update: Update): { read(): Promise<ArrayBuff
   return readback;
 }
 
-/** The read-back parts in encodeStep's order; commits the AdamW step (throws NonFiniteGradientError when it was not applied). */
+/**
+ * The read-back parts in encodeStep's order; commits the AdamW step (throws NonFiniteGradientError
+ * when it was not applied: the weights are as before the step).
+ */
 function readStep(work: StepWork, parts: ArrayBuffer[], update: Update) {
   const loss = lossGradOutputsFromBytes(parts.shift()!, work.T);
-  // Throws NonFiniteGradientError when the update was not applied (weights as before the step).
   const status = update ? commitAdamwStep(update.adamw, adamwStatusFromBytes(parts.shift()!)) : null;
   const kl = klSdccOutputs(work.kl ? new Float32Array(parts.shift()!) : new Float32Array(0));
   return {
