@@ -316,11 +316,9 @@ export function createHiddenForward(model: GpuModel, input: BatchInput) {
  * launches are recorded on first use. Buffers live until destroy().
  */
 export function createForward(model: GpuModel, input: BatchInput, options: ForwardOptions = {}): ForwardPass {
-  const { config } = model;
   const { device } = model.gpu;
   const N = input.tokens.length;
-  const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = config;
-  const HS = C / NH;
+  const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = model.config;
   const NB = options.backward?.rows ?? N;
   if (options.forwardOnly && options.backward) throw new Error('createForward: a forward-only pass has no backward to limit');
   if (!Number.isInteger(NB) || NB < 1 || NB > N) throw new Error(`createForward: a backward over ${NB} of ${N} rows`);
@@ -328,7 +326,6 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   const trunk = recordTrunk(model, input, !options.forwardOnly, N);
   const { mask, layerInput, owner } = trunk;
   const { buf } = owner;
-  const layers = Array.from({ length: options.forwardOnly ? 0 : L }, (_, l) => trunk.layer(l));
   const lnf = buf('lnf', N * C);
   const lnfMean = buf('lnfMean', N);
   const lnfRstd = buf('lnfRstd', N);
@@ -364,7 +361,7 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
       ...norm('ln_f', last, lnfMean, lnfRstd, false),
     ]];
     for (let l = L - 1; l >= 0; l--) {
-      const a = layers[l];
+      const a = trunk.layer(l);
       const h = `h.${l}.`;
       steps.push([
         ...linear(`${h}mlp.c_proj`, 4 * C, C, { x: a.fc, dY: dres, dx: dfc }),
@@ -380,8 +377,10 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
     }
     steps.push(createEmbeddingBackward(device, { N: NB, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
     // Backward attention of layer l reads datt and writes dqkv, through its own binding.
-    const attention = (pass: GPUComputePassEncoder, l: number) =>
-      encodeAttentionBackward(device, pass, backMask, { NH, HS }, { qkv: layers[l].qkv, out: layers[l].att, lse: layers[l].lse, dOut: datt, delta, dqkv });
+    const attention = (pass: GPUComputePassEncoder, l: number) => {
+      const a = trunk.layer(l);
+      encodeAttentionBackward(device, pass, backMask, { NH, HS: C / NH }, { qkv: a.qkv, out: a.att, lse: a.lse, dOut: datt, delta, dqkv });
+    };
     return { steps, index, dLogits, attention };
   };
   let backward: ReturnType<typeof recordBackward> | undefined;

@@ -230,15 +230,9 @@ export async function scoreRollouts(
   const trees = rollouts.map(deriveTree);
   const out = {} as RolloutScores;
   const plans = methods.map((method) => {
-    const sequences: PlanSequence[] = [];
-    const owner: number[] = [];
-    trees.forEach((tree, r) => {
-      for (const s of buildPlan(tree, method).sequences) {
-        sequences.push(s);
-        owner.push(r);
-      }
-    });
-    return { method, sequences, owner };
+    const perTree = trees.map((tree) => buildPlan(tree, method).sequences);
+    // owner[i]: the rollout of sequences[i].
+    return { method, sequences: perTree.flat(), owner: perTree.flatMap((sequences, r) => sequences.map(() => r)) };
   });
   const total = plans.reduce((n, p) => n + p.sequences.reduce((m, s) => m + s.ids.length, 0), 0);
   let tokens = 0;
