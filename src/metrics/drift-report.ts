@@ -112,12 +112,9 @@ function concat(parts: readonly Float64Array[]): Float64Array {
  * the report equals driftReport's over the same rollouts.
  */
 export function createDriftAccumulator() {
+  // Per method: the signed differences from the rollouts' logprobs and from the live scores, rollout by rollout.
   const perMethod = SEQUENCE_METHODS.map((method) => ({
-    method,
-    vsRollout: [] as Float64Array[],
-    vsLive: [] as Float64Array[],
-    scored: 0,
-    mismatch: createMismatchAccumulator(),
+    method, vsRollout: [] as Float64Array[], vsLive: [] as Float64Array[], scored: 0, mismatch: createMismatchAccumulator(),
   }));
   let rollouts = 0;
   let targets = 0;
