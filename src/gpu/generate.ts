@@ -9,15 +9,11 @@
 import { headSize, describeConfig } from '../model/config';
 import { commonPrefix, createModelPolicy, type IncrementalDecoder, type LanguageModel, type ModelPolicyOptions } from '../harness/policies/model';
 import type { Policy } from '../harness/policy';
-import { createStorage } from './buffers';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { attentionConfig, createAttentionForward, createAttentionMask, type AttentionMask } from './attention';
 import { attentionDecodeParams, createAttentionDecode } from './attention_decode';
 import { createEmbedding } from './embedding';
-import { createHead } from './head';
-import { createLayernorm } from './layernorm';
-import { createMatmul } from './matmul';
-import { checkModelFits, createBlockLaunches, type GpuModel } from './model';
+import { checkModelFits, createBlockLaunches, createLogitsLaunches, createOwner, type GpuModel } from './model';
 
 export interface Decoder extends IncrementalDecoder {
   readonly model: GpuModel;
@@ -81,12 +77,8 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
   const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = config;
   const HS = headSize(config);
   checkModelFits(config, device, P);
-  const owned: GPUBuffer[] = [];
-  const buf = (label: string, floats: number) => {
-    const b = createStorage(device, `Decoder.${label}`, floats * 4);
-    owned.push(b);
-    return b;
-  };
+  const owner = createOwner(device, 'Decoder');
+  const { buf } = owner;
   const cache = Array.from({ length: L }, (_, l) => buf(`h${l}.qkvCache`, P * 3 * C)); // (P, 3C) each
   const tokenIds = buf('tokens', P); // (M) u32: the new rows' tokens
   const positionIds = buf('positions', P); // (M) u32
@@ -104,8 +96,7 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
   const last = buf('last', C); // (1, C): the last new row of x
   const lnf = buf('lnf', C); // (1, C)
   const logits = buf('logits', V); // (1, V)
-  const staging = device.createBuffer({ label: 'Decoder.staging', size: V * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  owned.push(staging);
+  const staging = owner.own(device.createBuffer({ label: 'Decoder.staging', size: V * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
   const t = model.tensor;
   const attention = attentionConfig(gpu.info);
   const attentionPath = options.attention ?? 'auto';
@@ -140,11 +131,7 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
     }
     // Only the last row goes on to the head.
     close({ src: x, srcOffset: (M - 1) * C * 4, dst: last, dstOffset: 0, bytes: C * 4 });
-    open.push(
-      createLayernorm(device, { N: 1, C }, { x: last, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean, rstd }),
-      // The tied head: logits (1, V) = lnf (1, C) · wteᵀ, wte stored (V, C).
-      ...createHead(device, { N: 1, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
-    );
+    open.push(...createLogitsLaunches(model, 1, { x: last, lnf, mean, rstd, logits }));
     close({ src: logits, srcOffset: 0, dst: staging, dstOffset: 0, bytes: V * 4 });
     return { passes, decode, mask, all: passes.flatMap((p) => p.launches) };
   };
@@ -240,7 +227,7 @@ export function createDecoder(model: GpuModel, options: DecoderOptions = {}): De
       if (destroyed) return;
       destroyed = true;
       if (single) release(single);
-      owned.forEach((b) => b.destroy());
+      owner.destroy();
     },
   };
   return decoder;

@@ -77,7 +77,6 @@ export interface KlSdcc {
   /** null when there are no pairs: nothing to dispatch, the KL term is exactly 0. */
   launch: Launch | null;
   P: number;
-  lambda: number;
   destroy(): void;
 }
 
@@ -85,7 +84,7 @@ export function createKlSdcc(device: GPUDevice, shape: KlSdccShape, pairs: reado
   const { Ns, Nt, V } = shape;
   const P = pairs.length;
   const coef = klSdccCoefficient(lambda, P);
-  if (P === 0) return { launch: null, P, lambda, destroy() {} };
+  if (P === 0) return { launch: null, P, destroy() {} };
   if (!buffers.teacher) throw new Error(`sdcc: ${P} pairs need the teacher logits`);
   if (coef !== 0 && !buffers.dStudent) throw new Error('sdcc: λ > 0 needs dStudent (the student dLogits the KL gradient is added to)');
   checkPairs(pairs, Ns, Nt);
@@ -97,35 +96,22 @@ export function createKlSdcc(device: GPUDevice, shape: KlSdccShape, pairs: reado
   const pipeline = computePipeline(device, 'klSdcc', reduce + code, { WG: KL_SDCC_WG });
   const params = uploadUniform(device, 'KlSdcc.params', klSdccParams(shape, R, P, coef));
   const pairIndex = uploadStorage(device, 'KlSdcc.pairIndex', words);
-  const group = bindBuffers(device, 'KlSdcc.bindGroup', pipeline, {
-    0: params,
-    1: buffers.student,
-    2: buffers.teacher,
-    3: pairIndex,
-    4: buffers.dStudent ?? unusedBinding(device, 'write'),
-    5: buffers.kl,
-  });
+  // Bindings 0 .. 5 in order.
+  const dStudent = buffers.dStudent ?? unusedBinding(device, 'write');
+  const group = bindBuffers(device, 'KlSdcc.bindGroup', pipeline, [params, buffers.student, buffers.teacher, pairIndex, dStudent, buffers.kl]);
   const [x, y] = groups1d(R, 1, device.limits.maxComputeWorkgroupsPerDimension);
   return {
     launch: { label: 'klSdcc', pipeline, group, workgroups: [x, y, 1], uniforms: [params] },
     P,
-    lambda,
-    destroy() {
-      params.destroy();
-      pairIndex.destroy();
-    },
+    destroy: () => [params, pairIndex].forEach((b) => b.destroy()),
   };
 }
 
-export interface KlSdccOutputs {
-  kl: Float32Array; // (P)
-  meanKl: number; // float64 mean of kl; exactly 0 without pairs
-}
-
-export function klSdccOutputs(kl: Float32Array): KlSdccOutputs {
+/** The KL of each pair (P) and their float64 mean, exactly 0 without pairs. */
+export function klSdccOutputs(kl: Float32Array) {
   return { kl, meanKl: kl.length === 0 ? 0 : kl.reduce((a, b) => a + b, 0) / kl.length };
 }
 
-export async function readKlSdcc(device: GPUDevice, kl: GPUBuffer, P: number): Promise<KlSdccOutputs> {
+export async function readKlSdcc(device: GPUDevice, kl: GPUBuffer, P: number) {
   return klSdccOutputs(P === 0 ? new Float32Array(0) : await readFloat32(device, kl, P));
 }

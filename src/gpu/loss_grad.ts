@@ -70,23 +70,17 @@ export interface LossGradBuffers {
   outputs: GPUBuffer; // (T) struct TargetOut, TARGET_OUT_BYTES each, written
 }
 
-/** A built objective for one batch: its launch and the target buffers it owns. */
-export interface LossGrad {
-  launch: Launch;
-  T: number;
-  targets: GPUBuffer; // (T) struct Target
-  rowIndex: GPUBuffer; // start (N + 1) | order (T)
-  /** Destroys the owned buffers and the launch's uniform (after the last submit that uses them). */
-  destroy(): void;
-}
-
+/**
+ * A built objective for one batch: its launch, and a destroy() of the target buffers it owns and of
+ * the launch's uniform (after the last submit that uses them).
+ */
 export function createLossGrad(
   device: GPUDevice,
   shape: LossGradShape,
   objective: TokenObjective,
   targets: readonly ObjectiveTarget[],
   buffers: LossGradBuffers,
-): LossGrad {
+): { launch: Launch; destroy(): void } {
   const { N, V } = shape;
   validateTargets(targets, N, V, objective);
   const T = targets.length;
@@ -95,46 +89,27 @@ export function createLossGrad(
   checkLength(buffers.outputs, (T * TARGET_OUT_BYTES) / 4, 'outputs');
   const pipeline = computePipeline(device, 'lossGrad', reduce + code, { WG: LOSS_GRAD_WG, OBJECTIVE: objective.kind === 'sft' ? 0 : 1 });
   const params = uploadUniform(device, 'LossGrad.params', lossGradParams(shape, T, objective));
-  const targetBuffer = uploadStorage(device, 'LossGrad.targets', new Uint32Array(packTargets(targets)));
-  const rowIndex = uploadStorage(device, 'LossGrad.rowIndex', targetRowIndex(targets, N));
-  const group = bindBuffers(device, 'LossGrad.bindGroup', pipeline, {
-    0: params,
-    1: buffers.logits,
-    2: targetBuffer,
-    3: rowIndex,
-    4: buffers.dLogits,
-    5: buffers.outputs,
-  });
+  const targetBuffer = uploadStorage(device, 'LossGrad.targets', new Uint32Array(packTargets(targets))); // (T) struct Target
+  const rowIndex = uploadStorage(device, 'LossGrad.rowIndex', targetRowIndex(targets, N)); // start (N + 1) | order (T)
+  const group = bindBuffers(device, 'LossGrad.bindGroup', pipeline, [
+    params, buffers.logits, targetBuffer, rowIndex, buffers.dLogits, buffers.outputs, // bindings 0 .. 5
+  ]);
   const [x, y] = groups1d(N, 1, device.limits.maxComputeWorkgroupsPerDimension);
-  const launch: Launch = { label: 'lossGrad', pipeline, group, workgroups: N === 0 ? [0, 0, 0] : [x, y, 1], uniforms: [params] };
   return {
-    launch,
-    T,
-    targets: targetBuffer,
-    rowIndex,
-    destroy() {
-      params.destroy();
-      targetBuffer.destroy();
-      rowIndex.destroy();
-    },
+    launch: { label: 'lossGrad', pipeline, group, workgroups: N === 0 ? [0, 0, 0] : [x, y, 1], uniforms: [params] },
+    destroy: () => [params, targetBuffer, rowIndex].forEach((b) => b.destroy()),
   };
 }
 
-export interface LossGradOutputs {
-  loss: number; // Σ_j loss_j, summed in float64 in target order
-  logprobs: Float32Array; // (T)
-  losses: Float32Array; // (T)
-  dLogprobs: Float32Array; // (T)
-  ratios: Float32Array; // (T)
-}
-
-/** Splits the bytes of an outputs buffer (T struct TargetOut) into per-field arrays. */
-export function lossGradOutputsFromBytes(bytes: ArrayBuffer, T: number): LossGradOutputs {
+/** An outputs buffer's bytes (T struct TargetOut) as per-field arrays (T); loss = Σ_j loss_j in float64, in target order. */
+export function lossGradOutputsFromBytes(bytes: ArrayBuffer, T: number) {
   const all = new Float32Array(bytes, 0, T * 4);
   const field = (f: number) => Float32Array.from({ length: T }, (_, j) => all[j * 4 + f]);
   const losses = field(1);
   return { loss: losses.reduce((a, b) => a + b, 0), logprobs: field(0), losses, dLogprobs: field(2), ratios: field(3) };
 }
+
+export type LossGradOutputs = ReturnType<typeof lossGradOutputsFromBytes>;
 
 export async function readLossGradOutputs(device: GPUDevice, outputs: GPUBuffer, T: number): Promise<LossGradOutputs> {
   if (T === 0) return lossGradOutputsFromBytes(new ArrayBuffer(0), 0);

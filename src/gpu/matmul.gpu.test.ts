@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from './device';
+import { describe, expect, it } from 'vitest';
+import type { Gpu } from './device';
+import { transpose, uniformSource, useGpu } from './gpu.testing';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { describeMatmulVariant, createMatmul, type MatmulOptions, type MatmulVariant } from './matmul';
 import { releaseLaunches, submitValidated } from './kernel';
 import { MATMUL_CANDIDATES } from './matmulAutotune';
 import { matmulRef } from '../model/reference/ops';
-import { createRng } from '../util/prng';
 import { expectClose } from '../testing/close';
 
 let gpu: Gpu;
-beforeAll(async () => {
-  gpu = await createGpu();
-});
-afterAll(() => gpu?.destroy());
-
-const rng = createRng(5);
-const uniform = (n: number) => Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
-
-/** (R, C) row-major -> (C, R) row-major. */
-function transpose(a: Float32Array, R: number, C: number): Float32Array {
-  const t = new Float32Array(a.length);
-  for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) t[c * R + r] = a[r * C + c];
-  return t;
-}
+useGpu((g) => (gpu = g));
+const uniform = uniformSource(5);
 
 // fp32 sums of K products of values in [-1, 1] against a float64 reference.
 const TOLERANCE = { abs: 1e-4, rel: 1e-4 };

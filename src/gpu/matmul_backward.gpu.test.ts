@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createGpu, type Gpu } from './device';
+import { describe, it } from 'vitest';
+import type { Gpu } from './device';
+import { transpose, uniformSource, useGpu } from './gpu.testing';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import { createMatmulBackward, type MatmulBackwardOptions } from './matmul_backward';
 import { describeMatmulVariant, type MatmulVariant } from './matmul';
 import { releaseLaunches, submitValidated } from './kernel';
 import { matmulBackwardRef, matmulRef } from '../model/reference/ops';
-import { createRng } from '../util/prng';
 import { expectClose } from '../testing/close';
 
 let gpu: Gpu;
-beforeAll(async () => {
-  gpu = await createGpu();
-});
-afterAll(() => gpu?.destroy());
-
-const rng = createRng(23);
-const uniform = (n: number) => Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
-
-function transpose(a: ArrayLike<number>, R: number, C: number): Float32Array {
-  const t = new Float32Array(R * C);
-  for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) t[c * R + r] = a[r * C + c];
-  return t;
-}
+useGpu((g) => (gpu = g));
+const uniform = uniformSource(23);
 
 const TOLERANCE = { abs: 1e-4, rel: 1e-4 };
 

@@ -1,8 +1,9 @@
 // The whole model on the GPU against the float64 CPU reference, and Theorem 1 (docs/methods.md) on logits:
 // logit-tree and packed-4d give the same log-probability at every target, equal to the live-prefix score.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from './device';
-import { createGpuModel, type GpuModel } from './model';
+import { describe, expect, it } from 'vitest';
+import type { Gpu } from './device';
+import type { GpuModel } from './model';
+import { useGpuModel } from './gpu.testing';
 import { scoreBatch, scorePlan } from './score';
 import { MODEL_PRESETS } from '../model/config';
 import { referenceLogprobs } from '../model/reference/model';
@@ -20,14 +21,7 @@ const config = MODEL_PRESETS.tiny;
 const weights = randomWeights(config, 7);
 let gpu: Gpu;
 let model: GpuModel;
-beforeAll(async () => {
-  gpu = await createGpu();
-  model = createGpuModel(gpu, weights);
-});
-afterAll(() => {
-  model?.destroy();
-  gpu?.destroy();
-});
+useGpuModel(weights, (g, m) => ([gpu, model] = [g, m]));
 
 const worked = workedExample();
 const randomRollouts = Array.from({ length: 8 }, (_, i) =>

@@ -8,10 +8,10 @@ import { headSize } from '../model/config';
 import { packParameters, parameterLayout, unpackParameters, type ModelWeights, type ParameterLayout } from '../model/params';
 import { createStorage, readFloat32, uploadStorage } from './buffers';
 import type { Gpu } from './device';
-import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
+import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
 import { createAdd } from './add';
 import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
-import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex, type EmbeddingIndex } from './embedding';
+import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './embedding';
 import { createHead } from './head';
 import { bindingLimit, GpuLimitError, rowBlocks } from './limits';
 import { createLayernorm, createLayernormBackward } from './layernorm';
@@ -36,6 +36,18 @@ export interface GpuModel {
 }
 
 export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** What a forward, a decoder or a scoring owns: buffers labelled `Owner.name` and anything else with a destroy(), destroyed together. */
+export function createOwner(device: GPUDevice, label: string) {
+  const owned: { destroy(): void }[] = [];
+  const own = <D extends { destroy(): void }>(d: D) => (owned.push(d), d);
+  return {
+    own,
+    buf: (name: string, floats: number) => own(createStorage(device, `${label}.${name}`, floats * 4)),
+    upload: (name: string, data: Uint32Array) => own(uploadStorage(device, `${label}.${name}`, data)),
+    destroy: () => owned.forEach((d) => d.destroy()),
+  };
+}
 
 /**
  * Checks a config against the adapter's limits before anything is allocated: the parameters live
@@ -165,6 +177,17 @@ export function createBlockLaunches(model: GpuModel, l: number, rows: number, b:
   };
 }
 
+/** ln_f and the tied head over `rows` rows: logits (rows, V) = lnf (rows, C) · wteᵀ, wte stored (V, C). */
+export function createLogitsLaunches(model: GpuModel, rows: number, b: { x: BufferRef; lnf: GPUBuffer; mean: GPUBuffer; rstd: GPUBuffer; logits: GPUBuffer }): Launch[] {
+  const { device } = model.gpu;
+  const { nEmbd: C, vocabSize: V } = model.config;
+  const t = model.tensor;
+  return [
+    createLayernorm(device, { N: rows, C }, { x: b.x, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: b.lnf, mean: b.mean, rstd: b.rstd }),
+    ...createHead(device, { N: rows, C, V }, { x: b.lnf, wte: t('wte.weight'), logits: b.logits }),
+  ];
+}
+
 /** A batch as the model consumes it: one flat sequence with block-diagonal or tree visibility. */
 export interface BatchInput {
   tokens: ArrayLike<number>;
@@ -195,12 +218,15 @@ type LayerActivations = Omit<BlockBuffers, 'x' | 'out'> & {
   x2: GPUBuffer; // (N, C): residual after the MLP = next layer's input
 };
 
+/** Floats per row of each of layer l's activations, in allocation order (lse: one per head). */
+const layerWidths = (C: number, NH: number): Record<keyof LayerActivations, number> => ({
+  ln1: C, ln1Mean: 1, ln1Rstd: 1, qkv: 3 * C, att: C, lse: NH, attProj: C, x1: C,
+  ln2: C, ln2Mean: 1, ln2Rstd: 1, fcPre: 4 * C, fc: 4 * C, mlpProj: C, x2: C,
+});
+
 /** A forward pass recorded for one batch: encode it (and its backward) as often as needed. */
 export interface ForwardPass {
-  model: GpuModel;
   N: number;
-  input: BatchInput;
-  mask: AttentionMask;
   /** (N, V) logits of every row. */
   logits: GPUBuffer;
   launches: Launch[];
@@ -216,21 +242,17 @@ export interface ForwardPass {
 /** Launches between two attention dispatches, in order; attention (of layer `attention`) is encoded by its own binding. */
 type Step = Launch[] | { attention: number };
 
-/** The embedding and every block of a forward over one batch: what createForward and createHiddenForward share. */
-interface Trunk {
-  N: number;
-  mask: AttentionMask;
-  /** Layer l's activations (with forwardOnly, one of two sets, alternating). */
-  layer(l: number): LayerActivations;
-  /** (N, C): layer l's input, x0 for l = 0; layerInput(L) is the last block's output. */
-  layerInput(l: number): GPUBuffer;
-  steps: Step[];
-  /** Creates an activation buffer owned by the forward (destroyed with it). */
-  buf(label: string, floats: number): GPUBuffer;
-  owned: GPUBuffer[];
+const launchesOf = (steps: readonly Step[]) => steps.flatMap((s) => (Array.isArray(s) ? s : []));
+
+function encodeSteps(pass: GPUComputePassEncoder, steps: readonly Step[], attention: (l: number) => void): void {
+  for (const s of steps) {
+    if (Array.isArray(s)) encodeLaunches(pass, s);
+    else attention(s.attention);
+  }
 }
 
-function recordTrunk(model: GpuModel, input: BatchInput, keep: boolean, logitRows: number): Trunk {
+/** The embedding and every block of a forward over one batch: what createForward and createHiddenForward share. */
+function recordTrunk(model: GpuModel, input: BatchInput, keep: boolean, logitRows: number) {
   const { gpu, config } = model;
   const { device } = gpu;
   const N = input.tokens.length;
@@ -244,58 +266,33 @@ function recordTrunk(model: GpuModel, input: BatchInput, keep: boolean, logitRow
     }
     if (!(input.tokens[i] >= 0 && input.tokens[i] < V)) throw new Error(`token ${input.tokens[i]} at row ${i} is outside the vocabulary of ${V}`);
   }
-  const owned: GPUBuffer[] = [];
-  const buf = (label: string, floats: number) => {
-    const b = createStorage(device, `Forward.${label}`, floats * 4);
-    owned.push(b);
-    return b;
-  };
-  const tokens = uploadStorage(device, 'Forward.tokens', Uint32Array.from(input.tokens));
-  const positions = uploadStorage(device, 'Forward.positions', Uint32Array.from(input.positions));
-  owned.push(tokens, positions);
-  const mask = createAttentionMask(device, input.end, attentionConfig(gpu.info), { group: input.group });
-  const x0 = buf('x0', N * C);
-  const layers: LayerActivations[] = [];
-  // Kept for a backward: every layer's. Forward only: two sets, layer l in set l % 2.
-  for (let l = 0; l < (keep ? L : Math.min(L, 2)); l++) {
-    layers.push({
-      ln1: buf(`h${l}.ln1`, N * C),
-      ln1Mean: buf(`h${l}.ln1Mean`, N),
-      ln1Rstd: buf(`h${l}.ln1Rstd`, N),
-      qkv: buf(`h${l}.qkv`, N * 3 * C),
-      att: buf(`h${l}.att`, N * C),
-      lse: buf(`h${l}.lse`, NH * N),
-      attProj: buf(`h${l}.attProj`, N * C),
-      x1: buf(`h${l}.x1`, N * C),
-      ln2: buf(`h${l}.ln2`, N * C),
-      ln2Mean: buf(`h${l}.ln2Mean`, N),
-      ln2Rstd: buf(`h${l}.ln2Rstd`, N),
-      ...(keep ? { fcPre: buf(`h${l}.fcPre`, N * 4 * C) } : {}),
-      fc: buf(`h${l}.fc`, N * 4 * C),
-      mlpProj: buf(`h${l}.mlpProj`, N * C),
-      x2: buf(`h${l}.x2`, N * C),
-    });
-  }
+  const owner = createOwner(device, 'Forward');
+  const tokens = owner.upload('tokens', Uint32Array.from(input.tokens));
+  const positions = owner.upload('positions', Uint32Array.from(input.positions));
+  const mask = owner.own(createAttentionMask(device, input.end, attentionConfig(gpu.info), { group: input.group }));
+  const x0 = owner.buf('x0', N * C);
+  // Kept for a backward: every layer's. Forward only: two sets, layer l in set l % 2, no fcPre.
+  const widths = Object.entries(layerWidths(C, NH)).filter(([name]) => keep || name !== 'fcPre');
+  const layers = Array.from({ length: keep ? L : Math.min(L, 2) }, (_, l) =>
+    Object.fromEntries(widths.map(([name, width]) => [name, owner.buf(`h${l}.${name}`, N * width)])) as LayerActivations,
+  );
+  /** Layer l's activations (with forwardOnly, one of two sets, alternating). */
   const layer = (l: number) => layers[keep ? l : l % 2];
+  /** (N, C): layer l's input, x0 for l = 0; layerInput(L) is the last block's output. */
   const layerInput = (l: number) => (l === 0 ? x0 : layer(l - 1).x2);
   const t = model.tensor;
-  const steps: Step[] = [];
-  steps.push(createEmbedding(device, { N, C, V }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 }));
+  const steps: Step[] = [createEmbedding(device, { N, C, V }, { tokens, positions, wte: t('wte.weight'), wpe: t('wpe.weight'), out: x0 })];
   for (let l = 0; l < L; l++) {
     const block = createBlockLaunches(model, l, N, { ...layer(l), x: layerInput(l), out: layer(l).x2 });
     steps.push(block.toQkv, { attention: l }, block.fromAttention);
   }
-  return { N, mask, layer, layerInput, steps, buf, owned };
-}
-
-function encodeTrunk(device: GPUDevice, pass: GPUComputePassEncoder, trunk: Trunk, steps: readonly Step[], shape: { NH: number; HS: number }): void {
-  for (const s of steps) {
-    if (Array.isArray(s)) encodeLaunches(pass, s);
-    else {
-      const a = trunk.layer(s.attention);
-      encodeAttentionForward(device, pass, trunk.mask, shape, { qkv: a.qkv, out: a.att, lse: a.lse });
-    }
-  }
+  const encode = (pass: GPUComputePassEncoder) =>
+    encodeSteps(pass, steps, (l) => {
+      const a = layer(l);
+      encodeAttentionForward(device, pass, mask, { NH, HS: C / NH }, { qkv: a.qkv, out: a.att, lse: a.lse });
+    });
+  owner.own({ destroy: () => releaseLaunches(launchesOf(steps)) });
+  return { N, mask, layer, layerInput, steps, encode, owner };
 }
 
 /**
@@ -303,28 +300,14 @@ function encodeTrunk(device: GPUDevice, pass: GPUComputePassEncoder, trunk: Trun
  * LayerNorm and the tied head read. Scoring runs those over its targets' predictor rows alone, a
  * block at a time, so a batch's (N, V) logits never exist (src/gpu/score.ts).
  */
-export interface HiddenForward {
-  N: number;
-  /** (N, C): the last block's output (the residual stream before ln_f). */
-  hidden: GPUBuffer;
-  encode(pass: GPUComputePassEncoder): void;
-  destroy(): void;
-}
-
-export function createHiddenForward(model: GpuModel, input: BatchInput): HiddenForward {
-  const { device } = model.gpu;
-  const { nHead: NH, nEmbd: C, nLayer: L } = model.config;
+export function createHiddenForward(model: GpuModel, input: BatchInput) {
   const trunk = recordTrunk(model, input, false, 0);
-  const launches = trunk.steps.flatMap((s) => (Array.isArray(s) ? s : []));
   return {
     N: trunk.N,
-    hidden: trunk.layerInput(L),
-    encode: (pass) => encodeTrunk(device, pass, trunk, trunk.steps, { NH, HS: C / NH }),
-    destroy() {
-      releaseLaunches(launches);
-      trunk.mask.destroy();
-      trunk.owned.forEach((b) => b.destroy());
-    },
+    /** (N, C): the last block's output (the residual stream before ln_f). */
+    hidden: trunk.layerInput(model.config.nLayer),
+    encode: trunk.encode,
+    destroy: trunk.owner.destroy,
   };
 }
 
@@ -333,33 +316,24 @@ export function createHiddenForward(model: GpuModel, input: BatchInput): HiddenF
  * launches are recorded on first use. Buffers live until destroy().
  */
 export function createForward(model: GpuModel, input: BatchInput, options: ForwardOptions = {}): ForwardPass {
-  const { config } = model;
   const { device } = model.gpu;
   const N = input.tokens.length;
-  const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = config;
-  const HS = C / NH;
+  const { nEmbd: C, nHead: NH, nLayer: L, vocabSize: V, nPositions: P } = model.config;
   const NB = options.backward?.rows ?? N;
   if (options.forwardOnly && options.backward) throw new Error('createForward: a forward-only pass has no backward to limit');
   if (!Number.isInteger(NB) || NB < 1 || NB > N) throw new Error(`createForward: a backward over ${NB} of ${N} rows`);
   if (options.backward && options.backward.end.length !== NB) throw new Error(`createForward: the backward's end[] has ${options.backward.end.length} rows, not ${NB}`);
   const trunk = recordTrunk(model, input, !options.forwardOnly, N);
-  const { mask, layerInput, buf, owned } = trunk;
-  const layers = Array.from({ length: options.forwardOnly ? 0 : L }, (_, l) => trunk.layer(l));
+  const { mask, layerInput, owner } = trunk;
+  const { buf } = owner;
   const lnf = buf('lnf', N * C);
   const lnfMean = buf('lnfMean', N);
   const lnfRstd = buf('lnfRstd', N);
   const logits = buf('logits', N * V);
   const t = model.tensor;
-  const steps: Step[] = [...trunk.steps];
   const last = layerInput(L);
-  steps.push([
-    createLayernorm(device, { N, C }, { x: last, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean: lnfMean, rstd: lnfRstd }),
-    // The tied head: logits (N, V) = lnf (N, C) · wteᵀ, wte stored (V, C).
-    ...createHead(device, { N, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
-  ]);
-  const launches = steps.flatMap((s) => (Array.isArray(s) ? s : []));
+  trunk.steps.push(createLogitsLaunches(model, N, { x: last, lnf, mean: lnfMean, rstd: lnfRstd, logits }));
 
-  let backward: { steps: Step[]; launches: Launch[]; index: EmbeddingIndex; dLogits: GPUBuffer } | undefined;
   const recordBackward = (dLogits: GPUBuffer) => {
     const g = model.grad;
     const dres = buf('dres', NB * C); // gradient of the residual stream at the current depth
@@ -371,86 +345,69 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
     const delta = buf('delta', NH * N); // stride N, like lse
     // Over the first NB rows: their own visibility, reading lse at the forward's stride.
     if (input.group && !options.backward) throw new Error('createForward: a grouped batch needs options.backward (its groups serve the forward only)');
-    const backMask = options.backward ? createAttentionMask(device, options.backward.end, mask.config, { lseStride: N }) : mask;
-    if (backMask !== mask) owned.push(backMask.buffer, backMask.params, backMask.visits);
+    const backMask = options.backward ? owner.own(createAttentionMask(device, options.backward.end, mask.config, { lseStride: N })) : mask;
     const index = uploadEmbeddingIndex(device, Array.from({ length: NB }, (_, i) => input.tokens[i]), Array.from({ length: NB }, (_, i) => input.positions[i]), V, P);
-    const bsteps: Step[] = [];
-    bsteps.push([
+    /** The backward of linear layer `p` (K → N features): dx, and the gradients of its weight and bias. */
+    const linear = (p: string, K: number, n: number, b: { x: GPUBuffer; dY: GPUBuffer; dx: GPUBuffer; pre?: GPUBuffer; dPre?: GPUBuffer }) =>
+      createMatmulBackward(device, { M: NB, K, N: n }, { ...b, w: t(`${p}.weight`), dw: g(`${p}.weight`), dbias: g(`${p}.bias`) });
+    /** The backward of LayerNorm `p` into dres: dx (added to the residual's gradient inside a block), dweight and dbias. */
+    const norm = (p: string, x: GPUBuffer, mean: GPUBuffer, rstd: GPUBuffer, accumulateDx: boolean) =>
+      createLayernormBackward(device, { N: NB, C }, {
+        dOut: dln, x, weight: t(`${p}.weight`), mean, rstd, dx: dres, dweight: g(`${p}.weight`), dbias: g(`${p}.bias`),
+      }, { accumulateDx });
+    const steps: Step[] = [[
       // Head: dlnf = dLogits · wte, dwte = dLogitsᵀ · lnf (written first; the embedding adds to it).
       ...createMatmulBackward(device, { M: NB, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
-      ...createLayernormBackward(device, { N: NB, C }, {
-        dOut: dln, x: last, weight: t('ln_f.weight'), mean: lnfMean, rstd: lnfRstd, dx: dres, dweight: g('ln_f.weight'), dbias: g('ln_f.bias'),
-      }),
-    ]);
+      ...norm('ln_f', last, lnfMean, lnfRstd, false),
+    ]];
     for (let l = L - 1; l >= 0; l--) {
-      const a = layers[l];
+      const a = trunk.layer(l);
       const h = `h.${l}.`;
-      bsteps.push([
-        ...createMatmulBackward(device, { M: NB, K: 4 * C, N: C }, {
-          x: a.fc, w: t(`${h}mlp.c_proj.weight`), dY: dres, dx: dfc, dw: g(`${h}mlp.c_proj.weight`), dbias: g(`${h}mlp.c_proj.bias`),
-        }),
-        ...createMatmulBackward(device, { M: NB, K: C, N: 4 * C }, {
-          x: a.ln2, w: t(`${h}mlp.c_fc.weight`), dY: dfc, pre: a.fcPre!, dPre, dx: dln, dw: g(`${h}mlp.c_fc.weight`), dbias: g(`${h}mlp.c_fc.bias`),
-        }),
-        ...createLayernormBackward(device, { N: NB, C }, {
-          dOut: dln, x: a.x1, weight: t(`${h}ln_2.weight`), mean: a.ln2Mean, rstd: a.ln2Rstd, dx: dres, dweight: g(`${h}ln_2.weight`), dbias: g(`${h}ln_2.bias`),
-        }, { accumulateDx: true }),
-        ...createMatmulBackward(device, { M: NB, K: C, N: C }, {
-          x: a.att, w: t(`${h}attn.c_proj.weight`), dY: dres, dx: datt, dw: g(`${h}attn.c_proj.weight`), dbias: g(`${h}attn.c_proj.bias`),
-        }),
+      steps.push([
+        ...linear(`${h}mlp.c_proj`, 4 * C, C, { x: a.fc, dY: dres, dx: dfc }),
+        ...linear(`${h}mlp.c_fc`, C, 4 * C, { x: a.ln2, dY: dfc, pre: a.fcPre!, dPre, dx: dln }),
+        ...norm(`${h}ln_2`, a.x1, a.ln2Mean, a.ln2Rstd, true),
+        ...linear(`${h}attn.c_proj`, C, C, { x: a.att, dY: dres, dx: datt }),
       ]);
-      bsteps.push({ attention: l });
-      bsteps.push([
-        ...createMatmulBackward(device, { M: NB, K: C, N: 3 * C }, {
-          x: a.ln1, w: t(`${h}attn.c_attn.weight`), dY: dqkv, dx: dln, dw: g(`${h}attn.c_attn.weight`), dbias: g(`${h}attn.c_attn.bias`),
-        }),
-        ...createLayernormBackward(device, { N: NB, C }, {
-          dOut: dln, x: layerInput(l), weight: t(`${h}ln_1.weight`), mean: a.ln1Mean, rstd: a.ln1Rstd, dx: dres, dweight: g(`${h}ln_1.weight`), dbias: g(`${h}ln_1.bias`),
-        }, { accumulateDx: true }),
+      steps.push({ attention: l });
+      steps.push([
+        ...linear(`${h}attn.c_attn`, C, 3 * C, { x: a.ln1, dY: dqkv, dx: dln }),
+        ...norm(`${h}ln_1`, layerInput(l), a.ln1Mean, a.ln1Rstd, true),
       ]);
     }
-    bsteps.push(createEmbeddingBackward(device, { N: NB, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
+    steps.push(createEmbeddingBackward(device, { N: NB, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
     // Backward attention of layer l reads datt and writes dqkv, through its own binding.
-    const encodeAttention = (pass: GPUComputePassEncoder, l: number) =>
-      encodeAttentionBackward(device, pass, backMask, { NH, HS }, { qkv: layers[l].qkv, out: layers[l].att, lse: layers[l].lse, dOut: datt, delta, dqkv });
-    backward = { steps: bsteps, launches: bsteps.flatMap((s) => (Array.isArray(s) ? s : [])), index, dLogits };
-    return encodeAttention;
+    const attention = (pass: GPUComputePassEncoder, l: number) => {
+      const a = trunk.layer(l);
+      encodeAttentionBackward(device, pass, backMask, { NH, HS: C / NH }, { qkv: a.qkv, out: a.att, lse: a.lse, dOut: datt, delta, dqkv });
+    };
+    return { steps, index, dLogits, attention };
   };
-  let encodeBackwardAttention: ((pass: GPUComputePassEncoder, l: number) => void) | undefined;
+  let backward: ReturnType<typeof recordBackward> | undefined;
+  const releaseBackward = () => {
+    if (!backward) return;
+    releaseLaunches(launchesOf(backward.steps));
+    backward.index.destroy();
+  };
 
   return {
-    model,
     N,
-    input,
-    mask,
     logits,
-    launches,
+    launches: launchesOf(trunk.steps),
     backwardRows: NB,
-    encode(pass) {
-      encodeTrunk(device, pass, trunk, steps, { NH, HS });
-    },
+    encode: trunk.encode,
     encodeBackward(pass, dLogits) {
       if (options.forwardOnly) throw new Error('createForward: a forward-only pass keeps no activations for a backward');
       if (!backward || backward.dLogits !== dLogits) {
-        if (backward) {
-          releaseLaunches(backward.launches);
-          backward.index.destroy();
-        }
-        encodeBackwardAttention = recordBackward(dLogits);
+        releaseBackward();
+        backward = recordBackward(dLogits);
       }
-      for (const s of backward!.steps) {
-        if (Array.isArray(s)) encodeLaunches(pass, s);
-        else encodeBackwardAttention!(pass, s.attention);
-      }
+      const { attention } = backward;
+      encodeSteps(pass, backward.steps, (l) => attention(pass, l));
     },
     destroy() {
-      releaseLaunches(launches);
-      if (backward) {
-        releaseLaunches(backward.launches);
-        backward.index.destroy();
-      }
-      mask.destroy();
-      owned.forEach((b) => b.destroy());
+      releaseBackward();
+      owner.destroy();
     },
   };
 }

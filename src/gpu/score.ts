@@ -10,14 +10,12 @@ import { SEQUENCE_METHODS, type Method, type PlanSequence, type SequenceMethod, 
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
-import { createStorage, readFloat32, uploadStorage } from './buffers';
+import { readFloat32 } from './buffers';
 import { createGatherRows } from './gather_rows';
-import { createHead } from './head';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
-import { createLayernorm } from './layernorm';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './limits';
-import { createHiddenForward, mib, type BatchInput, type GpuModel } from './model';
+import { createHiddenForward, createLogitsLaunches, createOwner, mib, type BatchInput, type GpuModel } from './model';
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */
@@ -98,20 +96,10 @@ export type ScoredBatchInput = Omit<BatchInput, 'group'> & { targets: readonly {
 /**
  * A recorded forward over a batch plus the gather of its targets' log-probabilities into
  * `logprobs` (R floats, in `targets` order) and, when asked, full log-probability rows into
- * `logprobRows` (one row of V per target of `rowTargets`, in that order): encode it into any pass
- * (a training step encodes it beside its own work), read the buffers after the submit, then destroy().
- */
-export interface TargetScoring {
-  R: number;
-  logprobs: GPUBuffer;
-  logprobRows: GPUBuffer | null;
-  /** Indices into `targets` of the rows in logprobRows. */
-  rowTargets: Int32Array;
-  encode(pass: GPUComputePassEncoder): void;
-  destroy(): void;
-}
-
-/**
+ * `logprobRows` (one row of V per target of `rowTargets`, indices into `targets`, in that order):
+ * encode it into any pass (a training step encodes it beside its own work), read the buffers after
+ * the submit, then destroy().
+ *
  * The forward runs through the last block only (two layers' activations, createHiddenForward); the
  * final LayerNorm and the tied head then run over the targets' predictor rows alone, a block of
  * headBlockRows at a time (gathered, normalized, projected, log-softmaxed): the batch's (N, V) logits
@@ -119,7 +107,7 @@ export interface TargetScoring {
  * its own. Targets with rows (a subset) get a second pass over their own blocks, so `logprobs` keeps
  * the targets' order.
  */
-export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean | ArrayLike<boolean> } = {}): TargetScoring {
+export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean | ArrayLike<boolean> } = {}) {
   const { device } = model.gpu;
   const { nEmbd: C, vocabSize: V } = model.config;
   const R = batch.targets.length;
@@ -129,19 +117,10 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
     : options.rows
       ? Int32Array.from(Array.from(batch.targets.keys()).filter((j) => (options.rows as ArrayLike<boolean>)[j]))
       : new Int32Array(0);
-  const forward = createHiddenForward(model, batch);
+  const owner = createOwner(device, label);
+  const forward = owner.own(createHiddenForward(model, batch));
   const B = Math.min(headBlockRows(model), Math.max(BLOCK_ROWS_ALIGN, Math.ceil(R / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN));
-  const buffers: GPUBuffer[] = [];
-  const storage = (name: string, floats: number) => {
-    const b = createStorage(device, `${label}.${name}`, Math.max(floats, 1) * 4);
-    buffers.push(b);
-    return b;
-  };
-  const upload = (name: string, values: Uint32Array) => {
-    const b = uploadStorage(device, `${label}.${name}`, values.length ? values : new Uint32Array(1));
-    buffers.push(b);
-    return b;
-  };
+  const { buf: storage, upload } = owner;
   const predictors = upload('predictors', Uint32Array.from(batch.targets, (t) => t.predictor));
   const tokens = upload('tokens', Uint32Array.from(batch.targets, (t) => t.token));
   const lse = storage('lse', R);
@@ -153,15 +132,14 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
   const lnfMean = storage('lnfMean', B);
   const lnfRstd = storage('lnfRstd', B);
   const logits = storage('logits', B * V); // (B, V)
-  const t = model.tensor;
   const slice = (buffer: GPUBuffer, first: number, count: number, width = 1) => subBinding(buffer, first * width * 4, count * width * 4);
   /** Gather, ln_f and the head over requests [r0, r0 + n) of `rows` (predictor rows): the block's logits. */
   const headLaunches = (rows: GPUBufferBinding, n: number): Launch[] => [
     createGatherRows(device, { R: n, C, N: forward.N }, { x: forward.hidden, rows, out: x }),
-    createLayernorm(device, { N: n, C }, { x, weight: t('ln_f.weight'), bias: t('ln_f.bias'), out: lnf, mean: lnfMean, rstd: lnfRstd }),
-    ...createHead(device, { N: n, C, V }, { x: lnf, wte: t('wte.weight'), logits }),
+    ...createLogitsLaunches(model, n, { x, lnf, mean: lnfMean, rstd: lnfRstd, logits }),
   ];
   const launches: Launch[] = [];
+  owner.own({ destroy: () => releaseLaunches(launches) });
   const logprobRows = rowTargets.length ? storage('logprobRows', rowTargets.length * V) : null;
   const rowLse = rowTargets.length ? storage('rowLse', rowTargets.length) : null;
   /** Blocks of `count` requests of `rows` (predictor rows): their logits, then what `after` makes of them. */
@@ -182,26 +160,16 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
     logprobs,
     logprobRows,
     rowTargets,
-    encode(pass) {
+    encode(pass: GPUComputePassEncoder) {
       forward.encode(pass);
       encodeLaunches(pass, launches);
     },
-    destroy() {
-      releaseLaunches(launches);
-      buffers.forEach((b) => b.destroy());
-      forward.destroy();
-    },
+    destroy: owner.destroy,
   };
 }
 
 /** What scoring one packed batch read back: the targets' log-probabilities, and the (rowTargets, V) rows asked for. */
-interface BatchScores {
-  logprobs: Float32Array;
-  rows: Float32Array | null;
-  rowTargets: Int32Array;
-}
-
-async function runScoring(model: GpuModel, batch: ScoredBatchInput, rows: boolean | ArrayLike<boolean>): Promise<BatchScores> {
+async function runScoring(model: GpuModel, batch: ScoredBatchInput, rows: boolean | ArrayLike<boolean>) {
   const { device } = model.gpu;
   if (batch.targets.length === 0) return { logprobs: new Float32Array(0), rows: null, rowTargets: new Int32Array(0) };
   const scoring = createTargetScoring(model, batch, 'Score', { rows });
@@ -262,15 +230,9 @@ export async function scoreRollouts(
   const trees = rollouts.map(deriveTree);
   const out = {} as RolloutScores;
   const plans = methods.map((method) => {
-    const sequences: PlanSequence[] = [];
-    const owner: number[] = [];
-    trees.forEach((tree, r) => {
-      for (const s of buildPlan(tree, method).sequences) {
-        sequences.push(s);
-        owner.push(r);
-      }
-    });
-    return { method, sequences, owner };
+    const perTree = trees.map((tree) => buildPlan(tree, method).sequences);
+    // owner[i]: the rollout of sequences[i].
+    return { method, sequences: perTree.flat(), owner: perTree.flatMap((sequences, r) => sequences.map(() => r)) };
   });
   const total = plans.reduce((n, p) => n + p.sequences.reduce((m, s) => m + s.ids.length, 0), 0);
   let tokens = 0;

@@ -3,9 +3,10 @@
 // constant: forward KL (teacher first), gated to the diverging leaves, λ / |D| on the student's rows
 // and no gradient through the teacher's rows, whether the teacher rides in the student's forward
 // (the packed union) or runs its own branches.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from './device';
-import { createGpuModel, type GpuModel } from './model';
+import { describe, expect, it } from 'vitest';
+import type { Gpu } from './device';
+import type { GpuModel } from './model';
+import { useGpuModel } from './gpu.testing';
 import { computeGradients } from './train';
 import { assembleStep } from '../plan/step';
 import { MODEL_PRESETS } from '../model/config';
@@ -24,14 +25,7 @@ const weights = randomWeights(config, 23);
 const V = config.vocabSize;
 let gpu: Gpu;
 let model: GpuModel;
-beforeAll(async () => {
-  gpu = await createGpu();
-  model = createGpuModel(gpu, weights);
-});
-afterAll(() => {
-  model?.destroy();
-  gpu?.destroy();
-});
+useGpuModel(weights, (g, m) => ([gpu, model] = [g, m]));
 
 const batch = [workedExample(), ...Array.from({ length: 3 }, (_, i) => validateRollout(generateRandomRollout({ seed: 410 + i, size: 'small' }), { file: `r${i}.json` }))];
 const trees = batch.map(deriveTree);

@@ -1,8 +1,9 @@
 // Training on the GPU: whole-model gradients against the float64 reference, Theorem 1 on gradients,
 // SDCC's gating, RL's ratio, learning, exact resume, and the NaN guard.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from './device';
+import { describe, expect, it } from 'vitest';
+import type { Gpu } from './device';
 import { createGpuModel, type GpuModel } from './model';
+import { useGpuModel } from './gpu.testing';
 import { assembleStep } from '../plan/step';
 import { computeGradients, createTrainer } from './train';
 import { NonFiniteGradientError } from './adamw';
@@ -21,14 +22,7 @@ const config = MODEL_PRESETS.tiny;
 const weights = randomWeights(config, 11);
 let gpu: Gpu;
 let model: GpuModel;
-beforeAll(async () => {
-  gpu = await createGpu();
-  model = createGpuModel(gpu, weights);
-});
-afterAll(() => {
-  model?.destroy();
-  gpu?.destroy();
-});
+useGpuModel(weights, (g, m) => ([gpu, model] = [g, m]));
 
 const worked = workedExample();
 const random = Array.from({ length: 4 }, (_, i) => validateRollout(generateRandomRollout({ seed: 300 + i, size: 'small' }), { file: `r${i}.json` }));

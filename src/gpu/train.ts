@@ -17,14 +17,14 @@ import type { ModelWeights } from '../model/params';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFigures, type StepMetrics } from '../metrics/step';
 import type { Gpu } from './device';
-import { createStorage, stageReadback, uploadStorage } from './buffers';
+import { createStorage, stageReadback } from './buffers';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createLogsoftmaxGather } from './logsoftmax';
-import { createGpuModel, createForward, type ForwardPass, type GpuModel } from './model';
-import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES, type LossGrad } from './loss_grad';
-import { createKlSdcc, klSdccOutputs, type KlSdcc } from './kl_sdcc';
+import { createGpuModel, createForward, createOwner, type GpuModel } from './model';
+import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
+import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
 import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
-import { createTargetScoring, evaluate, scoreBatch, type TargetScoring } from './score';
+import { createTargetScoring, evaluate, scoreBatch } from './score';
 
 export type { Objective } from '../objectives/tokens';
 export type { StepFigures, StepMetrics } from '../metrics/step';
@@ -77,7 +77,7 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
   const adamw = createAdamw(gpu.device, { layout: model.layout, weights: model.weights, grads: model.grads, hyper: options.hyper ?? DEFAULT_ADAMW });
   if (options.optimizerState) writeAdamwState(gpu.device, adamw, options.optimizerState);
   const readState = async () => ({ weights: await model.readWeights(), optimizer: await readAdamwState(gpu.device, adamw) });
-  const trainer: Trainer = {
+  return {
     gpu,
     model,
     adamw,
@@ -98,7 +98,6 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
       model.destroy();
     },
   };
-  return trainer;
 }
 
 /**
@@ -117,7 +116,8 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   const started = now();
   if (rollouts.length === 0) throw new Error('trainStep: an empty batch');
   const layout = assembleStep(trees, options);
-  const targets = stepTargets(layout.batch.targets, layout.targetRollout, rollouts, options.objective);
+  const advantages = options.objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
+  const targets = stepTargets(layout.batch.targets, layout.targetRollout, rollouts, advantages);
   if (targets.length === 0) throw new Error(`trainStep: ${options.method} scores no target in this batch (every target dropped?)`);
   const lambda = options.method === 'sdcc' ? (options.lambda ?? 0.1) : 0;
   const klCoef = options.klCoef ?? 0;
@@ -131,7 +131,6 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   }
   // The KL's pairs: every diverging leaf, or (gated) those of rollouts the policy gradient moves.
   const rolloutOfRow = new Map(layout.batch.targets.map((t, j) => [t.predictor, layout.targetRollout[j]]));
-  const advantages = options.objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
   const klPairs = gatedPairs(layout.pairs, (p) => rolloutOfRow.get(p.studentRow)!, advantages, options.sdccGate ?? 'leaves');
   const work = allocateStep(model, layout, targets, objective, lambda, klPairs);
   let parts: ArrayBuffer[];
@@ -179,67 +178,54 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
 }
 
 /** A step layout's buffers and recorded launches, on the GPU until destroy(). */
-interface StepWork {
-  model: GpuModel;
-  T: number;
-  forward: ForwardPass;
-  /** SDCC's branch teachers: their own forward (no backward). */
-  teacherForward: ForwardPass | null;
-  dLogits: GPUBuffer;
-  outputs: GPUBuffer;
-  lossGrad: LossGrad;
-  kl: { kl: KlSdcc; buffer: GPUBuffer; pairs: number } | null;
-  live: TargetScoring | null;
-  leafLive: { launches: Launch[]; logprobs: GPUBuffer; targets: number[] } | null;
-  destroy(): void;
-}
-
-function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly ObjectiveTarget[], objective: TokenObjective, lambda: number, klPairs: StepLayout['pairs']): StepWork {
+function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly ObjectiveTarget[], objective: TokenObjective, lambda: number, klPairs: StepLayout['pairs']) {
   const { device } = model.gpu;
   const V = model.config.vocabSize;
   const T = targets.length;
-  const disposables: { destroy(): void }[] = [];
-  const own = <D extends { destroy(): void }>(d: D) => (disposables.push(d), d);
+  const owner = createOwner(device, 'Train');
+  const { own } = owner;
   // SDCC's packed teacher rides in the student's forward (rows after the student's, no backward).
   const forward = own(
     layout.sdcc ? createForward(model, layout.sdcc, { backward: { rows: layout.sdcc.studentRows, end: layout.batch.end } }) : createForward(model, layout.batch),
   );
   const N = forward.backwardRows;
-  const dLogits = own(createStorage(device, 'Train.dLogits', N * V * 4));
+  const dLogits = owner.buf('dLogits', N * V);
   const outputs = own(createStorage(device, 'Train.outputs', T * TARGET_OUT_BYTES));
   const lossGrad = own(createLossGrad(device, { N, V }, objective, targets, { logits: forward.logits, dLogits, outputs }));
 
   // The teacher runs the same weights with no backward (stop-gradient): its own forward, or rows of the student's.
   const teacherForward = layout.teacher ? own(createForward(model, layout.teacher, { forwardOnly: true })) : null;
   const teacherLogits = teacherForward ?? forward;
-  let kl: StepWork['kl'] = null;
+  let kl: { launch: Launch; buffer: GPUBuffer; pairs: number } | null = null;
   // Gated to no pair, the KL is exactly 0 and nothing runs for it (the teacher rows still hold the leaves' live scores).
   if ((layout.teacher || layout.sdcc) && klPairs.length > 0) {
-    const buffer = own(createStorage(device, 'Train.kl', klPairs.length * 4));
+    const buffer = owner.buf('kl', klPairs.length);
     const k = own(createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, klPairs, lambda, { student: forward.logits, teacher: teacherLogits.logits, kl: buffer, dStudent: dLogits }));
-    kl = { kl: k, buffer, pairs: klPairs.length };
+    kl = { launch: k.launch!, buffer, pairs: klPairs.length }; // klPairs is not empty: createKlSdcc made a launch
   }
 
   // Exact live-prefix scores for the conditioning drift. SDCC's student is the final walk, whose
   // targets see their live prefix except at the diverging leaves, where the teacher rows already hold
   // it: a gather of the leaves' tokens from the teacher's logits, no forward. Otherwise the packed
   // tree of every rollout, forward only.
-  let leafLive: StepWork['leafLive'] = null;
+  let leafLive: { launches: Launch[]; logprobs: GPUBuffer; targets: number[] } | null = null;
   if (layout.measuresLive && layout.pairs.length && (layout.teacher || layout.sdcc)) {
     const targetOfRow = new Map(layout.batch.targets.map((t, j) => [t.predictor, j]));
     const leaves = layout.pairs.map((p) => targetOfRow.get(p.studentRow)!);
     const P = leaves.length;
-    const rows = own(uploadStorage(device, 'Train.leafRows', Uint32Array.from(layout.pairs, (p) => p.teacherRow)));
-    const tokens = own(uploadStorage(device, 'Train.leafTokens', Uint32Array.from(leaves, (j) => layout.batch.targets[j].token)));
-    const lse = own(createStorage(device, 'Train.leafLse', P * 4));
-    const logprobs = own(createStorage(device, 'Train.leafLogprobs', P * 4));
+    const rows = owner.upload('leafRows', Uint32Array.from(layout.pairs, (p) => p.teacherRow));
+    const tokens = owner.upload('leafTokens', Uint32Array.from(leaves, (j) => layout.batch.targets[j].token));
+    const lse = owner.buf('leafLse', P);
+    const logprobs = owner.buf('leafLogprobs', P);
     const launches = createLogsoftmaxGather(device, { R: P, V, M: teacherLogits.N }, { logits: teacherLogits.logits, rows, tokens, lse, logprobs });
     own({ destroy: () => releaseLaunches(launches) });
     leafLive = { launches, logprobs, targets: leaves };
   }
   const live = layout.live ? own(createTargetScoring(model, layout.live, 'Train.live')) : null;
-  return { model, T, forward, teacherForward, dLogits, outputs, lossGrad, kl, live, leafLive, destroy: () => disposables.forEach((d) => d.destroy()) };
+  return { model, T, forward, teacherForward, dLogits, outputs, lossGrad, kl, live, leafLive, destroy: owner.destroy };
 }
+
+type StepWork = ReturnType<typeof allocateStep>;
 
 /**
  * Encodes the whole step into one pass of one encoder, stages its outputs and submits: no await
@@ -253,15 +239,10 @@ function encodeStep(work: StepWork, update: Update): { read(): Promise<ArrayBuff
   work.live?.encode(pass);
   work.forward.encode(pass);
   encodeLaunches(pass, [work.lossGrad.launch]);
-  if (work.kl?.kl.launch) {
-    work.teacherForward?.encode(pass);
-    encodeLaunches(pass, [work.kl.kl.launch]);
-  }
-  if (work.leafLive) {
-    // The teacher's logits hold the leaves' live prefixes whether or not the KL fires (λ = 0).
-    if (!work.kl?.kl.launch) work.teacherForward?.encode(pass);
-    encodeLaunches(pass, work.leafLive.launches);
-  }
+  // The teacher's logits feed the KL, and hold the leaves' live prefixes whether or not the KL fires (λ = 0).
+  if (work.kl || work.leafLive) work.teacherForward?.encode(pass);
+  if (work.kl) encodeLaunches(pass, [work.kl.launch]);
+  if (work.leafLive) encodeLaunches(pass, work.leafLive.launches);
   work.forward.encodeBackward(pass, work.dLogits);
   if (update) encodeAdamwStep(device, pass, update.adamw, update.lr);
   pass.end();
@@ -276,24 +257,17 @@ function encodeStep(work: StepWork, update: Update): { read(): Promise<ArrayBuff
   return readback;
 }
 
-interface StepReadout {
-  taskLoss: number;
-  /** The method's log-probability of each batch target, in batch order. */
-  logprobs: Float32Array;
-  meanKl: number;
-  gradNorm: number;
-  live: Float32Array | null;
-  leaves: Float32Array | null;
-}
-
-/** The read-back parts in encodeStep's order; commits the AdamW step (throws NonFiniteGradientError when it was not applied). */
-function readStep(work: StepWork, parts: ArrayBuffer[], update: Update): StepReadout {
+/**
+ * The read-back parts in encodeStep's order; commits the AdamW step (throws NonFiniteGradientError
+ * when it was not applied: the weights are as before the step).
+ */
+function readStep(work: StepWork, parts: ArrayBuffer[], update: Update) {
   const loss = lossGradOutputsFromBytes(parts.shift()!, work.T);
-  // Throws NonFiniteGradientError when the update was not applied (weights as before the step).
   const status = update ? commitAdamwStep(update.adamw, adamwStatusFromBytes(parts.shift()!)) : null;
   const kl = klSdccOutputs(work.kl ? new Float32Array(parts.shift()!) : new Float32Array(0));
   return {
     taskLoss: loss.loss,
+    /** The method's log-probability of each batch target, in batch order. */
     logprobs: loss.logprobs,
     meanKl: kl.meanKl,
     gradNorm: status?.norm ?? NaN,

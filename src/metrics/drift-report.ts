@@ -76,7 +76,8 @@ export interface DriftReport {
   methods: Record<SequenceMethod, MethodDrift>;
 }
 
-function signSplit(differences: Float64Array): SignSplit {
+/** Of `differences`, how many exceed SIGN_EPSILON and the share of those below zero. */
+export function signSplit(differences: ArrayLike<number> & Iterable<number>): SignSplit {
   let diverging = 0;
   for (const d of differences) if (Math.abs(d) > SIGN_EPSILON) diverging++;
   return { diverging, negativeShare: diverging ? summarizeDrift(differences, SIGN_EPSILON).negativeShare : null };
@@ -111,10 +112,10 @@ function concat(parts: readonly Float64Array[]): Float64Array {
  * the report equals driftReport's over the same rollouts.
  */
 export function createDriftAccumulator() {
-  const vsRollout = new Map(SEQUENCE_METHODS.map((m) => [m, [] as Float64Array[]]));
-  const vsLive = new Map(SEQUENCE_METHODS.map((m) => [m, [] as Float64Array[]]));
-  const scored = new Map(SEQUENCE_METHODS.map((m) => [m, 0]));
-  const mismatch = new Map(SEQUENCE_METHODS.map((m) => [m, createMismatchAccumulator()]));
+  // Per method: the signed differences from the rollouts' logprobs and from the live scores, rollout by rollout.
+  const perMethod = SEQUENCE_METHODS.map((method) => ({
+    method, vsRollout: [] as Float64Array[], vsLive: [] as Float64Array[], scored: 0, mismatch: createMismatchAccumulator(),
+  }));
   let rollouts = 0;
   let targets = 0;
   let withLogprobs = 0;
@@ -122,36 +123,35 @@ export function createDriftAccumulator() {
     /** One rollout and its scores under every scoring method (target id → log-probability). */
     add(rollout: Rollout, scores: Record<SequenceMethod, Map<number, number>>) {
       const reference = rolloutLogprobs(rollout);
-      for (const method of SEQUENCE_METHODS) {
-        vsRollout.get(method)!.push(signedDifferences(scores[method], reference));
-        vsLive.get(method)!.push(signedDifferences(scores[method], scores[LIVE]));
-        scored.set(method, scored.get(method)! + scores[method].size);
-        const pairs = tokenPairs(scores[method], reference);
-        mismatch.get(method)!.add(pairs.train, pairs.rollout);
+      for (const m of perMethod) {
+        m.vsRollout.push(signedDifferences(scores[m.method], reference));
+        m.vsLive.push(signedDifferences(scores[m.method], scores[LIVE]));
+        m.scored += scores[m.method].size;
+        const pairs = tokenPairs(scores[m.method], reference);
+        m.mismatch.add(pairs.train, pairs.rollout);
       }
       rollouts++;
       targets += rollout.targets.length;
       withLogprobs += reference.size;
     },
     report(bins = DEFAULT_BINS): DriftReport {
-      const d = new Map(SEQUENCE_METHODS.map((m) => [m, concat(vsRollout.get(m)!)]));
-      const c = new Map(SEQUENCE_METHODS.map((m) => [m, concat(vsLive.get(m)!)]));
-      const rolloutRange = maxAbs(d.values());
-      const liveRange = maxAbs(c.values());
+      const all = perMethod.map((m) => ({ ...m, d: concat(m.vsRollout), c: concat(m.vsLive) }));
+      const rolloutRange = maxAbs(all.map((m) => m.d));
+      const liveRange = maxAbs(all.map((m) => m.c));
       const methods = {} as Record<SequenceMethod, MethodDrift>;
-      for (const method of SEQUENCE_METHODS) {
-        const drift = summarizeDrift(d.get(method)!);
-        const conditioning = summarizeDrift(c.get(method)!);
+      for (const { method, scored, mismatch, d, c } of all) {
+        const drift = summarizeDrift(d);
+        const conditioning = summarizeDrift(c);
         methods[method] = {
-          scored: scored.get(method)!,
+          scored,
           n: drift.n,
           logdiff: drift.n ? drift.logdiff : null,
           mu: drift.n ? drift.mu : null,
           conditioningDrift: conditioning.n ? conditioning.logdiff : null,
           conditioningMu: conditioning.n ? conditioning.mu : null,
-          sign: { rollout: signSplit(d.get(method)!), conditioning: signSplit(c.get(method)!) },
-          histogram: { rollout: driftHistogram(d.get(method)!, bins, rolloutRange), conditioning: driftHistogram(c.get(method)!, bins, liveRange) },
-          rollout_corr: mismatch.get(method)!.figures(),
+          sign: { rollout: signSplit(d), conditioning: signSplit(c) },
+          histogram: { rollout: driftHistogram(d, bins, rolloutRange), conditioning: driftHistogram(c, bins, liveRange) },
+          rollout_corr: mismatch.figures(),
         };
       }
       return { rollouts, targets, withLogprobs, signEpsilon: SIGN_EPSILON, methods };

@@ -15,7 +15,7 @@
 
 import { logSoftmax, samplingDistribution, type SamplingOptions } from '../harness/policies/model';
 import type { SequenceMethod } from '../plan/types';
-import { LIVE, SIGN_EPSILON, type RolloutScores, type SignSplit } from './drift-report';
+import { LIVE, SIGN_EPSILON, signSplit, type RolloutScores, type SignSplit } from './drift-report';
 
 export interface MethodExpectedDrift {
   /** Targets the method scores. */
@@ -48,19 +48,10 @@ export function expectedTargetDrift(live: ArrayLike<number>, replay: ArrayLike<n
 
 /** Pools targets' expected drifts: their mean and the sign split beyond SIGN_EPSILON. */
 export function poolExpected(drifts: Iterable<number>): MethodExpectedDrift {
-  let n = 0;
+  const values = Array.from(drifts);
   let sum = 0;
-  let diverging = 0;
-  let negative = 0;
-  for (const e of drifts) {
-    n++;
-    sum += e;
-    if (Math.abs(e) > SIGN_EPSILON) {
-      diverging++;
-      if (e < 0) negative++;
-    }
-  }
-  return { n, mu: n ? sum / n : null, sign: { diverging, negativeShare: diverging ? negative / diverging : null } };
+  for (const e of values) sum += e;
+  return { n: values.length, mu: values.length ? sum / values.length : null, sign: signSplit(values) };
 }
 
 /**

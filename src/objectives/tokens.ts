@@ -6,7 +6,6 @@
 
 import type { BatchTarget } from '../plan/batch';
 import type { Rollout } from '../rollout/rollout';
-import { grpoAdvantages } from './grpo';
 import { type Vec, checkLogits, rowLogSumExp } from './rows';
 
 /** What a run trains for (docs/objectives.md): supervised NLL or PPO-clipped RL with GRPO advantages. */
@@ -32,19 +31,14 @@ export type TokenObjective = { kind: 'sft' } | { kind: 'ppo'; epsilon?: number; 
 
 export const DEFAULT_PPO_EPSILON = 0.2;
 
-export interface TargetTerm {
-  loss: number; // the target's (weighted) loss contribution
-  dLogprob: number; // d loss / d ℓ
-  ratio: number; // π_θ / π_rollout (1 for sft)
-}
-
 /**
- * The per-target term of an objective, as a function of the target's log-probability.
+ * The per-target term of an objective, as a function of the target's log-probability: its
+ * (weighted) loss contribution, d loss / d ℓ and the ratio π_θ / π_rollout (1 for sft).
  * PPO's gradient flows through the unclipped branch whenever it is the minimum (ties included:
  * inside the clip range both branches are equal and both have derivative r·A); it is 0 where the
  * clipped, constant branch is the minimum (r > 1+ε with A > 0, r < 1−ε with A < 0).
  */
-export function targetTerm(objective: TokenObjective, target: ObjectiveTarget, logprob: number): TargetTerm {
+export function targetTerm(objective: TokenObjective, target: ObjectiveTarget, logprob: number) {
   const w = target.weight;
   if (objective.kind === 'sft') return { loss: -w * logprob, dLogprob: -w, ratio: 1 };
   const epsilon = objective.epsilon ?? DEFAULT_PPO_EPSILON;
@@ -57,10 +51,8 @@ export function targetTerm(objective: TokenObjective, target: ObjectiveTarget, l
   let loss = -w * Math.min(unclippedObj, clippedObj);
   let dLogprob = unclippedObj <= clippedObj ? -w * ratio * A : 0;
   if (beta !== 0) {
-    const d = target.refLogprob! - logprob;
-    const e = Math.exp(d);
-    loss += w * beta * (e - d - 1);
-    dLogprob += w * beta * (1 - e);
+    loss += w * beta * k3(logprob, target.refLogprob!);
+    dLogprob += w * beta * (1 - Math.exp(target.refLogprob! - logprob));
   }
   return { loss, dLogprob, ratio };
 }
@@ -94,27 +86,18 @@ export function validateTargets(targets: readonly ObjectiveTarget[], N: number, 
   });
 }
 
-export interface TokenObjectiveResult {
-  loss: number; // Σ_j loss_j (a mean when the weights are 1/T)
-  logprobs: Float64Array; // (T) ℓ_j
-  losses: Float64Array; // (T) loss_j
-  dLogprobs: Float64Array; // (T) d loss / d ℓ_j
-  ratios: Float64Array; // (T) π_θ / π_rollout (1 for sft)
-  dLogits: Float64Array; // (N, V) d loss / d logits; zero rows where no target is scored
-}
-
 /** The objective over logits (N, V) at `targets`, with its gradient with respect to every logit. */
-export function tokenObjective(logits: Vec, N: number, V: number, targets: readonly ObjectiveTarget[], objective: TokenObjective): TokenObjectiveResult {
+export function tokenObjective(logits: Vec, N: number, V: number, targets: readonly ObjectiveTarget[], objective: TokenObjective) {
   checkLogits(logits, N, V);
   validateTargets(targets, N, V, objective);
   const T = targets.length;
-  const result: TokenObjectiveResult = {
-    loss: 0,
-    logprobs: new Float64Array(T),
-    losses: new Float64Array(T),
-    dLogprobs: new Float64Array(T),
-    ratios: new Float64Array(T),
-    dLogits: new Float64Array(N * V),
+  const result = {
+    loss: 0, // Σ_j loss_j (a mean when the weights are 1/T)
+    logprobs: new Float64Array(T), // (T) ℓ_j
+    losses: new Float64Array(T), // (T) loss_j
+    dLogprobs: new Float64Array(T), // (T) d loss / d ℓ_j
+    ratios: new Float64Array(T), // (T) π_θ / π_rollout (1 for sft)
+    dLogits: new Float64Array(N * V), // (N, V) d loss / d logits; zero rows where no target is scored
   };
   targets.forEach((target, j) => {
     const { row, token } = target;
@@ -159,16 +142,16 @@ export function rlTargets(scored: readonly RlScoredTarget[]): ObjectiveTarget[] 
 
 /**
  * The targets of one step's batch as the objective takes them: each weighted 1/T (a mean over the
- * batch); RL adds its rollout's group-relative advantage and its rollout-time logprob, which it needs.
+ * batch); RL (given each rollout's group-relative advantage, grpoAdvantages) adds its rollout's
+ * advantage and its rollout-time logprob, which it needs.
  */
 export function stepTargets(
   targets: readonly BatchTarget[],
   targetRollout: readonly number[],
-  rollouts: readonly Pick<Rollout, 'id' | 'reward' | 'group'>[],
-  objective: Objective,
+  rollouts: readonly Pick<Rollout, 'id'>[],
+  advantages: ArrayLike<number> | null,
 ): ObjectiveTarget[] {
   const T = targets.length;
-  const advantages = objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
   return targets.map((t, j) => {
     const target: ObjectiveTarget = { row: t.predictor, token: t.token, weight: 1 / T };
     if (advantages) {

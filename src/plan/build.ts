@@ -11,20 +11,16 @@ function target(tree: ConditioningTree, index: number, id: number, predictor: nu
 }
 
 function tokensOf(tree: ConditioningTree, ids: Int32Array): Int32Array {
-  const tokens = new Int32Array(ids.length);
-  for (let i = 0; i < ids.length; i++) tokens[i] = tree.rollout.tokens[ids[i]];
-  return tokens;
+  return ids.map((id) => tree.rollout.tokens[id]);
 }
 
 /** A causal sequence over `ids` scoring `targets` (index, id) in index order; each is predicted by index - 1. */
 function causal(tree: ConditioningTree, ids: Int32Array, targets: { index: number[]; id: number[] }): PlanSequence {
   const n = ids.length;
-  const positions = new Int32Array(n);
-  for (let i = 0; i < n; i++) positions[i] = i;
   return {
     ids,
     tokens: tokensOf(tree, ids),
-    positions,
+    positions: new Int32Array(n).map((_, i) => i),
     end: new Uint32Array(n).fill(n),
     targets: targets.index.map((index, j) => target(tree, index, targets.id[j], index - 1)),
   };
@@ -32,9 +28,7 @@ function causal(tree: ConditioningTree, ids: Int32Array, targets: { index: numbe
 
 /** The whole trie in packed order, scoring `ids` at their own nodes. */
 function packed(tree: ConditioningTree, ids: ArrayLike<number>): PlanSequence {
-  const nodes = new Int32Array(ids.length);
-  for (let j = 0; j < ids.length; j++) nodes[j] = tree.scoringNode[ids[j]];
-  nodes.sort();
+  const nodes = Int32Array.from(ids, (id) => tree.scoringNode[id]).sort();
   return {
     ids: tree.packedOrder.slice(),
     tokens: tokensOf(tree, tree.packedOrder),
@@ -102,15 +96,7 @@ export function sdccUnion(tree: ConditioningTree): SdccUnion | null {
       }
     }
   }
-  const n = order.length;
-  const ids = new Int32Array(n);
-  const positions = new Int32Array(n);
-  const end = new Uint32Array(n);
-  for (let r = 0; r < n; r++) {
-    ids[r] = tree.packedOrder[order[r]];
-    positions[r] = tree.depth[order[r]];
-    end[r] = endOf[r];
-  }
+  const ids = Int32Array.from(order, (node) => tree.packedOrder[node]);
   const S = tree.finalWalk.length;
   for (let r = 0; r < S; r++) {
     if (ids[r] !== tree.finalWalk[r]) throw new Error(`sdccUnion: row ${r} is not the final walk's id ${tree.finalWalk[r]}`);
@@ -120,8 +106,8 @@ export function sdccUnion(tree: ConditioningTree): SdccUnion | null {
     tree: {
       ids,
       tokens: tokensOf(tree, ids),
-      positions,
-      end,
+      positions: Int32Array.from(order, (node) => tree.depth[node]),
+      end: Uint32Array.from(endOf),
       targets: leaves.map((node) => target(tree, row[node], tree.packedOrder[node], row[tree.parent[node]])),
     },
     studentLength: S,
@@ -197,8 +183,7 @@ export function buildPlan(tree: ConditioningTree, method: Method, options: PlanO
     case 'naive-compressed':
       return { method, sequences: [naiveCompressed(tree)] };
     case 'naive-full': {
-      const ids = new Int32Array(tree.rollout.length);
-      for (let i = 0; i < ids.length; i++) ids[i] = i;
+      const ids = new Int32Array(tree.rollout.length).map((_, i) => i);
       const targets = Array.from(tree.targets);
       return { method, sequences: [causal(tree, ids, { index: targets, id: targets })] };
     }

@@ -1,27 +1,24 @@
 // The plan as `mw plan --json` prints it (docs/cli.md): plain arrays, sequences as
 // {ids, positions, end, targets: [{index, id}]}.
 
-import type { Plan, PlanSequence, SdccPair } from './types';
+import type { Plan, PlanSequence, PlanTarget, SdccPair } from './types';
 
-export interface PlanSequenceJson {
-  ids: number[];
-  positions: number[];
-  end: number[];
-  targets: { index: number; id: number }[];
-}
+const targetJson = (t: PlanTarget) => ({ index: t.index, id: t.id });
+const pairJson = (p: SdccPair) => ({ id: p.id, studentIndex: p.studentIndex, teacher: p.teacher, teacherIndex: p.teacherIndex });
 
-export type PlanJson =
-  | { method: string; sequences: PlanSequenceJson[] }
-  | { method: 'sdcc'; student: PlanSequenceJson; teachers: PlanSequenceJson[]; sharedRows: number; pairs: SdccPair[] };
-
-export function sequenceToJson(s: PlanSequence): PlanSequenceJson {
+export function sequenceToJson(s: PlanSequence) {
   return {
     ids: Array.from(s.ids),
     positions: Array.from(s.positions),
     end: Array.from(s.end),
-    targets: s.targets.map((t) => ({ index: t.index, id: t.id })),
+    targets: s.targets.map(targetJson),
   };
 }
+
+type SequenceJson = ReturnType<typeof sequenceToJson>;
+export type PlanJson =
+  | { method: string; sequences: SequenceJson[] }
+  | { method: 'sdcc'; student: SequenceJson; teachers: SequenceJson[]; sharedRows: number; pairs: SdccPair[] };
 
 export function planToJson(plan: Plan): PlanJson {
   if (plan.method === 'sdcc') {
@@ -30,7 +27,7 @@ export function planToJson(plan: Plan): PlanJson {
       student: sequenceToJson(plan.student),
       teachers: plan.teachers.map(sequenceToJson),
       sharedRows: plan.sharedRows,
-      pairs: plan.pairs.map((p) => ({ id: p.id, studentIndex: p.studentIndex, teacher: p.teacher, teacherIndex: p.teacherIndex })),
+      pairs: plan.pairs.map(pairJson),
     };
   }
   return { method: plan.method, sequences: plan.sequences.map(sequenceToJson) };
@@ -65,7 +62,7 @@ function* sequenceChunks(s: PlanSequence): Generator<string> {
   yield ',"end":';
   yield* numbers(s.end);
   yield ',"targets":';
-  yield* records(s.targets, (t) => ({ index: t.index, id: t.id }));
+  yield* records(s.targets, targetJson);
   yield '}';
 }
 
@@ -90,7 +87,7 @@ export function* planJsonChunks(plan: Plan): Generator<string> {
     yield* sequencesChunks(plan.teachers);
     yield `,"sharedRows":${plan.sharedRows}`;
     yield ',"pairs":';
-    yield* records(plan.pairs, (p) => ({ id: p.id, studentIndex: p.studentIndex, teacher: p.teacher, teacherIndex: p.teacherIndex }));
+    yield* records(plan.pairs, pairJson);
     yield '}';
     return;
   }

@@ -84,16 +84,10 @@ export function assembleStep(trees: readonly ConditioningTree[], options: StepLa
   const pairs: StepLayout['pairs'] = [];
   if (method === 'sdcc' && pairsById.length > 0) {
     // Rows that predict each diverging leaf: in the student batch and in its teacher sequence.
-    const studentRow = new Map<string, number>();
-    batch.targets.forEach((t) => studentRow.set(`${sequenceRollout[t.sequence]}:${t.id}`, t.predictor));
-    const teacherRow = new Map<string, number>();
-    if (packedTeacher) {
-      sdcc = packSdccBatch(batch, unions);
-      sdcc.teacherTargets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
-    } else {
-      teacher = packBatch(teachers);
-      teacher.targets.forEach((t) => teacherRow.set(`${t.sequence}:${t.id}`, t.predictor));
-    }
+    const studentRow = new Map(batch.targets.map((t) => [`${sequenceRollout[t.sequence]}:${t.id}`, t.predictor]));
+    if (packedTeacher) sdcc = packSdccBatch(batch, unions);
+    else teacher = packBatch(teachers);
+    const teacherRow = new Map((sdcc?.teacherTargets ?? teacher!.targets).map((t) => [`${t.sequence}:${t.id}`, t.predictor]));
     for (const p of pairsById) {
       const s = studentRow.get(`${p.rollout}:${p.id}`);
       const q = teacherRow.get(`${p.teacher}:${p.id}`);
