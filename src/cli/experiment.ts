@@ -3,10 +3,10 @@
 // run per method from that checkpoint and its held-out EM (src/experiments/run.ts); writes
 // results.json, table.md and SVG plots (src/experiments/report.ts) into --out DIR.
 
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind, type EditorSpec } from '../harness/editors';
+import { EDITOR_KINDS, editorSpec, isEditorKind } from '../harness/editors';
 import { DEMO_TASK, ENV_IDS, formatEnvSpec } from '../harness/env';
 import {
   episodeLimits,
@@ -25,7 +25,7 @@ import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
-import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, samplingFlags, samplingFromArgs, stringFlag, withGpu, type ModelChoice } from './model-args';
+import { asUsageError, envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
 import { duration } from './progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
@@ -52,14 +52,13 @@ function listFlag<T extends string>(args: ParsedArgs, name: string, valid: (v: s
   return items as T[];
 }
 
-
 /** --ckpt, else --config (a random init), else the demo checkpoint when it exists. */
 function chooseModel(args: ParsedArgs): ModelChoice {
   if (stringFlag(args, 'ckpt') === undefined && stringFlag(args, 'config') === undefined) {
     if (!existsSync(DEMO_CHECKPOINT)) {
       throw new UsageError(`no --ckpt, and the demo checkpoint ${relative(process.cwd(), DEMO_CHECKPOINT)} does not exist (scripts/train-demo.sh trains it); pass --ckpt FILE or --config P`);
     }
-    return modelFromArgs({ ...args, flags: { ...args.flags, ckpt: relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT } }, { ckptFlag: 'ckpt', init: 'gpt2' });
+    args = { ...args, flags: { ...args.flags, ckpt: relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT } };
   }
   return modelFromArgs(args, { ckptFlag: 'ckpt', init: 'gpt2' });
 }
@@ -82,12 +81,6 @@ function progressLine(event: MatrixEvent, formatDrift: (v: number | null) => str
     case 'run':
       return `${event.editor} ${event.method}: held-out EM ${event.run.final.em.toFixed(3)}, mean logdiff ${formatDrift(event.run.summary.logdiff)}${event.run.stopped ? ` (stopped: ${event.run.stopped})` : ''}`;
   }
-}
-
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.partial`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
 }
 
 const SUBCOMMANDS = ['matrix', 'learning'] as const;
@@ -147,8 +140,7 @@ export const experimentCommand: Command = {
     if (sub === undefined) throw new UsageError(`missing subcommand (${SUBCOMMANDS.join(', ')})`);
     if (!(SUBCOMMANDS as readonly string[]).includes(sub)) throw new UsageError(`unknown subcommand ${quote(sub)} (${SUBCOMMANDS.join(', ')})`);
     if (rest.length) throw new UsageError(`unexpected argument ${quote(rest[0])}`);
-    const out = stringFlag(args, 'out');
-    if (out === undefined) throw new UsageError('--out DIR is required');
+    const out = requiredFlag(args, 'out', 'DIR');
     if (sub === 'learning') return runLearningCommand(args, io, out);
     for (const flag of Object.keys(LEARNING_FLAGS)) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to mw experiment learning only`);
     const sizes = args.flags.quick ? MATRIX_SIZES.quick : MATRIX_SIZES.full;
@@ -160,25 +152,14 @@ export const experimentCommand: Command = {
     const budget = stringFlag(args, 'budget') === undefined ? (envText === undefined ? DEMO_TASK.budget : undefined) : integerFlag(args, 'budget', 0, 1);
     const lambda = numberFlag(args, 'lambda', DEFAULT_LAMBDA, 0);
     if (args.flags.lambda !== undefined && !methods.includes('sdcc')) throw new UsageError('--lambda applies to the sdcc run, which --methods leaves out');
-    const editors: EditorSpec[] = editorKinds.map((kind: EditorKind) => {
-      try {
-        return editorSpec(kind, kind === 'none' ? {} : { budget });
-      } catch (error) {
-        throw new UsageError((error as Error).message);
-      }
-    });
+    const editors = editorKinds.map((kind) => asUsageError(() => editorSpec(kind, kind === 'none' ? {} : { budget })));
 
     const choice = chooseModel(args);
     const { weights } = choice;
     if (weights.config.vocabSize !== BYTE_VOCAB) {
       throw new ValidationError({ file: choice.checkpoint?.path ?? '--config' }, `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`);
     }
-    let episode: MatrixConfig['episode'];
-    try {
-      episode = episodeLimits(weights.config);
-    } catch (error) {
-      throw new UsageError(`${choice.description}: ${(error as Error).message}`);
-    }
+    const episode = asUsageError(() => episodeLimits(weights.config), `${choice.description}: `);
     const config: MatrixConfig = {
       env,
       editors,

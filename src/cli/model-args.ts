@@ -95,13 +95,18 @@ export function choiceFlag<T extends string>(args: ParsedArgs, name: string, cho
   return value as T;
 }
 
+/** `f()`, a refusal of the layer below (an Error) thrown again as a usage error, its message after `prefix`. */
+export function asUsageError<T>(f: () => T, prefix = ''): T {
+  try {
+    return f();
+  } catch (error) {
+    throw new UsageError(`${prefix}${(error as Error).message}`);
+  }
+}
+
 /** `--env lookup:hops=2,distractors=1`: an environment id with optional difficulty knobs. */
 export function envFlag(text: string): EnvSpec {
-  try {
-    return parseEnvSpec(text);
-  } catch (error) {
-    throw new UsageError(`--env: ${(error as Error).message}`);
-  }
+  return asUsageError(() => parseEnvSpec(text), '--env: ');
 }
 
 /** `--editor H [--budget N]`: the memory editor and its budget, checked before any GPU work. */
@@ -110,11 +115,7 @@ export function editorFlags(args: ParsedArgs, what: string): { editor: EditorKin
   if (!isEditorKind(editor)) throw new UsageError(`unknown editor ${quote(editor)} (${EDITOR_KINDS.join(', ')})`);
   const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
   if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
-  try {
-    editorSpec(editor, { budget });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  asUsageError(() => editorSpec(editor, { budget }));
   return { editor, budget };
 }
 
@@ -259,14 +260,10 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [model, train, autotune, score] = await Promise.all([import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score')]);
-  return {
-    pickMatmulVariant: autotune.pickMatmulVariant,
-    createGpuModel: model.createGpuModel,
-    evaluate: score.evaluate,
-    scoreRollouts: score.scoreRollouts,
-    computeGradients: train.computeGradients,
-  };
+  const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }] = await Promise.all([
+    import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score'),
+  ]);
+  return { pickMatmulVariant, createGpuModel, evaluate, scoreRollouts, computeGradients };
 }
 
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;
@@ -274,6 +271,13 @@ export type Engine = Awaited<ReturnType<typeof loadEngine>>;
 /** The CLI's cache directory: $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker. */
 function cacheDir(): string {
   return process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
+}
+
+/** Writes PATH whole or not at all: a temporary beside it, renamed into place. */
+export function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.${process.pid}.partial`;
+  writeFileSync(temp, text);
+  renameSync(temp, path);
 }
 
 /** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */
@@ -294,9 +298,7 @@ function fileStorage(path: string): TuningStorage {
     setItem(key, value) {
       const all = { ...read(), [key]: value };
       mkdirSync(join(path, '..'), { recursive: true });
-      const temp = `${path}.${process.pid}.partial`;
-      writeFileSync(temp, JSON.stringify(all, null, 2) + '\n');
-      renameSync(temp, path);
+      writeAtomically(path, JSON.stringify(all, null, 2) + '\n');
     },
   };
 }
