@@ -8,10 +8,9 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { GpuLimitError } from '../gpu/limits';
-import { loadCheckpoint } from '../model/checkpoint';
+import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
-import { readSafetensorsHeader } from '../util/safetensors';
 import { methodNeeds } from '../plan/needs';
 import { positionsNeeded } from '../plan/positions';
 import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
@@ -158,37 +157,17 @@ export function scoringMethodFlag(args: ParsedArgs): SequenceMethod {
 // ---------------------------------------------------------------------------------------------
 // The model.
 
-export interface Checkpoint {
-  path: string;
-  weights: ModelWeights;
-  /** The header's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
-  metadata: Record<string, string>;
-}
+export type Checkpoint = Pick<CheckpointPair, 'weights' | 'metadata'> & { path: string };
 
-function readBytes(path: string): Uint8Array {
-  try {
-    const b = readFileSync(path);
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ValidationError({ file: path }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
-  }
-}
-
-/** Codec errors become invalid input: `PATH: safetensors: truncated file: tensor … needs bytes a..b, …`. */
-function decode<T>(path: string, f: () => T): T {
-  try {
-    return f();
-  } catch (error) {
-    throw new ValidationError({ file: path }, error instanceof Error ? error.message : String(error));
-  }
-}
-
+/** The checkpoint alone (mw train reads the optimizer state beside it too); errors name the file (exit 2). */
 export function readCheckpointArg(path: string): Checkpoint {
-  const bytes = readBytes(path);
-  const weights = decode(path, () => loadCheckpoint(bytes));
-  const metadata = decode(path, () => readSafetensorsHeader(bytes).metadata ?? {});
-  return { path, weights, metadata };
+  try {
+    const { weights, metadata } = readCheckpointFile(path);
+    return { path, weights, metadata };
+  } catch (error) {
+    if (error instanceof CheckpointFileError) throw new ValidationError({ file: error.file }, error.reason);
+    throw error;
+  }
 }
 
 export interface ModelChoice<C extends Checkpoint = Checkpoint> {

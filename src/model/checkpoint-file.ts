@@ -188,10 +188,15 @@ export interface CheckpointPair {
  */
 export function readCheckpointPair(path: string, options?: LoadOptions, digest: Digest = nodeSha256): CheckpointPair {
   const recovered = safe(() => recoverCheckpointPair(path, digest)) ?? false;
-  const weightsBytes = readBytes(path);
-  const weights = inFile(path, () => loadCheckpoint(weightsBytes, options));
-  const metadata = readSafetensorsHeader(weightsBytes).metadata ?? {};
-  return { weights, metadata, optimizer: readPairedOptimizer(path, weightsBytes, weights.config, digest), recovered };
+  const { weights, metadata, bytes } = readCheckpointFile(path, options);
+  return { weights, metadata, optimizer: readPairedOptimizer(path, bytes, weights.config, digest), recovered };
+}
+
+/** A checkpoint's weights and `__metadata__` alone (an optimizer file beside it is not read), and its bytes. */
+export function readCheckpointFile(path: string, options?: LoadOptions) {
+  const bytes = readBytes(path);
+  const weights = inFile(path, () => loadCheckpoint(bytes, options));
+  return { weights, metadata: inFile(path, () => readSafetensorsHeader(bytes).metadata ?? {}), bytes };
 }
 
 function readPairedOptimizer(path: string, weightsBytes: Uint8Array, config: ModelConfig, digest: Digest): OptimizerState | null {
