@@ -32,12 +32,9 @@ export { optimizerStatePath };
 
 /** A checkpoint file that cannot be used as it is: `file` names it, `reason` says why (one line). */
 export class CheckpointFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly reason: string,
-  ) {
+  override readonly name = 'CheckpointFileError';
+  constructor(readonly file: string, readonly reason: string) {
     super(`${file}: ${reason}`);
-    this.name = 'CheckpointFileError';
   }
 }
 
@@ -70,12 +67,7 @@ function partialPath(path: string): string {
 function partialsOf(path: string): string[] {
   const dir = dirname(path);
   const name = basename(path);
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch {
-    return [];
-  }
+  const entries = safe(() => readdirSync(dir)) ?? [];
   return entries.filter((e) => e.startsWith(`${name}.`) && /^\.\d+\.partial$/.test(e.slice(name.length))).map((e) => join(dir, e));
 }
 
