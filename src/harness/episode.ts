@@ -104,7 +104,6 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   const maxContext = opts.maxContext ?? EPISODE_DEFAULTS.maxContext;
   const policySeed = opts.policySeed ?? seed;
   const episode = env.reset(seed);
-  const summarize = (notes: readonly unknown[]) => episode.summarize(notes);
 
   const events: EventJson[] = [];
   const record = (event: EventJson) => {
@@ -145,7 +144,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   let stop: EpisodeStop = 'turns';
   try {
     for (let step = 0; step < maxTurns && outcome === null; step++) {
-      const plan = editor.beforeDecode(view, summarize);
+      const plan = editor.beforeDecode(view, (notes) => episode.summarize(notes));
       if (plan) lastEdit = await edit(plan);
       const maxTokens = Math.min(maxActTokens, maxContext - view.length);
       if (maxTokens < 1) {
@@ -237,12 +236,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
  * conditions on them, and the final walk they lengthen could outgrow the model's positions.
  */
 export function endAtLastAction(rollout: RolloutJson): RolloutJson {
-  let end = rollout.events.length;
-  while (end > 0) {
-    const e = rollout.events[end - 1];
-    if (e.op === 'append' && e.role === 'act') break;
-    end--;
-  }
+  const end = rollout.events.findLastIndex((e) => e.op === 'append' && e.role === 'act') + 1;
   if (end === rollout.events.length) return rollout;
   return { ...rollout, events: rollout.events.slice(0, end), meta: { ...((rollout.meta ?? {}) as object), trimmedEvents: rollout.events.length - end } };
 }
