@@ -116,17 +116,15 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   /** The edit applied since the last decode, for the next decode record. */
   let lastEdit: { edit: number; lengthBefore: number } | null = null;
 
-  const prompt = promptTokens(episode.prompt);
-  let view: LiveView = createLiveView([createBlock('prompt', nextId, prompt)]);
-  nextId += prompt.length;
-  record({ op: 'append', role: 'prompt', tokens: prompt });
-
-  const appendObs = (text: string, note: unknown) => {
-    const tokens = obsTokens(text);
-    view = createLiveView([...view.blocks, createBlock('obs', nextId, tokens, note === undefined ? [] : [note])]);
+  let view: LiveView = createLiveView([]);
+  const append = (role: 'prompt' | 'obs' | 'act', tokens: number[], notes: unknown[] = [], logprobs?: number[]) => {
+    const block = createBlock(role, nextId, tokens, notes);
+    view = createLiveView([...view.blocks, block]);
     nextId += tokens.length;
-    record({ op: 'append', role: 'obs', tokens });
+    record({ op: 'append', role, tokens, ...(logprobs && { logprobs }) });
+    return block;
   };
+  append('prompt', promptTokens(episode.prompt));
 
   const session: PolicySession = await policy.start({ env: env.id, editor: editor.spec, seed: policySeed });
   const edit = async (plan: EditPlan) => {
@@ -152,26 +150,19 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
         break;
       }
 
-      const decode: DecodeRecord = {
+      const decode = {
         step,
         edit: lastEdit?.edit ?? null,
         lengthBefore: lastEdit?.lengthBefore ?? view.length,
         viewIds: viewIds(view),
         viewTokens: viewTokens(view),
-        actIds: [],
-        actTokens: [],
       };
       lastEdit = null;
       const action = await session.act({ view: decode.viewTokens.slice(), maxTokens });
       checkAction(action, maxTokens, policy.name);
       const tokens = action.tokens.slice();
-      const act = createBlock('act', nextId, tokens);
-      decode.actIds = tokens.map((_, i) => nextId + i);
-      decode.actTokens = tokens;
-      decodes.push(decode);
-      nextId += tokens.length;
-      view = createLiveView([...view.blocks, act]);
-      record({ op: 'append', role: 'act', tokens, logprobs: action.logprobs.slice() });
+      decodes.push({ ...decode, actIds: tokens.map((_, i) => nextId + i), actTokens: tokens });
+      const act = append('act', tokens, [], action.logprobs.slice());
 
       const last = tokens[tokens.length - 1];
       if (last !== NEWLINE && last !== EOS) {
@@ -186,7 +177,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
           continue;
         }
         if (claim) {
-          appendObs(claim.obs, undefined);
+          append('obs', obsTokens(claim.obs));
           continue;
         }
       }
@@ -194,7 +185,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
       if (result.done) {
         outcome = result;
         stop = 'done';
-      } else appendObs(result.text, result.note);
+      } else append('obs', obsTokens(result.text), result.note === undefined ? [] : [result.note]);
     }
   } finally {
     await session.close?.();
