@@ -287,7 +287,8 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
     const ticks = x.ticks(Math.min(updates, 6)).filter((t) => Number.isInteger(t) && t >= 1 && t <= updates);
     return xAxis(x, ticks, bottom, String) + text((p.x0 + p.x1) / 2, bottom + 34, 'update', `fill="${INK.muted}" text-anchor="middle" font-size="11"`);
   };
-  const series = (p: { x0: number; x1: number }, y: (v: number) => number, points: (r: RunRecord) => [number, number | null][]) => {
+  /** A panel of one curve per run over the updates: its frame, its grid, the curves, the update axis. */
+  const curvePanel = (p: { x0: number; x1: number }, title: string, grid: string[], y: (v: number) => number, points: (r: RunRecord) => [number, number | null][]) => {
     const x = xStep(p);
     const out: string[] = [];
     runs.forEach((r, i) => {
@@ -299,7 +300,7 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
       if (path && pts.length > 1) out.push(`<path d="${path}" fill="none" stroke="${c}" stroke-width="2" stroke-opacity="0.85"/>`);
       for (const q of pts) out.push(`<circle cx="${(x(q[0]) + dodge(i)).toFixed(1)}" cy="${y(q[1]).toFixed(1)}" r="3" fill="${c}"/>`);
     });
-    return out.join('\n');
+    body.push(frame(p, title), ...grid, out.join('\n'), stepAxis(p));
   };
 
   // (a) Mean reward of each update's on-policy batch.
@@ -307,10 +308,8 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
   const yReward = scaleLinear()
     .domain([Math.min(0, ...rewards), Math.max(1, ...rewards)])
     .range([bottom, top + 6]);
-  body.push(frame(panels[0], 'batch mean reward (sampled, T = 1)'));
-  body.push(yAxis(yReward, panels[0].x0, panels[0].x1 - panels[0].x0, format('.1f')));
-  body.push(series(panels[0], yReward, (r) => r.steps.map((s) => [s.update, s.batch.meanReward])));
-  body.push(stepAxis(panels[0]));
+  const rewardGrid = yAxis(yReward, panels[0].x0, panels[0].x1 - panels[0].x0, format('.1f'));
+  curvePanel(panels[0], 'batch mean reward (sampled, T = 1)', [rewardGrid], yReward, (r) => r.steps.map((s) => [s.update, s.batch.meanReward]));
 
   // (b) logdiff per update on a log scale: the exact methods sit orders of magnitude below the naive ones.
   const logdiffs = runs.flatMap((r) => r.steps.map((s) => s.metrics?.logdiff ?? null)).filter((v): v is number => v !== null && Number.isFinite(v));
@@ -318,15 +317,13 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
   const lo = positive.length ? Math.max(1e-9, Math.min(...positive) / 2) : 1e-7;
   const hi = Math.max(lo * 100, ...logdiffs.map((v) => v * 2));
   const yLog = scaleLog().domain([lo, hi]).range([bottom, top + 6]).clamp(true);
-  body.push(frame(panels[1], 'logdiff |ℓ_train − ℓ_rollout| (log scale)'));
   const decades = yLog.ticks().filter((t) => Math.abs(Math.log10(t) - Math.round(Math.log10(t))) < 1e-9);
-  for (const t of decades) {
-    const y = yLog(t);
-    body.push(`<line x1="${panels[1].x0}" x2="${panels[1].x1}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="${INK.grid}"/>`);
-    body.push(text(panels[1].x0 - 6, y + 3, format('.0e')(t), `fill="${INK.muted}" text-anchor="end" font-size="10"`));
-  }
-  body.push(series(panels[1], (v) => yLog(Math.max(v, lo)), (r) => r.steps.map((s) => [s.update, s.metrics?.logdiff ?? null])));
-  body.push(stepAxis(panels[1]));
+  const logGrid = decades.flatMap((t) => [
+    `<line x1="${panels[1].x0}" x2="${panels[1].x1}" y1="${yLog(t).toFixed(1)}" y2="${yLog(t).toFixed(1)}" stroke="${INK.grid}"/>`,
+    text(panels[1].x0 - 6, yLog(t) + 3, format('.0e')(t), `fill="${INK.muted}" text-anchor="end" font-size="10"`),
+  ]);
+  const logTitle = 'logdiff |ℓ_train − ℓ_rollout| (log scale)';
+  curvePanel(panels[1], logTitle, logGrid, (v) => yLog(Math.max(v, lo)), (r) => r.steps.map((s) => [s.update, s.metrics?.logdiff ?? null]));
 
   // (c) Held-out EM after each run; the checkpoint's as a dashed line.
   const p = panels[2];
