@@ -16,7 +16,6 @@ import {
   QUICK_EDITORS,
   type EditorResult,
   type MatrixConfig,
-  type MatrixEngine,
   type MatrixEvent,
 } from '../experiments/matrix';
 import { METHODS, isMethod, type Method } from '../plan/types';
@@ -215,9 +214,8 @@ export const experimentCommand: Command = {
 
     return withGpu(io, 'experiment', async ({ gpu, assertHealthy }) => {
       const [{ createGpuModelPolicy }, { runMatrix }] = await Promise.all([import('../gpu/generate'), import('../experiments/run')]);
-      const matrixEngine: MatrixEngine = { gpu, createPolicy: createGpuModelPolicy };
       const done: EditorResult[] = [];
-      const results = await runMatrix(config, weights, matrixEngine, {
+      const results = await runMatrix(config, weights, { gpu, createPolicy: createGpuModelPolicy }, {
         onEvent(event, { done: units, total }) {
           const elapsed = (performance.now() - started) / 1000;
           const line = `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${duration((elapsed / units) * (total - units))})`;
