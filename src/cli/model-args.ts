@@ -215,11 +215,8 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
     // range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
     const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize);
     if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${mismatch.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : ''}`);
-    for (let id = 0; id < rollout.length; id++) {
-      if (rollout.tokens[id] >= config.vocabSize) {
-        throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
-      }
-    }
+    const id = rollout.tokens.findIndex((t) => t >= config.vocabSize);
+    if (id >= 0) throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
     for (const method of methods) {
       // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
       // tree and plans are built. SDCC's teachers depend on its diverging leaves: its tree is built.
@@ -246,11 +243,6 @@ async function loadEngine() {
 }
 
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;
-
-/** The CLI's cache directory: $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker. */
-function cacheDir(): string {
-  return process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
-}
 
 /** Writes PATH whole or not at all: a temporary beside it, renamed into place. */
 export function writeAtomically(path: string, text: string): void {
@@ -309,8 +301,10 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
     throw error;
   }
   // The matmul variant this adapter prefers (shared-memory tiles on GPUs, registers on SwiftShader).
-  // Measured once per adapter and kept in the cache directory (a few seconds on SwiftShader otherwise).
-  await engine.pickMatmulVariant(gpu, { storage: fileStorage(join(cacheDir(), 'matmul-variants.json')) });
+  // Measured once per adapter and kept in the CLI's cache directory (a few seconds on SwiftShader
+  // otherwise): $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker.
+  const cache = process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
+  await engine.pickMatmulVariant(gpu, { storage: fileStorage(join(cache, 'matmul-variants.json')) });
   const errors: string[] = [];
   const unsubscribe = gpu.onEvent((event) => {
     if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);
