@@ -61,18 +61,15 @@ export const planCommand: Command = {
       const plan = buildPlan(deriveTree(rollout), method, options);
       if (args.flags.json) {
         await out.item(async (write) => {
-          let piece: string[] = [];
-          let size = 0;
+          let piece = '';
           for (const chunk of planJsonChunks(plan)) {
-            piece.push(chunk);
-            size += chunk.length;
-            if (size >= 1 << 20) {
-              await write(piece.join(''));
-              piece = [];
-              size = 0;
+            piece += chunk;
+            if (piece.length >= 1 << 20) {
+              await write(piece);
+              piece = '';
             }
           }
-          await write(piece.join(''));
+          await write(piece);
         });
       } else {
         io.out(`${first ? '' : '\n'}${planTable(rollout.id, plan)}`);
