@@ -105,10 +105,7 @@ export function recoverCheckpointPair(path: string, digest: Digest = nodeSha256)
   const candidates = partialsOf(optimizer);
   if (candidates.length === 0) return false;
   const weights = readBytes(path);
-  if (existsSync(optimizer)) {
-    const current = safe(() => checkPair(weights, readBytes(optimizer), digest));
-    if (current?.ok) return false;
-  }
+  if (existsSync(optimizer) && safe(() => checkPair(weights, readBytes(optimizer), digest))?.ok) return false;
   for (const candidate of candidates) {
     const check = safe(() => checkPair(weights, readBytes(candidate), digest));
     if (check?.ok && check.bound) {
