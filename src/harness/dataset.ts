@@ -30,11 +30,7 @@ export interface DatasetConfig {
   concurrency?: number;
 }
 
-export interface Dataset {
-  rollouts: RolloutJson[];
-  summary: DatasetSummary;
-}
-
+export type Dataset = Awaited<ReturnType<typeof generateDataset>>;
 export type DatasetSummary = ReturnType<typeof summarize>;
 
 /** What a caller may watch of the episodes while they are played, and how it stops them. */
@@ -79,7 +75,7 @@ export function tapeLength(rollout: RolloutJson): number {
   return n;
 }
 
-export async function generateDataset(config: DatasetConfig, policy: Policy, hooks: DatasetHooks = {}): Promise<Dataset> {
+export async function generateDataset(config: DatasetConfig, policy: Policy, hooks: DatasetHooks = {}) {
   const { n, seed } = config;
   const groupSize = config.groupSize ?? 1;
   const concurrency = config.concurrency ?? 1;

@@ -67,14 +67,7 @@ export interface DecodeRecord {
   actTokens: number[];
 }
 
-export interface EpisodeResult {
-  rollout: RolloutJson;
-  decodes: DecodeRecord[];
-  outcome: Outcome;
-  stop: EpisodeStop;
-  /** Number of edits. */
-  K: number;
-}
+export type EpisodeResult = Awaited<ReturnType<typeof runEpisode>>;
 
 function checkAction(action: Action, maxTokens: number, policy: string): void {
   const { tokens, logprobs } = action;
@@ -98,7 +91,7 @@ function checkAction(action: Action, maxTokens: number, policy: string): void {
  * policy samples with `opts.policySeed` (default `seed`). Same seeds and a deterministic policy give
  * the same rollout.
  */
-export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed: number, opts: EpisodeOptions = {}): Promise<EpisodeResult> {
+export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed: number, opts: EpisodeOptions = {}) {
   const maxTurns = opts.maxTurns ?? env.maxTurns;
   const maxActTokens = opts.maxActTokens ?? EPISODE_DEFAULTS.maxActTokens;
   const maxContext = opts.maxContext ?? EPISODE_DEFAULTS.maxContext;

@@ -21,7 +21,6 @@ import {
   loadOptimizerState,
 } from './checkpoint';
 import type { ModelConfig } from './config';
-import type { ModelWeights } from './params';
 import { readSafetensorsHeader } from '../util/safetensors';
 import { optimizerStatePath } from './checkpoint-name';
 
@@ -160,25 +159,25 @@ export function writeCheckpointPair(path: string, files: { weights: Uint8Array; 
   syncFolder(path);
 }
 
-export interface CheckpointPair {
-  weights: ModelWeights;
-  /** The weights file's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
-  metadata: Record<string, string>;
-  /** The optimizer state beside the weights, or null when none was saved. */
-  optimizer: OptimizerState | null;
-  /** Whether an interrupted save had to be rolled forward to read this pair. */
-  recovered: boolean;
-}
+export type CheckpointPair = ReturnType<typeof readCheckpointPair>;
 
 /**
  * Reads a checkpoint and the optimizer state beside it as one pair: an interrupted save is rolled
  * forward when its optimizer `.partial` completes the weights, a mixed pair is refused naming the
  * optimizer file. Errors name the file: `PATH: checkpoint: …`.
  */
-export function readCheckpointPair(path: string, options?: LoadOptions, digest: Digest = nodeSha256): CheckpointPair {
+export function readCheckpointPair(path: string, options?: LoadOptions, digest: Digest = nodeSha256) {
   const recovered = safe(() => recoverCheckpointPair(path, digest)) ?? false;
   const { weights, metadata, bytes } = readCheckpointFile(path, options);
-  return { weights, metadata, optimizer: readPairedOptimizer(path, bytes, weights.config, digest), recovered };
+  return {
+    weights,
+    /** The weights file's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
+    metadata,
+    /** The optimizer state beside the weights, or null when none was saved. */
+    optimizer: readPairedOptimizer(path, bytes, weights.config, digest),
+    /** Whether an interrupted save had to be rolled forward to read this pair. */
+    recovered,
+  };
 }
 
 /** A checkpoint's weights and `__metadata__` alone (an optimizer file beside it is not read), and its bytes. */
