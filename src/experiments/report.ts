@@ -150,12 +150,9 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
 
 const FONT = 'font-family="ui-sans-serif, system-ui, sans-serif"';
 
-function esc(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
 export function text(x: number, y: number, content: string, attrs = ''): string {
-  return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${esc(content)}</text>`;
+  const escaped = content.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${escaped}</text>`;
 }
 
 export function svg(width: number, height: number, body: string[]): string {
