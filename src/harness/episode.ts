@@ -37,16 +37,12 @@ export interface EpisodeOptions {
 
 export const EPISODE_DEFAULTS = { maxActTokens: 80, maxContext: 1024 } as const;
 
-/** How the episode ended. */
-export type EpisodeStop =
-  /** the environment ended it (an answer, or a final action) */
-  | 'done'
-  /** an action reached its decode budget without a stop token */
-  | 'truncated'
-  /** no room left in the model context for another action */
-  | 'context'
-  /** maxTurns actions without an end */
-  | 'turns';
+/**
+ * How the episode ended: `done` (the environment ended it: an answer, or a final action),
+ * `truncated` (an action reached its decode budget without a stop token), `context` (no room left
+ * in the model context for another action) or `turns` (maxTurns actions without an end).
+ */
+export type EpisodeStop = 'done' | 'truncated' | 'context' | 'turns';
 
 /** One decode step: the live view the policy was given and what it produced. */
 export interface DecodeRecord {
