@@ -203,13 +203,13 @@ export const experimentCommand: Command = {
     const writeReport = (editorResults: readonly EditorResult[], seconds: number, partial: boolean) => {
       const results = matrixResults(config, weights.config, editorResults, seconds);
       const document = { ...results, checkpoint, modelDescription: choice.description, partial };
-      writeAtomically(join(out, 'results.json'), `${JSON.stringify(document, null, 1)}\n`);
-      writeAtomically(join(out, 'table.md'), matrixTable(results, { checkpoint }));
-      for (const r of editorResults) {
-        writeAtomically(join(out, `drift-${r.editor}.svg`), driftSvg(r));
-        writeAtomically(join(out, `curves-${r.editor}.svg`), curvesSvg(r, methods));
-      }
-      return document;
+      const files: [string, string][] = [
+        ['results.json', `${JSON.stringify(document, null, 1)}\n`],
+        ['table.md', matrixTable(results, { checkpoint })],
+        ...editorResults.flatMap((r): [string, string][] => [[`drift-${r.editor}.svg`, driftSvg(r)], [`curves-${r.editor}.svg`, curvesSvg(r, methods)]]),
+      ];
+      for (const [name, text] of files) writeAtomically(join(out, name), text);
+      return { document, paths: files.map(([name]) => join(out, name)) };
     };
 
     return withGpu(io, 'experiment', async ({ gpu, assertHealthy }) => {
@@ -228,13 +228,10 @@ export const experimentCommand: Command = {
           writeReport(done, (performance.now() - started) / 1000, true);
         },
       });
-      const document = writeReport(results.editors, results.seconds, false);
+      const { document, paths } = writeReport(results.editors, results.seconds, false);
       return () => {
         if (args.flags.json) io.out(`${JSON.stringify(document)}\n`);
-        else {
-          const files = ['results.json', 'table.md', ...results.editors.flatMap((r) => [`drift-${r.editor}.svg`, `curves-${r.editor}.svg`])];
-          io.out(`wrote ${files.map((f) => join(out, f)).join(', ')} (${duration(results.seconds)})\n`);
-        }
+        else io.out(`wrote ${paths.join(', ')} (${duration(results.seconds)})\n`);
         return 0;
       };
     });
