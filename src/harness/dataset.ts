@@ -79,8 +79,8 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
   const { n, seed } = config;
   const groupSize = config.groupSize ?? 1;
   const concurrency = config.concurrency ?? 1;
-  for (const [name, v, min] of [['n', n, 1], ['groupSize', groupSize, 1], ['concurrency', concurrency, 1]] as const) {
-    if (!Number.isInteger(v) || v < min) throw new Error(`generateDataset: ${name} must be an integer >= ${min}, got ${v}`);
+  for (const [name, v] of [['n', n], ['groupSize', groupSize], ['concurrency', concurrency]] as const) {
+    if (!Number.isInteger(v) || v < 1) throw new Error(`generateDataset: ${name} must be an integer >= 1, got ${v}`);
   }
   const env = createEnv(config.env);
   const spec = typeof config.editor === 'string' ? editorSpec(config.editor) : config.editor;
@@ -88,8 +88,7 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
   const { kind, ...options } = spec;
   const editor = createEditor(config.budget === undefined ? spec : editorSpec(kind, { ...options, budget: config.budget }));
 
-  const seeds = promptSeeds(seed, n);
-  const jobs = seeds.flatMap((promptSeed, i) => Array.from({ length: groupSize }, (_, j) => ({ promptSeed, i, j })));
+  const jobs = promptSeeds(seed, n).flatMap((promptSeed) => Array.from({ length: groupSize }, (_, j) => ({ promptSeed, j })));
   const rollouts: RolloutJson[] = new Array(jobs.length);
   // Decode records hold whole views: keep a few figures per episode, not the records.
   const figures: EpisodeFigures[] = new Array(jobs.length);

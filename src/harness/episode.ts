@@ -158,7 +158,6 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
         stop = 'truncated';
         break;
       }
-      const text = byteTokenizer.decode(tokens.slice(0, -1));
       if (last === NEWLINE) {
         const claim = editor.onAct(view, act);
         if (claim && 'edit' in claim) {
@@ -170,7 +169,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
           continue;
         }
       }
-      const result = episode.step(text, last === EOS);
+      const result = episode.step(byteTokenizer.decode(tokens.slice(0, -1)), last === EOS);
       if (result.done) {
         outcome = result;
         stop = 'done';
