@@ -198,7 +198,6 @@ export const experimentCommand: Command = {
     );
     // d3 (the report's scales) loads only when a report is written, not at every `mw` start.
     const { curvesSvg, driftSvg, formatDrift, matrixTable } = await import('../experiments/report');
-    const tty = process.stderr.isTTY === true;
     const started = performance.now();
     const writeReport = (editorResults: readonly EditorResult[], seconds: number, partial: boolean) => {
       const results = matrixResults(config, weights.config, editorResults, seconds);
@@ -219,7 +218,7 @@ export const experimentCommand: Command = {
         onEvent(event, { done: units, total }) {
           const elapsed = (performance.now() - started) / 1000;
           const line = `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${duration((elapsed / units) * (total - units))})`;
-          io.err(tty ? `\r${line}\x1b[K${units === total ? '\n' : ''}` : `${line}\n`);
+          io.err(process.stderr.isTTY ? `\r${line}\x1b[K${units === total ? '\n' : ''}` : `${line}\n`);
         },
         async onEditor(result) {
           // A validation error would have left wrong numbers: only healthy results are written.

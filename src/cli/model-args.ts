@@ -192,9 +192,8 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
   const preset = choiceFlag(args, 'config', PRESETS, 'default');
   const init = choiceFlag(args, 'init', INITS, options.init);
   if (path !== undefined) {
-    for (const flag of ['config', 'init']) {
-      if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} does not go with --${options.ckptFlag}: the checkpoint fixes the model`);
-    }
+    const fixed = ['config', 'init'].find((flag) => args.flags[flag] !== undefined);
+    if (fixed) throw new UsageError(`--${fixed} does not go with --${options.ckptFlag}: the checkpoint fixes the model`);
     const checkpoint = options.read ? options.read(path) : (readCheckpointArg(path) as C);
     return { weights: checkpoint.weights, checkpoint, description: `${path} (${describeConfig(checkpoint.weights.config)})` };
   }

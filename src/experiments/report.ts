@@ -202,15 +202,12 @@ export function driftSvg(result: EditorResult): string {
   const edges = result.drift.methods[methods[0]].histogram.rollout.edges;
   const x = scaleLinear().domain([edges[0], edges[edges.length - 1]]).range([left, width - right]);
   const b = result.rollouts.batch;
+  const subtitle =
+    `checkpoint's own rollouts: ${b.usable} used of ${b.rollouts}, K mean ${b.K.toFixed(2)}, ${b.divergingLeaves} diverging leaves, ` +
+    `${result.drift.withLogprobs} targets with rollout logprobs; counts on a √ scale`;
   const body: string[] = [
     text(16, 22, `Signed drift ℓ_method − ℓ_rollout per target — editor ${result.editor}`, `fill="${INK.text}" font-size="15" font-weight="600"`),
-    text(
-      16,
-      40,
-      `checkpoint's own rollouts: ${b.usable} used of ${b.rollouts}, K mean ${b.K.toFixed(2)}, ${b.divergingLeaves} diverging leaves, ` +
-        `${result.drift.withLogprobs} targets with rollout logprobs; counts on a √ scale`,
-      `fill="${INK.muted}"`,
-    ),
+    text(16, 40, subtitle, `fill="${INK.muted}"`),
   ];
   methods.forEach((m, i) => {
     const h = result.drift.methods[m].histogram.rollout;
