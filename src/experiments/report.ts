@@ -197,9 +197,8 @@ export function driftSvg(result: EditorResult): string {
   const top = 58;
   const left = 220;
   const right = 20;
-  const methods = SEQUENCE_METHODS;
-  const height = top + methods.length * panel + 44;
-  const edges = result.drift.methods[methods[0]].histogram.rollout.edges;
+  const height = top + SEQUENCE_METHODS.length * panel + 44;
+  const edges = result.drift.methods[SEQUENCE_METHODS[0]].histogram.rollout.edges;
   const x = scaleLinear().domain([edges[0], edges[edges.length - 1]]).range([left, width - right]);
   const b = result.rollouts.batch;
   const subtitle =
@@ -209,7 +208,7 @@ export function driftSvg(result: EditorResult): string {
     text(16, 22, `Signed drift ℓ_method − ℓ_rollout per target — editor ${result.editor}`, `fill="${INK.text}" font-size="15" font-weight="600"`),
     text(16, 40, subtitle, `fill="${INK.muted}"`),
   ];
-  methods.forEach((m, i) => {
+  SEQUENCE_METHODS.forEach((m, i) => {
     const h = result.drift.methods[m].histogram.rollout;
     const d = result.drift.methods[m];
     const y0 = top + i * panel;
@@ -235,7 +234,7 @@ export function driftSvg(result: EditorResult): string {
     ];
     lines.forEach((l, j) => body.push(text(16, y0 + 42 + 14 * j, l, `fill="${INK.muted}" font-size="11"`)));
   });
-  const axisY = top + methods.length * panel - 22;
+  const axisY = top + SEQUENCE_METHODS.length * panel - 22;
   const span = edges[edges.length - 1] - edges[0];
   const fmt = format(span < 0.02 ? '.1e' : '.2~f');
   body.push(xAxis(x, x.ticks(8), axisY, fmt));
