@@ -15,9 +15,6 @@ import type { ScoreProgress } from '../gpu/score';
 import { buildPlan } from '../plan/build';
 import { deriveTree } from '../tree/derive';
 
-// The computation lives in src/metrics/drift-report.ts (mw experiment matrix shares it).
-export { DEFAULT_BINS, SIGN_EPSILON, driftReport, type DriftReport, type MethodDrift, type SignSplit } from '../metrics/drift-report';
-
 /** Floats of (target, V) rows held per GPU pass, all methods together (whole rollouts; a larger one goes alone). */
 const DRIFT_GROUP_FLOATS = 1 << 24;
 

@@ -3,10 +3,10 @@
 // run per method from that checkpoint and its held-out EM (src/experiments/run.ts); writes
 // results.json, table.md and SVG plots (src/experiments/report.ts) into --out DIR.
 
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind, type EditorSpec } from '../harness/editors';
+import { EDITOR_KINDS, editorSpec, isEditorKind } from '../harness/editors';
 import { DEMO_TASK, ENV_IDS, formatEnvSpec } from '../harness/env';
 import {
   episodeLimits,
@@ -16,7 +16,6 @@ import {
   QUICK_EDITORS,
   type EditorResult,
   type MatrixConfig,
-  type MatrixEngine,
   type MatrixEvent,
 } from '../experiments/matrix';
 import { METHODS, isMethod, type Method } from '../plan/types';
@@ -25,7 +24,7 @@ import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
-import { envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, samplingFlags, samplingFromArgs, stringFlag, withGpu, type ModelChoice } from './model-args';
+import { asUsageError, envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
 import { duration } from './progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
@@ -52,14 +51,13 @@ function listFlag<T extends string>(args: ParsedArgs, name: string, valid: (v: s
   return items as T[];
 }
 
-
 /** --ckpt, else --config (a random init), else the demo checkpoint when it exists. */
 function chooseModel(args: ParsedArgs): ModelChoice {
   if (stringFlag(args, 'ckpt') === undefined && stringFlag(args, 'config') === undefined) {
     if (!existsSync(DEMO_CHECKPOINT)) {
       throw new UsageError(`no --ckpt, and the demo checkpoint ${relative(process.cwd(), DEMO_CHECKPOINT)} does not exist (scripts/train-demo.sh trains it); pass --ckpt FILE or --config P`);
     }
-    return modelFromArgs({ ...args, flags: { ...args.flags, ckpt: relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT } }, { ckptFlag: 'ckpt', init: 'gpt2' });
+    args = { ...args, flags: { ...args.flags, ckpt: relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT } };
   }
   return modelFromArgs(args, { ckptFlag: 'ckpt', init: 'gpt2' });
 }
@@ -82,12 +80,6 @@ function progressLine(event: MatrixEvent, formatDrift: (v: number | null) => str
     case 'run':
       return `${event.editor} ${event.method}: held-out EM ${event.run.final.em.toFixed(3)}, mean logdiff ${formatDrift(event.run.summary.logdiff)}${event.run.stopped ? ` (stopped: ${event.run.stopped})` : ''}`;
   }
-}
-
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.partial`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
 }
 
 const SUBCOMMANDS = ['matrix', 'learning'] as const;
@@ -147,8 +139,7 @@ export const experimentCommand: Command = {
     if (sub === undefined) throw new UsageError(`missing subcommand (${SUBCOMMANDS.join(', ')})`);
     if (!(SUBCOMMANDS as readonly string[]).includes(sub)) throw new UsageError(`unknown subcommand ${quote(sub)} (${SUBCOMMANDS.join(', ')})`);
     if (rest.length) throw new UsageError(`unexpected argument ${quote(rest[0])}`);
-    const out = stringFlag(args, 'out');
-    if (out === undefined) throw new UsageError('--out DIR is required');
+    const out = requiredFlag(args, 'out', 'DIR');
     if (sub === 'learning') return runLearningCommand(args, io, out);
     for (const flag of Object.keys(LEARNING_FLAGS)) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to mw experiment learning only`);
     const sizes = args.flags.quick ? MATRIX_SIZES.quick : MATRIX_SIZES.full;
@@ -160,25 +151,14 @@ export const experimentCommand: Command = {
     const budget = stringFlag(args, 'budget') === undefined ? (envText === undefined ? DEMO_TASK.budget : undefined) : integerFlag(args, 'budget', 0, 1);
     const lambda = numberFlag(args, 'lambda', DEFAULT_LAMBDA, 0);
     if (args.flags.lambda !== undefined && !methods.includes('sdcc')) throw new UsageError('--lambda applies to the sdcc run, which --methods leaves out');
-    const editors: EditorSpec[] = editorKinds.map((kind: EditorKind) => {
-      try {
-        return editorSpec(kind, kind === 'none' ? {} : { budget });
-      } catch (error) {
-        throw new UsageError((error as Error).message);
-      }
-    });
+    const editors = editorKinds.map((kind) => asUsageError(() => editorSpec(kind, kind === 'none' ? {} : { budget })));
 
     const choice = chooseModel(args);
     const { weights } = choice;
     if (weights.config.vocabSize !== BYTE_VOCAB) {
       throw new ValidationError({ file: choice.checkpoint?.path ?? '--config' }, `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`);
     }
-    let episode: MatrixConfig['episode'];
-    try {
-      episode = episodeLimits(weights.config);
-    } catch (error) {
-      throw new UsageError(`${choice.description}: ${(error as Error).message}`);
-    }
+    const episode = asUsageError(() => episodeLimits(weights.config), `${choice.description}: `);
     const config: MatrixConfig = {
       env,
       editors,
@@ -218,29 +198,27 @@ export const experimentCommand: Command = {
     );
     // d3 (the report's scales) loads only when a report is written, not at every `mw` start.
     const { curvesSvg, driftSvg, formatDrift, matrixTable } = await import('../experiments/report');
-    const tty = process.stderr.isTTY === true;
     const started = performance.now();
     const writeReport = (editorResults: readonly EditorResult[], seconds: number, partial: boolean) => {
       const results = matrixResults(config, weights.config, editorResults, seconds);
       const document = { ...results, checkpoint, modelDescription: choice.description, partial };
-      writeAtomically(join(out, 'results.json'), `${JSON.stringify(document, null, 1)}\n`);
-      writeAtomically(join(out, 'table.md'), matrixTable(results, { checkpoint }));
-      for (const r of editorResults) {
-        writeAtomically(join(out, `drift-${r.editor}.svg`), driftSvg(r));
-        writeAtomically(join(out, `curves-${r.editor}.svg`), curvesSvg(r, methods));
-      }
-      return document;
+      const files: [string, string][] = [
+        ['results.json', `${JSON.stringify(document, null, 1)}\n`],
+        ['table.md', matrixTable(results, { checkpoint })],
+        ...editorResults.flatMap((r): [string, string][] => [[`drift-${r.editor}.svg`, driftSvg(r)], [`curves-${r.editor}.svg`, curvesSvg(r, methods)]]),
+      ];
+      for (const [name, text] of files) writeAtomically(join(out, name), text);
+      return { document, paths: files.map(([name]) => join(out, name)) };
     };
 
     return withGpu(io, 'experiment', async ({ gpu, assertHealthy }) => {
       const [{ createGpuModelPolicy }, { runMatrix }] = await Promise.all([import('../gpu/generate'), import('../experiments/run')]);
-      const matrixEngine: MatrixEngine = { gpu, createPolicy: createGpuModelPolicy };
       const done: EditorResult[] = [];
-      const results = await runMatrix(config, weights, matrixEngine, {
+      const results = await runMatrix(config, weights, { gpu, createPolicy: createGpuModelPolicy }, {
         onEvent(event, { done: units, total }) {
           const elapsed = (performance.now() - started) / 1000;
           const line = `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${duration((elapsed / units) * (total - units))})`;
-          io.err(tty ? `\r${line}\x1b[K${units === total ? '\n' : ''}` : `${line}\n`);
+          io.err(process.stderr.isTTY ? `\r${line}\x1b[K${units === total ? '\n' : ''}` : `${line}\n`);
         },
         async onEditor(result) {
           // A validation error would have left wrong numbers: only healthy results are written.
@@ -249,13 +227,10 @@ export const experimentCommand: Command = {
           writeReport(done, (performance.now() - started) / 1000, true);
         },
       });
-      const document = writeReport(results.editors, results.seconds, false);
+      const { document, paths } = writeReport(results.editors, results.seconds, false);
       return () => {
         if (args.flags.json) io.out(`${JSON.stringify(document)}\n`);
-        else {
-          const files = ['results.json', 'table.md', ...results.editors.flatMap((r) => [`drift-${r.editor}.svg`, `curves-${r.editor}.svg`])];
-          io.out(`wrote ${files.map((f) => join(out, f)).join(', ')} (${duration(results.seconds)})\n`);
-        }
+        else io.out(`wrote ${paths.join(', ')} (${duration(results.seconds)})\n`);
         return 0;
       };
     });

@@ -8,10 +8,9 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { GpuLimitError } from '../gpu/limits';
-import { loadCheckpoint } from '../model/checkpoint';
+import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';
-import { readSafetensorsHeader } from '../util/safetensors';
 import { methodNeeds } from '../plan/needs';
 import { positionsNeeded } from '../plan/positions';
 import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod } from '../plan/types';
@@ -95,13 +94,18 @@ export function choiceFlag<T extends string>(args: ParsedArgs, name: string, cho
   return value as T;
 }
 
+/** `f()`, a refusal of the layer below (an Error) thrown again as a usage error, its message after `prefix`. */
+export function asUsageError<T>(f: () => T, prefix = ''): T {
+  try {
+    return f();
+  } catch (error) {
+    throw new UsageError(`${prefix}${(error as Error).message}`);
+  }
+}
+
 /** `--env lookup:hops=2,distractors=1`: an environment id with optional difficulty knobs. */
 export function envFlag(text: string): EnvSpec {
-  try {
-    return parseEnvSpec(text);
-  } catch (error) {
-    throw new UsageError(`--env: ${(error as Error).message}`);
-  }
+  return asUsageError(() => parseEnvSpec(text), '--env: ');
 }
 
 /** `--editor H [--budget N]`: the memory editor and its budget, checked before any GPU work. */
@@ -110,11 +114,7 @@ export function editorFlags(args: ParsedArgs, what: string): { editor: EditorKin
   if (!isEditorKind(editor)) throw new UsageError(`unknown editor ${quote(editor)} (${EDITOR_KINDS.join(', ')})`);
   const budget = stringFlag(args, 'budget') === undefined ? undefined : integerFlag(args, 'budget', 0, 1);
   if (budget !== undefined && editor === 'none') throw new UsageError('--budget: editor none has no budget');
-  try {
-    editorSpec(editor, { budget });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  asUsageError(() => editorSpec(editor, { budget }));
   return { editor, budget };
 }
 
@@ -157,37 +157,17 @@ export function scoringMethodFlag(args: ParsedArgs): SequenceMethod {
 // ---------------------------------------------------------------------------------------------
 // The model.
 
-export interface Checkpoint {
-  path: string;
-  weights: ModelWeights;
-  /** The header's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
-  metadata: Record<string, string>;
-}
+export type Checkpoint = Pick<CheckpointPair, 'weights' | 'metadata'> & { path: string };
 
-function readBytes(path: string): Uint8Array {
-  try {
-    const b = readFileSync(path);
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ValidationError({ file: path }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
-  }
-}
-
-/** Codec errors become invalid input: `PATH: safetensors: truncated file: tensor … needs bytes a..b, …`. */
-function decode<T>(path: string, f: () => T): T {
-  try {
-    return f();
-  } catch (error) {
-    throw new ValidationError({ file: path }, error instanceof Error ? error.message : String(error));
-  }
-}
-
+/** The checkpoint alone (mw train reads the optimizer state beside it too); errors name the file (exit 2). */
 export function readCheckpointArg(path: string): Checkpoint {
-  const bytes = readBytes(path);
-  const weights = decode(path, () => loadCheckpoint(bytes));
-  const metadata = decode(path, () => readSafetensorsHeader(bytes).metadata ?? {});
-  return { path, weights, metadata };
+  try {
+    const { weights, metadata } = readCheckpointFile(path);
+    return { path, weights, metadata };
+  } catch (error) {
+    if (error instanceof CheckpointFileError) throw new ValidationError({ file: error.file }, error.reason);
+    throw error;
+  }
 }
 
 export interface ModelChoice<C extends Checkpoint = Checkpoint> {
@@ -212,9 +192,8 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
   const preset = choiceFlag(args, 'config', PRESETS, 'default');
   const init = choiceFlag(args, 'init', INITS, options.init);
   if (path !== undefined) {
-    for (const flag of ['config', 'init']) {
-      if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} does not go with --${options.ckptFlag}: the checkpoint fixes the model`);
-    }
+    const fixed = ['config', 'init'].find((flag) => args.flags[flag] !== undefined);
+    if (fixed) throw new UsageError(`--${fixed} does not go with --${options.ckptFlag}: the checkpoint fixes the model`);
     const checkpoint = options.read ? options.read(path) : (readCheckpointArg(path) as C);
     return { weights: checkpoint.weights, checkpoint, description: `${path} (${describeConfig(checkpoint.weights.config)})` };
   }
@@ -235,11 +214,8 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
     // range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
     const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize);
     if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${mismatch.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : ''}`);
-    for (let id = 0; id < rollout.length; id++) {
-      if (rollout.tokens[id] >= config.vocabSize) {
-        throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
-      }
-    }
+    const id = rollout.tokens.findIndex((t) => t >= config.vocabSize);
+    if (id >= 0) throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
     for (const method of methods) {
       // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
       // tree and plans are built. SDCC's teachers depend on its diverging leaves: its tree is built.
@@ -259,21 +235,19 @@ export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [model, train, autotune, score] = await Promise.all([import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score')]);
-  return {
-    pickMatmulVariant: autotune.pickMatmulVariant,
-    createGpuModel: model.createGpuModel,
-    evaluate: score.evaluate,
-    scoreRollouts: score.scoreRollouts,
-    computeGradients: train.computeGradients,
-  };
+  const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }] = await Promise.all([
+    import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score'),
+  ]);
+  return { pickMatmulVariant, createGpuModel, evaluate, scoreRollouts, computeGradients };
 }
 
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;
 
-/** The CLI's cache directory: $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker. */
-function cacheDir(): string {
-  return process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
+/** Writes PATH whole or not at all: a temporary beside it, renamed into place. */
+export function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.${process.pid}.partial`;
+  writeFileSync(temp, text);
+  renameSync(temp, path);
 }
 
 /** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */
@@ -294,9 +268,7 @@ function fileStorage(path: string): TuningStorage {
     setItem(key, value) {
       const all = { ...read(), [key]: value };
       mkdirSync(join(path, '..'), { recursive: true });
-      const temp = `${path}.${process.pid}.partial`;
-      writeFileSync(temp, JSON.stringify(all, null, 2) + '\n');
-      renameSync(temp, path);
+      writeAtomically(path, JSON.stringify(all, null, 2) + '\n');
     },
   };
 }
@@ -328,8 +300,10 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
     throw error;
   }
   // The matmul variant this adapter prefers (shared-memory tiles on GPUs, registers on SwiftShader).
-  // Measured once per adapter and kept in the cache directory (a few seconds on SwiftShader otherwise).
-  await engine.pickMatmulVariant(gpu, { storage: fileStorage(join(cacheDir(), 'matmul-variants.json')) });
+  // Measured once per adapter and kept in the CLI's cache directory (a few seconds on SwiftShader
+  // otherwise): $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker.
+  const cache = process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
+  await engine.pickMatmulVariant(gpu, { storage: fileStorage(join(cache, 'matmul-variants.json')) });
   const errors: string[] = [];
   const unsubscribe = gpu.onEvent((event) => {
     if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);

@@ -46,33 +46,29 @@ export const planCommand: Command = {
     const method = args.flags.method;
     if (typeof method !== 'string') throw new UsageError(`--method is required (${METHODS.join(', ')})`);
     if (!isMethod(method)) throw new UsageError(`unknown method "${method}" (${METHODS.join(', ')})`);
-    const teacher = args.flags.teacher;
+    const teacher = args.flags.teacher as (typeof TEACHERS)[number] | undefined;
     if (teacher !== undefined && !(TEACHERS as readonly unknown[]).includes(teacher)) {
       throw new UsageError(`unknown teacher layout "${teacher}" (${TEACHERS.join(', ')})`);
     }
     const stream = await openRolloutFile(fileArgument(args));
-    const options = { sdccTeacher: teacher as (typeof TEACHERS)[number] | undefined };
     // A plan grows with N_packed: the file is validated first, then each plan is built and
     // written (in pieces, the JSON of one plan may exceed V8's longest string) before the next.
     await validateRolloutFile(stream);
     const out = createJsonOutput(io, stream.layout);
     let first = true;
     for await (const rollout of stream.rollouts()) {
-      const plan = buildPlan(deriveTree(rollout), method, options);
+      const plan = buildPlan(deriveTree(rollout), method, { sdccTeacher: teacher });
       if (args.flags.json) {
         await out.item(async (write) => {
-          let piece: string[] = [];
-          let size = 0;
+          let piece = '';
           for (const chunk of planJsonChunks(plan)) {
-            piece.push(chunk);
-            size += chunk.length;
-            if (size >= 1 << 20) {
-              await write(piece.join(''));
-              piece = [];
-              size = 0;
+            piece += chunk;
+            if (piece.length >= 1 << 20) {
+              await write(piece);
+              piece = '';
             }
           }
-          await write(piece.join(''));
+          await write(piece);
         });
       } else {
         io.out(`${first ? '' : '\n'}${planTable(rollout.id, plan)}`);

@@ -49,26 +49,6 @@ export function mdTable(headers: string[], rows: string[][], align: ('l' | 'r')[
 export function matrixTable(results: MatrixResults, meta: { checkpoint: string | null } = { checkpoint: null }): string {
   const c = results.config;
   const methods = c.methods;
-  const env = formatEnvSpec(c.env);
-  const out: string[] = [];
-  out.push('# Experiment matrix\n');
-  out.push(
-    `Model ${meta.checkpoint ? `\`${meta.checkpoint}\` ` : ''}(${describeConfig(results.model)}); environment \`${env}\`; ` +
-      `batches of ${c.n} prompts × ${c.group} rollouts, seed ${c.seed}; ${c.steps} on-policy RL update${c.steps === 1 ? '' : 's'} per run ` +
-      `(PPO-clipped, GRPO advantages, constant lr ${c.lr}${methods.includes('sdcc') ? `, SDCC λ ${c.lambda}` : ''}) from the same checkpoint. ` +
-      `Training batches are sampled at temperature ${c.trainTemperature}; EM is measured on a held-out batch of ${c.evalN} prompts decoded greedily ` +
-      `(temperature ${c.evalTemperature}). Episodes decode within ${c.episode.maxContext} positions. Took ${duration(results.seconds)}.\n`,
-  );
-
-  out.push('## Table 1: editor × method\n');
-  out.push(
-    'logdiff = mean |ℓ_train − ℓ_rollout| and μ = mean (ℓ_train − ℓ_rollout) over the targets of each update\'s on-policy batch, averaged over the run ' +
-      '(sdcc: its student, the compressed walk); EM = held-out exact match after the run (EM₀: the checkpoint\'s); ' +
-      'KL_SDCC = mean KL at diverging leaves (updates where it fired / updates); reward = mean reward of the on-policy batches; ' +
-      'step = median update time relative to naive-compressed (first update left out from three updates on: it compiles pipelines); ' +
-      'rows = mean rows through the model per update (the packed input, SDCC\'s teacher included). ' +
-      'On-policy, the rollout logprobs are the live-prefix scores of the weights being trained, so logdiff is also the conditioning drift.\n',
-  );
   const rows: string[][] = [];
   for (const r of results.editors) {
     const ref = timeReference(r, methods);
@@ -93,34 +73,13 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       ]);
     }
   }
-  out.push(
-    mdTable(
-      ['editor', 'method', 'logdiff', 'μ', 'KL_SDCC (fired)', 'reward', 'EM₀ → EM', 'step', 'rows', 'updates'],
-      rows,
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
-  );
-
-  out.push('## Drift at the checkpoint\n');
-  // Results written before the drift batch had its own sampler drew it like the training batches.
-  const driftSampling = c.driftSampling ?? FULL_SAMPLING;
-  const trainLike = isFullSampling(driftSampling);
-  out.push(
-    `Every scoring method on the checkpoint's own rollouts (sampled at ${describeSampling(driftSampling)}${trainLike ? "; update 1's batch" : ', logprobs recorded at T=1'}), ` +
-      'against their rollout-time logprobs; ' +
-      `negative = share of the targets with |difference| > ${results.editors[0]?.drift.signEpsilon ?? 1e-4} whose difference is below zero ` +
-      '(naive-compressed: time-travel leakage, expected mostly negative; naive-full: stale context, expected mostly positive). ' +
-      `expected μ = the mean over targets of the signed drift the batch's sampler should expect there, Σ_a s(a)(log q_m(a) − log p(a)), exact ` +
-      '(μ averages one sample per target); at temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method. Histograms: drift-<editor>.svg.\n',
-  );
-  const driftRows: string[][] = [];
-  for (const r of results.editors) {
-    for (const m of SEQUENCE_METHODS) {
+  const driftRows = results.editors.flatMap((r) =>
+    SEQUENCE_METHODS.map((m) => {
       const d = r.drift.methods[m];
       const sign = d.sign.rollout;
       // Results written before the expected drift existed have none.
       const e = r.expected?.methods[m];
-      driftRows.push([
+      return [
         r.editor,
         m,
         String(d.n),
@@ -130,17 +89,8 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
         formatDrift(d.conditioningDrift),
         formatDrift(e?.mu),
         e?.sign.negativeShare == null ? '–' : `${pct(e.sign.negativeShare)} of ${e.sign.diverging}`,
-      ]);
-    }
-  }
-  out.push(
-    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
-  );
-
-  out.push('## Rollouts\n');
-  out.push(
-    "The checkpoint's batch per editor: rollouts used (every method replays them within the model's positions) of those generated, " +
-      'mean K, diverging leaves D, dropped targets, N_packed / final-walk length, how episodes ended, mean reward and EM (sampled).\n',
+      ];
+    }),
   );
   const structure = results.editors.map((r) => {
     const b = r.rollouts.batch;
@@ -158,8 +108,41 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       fixed(b.em, 3),
     ];
   });
-  out.push(mdTable(['editor', 'used', 'K', 'D', 'dropped', 'packed ratio', 'stops', 'reward', 'EM'], structure, ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'r']));
-  return out.join('\n');
+  // Results written before the drift batch had its own sampler drew it like the training batches.
+  const driftSampling = c.driftSampling ?? FULL_SAMPLING;
+  const trainLike = isFullSampling(driftSampling);
+  return [
+    '# Experiment matrix\n',
+    `Model ${meta.checkpoint ? `\`${meta.checkpoint}\` ` : ''}(${describeConfig(results.model)}); environment \`${formatEnvSpec(c.env)}\`; ` +
+      `batches of ${c.n} prompts × ${c.group} rollouts, seed ${c.seed}; ${c.steps} on-policy RL update${c.steps === 1 ? '' : 's'} per run ` +
+      `(PPO-clipped, GRPO advantages, constant lr ${c.lr}${methods.includes('sdcc') ? `, SDCC λ ${c.lambda}` : ''}) from the same checkpoint. ` +
+      `Training batches are sampled at temperature ${c.trainTemperature}; EM is measured on a held-out batch of ${c.evalN} prompts decoded greedily ` +
+      `(temperature ${c.evalTemperature}). Episodes decode within ${c.episode.maxContext} positions. Took ${duration(results.seconds)}.\n`,
+    '## Table 1: editor × method\n',
+    'logdiff = mean |ℓ_train − ℓ_rollout| and μ = mean (ℓ_train − ℓ_rollout) over the targets of each update\'s on-policy batch, averaged over the run ' +
+      '(sdcc: its student, the compressed walk); EM = held-out exact match after the run (EM₀: the checkpoint\'s); ' +
+      'KL_SDCC = mean KL at diverging leaves (updates where it fired / updates); reward = mean reward of the on-policy batches; ' +
+      'step = median update time relative to naive-compressed (first update left out from three updates on: it compiles pipelines); ' +
+      'rows = mean rows through the model per update (the packed input, SDCC\'s teacher included). ' +
+      'On-policy, the rollout logprobs are the live-prefix scores of the weights being trained, so logdiff is also the conditioning drift.\n',
+    mdTable(
+      ['editor', 'method', 'logdiff', 'μ', 'KL_SDCC (fired)', 'reward', 'EM₀ → EM', 'step', 'rows', 'updates'],
+      rows,
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    '## Drift at the checkpoint\n',
+    `Every scoring method on the checkpoint's own rollouts (sampled at ${describeSampling(driftSampling)}${trainLike ? "; update 1's batch" : ', logprobs recorded at T=1'}), ` +
+      'against their rollout-time logprobs; ' +
+      `negative = share of the targets with |difference| > ${results.editors[0]?.drift.signEpsilon ?? 1e-4} whose difference is below zero ` +
+      '(naive-compressed: time-travel leakage, expected mostly negative; naive-full: stale context, expected mostly positive). ' +
+      `expected μ = the mean over targets of the signed drift the batch's sampler should expect there, Σ_a s(a)(log q_m(a) − log p(a)), exact ` +
+      '(μ averages one sample per target); at temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method. Histograms: drift-<editor>.svg.\n',
+    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
+    '## Rollouts\n',
+    "The checkpoint's batch per editor: rollouts used (every method replays them within the model's positions) of those generated, " +
+      'mean K, diverging leaves D, dropped targets, N_packed / final-walk length, how episodes ended, mean reward and EM (sampled).\n',
+    mdTable(['editor', 'used', 'K', 'D', 'dropped', 'packed ratio', 'stops', 'reward', 'EM'], structure, ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'r']),
+  ].join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,12 +150,9 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
 
 const FONT = 'font-family="ui-sans-serif, system-ui, sans-serif"';
 
-function esc(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
 export function text(x: number, y: number, content: string, attrs = ''): string {
-  return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${esc(content)}</text>`;
+  const escaped = content.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${escaped}</text>`;
 }
 
 export function svg(width: number, height: number, body: string[]): string {
@@ -182,10 +162,9 @@ export function svg(width: number, height: number, body: string[]): string {
   );
 }
 
-/** A bottom axis: rule, ticks and labels. */
-export function xAxis(scale: { (v: number): number; ticks(n: number): number[] }, y: number, fmt: (v: number) => string, count = 6): string {
-  return scale
-    .ticks(count)
+/** A bottom axis: rule, ticks and labels at `ticks`. */
+function xAxis(scale: (v: number) => number, ticks: number[], y: number, fmt: (v: number) => string): string {
+  return ticks
     .map((t) => {
       const x = scale(t);
       return `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${y}" y2="${y + 4}" stroke="${INK.muted}"/>` + text(x, y + 16, fmt(t), `fill="${INK.muted}" text-anchor="middle" font-size="10"`);
@@ -218,22 +197,18 @@ export function driftSvg(result: EditorResult): string {
   const top = 58;
   const left = 220;
   const right = 20;
-  const methods = SEQUENCE_METHODS;
-  const height = top + methods.length * panel + 44;
-  const edges = result.drift.methods[methods[0]].histogram.rollout.edges;
+  const height = top + SEQUENCE_METHODS.length * panel + 44;
+  const edges = result.drift.methods[SEQUENCE_METHODS[0]].histogram.rollout.edges;
   const x = scaleLinear().domain([edges[0], edges[edges.length - 1]]).range([left, width - right]);
   const b = result.rollouts.batch;
+  const subtitle =
+    `checkpoint's own rollouts: ${b.usable} used of ${b.rollouts}, K mean ${b.K.toFixed(2)}, ${b.divergingLeaves} diverging leaves, ` +
+    `${result.drift.withLogprobs} targets with rollout logprobs; counts on a √ scale`;
   const body: string[] = [
     text(16, 22, `Signed drift ℓ_method − ℓ_rollout per target — editor ${result.editor}`, `fill="${INK.text}" font-size="15" font-weight="600"`),
-    text(
-      16,
-      40,
-      `checkpoint's own rollouts: ${b.usable} used of ${b.rollouts}, K mean ${b.K.toFixed(2)}, ${b.divergingLeaves} diverging leaves, ` +
-        `${result.drift.withLogprobs} targets with rollout logprobs; counts on a √ scale`,
-      `fill="${INK.muted}"`,
-    ),
+    text(16, 40, subtitle, `fill="${INK.muted}"`),
   ];
-  methods.forEach((m, i) => {
+  SEQUENCE_METHODS.forEach((m, i) => {
     const h = result.drift.methods[m].histogram.rollout;
     const d = result.drift.methods[m];
     const y0 = top + i * panel;
@@ -259,10 +234,10 @@ export function driftSvg(result: EditorResult): string {
     ];
     lines.forEach((l, j) => body.push(text(16, y0 + 42 + 14 * j, l, `fill="${INK.muted}" font-size="11"`)));
   });
-  const axisY = top + methods.length * panel - 22;
+  const axisY = top + SEQUENCE_METHODS.length * panel - 22;
   const span = edges[edges.length - 1] - edges[0];
   const fmt = format(span < 0.02 ? '.1e' : '.2~f');
-  body.push(xAxis(x, axisY, fmt, 8));
+  body.push(xAxis(x, x.ticks(8), axisY, fmt));
   body.push(text((left + width - right) / 2, axisY + 34, `ℓ_method − ℓ_rollout (nats), ${edges.length - 1} bins on one range for all methods`, `fill="${INK.muted}" text-anchor="middle" font-size="11"`));
   return svg(width, height, body);
 }
@@ -303,13 +278,10 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
   const stepAxis = (p: { x0: number; x1: number }) => {
     const x = xStep(p);
     const ticks = x.ticks(Math.min(updates, 6)).filter((t) => Number.isInteger(t) && t >= 1 && t <= updates);
-    return (
-      ticks
-        .map((t) => `<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${bottom}" y2="${bottom + 4}" stroke="${INK.muted}"/>` + text(x(t), bottom + 16, String(t), `fill="${INK.muted}" text-anchor="middle" font-size="10"`))
-        .join('\n') + text((p.x0 + p.x1) / 2, bottom + 34, 'update', `fill="${INK.muted}" text-anchor="middle" font-size="11"`)
-    );
+    return xAxis(x, ticks, bottom, String) + text((p.x0 + p.x1) / 2, bottom + 34, 'update', `fill="${INK.muted}" text-anchor="middle" font-size="11"`);
   };
-  const series = (p: { x0: number; x1: number }, y: (v: number) => number, points: (r: RunRecord) => [number, number | null][]) => {
+  /** A panel of one curve per run over the updates: its frame, its grid, the curves, the update axis. */
+  const curvePanel = (p: { x0: number; x1: number }, title: string, grid: string[], y: (v: number) => number, points: (r: RunRecord) => [number, number | null][]) => {
     const x = xStep(p);
     const out: string[] = [];
     runs.forEach((r, i) => {
@@ -321,7 +293,7 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
       if (path && pts.length > 1) out.push(`<path d="${path}" fill="none" stroke="${c}" stroke-width="2" stroke-opacity="0.85"/>`);
       for (const q of pts) out.push(`<circle cx="${(x(q[0]) + dodge(i)).toFixed(1)}" cy="${y(q[1]).toFixed(1)}" r="3" fill="${c}"/>`);
     });
-    return out.join('\n');
+    body.push(frame(p, title), ...grid, out.join('\n'), stepAxis(p));
   };
 
   // (a) Mean reward of each update's on-policy batch.
@@ -329,10 +301,8 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
   const yReward = scaleLinear()
     .domain([Math.min(0, ...rewards), Math.max(1, ...rewards)])
     .range([bottom, top + 6]);
-  body.push(frame(panels[0], 'batch mean reward (sampled, T = 1)'));
-  body.push(yAxis(yReward, panels[0].x0, panels[0].x1 - panels[0].x0, format('.1f')));
-  body.push(series(panels[0], yReward, (r) => r.steps.map((s) => [s.update, s.batch.meanReward])));
-  body.push(stepAxis(panels[0]));
+  const rewardGrid = yAxis(yReward, panels[0].x0, panels[0].x1 - panels[0].x0, format('.1f'));
+  curvePanel(panels[0], 'batch mean reward (sampled, T = 1)', [rewardGrid], yReward, (r) => r.steps.map((s) => [s.update, s.batch.meanReward]));
 
   // (b) logdiff per update on a log scale: the exact methods sit orders of magnitude below the naive ones.
   const logdiffs = runs.flatMap((r) => r.steps.map((s) => s.metrics?.logdiff ?? null)).filter((v): v is number => v !== null && Number.isFinite(v));
@@ -340,15 +310,13 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
   const lo = positive.length ? Math.max(1e-9, Math.min(...positive) / 2) : 1e-7;
   const hi = Math.max(lo * 100, ...logdiffs.map((v) => v * 2));
   const yLog = scaleLog().domain([lo, hi]).range([bottom, top + 6]).clamp(true);
-  body.push(frame(panels[1], 'logdiff |ℓ_train − ℓ_rollout| (log scale)'));
   const decades = yLog.ticks().filter((t) => Math.abs(Math.log10(t) - Math.round(Math.log10(t))) < 1e-9);
-  for (const t of decades) {
-    const y = yLog(t);
-    body.push(`<line x1="${panels[1].x0}" x2="${panels[1].x1}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="${INK.grid}"/>`);
-    body.push(text(panels[1].x0 - 6, y + 3, format('.0e')(t), `fill="${INK.muted}" text-anchor="end" font-size="10"`));
-  }
-  body.push(series(panels[1], (v) => yLog(Math.max(v, lo)), (r) => r.steps.map((s) => [s.update, s.metrics?.logdiff ?? null])));
-  body.push(stepAxis(panels[1]));
+  const logGrid = decades.flatMap((t) => [
+    `<line x1="${panels[1].x0}" x2="${panels[1].x1}" y1="${yLog(t).toFixed(1)}" y2="${yLog(t).toFixed(1)}" stroke="${INK.grid}"/>`,
+    text(panels[1].x0 - 6, yLog(t) + 3, format('.0e')(t), `fill="${INK.muted}" text-anchor="end" font-size="10"`),
+  ]);
+  const logTitle = 'logdiff |ℓ_train − ℓ_rollout| (log scale)';
+  curvePanel(panels[1], logTitle, logGrid, (v) => yLog(Math.max(v, lo)), (r) => r.steps.map((s) => [s.update, s.metrics?.logdiff ?? null]));
 
   // (c) Held-out EM after each run; the checkpoint's as a dashed line.
   const p = panels[2];

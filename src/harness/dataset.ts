@@ -3,12 +3,14 @@
 // CLI writes the text, the trainer and the browser worker take the objects.
 
 import type { EventJson, RolloutJson } from '../rollout/format';
-import { stringifyRollouts } from '../rollout/serialize';
 import { createRng } from '../util/prng';
 import { createEditor, editorSpec, type EditorKind, type EditorSpec } from './editors';
 import { createEnv, type EnvId, type EnvSpec } from './env';
 import { runEpisode, type EpisodeOptions, type EpisodeResult } from './episode';
 import type { Policy } from './policy';
+
+/** A data set as JSONL text, one rollout per line. */
+export { stringifyRollouts as datasetToJsonl } from '../rollout/serialize';
 
 export interface DatasetConfig {
   env: EnvSpec | EnvId;
@@ -28,24 +30,8 @@ export interface DatasetConfig {
   concurrency?: number;
 }
 
-export interface DatasetSummary {
-  rollouts: number;
-  groups: number;
-  meanReward: number;
-  /** Share of rollouts with EM 1. */
-  em: number;
-  K: { mean: number; min: number; max: number };
-  /** Physical tape length L. */
-  tokens: { mean: number; max: number };
-  /** Longest live view given to the policy. */
-  maxView: number;
-  stops: Record<string, number>;
-}
-
-export interface Dataset {
-  rollouts: RolloutJson[];
-  summary: DatasetSummary;
-}
+export type Dataset = Awaited<ReturnType<typeof generateDataset>>;
+export type DatasetSummary = ReturnType<typeof summarize>;
 
 /** What a caller may watch of the episodes while they are played, and how it stops them. */
 export interface DatasetHooks {
@@ -89,12 +75,12 @@ export function tapeLength(rollout: RolloutJson): number {
   return n;
 }
 
-export async function generateDataset(config: DatasetConfig, policy: Policy, hooks: DatasetHooks = {}): Promise<Dataset> {
+export async function generateDataset(config: DatasetConfig, policy: Policy, hooks: DatasetHooks = {}) {
   const { n, seed } = config;
   const groupSize = config.groupSize ?? 1;
   const concurrency = config.concurrency ?? 1;
-  for (const [name, v, min] of [['n', n, 1], ['groupSize', groupSize, 1], ['concurrency', concurrency, 1]] as const) {
-    if (!Number.isInteger(v) || v < min) throw new Error(`generateDataset: ${name} must be an integer >= ${min}, got ${v}`);
+  for (const [name, v] of [['n', n], ['groupSize', groupSize], ['concurrency', concurrency]] as const) {
+    if (!Number.isInteger(v) || v < 1) throw new Error(`generateDataset: ${name} must be an integer >= 1, got ${v}`);
   }
   const env = createEnv(config.env);
   const spec = typeof config.editor === 'string' ? editorSpec(config.editor) : config.editor;
@@ -102,8 +88,7 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
   const { kind, ...options } = spec;
   const editor = createEditor(config.budget === undefined ? spec : editorSpec(kind, { ...options, budget: config.budget }));
 
-  const seeds = promptSeeds(seed, n);
-  const jobs = seeds.flatMap((promptSeed, i) => Array.from({ length: groupSize }, (_, j) => ({ promptSeed, i, j })));
+  const jobs = promptSeeds(seed, n).flatMap((promptSeed) => Array.from({ length: groupSize }, (_, j) => ({ promptSeed, j })));
   const rollouts: RolloutJson[] = new Array(jobs.length);
   // Decode records hold whole views: keep a few figures per episode, not the records.
   const figures: EpisodeFigures[] = new Array(jobs.length);
@@ -133,16 +118,9 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
   return { rollouts, summary: summarize(figures, n) };
 }
 
-interface EpisodeFigures {
-  reward: number;
-  em: number;
-  K: number;
-  tokens: number;
-  maxView: number;
-  stop: string;
-}
+type EpisodeFigures = ReturnType<typeof episodeFigures>;
 
-function episodeFigures(r: EpisodeResult): EpisodeFigures {
+function episodeFigures(r: EpisodeResult) {
   return {
     reward: r.outcome.reward,
     em: r.outcome.em,
@@ -153,7 +131,7 @@ function episodeFigures(r: EpisodeResult): EpisodeFigures {
   };
 }
 
-function summarize(figures: readonly EpisodeFigures[], groups: number): DatasetSummary {
+function summarize(figures: readonly EpisodeFigures[], groups: number) {
   const count = figures.length;
   const mean = (f: (r: EpisodeFigures) => number) => figures.reduce((s, r) => s + f(r), 0) / count;
   const max = (f: (r: EpisodeFigures) => number) => figures.reduce((m, r) => Math.max(m, f(r)), -Infinity);
@@ -163,15 +141,13 @@ function summarize(figures: readonly EpisodeFigures[], groups: number): DatasetS
     rollouts: count,
     groups,
     meanReward: mean((r) => r.reward),
+    /** Share of rollouts with EM 1. */
     em: mean((r) => r.em),
     K: { mean: mean((r) => r.K), min: -max((r) => -r.K), max: max((r) => r.K) },
+    /** Physical tape length L. */
     tokens: { mean: mean((r) => r.tokens), max: max((r) => r.tokens) },
+    /** Longest live view given to the policy. */
     maxView: max((r) => r.maxView),
     stops,
   };
-}
-
-/** A data set as JSONL text, one rollout per line. */
-export function datasetToJsonl(rollouts: readonly RolloutJson[]): string {
-  return stringifyRollouts(rollouts);
 }

@@ -37,16 +37,12 @@ export interface EpisodeOptions {
 
 export const EPISODE_DEFAULTS = { maxActTokens: 80, maxContext: 1024 } as const;
 
-/** How the episode ended. */
-export type EpisodeStop =
-  /** the environment ended it (an answer, or a final action) */
-  | 'done'
-  /** an action reached its decode budget without a stop token */
-  | 'truncated'
-  /** no room left in the model context for another action */
-  | 'context'
-  /** maxTurns actions without an end */
-  | 'turns';
+/**
+ * How the episode ended: `done` (the environment ended it: an answer, or a final action),
+ * `truncated` (an action reached its decode budget without a stop token), `context` (no room left
+ * in the model context for another action) or `turns` (maxTurns actions without an end).
+ */
+export type EpisodeStop = 'done' | 'truncated' | 'context' | 'turns';
 
 /** One decode step: the live view the policy was given and what it produced. */
 export interface DecodeRecord {
@@ -67,14 +63,7 @@ export interface DecodeRecord {
   actTokens: number[];
 }
 
-export interface EpisodeResult {
-  rollout: RolloutJson;
-  decodes: DecodeRecord[];
-  outcome: Outcome;
-  stop: EpisodeStop;
-  /** Number of edits. */
-  K: number;
-}
+export type EpisodeResult = Awaited<ReturnType<typeof runEpisode>>;
 
 function checkAction(action: Action, maxTokens: number, policy: string): void {
   const { tokens, logprobs } = action;
@@ -98,13 +87,12 @@ function checkAction(action: Action, maxTokens: number, policy: string): void {
  * policy samples with `opts.policySeed` (default `seed`). Same seeds and a deterministic policy give
  * the same rollout.
  */
-export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed: number, opts: EpisodeOptions = {}): Promise<EpisodeResult> {
+export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed: number, opts: EpisodeOptions = {}) {
   const maxTurns = opts.maxTurns ?? env.maxTurns;
   const maxActTokens = opts.maxActTokens ?? EPISODE_DEFAULTS.maxActTokens;
   const maxContext = opts.maxContext ?? EPISODE_DEFAULTS.maxContext;
   const policySeed = opts.policySeed ?? seed;
   const episode = env.reset(seed);
-  const summarize = (notes: readonly unknown[]) => episode.summarize(notes);
 
   const events: EventJson[] = [];
   const record = (event: EventJson) => {
@@ -117,17 +105,15 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   /** The edit applied since the last decode, for the next decode record. */
   let lastEdit: { edit: number; lengthBefore: number } | null = null;
 
-  const prompt = promptTokens(episode.prompt);
-  let view: LiveView = createLiveView([createBlock('prompt', nextId, prompt)]);
-  nextId += prompt.length;
-  record({ op: 'append', role: 'prompt', tokens: prompt });
-
-  const appendObs = (text: string, note: unknown) => {
-    const tokens = obsTokens(text);
-    view = createLiveView([...view.blocks, createBlock('obs', nextId, tokens, note === undefined ? [] : [note])]);
+  let view: LiveView = createLiveView([]);
+  const append = (role: 'prompt' | 'obs' | 'act', tokens: number[], notes: unknown[] = [], logprobs?: number[]) => {
+    const block = createBlock(role, nextId, tokens, notes);
+    view = createLiveView([...view.blocks, block]);
     nextId += tokens.length;
-    record({ op: 'append', role: 'obs', tokens });
+    record({ op: 'append', role, tokens, ...(logprobs && { logprobs }) });
+    return block;
   };
+  append('prompt', promptTokens(episode.prompt));
 
   const session: PolicySession = await policy.start({ env: env.id, editor: editor.spec, seed: policySeed });
   const edit = async (plan: EditPlan) => {
@@ -145,7 +131,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   let stop: EpisodeStop = 'turns';
   try {
     for (let step = 0; step < maxTurns && outcome === null; step++) {
-      const plan = editor.beforeDecode(view, summarize);
+      const plan = editor.beforeDecode(view, (notes) => episode.summarize(notes));
       if (plan) lastEdit = await edit(plan);
       const maxTokens = Math.min(maxActTokens, maxContext - view.length);
       if (maxTokens < 1) {
@@ -153,33 +139,25 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
         break;
       }
 
-      const decode: DecodeRecord = {
+      const decode = {
         step,
         edit: lastEdit?.edit ?? null,
         lengthBefore: lastEdit?.lengthBefore ?? view.length,
         viewIds: viewIds(view),
         viewTokens: viewTokens(view),
-        actIds: [],
-        actTokens: [],
       };
       lastEdit = null;
       const action = await session.act({ view: decode.viewTokens.slice(), maxTokens });
       checkAction(action, maxTokens, policy.name);
       const tokens = action.tokens.slice();
-      const act = createBlock('act', nextId, tokens);
-      decode.actIds = tokens.map((_, i) => nextId + i);
-      decode.actTokens = tokens;
-      decodes.push(decode);
-      nextId += tokens.length;
-      view = createLiveView([...view.blocks, act]);
-      record({ op: 'append', role: 'act', tokens, logprobs: action.logprobs.slice() });
+      decodes.push({ ...decode, actIds: tokens.map((_, i) => nextId + i), actTokens: tokens });
+      const act = append('act', tokens, [], action.logprobs.slice());
 
       const last = tokens[tokens.length - 1];
       if (last !== NEWLINE && last !== EOS) {
         stop = 'truncated';
         break;
       }
-      const text = byteTokenizer.decode(tokens.slice(0, -1));
       if (last === NEWLINE) {
         const claim = editor.onAct(view, act);
         if (claim && 'edit' in claim) {
@@ -187,15 +165,15 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
           continue;
         }
         if (claim) {
-          appendObs(claim.obs, undefined);
+          append('obs', obsTokens(claim.obs));
           continue;
         }
       }
-      const result = episode.step(text, last === EOS);
+      const result = episode.step(byteTokenizer.decode(tokens.slice(0, -1)), last === EOS);
       if (result.done) {
         outcome = result;
         stop = 'done';
-      } else appendObs(result.text, result.note);
+      } else append('obs', obsTokens(result.text), result.note === undefined ? [] : [result.note]);
     }
   } finally {
     await session.close?.();
@@ -237,12 +215,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
  * conditions on them, and the final walk they lengthen could outgrow the model's positions.
  */
 export function endAtLastAction(rollout: RolloutJson): RolloutJson {
-  let end = rollout.events.length;
-  while (end > 0) {
-    const e = rollout.events[end - 1];
-    if (e.op === 'append' && e.role === 'act') break;
-    end--;
-  }
+  const end = rollout.events.findLastIndex((e) => e.op === 'append' && e.role === 'act') + 1;
   if (end === rollout.events.length) return rollout;
   return { ...rollout, events: rollout.events.slice(0, end), meta: { ...((rollout.meta ?? {}) as object), trimmedEvents: rollout.events.length - end } };
 }

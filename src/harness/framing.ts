@@ -30,16 +30,14 @@ export function actionTokens(text: string, final: boolean): number[] {
   return [...byteTokenizer.encode(text), final ? EOS : NEWLINE];
 }
 
-export type ViewBlockRole = 'prompt' | 'obs' | 'summary' | 'act';
-
 /** One piece of a live view as text: what a scripted policy reads. */
 export interface ViewBlock {
-  role: ViewBlockRole;
+  role: 'prompt' | 'obs' | 'summary' | 'act';
   /** The piece's text without its marker, cue or stop token (special tokens inside by name). */
   text: string;
 }
 
-const MARKER_ROLE: Readonly<Record<number, ViewBlockRole>> = {
+const MARKER_ROLE: Readonly<Record<number, ViewBlock['role']>> = {
   [ROLE_MARKER.prompt]: 'prompt',
   [ROLE_MARKER.obs]: 'obs',
   [ROLE_MARKER.summary]: 'summary',
@@ -52,35 +50,28 @@ const MARKER_ROLE: Readonly<Record<number, ViewBlockRole>> = {
  */
 export function readView(view: ArrayLike<number>): ViewBlock[] {
   const blocks: ViewBlock[] = [];
-  let role: ViewBlockRole | null = null;
+  let role: ViewBlock['role'] | null = null;
   let body: number[] = [];
-  const close = () => {
-    if (role !== null) blocks.push({ role, text: byteTokenizer.decode(body) });
+  // A cue followed by no action token (the cue at the end: the action being decoded now; a cue
+  // before a marker) opens no block; a real action has at least its stop token (`stopped`).
+  const close = (stopped = false) => {
+    if (role !== null && (stopped || role !== 'act' || body.length > 0)) blocks.push({ role, text: byteTokenizer.decode(body) });
     role = null;
     body = [];
-  };
-  // A cue followed by no action token (the cue at the end: the action being decoded now; a cue
-  // before a marker) opens no block; a real action has at least its stop token.
-  const closeUnlessEmptyAct = () => {
-    if (role === 'act' && body.length === 0) {
-      role = null;
-      return;
-    }
-    close();
   };
   for (let i = 0; i < view.length; i++) {
     const t = view[i];
     if (t === BOS) continue;
     if (MARKER_ROLE[t] !== undefined) {
-      closeUnlessEmptyAct();
+      close();
       role = MARKER_ROLE[t];
     } else if (t === ACT_CUE) {
-      closeUnlessEmptyAct();
+      close();
       role = 'act';
     } else if (role === 'act' && (t === NEWLINE || t === EOS)) {
-      close();
+      close(true);
     } else body.push(t);
   }
-  closeUnlessEmptyAct();
+  close();
   return blocks;
 }

@@ -21,7 +21,6 @@ import {
   loadOptimizerState,
 } from './checkpoint';
 import type { ModelConfig } from './config';
-import type { ModelWeights } from './params';
 import { readSafetensorsHeader } from '../util/safetensors';
 import { optimizerStatePath } from './checkpoint-name';
 
@@ -32,12 +31,9 @@ export { optimizerStatePath };
 
 /** A checkpoint file that cannot be used as it is: `file` names it, `reason` says why (one line). */
 export class CheckpointFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly reason: string,
-  ) {
+  override readonly name = 'CheckpointFileError';
+  constructor(readonly file: string, readonly reason: string) {
     super(`${file}: ${reason}`);
-    this.name = 'CheckpointFileError';
   }
 }
 
@@ -70,12 +66,7 @@ function partialPath(path: string): string {
 function partialsOf(path: string): string[] {
   const dir = dirname(path);
   const name = basename(path);
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch {
-    return [];
-  }
+  const entries = safe(() => readdirSync(dir)) ?? [];
   return entries.filter((e) => e.startsWith(`${name}.`) && /^\.\d+\.partial$/.test(e.slice(name.length))).map((e) => join(dir, e));
 }
 
@@ -113,10 +104,7 @@ export function recoverCheckpointPair(path: string, digest: Digest = nodeSha256)
   const candidates = partialsOf(optimizer);
   if (candidates.length === 0) return false;
   const weights = readBytes(path);
-  if (existsSync(optimizer)) {
-    const current = safe(() => checkPair(weights, readBytes(optimizer), digest));
-    if (current?.ok) return false;
-  }
+  if (existsSync(optimizer) && safe(() => checkPair(weights, readBytes(optimizer), digest))?.ok) return false;
   for (const candidate of candidates) {
     const check = safe(() => checkPair(weights, readBytes(candidate), digest));
     if (check?.ok && check.bound) {
@@ -171,27 +159,32 @@ export function writeCheckpointPair(path: string, files: { weights: Uint8Array; 
   syncFolder(path);
 }
 
-export interface CheckpointPair {
-  weights: ModelWeights;
-  /** The weights file's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
-  metadata: Record<string, string>;
-  /** The optimizer state beside the weights, or null when none was saved. */
-  optimizer: OptimizerState | null;
-  /** Whether an interrupted save had to be rolled forward to read this pair. */
-  recovered: boolean;
-}
+export type CheckpointPair = ReturnType<typeof readCheckpointPair>;
 
 /**
  * Reads a checkpoint and the optimizer state beside it as one pair: an interrupted save is rolled
  * forward when its optimizer `.partial` completes the weights, a mixed pair is refused naming the
  * optimizer file. Errors name the file: `PATH: checkpoint: …`.
  */
-export function readCheckpointPair(path: string, options?: LoadOptions, digest: Digest = nodeSha256): CheckpointPair {
+export function readCheckpointPair(path: string, options?: LoadOptions, digest: Digest = nodeSha256) {
   const recovered = safe(() => recoverCheckpointPair(path, digest)) ?? false;
-  const weightsBytes = readBytes(path);
-  const weights = inFile(path, () => loadCheckpoint(weightsBytes, options));
-  const metadata = readSafetensorsHeader(weightsBytes).metadata ?? {};
-  return { weights, metadata, optimizer: readPairedOptimizer(path, weightsBytes, weights.config, digest), recovered };
+  const { weights, metadata, bytes } = readCheckpointFile(path, options);
+  return {
+    weights,
+    /** The weights file's `__metadata__` (config, and what mw train saved: step, schedule, seed). */
+    metadata,
+    /** The optimizer state beside the weights, or null when none was saved. */
+    optimizer: readPairedOptimizer(path, bytes, weights.config, digest),
+    /** Whether an interrupted save had to be rolled forward to read this pair. */
+    recovered,
+  };
+}
+
+/** A checkpoint's weights and `__metadata__` alone (an optimizer file beside it is not read), and its bytes. */
+export function readCheckpointFile(path: string, options?: LoadOptions) {
+  const bytes = readBytes(path);
+  const weights = inFile(path, () => loadCheckpoint(bytes, options));
+  return { weights, metadata: inFile(path, () => readSafetensorsHeader(bytes).metadata ?? {}), bytes };
 }
 
 function readPairedOptimizer(path: string, weightsBytes: Uint8Array, config: ModelConfig, digest: Digest): OptimizerState | null {
