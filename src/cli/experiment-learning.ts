@@ -4,7 +4,7 @@
 // (src/experiments/learning-run.ts); writes results.json, table.md, reference.json (the app's
 // dashed curves) and SVG curves (src/experiments/learning-report.ts) into --out DIR.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { PAPER_CLAIM, WEAK_MODEL } from '../run/config';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
-import { envFlag, integerFlag, modelFromArgs, numberFlag, stringFlag, withGpu } from './model-args';
+import { envFlag, integerFlag, modelFromArgs, numberFlag, stringFlag, withGpu, writeAtomically } from './model-args';
 import { duration } from './progress';
 
 /** The weak start (scripts/train-weak.sh): --ckpt's default. */
@@ -97,12 +97,6 @@ function listOf<T>(text: string | undefined, name: string, parse: (item: string)
   if (new Set(items).size !== items.length) throw new UsageError(`--${name} lists an entry twice`);
   if (!out.length) throw new UsageError(`--${name} lists nothing`);
   return out;
-}
-
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.partial`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
 }
 
 function loadLine(): string {

@@ -21,10 +21,11 @@ import {
 import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
+import { PRESETS } from '../run/config';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
-import { asUsageError, envFlag, integerFlag, modelFromArgs, numberFlag, PRESETS, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
+import { asUsageError, envFlag, integerFlag, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
 import { duration } from './progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */

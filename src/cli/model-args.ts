@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { GpuLimitError } from '../gpu/limits';
 import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
-import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig, type ModelPreset } from '../model/config';
+import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig } from '../model/config';
+import { PRESETS } from '../run/config';
 import { initWeights, type ModelWeights } from '../model/params';
 import { methodNeeds } from '../plan/needs';
 import { positionsNeeded } from '../plan/positions';
@@ -28,9 +29,6 @@ import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './comman
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
 export const GPU_UNAVAILABLE_EXIT = 69;
-
-/** Smallest first. */
-export const PRESETS = Object.keys(MODEL_PRESETS) as ModelPreset[];
 
 /**
  * Random initialisations: `gpt2` is GPT-2's own (N(0, 0.02²), what training starts from); `wide`
