@@ -2,7 +2,7 @@
 // same record `mw tree --json` prints, and with a checkpoint its drift row), the columns a person
 // sorts by, the filter they type (`D>0 reward<1 lookup`), and the CSV: the figure columns exactly
 // as `mw tree --json` names them, then the drift columns when the set was scored.
-import { csvFormatRows } from 'd3';
+import { csvOf, type Cell } from '../export/targetRows';
 import { ROLLOUT_ROW_FIELDS, type RolloutRow } from '../../tree';
 import { SCORED_METHODS, type DriftRow, type ScoredMethod } from '../protocol/score';
 
@@ -139,13 +139,13 @@ export function datasetCsv(entries: readonly TableEntry[]): string {
   const header: string[] = [...ROLLOUT_ROW_FIELDS];
   if (scored) header.push('reference', ...SCORED_METHODS.flatMap((m) => [`${m}.logdiff`, `${m}.mu`]), 'sdcc.kl', 'error');
   const rows = entries.map((e) => {
-    const cells: (string | number | null)[] = ROLLOUT_ROW_FIELDS.map((f) => e.row[f]);
+    const cells: Cell[] = ROLLOUT_ROW_FIELDS.map((f) => e.row[f]);
     if (scored) {
       const d = driftOf(e);
       cells.push(d?.reference ?? null, ...SCORED_METHODS.flatMap((m) => [d?.methods[m]?.logdiff ?? null, d?.methods[m]?.mu ?? null]), d?.klSdcc ?? null);
       cells.push(e.drift && 'error' in e.drift ? e.drift.error : null);
     }
-    return cells.map((v) => (v === null ? '' : String(v)));
+    return cells;
   });
-  return `${csvFormatRows([header, ...rows])}\n`;
+  return csvOf(header, rows);
 }

@@ -4,10 +4,12 @@
 // tokens forwarded as it goes. `summarize`: the same scoring, answered with one row of the data-set
 // table (logdiff, μ per method, KL_SDCC) instead of every target's scores. The worker handles one
 // request at a time, in order; `cancel` is read at once and stops a score at its next forward pass.
+import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
 import type { Rollout } from '../../rollout';
 
-export const SCORED_METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
-export type ScoredMethod = (typeof SCORED_METHODS)[number];
+/** What the worker scores: every method whose plan is a list of sequences (SDCC has none of its own). */
+export const SCORED_METHODS = SEQUENCE_METHODS;
+export type ScoredMethod = SequenceMethod;
 
 export type ScoreWorkerRequest =
   | { type: 'load'; job: number; bytes: ArrayBuffer; name: string }

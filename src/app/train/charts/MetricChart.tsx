@@ -42,11 +42,13 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
     canvas.dataset.referencePoints = String(frame.references.reduce((n, r) => n + r.points.length, 0));
   });
 
-  useEffect(() => schedule(), [schedule, spec, width, height, objective, reference]);
+  useEffect(() => schedule(), [schedule, spec, width, height, objective]);
   useEffect(
     () =>
       useWorkbench.subscribe((state, prev) => {
-        if (state.trainHistoryVersion !== prev.trainHistoryVersion || state.trainRun !== prev.trainRun) schedule();
+        // The config too: without a run, the dashed reference curves follow the draft's methods and λ.
+        const changed = state.trainHistoryVersion !== prev.trainHistoryVersion || state.trainRun !== prev.trainRun || state.trainConfig !== prev.trainConfig;
+        if (changed) schedule();
       }),
     [schedule],
   );

@@ -8,7 +8,7 @@ import type { RunConfig } from '../../../run/config';
 import { referenceCurvesFor, referencePhase, type ReferenceCurves, type ReferencePhase } from '../../../run/reference';
 import type { ReferenceSeries } from './draw';
 
-export const SHIPPED_REFERENCE = shipped as ReferenceCurves;
+const SHIPPED_REFERENCE = shipped as ReferenceCurves;
 
 /** The shipped phase a run reproduces, or null. */
 export function shippedPhase(config: RunConfig): ReferencePhase | null {
