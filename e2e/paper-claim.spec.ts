@@ -53,7 +53,15 @@ test("The paper's claim: four lanes from the weak start, each with a held-out EM
   expect(Number(await canvas.getAttribute('data-points'))).toBeGreaterThanOrEqual(4);
   await expect(canvas).toHaveAttribute('data-references', '4');
   await page.getByTestId('train-pause').click();
-  await expect(page.getByTestId('train-status')).toHaveAttribute('data-phase', /pausing|paused/);
+  await expect(page.getByTestId('train-status')).toHaveAttribute('data-phase', 'paused', { timeout: 120_000 });
+
+  // Without a run the dashed curves follow the draft: a lane toggled off loses its curve at once.
+  await page.getByTestId('train-reset').click();
+  await expect(page.getByTestId('train-status')).toHaveAttribute('data-phase', 'idle');
+  await expect(canvas).toHaveAttribute('data-references', '4');
+  await page.getByTestId('config-method-naive-full').click();
+  await expect(page.getByTestId('config-method-naive-full')).toHaveAttribute('aria-pressed', 'false');
+  await expect(canvas).toHaveAttribute('data-references', '3');
 });
 
 /** The draft config as the page's link carries it (the fragment follows the config). */

@@ -4,6 +4,7 @@
 // command in `made` (scripts/examples.mjs runs them again); and one demo data set the harness
 // generates in the worker with the scripted expert, for an edit the policy itself triggers.
 import type { DemoConfig } from '../protocol/parse';
+import { fetchShipped } from './shipped';
 
 export type Example = {
   name: string;
@@ -73,7 +74,5 @@ export function exampleFileName(example: Example): string {
 
 export async function fetchExample(example: Example, generate: (config: DemoConfig) => Promise<string>): Promise<Blob> {
   if (example.kind === 'generated') return new Blob([await generate(example.config)], { type: 'application/x-ndjson' });
-  const response = await fetch(new URL(example.path, document.baseURI));
-  if (!response.ok) throw new Error(`${example.path}: HTTP ${response.status}`);
-  return response.blob();
+  return (await fetchShipped(example.path)).blob();
 }

@@ -3,7 +3,8 @@
 // under each method, recomputed whenever the shown rollout changes; the scoring's progress in tokens
 // (what the bar and its ETA follow), and its cancel.
 import { driftOf, driftRow } from '../core/drift';
-import { fetchDemoModel, DEMO_MODEL_NAME } from '../load/demoModel';
+import { fetchShipped } from '../load/shipped';
+import { DEMO_MODEL } from '../../run/config';
 import { loadScoringCheckpoint, saveScoringCheckpoint } from '../persist/checkpoint';
 import { ScoreCancelledError, StaleScoreError } from '../protocol/scoreClient';
 import { scoringWorker } from './clients';
@@ -42,15 +43,15 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
   },
 
   async useDemoModel() {
-    set({ modelLoading: DEMO_MODEL_NAME, driftError: null });
+    set({ modelLoading: DEMO_MODEL.name, driftError: null });
     let blob: Blob;
     try {
-      blob = await fetchDemoModel();
+      blob = await (await fetchShipped(DEMO_MODEL.file)).blob();
     } catch (error) {
       set({ modelLoading: null, driftError: error instanceof Error ? error.message : String(error) });
       return false;
     }
-    return get().openCheckpoint(blob, DEMO_MODEL_NAME);
+    return get().openCheckpoint(blob, DEMO_MODEL.name);
   },
 
   async restoreCheckpoint() {

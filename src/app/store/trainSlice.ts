@@ -7,6 +7,7 @@ import { appendRecords, createHistory } from '../core/history';
 import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
 import type { TrainReply, TrainRequest } from '../protocol/train';
 import { createTrainClient, type TrainClient } from '../protocol/trainClient';
+import { fetchShipped } from '../load/shipped';
 import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import { saveRolloutJson } from './rolloutSlice';
@@ -30,11 +31,7 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     }
   };
   /** A checkpoint shipped with the app (public/models), fetched. */
-  const shipped = (file: string) => async () => {
-    const response = await fetch(`${import.meta.env.BASE_URL}${file}`);
-    if (!response.ok) throw new Error(`could not fetch ${file} (HTTP ${response.status})`);
-    return response.arrayBuffer();
-  };
+  const shipped = (file: string) => async () => (await fetchShipped(file)).arrayBuffer();
   const onReply = (reply: TrainReply) => {
     switch (reply.type) {
       case 'gpu':
