@@ -21,6 +21,13 @@ describe('mw experiment learning flags', () => {
     expect(phaseRunConfig(lookup, 'sft', lookup.editors[0], 1, lookup.methods, 0.1)).toMatchObject({ env: 'lookup', difficulty: 3, distractors: 2, filler: 0 });
   });
 
+  it('refuses an --env knob the run config cannot carry or range it cannot hold (usage error)', () => {
+    const config = (env: string) => () => learningConfigFromArgs({ positionals: ['learning'], flags: { env } }, 'weak.safetensors');
+    expect(config('collect:pool=12')).toThrow(/^--env: the learning runs train the app's run config, which sets no pool \(collect: pages, decoys, filler\)$/);
+    expect(config('lookup:names=30')).toThrow(/^--env: the learning runs train the app's run config, which sets no names \(lookup: hops, distractors, filler\)$/);
+    expect(config('collect:pages=12')).toThrow(/^the sft runs' config under window: difficulty must be an integer in \[1, 8\] \(got 12\)$/);
+  });
+
   it('refuses bad --editors, --methods and --out before any work (exit 1, one line)', async () => {
     const out = join(TMP, 'out');
     const runs = await Promise.all([

@@ -10,11 +10,11 @@ import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import { formatEnvSpec, type EnvSpec } from '../harness/env';
-import type { LearningConfig, LearningResults, PhaseSizes } from '../experiments/learning';
+import { phaseRunConfig, type LearningConfig, type LearningResults, type PhaseSizes } from '../experiments/learning';
 import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
-import { PAPER_CLAIM, WEAK_MODEL } from '../run/config';
+import { configProblems, PAPER_CLAIM, WEAK_MODEL } from '../run/config';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 import { COLLECT_DEFAULTS } from '../harness/env/collect';
 import { LOOKUP_DEFAULTS } from '../harness/env/lookup';
@@ -107,6 +107,9 @@ function listOf<T>(text: string | undefined, name: string, parse: (item: string)
  * `mw experiment matrix` builds it: the browser's run config that every run trains sets each one.
  */
 function everyKnob(spec: EnvSpec): EnvSpec {
+  // The app's run config has no pool (collect) or names (lookup): such a run would train on the default one.
+  const unset = spec.id === 'collect' ? 'pool' : 'names';
+  if (unset in spec) throw new UsageError(`--env: the learning runs train the app's run config, which sets no ${unset} (${spec.id}: ${spec.id === 'collect' ? 'pages, decoys' : 'hops, distractors'}, filler)`);
   if (spec.id === 'collect') return { ...spec, pages: spec.pages ?? COLLECT_DEFAULTS.pages, decoys: spec.decoys ?? COLLECT_DEFAULTS.decoys, filler: spec.filler ?? COLLECT_DEFAULTS.filler };
   return { ...spec, hops: spec.hops ?? LOOKUP_DEFAULTS.hops, distractors: spec.distractors ?? LOOKUP_DEFAULTS.distractors, filler: spec.filler ?? LOOKUP_DEFAULTS.filler };
 }
@@ -134,7 +137,7 @@ export function learningConfigFromArgs(args: ParsedArgs, checkpoint: string): Le
   const env = envText === undefined ? WEAK_TASK.env : everyKnob(envFlag(envText));
   const budget = integerFlag(args, 'budget', WEAK_TASK.budget, 8);
   const lambda = numberFlag(args, 'lambda', LEARNING_LAMBDA, 0, 100);
-  return {
+  const config: LearningConfig = {
     checkpoint,
     env,
     editors: editors.map((kind) => (kind === 'none' ? editorSpec('none') : editorSpec(kind, { budget }))),
@@ -160,6 +163,14 @@ export function learningConfigFromArgs(args: ParsedArgs, checkpoint: string): Le
     },
     eval: { prompts: integerFlag(args, 'eval-n', sizes.evalPrompts, 1) },
   };
+  // Every run trains the browser's run config of its phase and editor: one the app would refuse stops here, before any work.
+  for (const objective of ['sft', 'rl'] as const) {
+    for (const editor of config.editors) {
+      const problems = configProblems(phaseRunConfig(config, objective, editor, seeds[0], methods, lambda));
+      if (problems.length) throw new UsageError(`the ${objective} runs' config under ${editor.kind}: ${problems.join('; ')}`);
+    }
+  }
+  return config;
 }
 
 export const LEARNING_USAGE = [
