@@ -10,14 +10,14 @@ import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import { formatEnvSpec, type EnvSpec } from '../harness/env';
-import { phaseRunConfig, type LearningConfig, type LearningResults, type PhaseSizes } from '../experiments/learning';
+import { COLLECT_DEFAULTS } from '../harness/env/collect';
+import { LOOKUP_DEFAULTS } from '../harness/env/lookup';
+import { learningUnits, phaseRunConfig, referenceCurves, type LearningConfig, type LearningResults, type PhaseSizes } from '../experiments/learning';
 import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { configProblems, PAPER_CLAIM, WEAK_MODEL } from '../run/config';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
-import { COLLECT_DEFAULTS } from '../harness/env/collect';
-import { LOOKUP_DEFAULTS } from '../harness/env/lookup';
 import { envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, stringFlag, withGpu, writeAtomically } from './model-args';
 import { duration } from './progress';
 
@@ -222,7 +222,6 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
     resume = earlier;
   }
   const { runLearning } = await import('../experiments/learning-run');
-  const { learningUnits, referenceCurves } = await import('../experiments/learning');
   io.err(
     `mw experiment learning: ${choice.description}; ${config.editors.length} editors × ${config.seeds.length} seeds × ${config.methods.length} methods, ` +
       `SFT and RL, λ sweep ${config.sweep.join(', ')}: ${learningUnits(config)} updates and evaluations${resume ? ` (${resume.runs.length} runs kept)` : ''}\n`,
