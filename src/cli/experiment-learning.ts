@@ -4,26 +4,28 @@
 // (src/experiments/learning-run.ts); writes results.json, table.md, reference.json (the app's
 // dashed curves) and SVG curves (src/experiments/learning-report.ts) into --out DIR.
 
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
+import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import { formatEnvSpec, type EnvSpec } from '../harness/env';
-import type { LearningConfig, LearningResults, PhaseSizes } from '../experiments/learning';
+import { COLLECT_DEFAULTS } from '../harness/env/collect';
+import { LOOKUP_DEFAULTS } from '../harness/env/lookup';
+import { learningUnits, phaseRunConfig, referenceCurves, type LearningConfig, type LearningResults, type PhaseSizes } from '../experiments/learning';
 import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
-import { PAPER_CLAIM, WEAK_MODEL } from '../run/config';
+import { configProblems, PAPER_CLAIM, WEAK_MODEL } from '../run/config';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
-import { envFlag, integerFlag, modelFromArgs, numberFlag, stringFlag, withGpu, writeAtomically } from './model-args';
+import { envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, stringFlag, withGpu, writeAtomically } from './model-args';
 import { duration } from './progress';
 
 /** The weak start (scripts/train-weak.sh): --ckpt's default. */
-export const WEAK_CHECKPOINT = fileURLToPath(new URL('../../public/models/weak.safetensors', import.meta.url));
+const WEAK_CHECKPOINT = fileURLToPath(new URL('../../public/models/weak.safetensors', import.meta.url));
 
 /** The weak start's task (src/run/config.ts WEAK_MODEL): collect with one decoy page beside every page read, edited at a budget of 100 tokens. */
-export const WEAK_TASK = {
+const WEAK_TASK = {
   env: { id: 'collect', pages: WEAK_MODEL.task.difficulty, decoys: WEAK_MODEL.task.distractors, filler: WEAK_MODEL.task.filler } satisfies EnvSpec,
   budget: WEAK_MODEL.task.budget,
 } as const;
@@ -44,7 +46,7 @@ interface Sizes {
  * sampled ones) and of --quick (minutes: the machinery end to end, figures too small to mean much);
  * flags override each.
  */
-export const LEARNING_SIZES: { full: Sizes; quick: Sizes } = {
+const LEARNING_SIZES: { full: Sizes; quick: Sizes } = {
   full: {
     editors: ['window', 'compact'],
     seeds: [1, 2, 3],
@@ -65,7 +67,7 @@ export const LEARNING_SIZES: { full: Sizes; quick: Sizes } = {
     gated: [0.1],
   },
 };
-export const LEARNING_LAMBDA = PAPER_CLAIM.lambda;
+const LEARNING_LAMBDA = PAPER_CLAIM.lambda;
 const ACT_TOKENS = WEAK_MODEL.task.actTokens;
 
 export const LEARNING_FLAGS: Record<string, FlagSpec> = {
@@ -84,8 +86,9 @@ export const LEARNING_FLAGS: Record<string, FlagSpec> = {
 };
 
 /** Flags only `mw experiment matrix` reads. */
-export const MATRIX_ONLY = ['n', 'steps', 'lr', 'bins', 'temperature', 'top-k', 'top-p', 'config', 'seed'] as const;
+const MATRIX_ONLY = ['n', 'steps', 'lr', 'bins', 'temperature', 'top-k', 'top-p', 'config', 'seed'] as const;
 
+/** `--NAME a,b` parsed entry by entry (seeds, λ values): the entries PARSE accepts, no entry twice. */
 function listOf<T>(text: string | undefined, name: string, parse: (item: string) => T | undefined, fallback: readonly T[]): T[] {
   if (text === undefined) return [...fallback];
   const items = text.split(',').map((s) => s.trim());
@@ -97,6 +100,18 @@ function listOf<T>(text: string | undefined, name: string, parse: (item: string)
   if (new Set(items).size !== items.length) throw new UsageError(`--${name} lists an entry twice`);
   if (!out.length) throw new UsageError(`--${name} lists nothing`);
   return out;
+}
+
+/**
+ * A partial `--env` (`collect:pages=2`) with its other knobs at the environment's defaults, as
+ * `mw experiment matrix` builds it: the browser's run config that every run trains sets each one.
+ */
+function everyKnob(spec: EnvSpec): EnvSpec {
+  // The app's run config has no pool (collect) or names (lookup): such a run would train on the default one.
+  const unset = spec.id === 'collect' ? 'pool' : 'names';
+  if (unset in spec) throw new UsageError(`--env: the learning runs train the app's run config, which sets no ${unset} (${spec.id}: ${spec.id === 'collect' ? 'pages, decoys' : 'hops, distractors'}, filler)`);
+  if (spec.id === 'collect') return { ...spec, pages: spec.pages ?? COLLECT_DEFAULTS.pages, decoys: spec.decoys ?? COLLECT_DEFAULTS.decoys, filler: spec.filler ?? COLLECT_DEFAULTS.filler };
+  return { ...spec, hops: spec.hops ?? LOOKUP_DEFAULTS.hops, distractors: spec.distractors ?? LOOKUP_DEFAULTS.distractors, filler: spec.filler ?? LOOKUP_DEFAULTS.filler };
 }
 
 function loadLine(): string {
@@ -112,17 +127,17 @@ function commandLine(): string {
 export function learningConfigFromArgs(args: ParsedArgs, checkpoint: string): LearningConfig {
   for (const flag of MATRIX_ONLY) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to mw experiment matrix only`);
   const sizes = args.flags.quick ? LEARNING_SIZES.quick : LEARNING_SIZES.full;
-  const editors = listOf(stringFlag(args, 'editors'), 'editors', (e) => (isEditorKind(e) ? e : undefined), sizes.editors);
-  const methods = listOf<Method>(stringFlag(args, 'methods'), 'methods', (m) => (isMethod(m) ? m : undefined), METHODS);
+  const editors = listFlag(args, 'editors', isEditorKind, EDITOR_KINDS, sizes.editors);
+  const methods = listFlag<Method>(args, 'methods', isMethod, METHODS, METHODS);
   const seeds = listOf(stringFlag(args, 'seeds'), 'seeds', (s) => (/^\d+$/.test(s) && Number(s) < 2 ** 32 ? Number(s) : undefined), sizes.seeds);
   const positive = (s: string) => (Number.isFinite(Number(s)) && Number(s) > 0 ? Number(s) : undefined);
   const sweep = listOf(stringFlag(args, 'sweep'), 'sweep', positive, sizes.sweep);
   const gated = stringFlag(args, 'gated') === 'none' ? [] : listOf(stringFlag(args, 'gated'), 'gated', positive, sizes.gated);
   const envText = stringFlag(args, 'env');
-  const env = envText === undefined ? WEAK_TASK.env : envFlag(envText);
+  const env = envText === undefined ? WEAK_TASK.env : everyKnob(envFlag(envText));
   const budget = integerFlag(args, 'budget', WEAK_TASK.budget, 8);
   const lambda = numberFlag(args, 'lambda', LEARNING_LAMBDA, 0, 100);
-  return {
+  const config: LearningConfig = {
     checkpoint,
     env,
     editors: editors.map((kind) => (kind === 'none' ? editorSpec('none') : editorSpec(kind, { budget }))),
@@ -148,6 +163,14 @@ export function learningConfigFromArgs(args: ParsedArgs, checkpoint: string): Le
     },
     eval: { prompts: integerFlag(args, 'eval-n', sizes.evalPrompts, 1) },
   };
+  // Every run trains the browser's run config of its phase and editor: one the app would refuse stops here, before any work.
+  for (const objective of ['sft', 'rl'] as const) {
+    for (const editor of config.editors) {
+      const problems = configProblems(phaseRunConfig(config, objective, editor, seeds[0], methods, lambda));
+      if (problems.length) throw new UsageError(`the ${objective} runs' config under ${editor.kind}: ${problems.join('; ')}`);
+    }
+  }
+  return config;
 }
 
 export const LEARNING_USAGE = [
@@ -186,6 +209,7 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
   }
   const path = ckpt ?? (relative(process.cwd(), WEAK_CHECKPOINT) || WEAK_CHECKPOINT);
   const config = learningConfigFromArgs(args, basename(path));
+  outFolder(out);
   const choice = modelFromArgs({ ...args, flags: { ...args.flags, ckpt: path } }, { ckptFlag: 'ckpt', init: 'gpt2' });
   const { weights } = choice;
   if (weights.config.vocabSize !== BYTE_VOCAB) throw new ValidationError({ file: path }, `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`);
@@ -197,9 +221,7 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
     if (JSON.stringify(earlier.config) !== JSON.stringify(config)) throw new UsageError(`--resume: ${resultsPath} was written with another config`);
     resume = earlier;
   }
-  mkdirSync(out, { recursive: true });
   const { runLearning } = await import('../experiments/learning-run');
-  const { learningUnits, referenceCurves } = await import('../experiments/learning');
   io.err(
     `mw experiment learning: ${choice.description}; ${config.editors.length} editors × ${config.seeds.length} seeds × ${config.methods.length} methods, ` +
       `SFT and RL, λ sweep ${config.sweep.join(', ')}: ${learningUnits(config)} updates and evaluations${resume ? ` (${resume.runs.length} runs kept)` : ''}\n`,

@@ -3,7 +3,7 @@
 // run per method from that checkpoint and its held-out EM (src/experiments/run.ts); writes
 // results.json, table.md and SVG plots (src/experiments/report.ts) into --out DIR.
 
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EDITOR_KINDS, editorSpec, isEditorKind } from '../harness/editors';
@@ -25,7 +25,7 @@ import { PRESETS } from '../run/config';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
-import { asUsageError, envFlag, integerFlag, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
+import { asUsageError, envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
 import { duration } from './progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
@@ -42,15 +42,6 @@ export const MATRIX_SIZES = {
 } as const;
 export const DEFAULT_RL_LR = 1e-4;
 export const DEFAULT_LAMBDA = 0.1;
-
-function listFlag<T extends string>(args: ParsedArgs, name: string, valid: (v: string) => v is T, all: readonly string[], fallback: readonly T[]): T[] {
-  const text = stringFlag(args, name);
-  if (text === undefined) return [...fallback];
-  const items = text.split(',').map((s) => s.trim());
-  for (const item of items) if (!valid(item)) throw new UsageError(`unknown --${name} entry ${quote(item)} (${all.join(', ')})`);
-  if (new Set(items).size !== items.length) throw new UsageError(`--${name} lists an entry twice`);
-  return items as T[];
-}
 
 /** --ckpt, else --config (a random init), else the demo checkpoint when it exists. */
 function chooseModel(args: ParsedArgs): ModelChoice {
@@ -181,16 +172,7 @@ export const experimentCommand: Command = {
       }
     }
     if (config.group === 1) io.err('mw experiment: warning: --group 1: every GRPO advantage is 0, the RL updates change nothing\n');
-    try {
-      mkdirSync(out, { recursive: true });
-    } catch (error) {
-      // A bad --out is a usage error (exit 1), found before any work.
-      const code = (error as NodeJS.ErrnoException).code;
-      const flag = `--out ${quote(out)}`;
-      throw new UsageError(
-        code === 'EEXIST' ? `${flag} is a file; give a folder` : code === 'ENOTDIR' ? `${flag}: a folder on its path is a file` : `${flag}: cannot create the folder (${code ?? String(error)})`,
-      );
-    }
+    outFolder(out);
 
     const checkpoint = choice.checkpoint?.path ?? null;
     io.err(

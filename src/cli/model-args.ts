@@ -101,6 +101,32 @@ export function asUsageError<T>(f: () => T, prefix = ''): T {
   }
 }
 
+/** `--NAME a,b`: a comma-separated list of valid entries, no entry twice; FALLBACK when the flag is absent. */
+export function listFlag<T extends string>(args: ParsedArgs, name: string, valid: (v: string) => v is T, all: readonly string[], fallback: readonly T[]): T[] {
+  const text = stringFlag(args, name);
+  if (text === undefined) return [...fallback];
+  const items = text.split(',').map((s) => s.trim());
+  for (const item of items) if (!valid(item)) throw new UsageError(`unknown --${name} entry ${quote(item)} (${all.join(', ')})`);
+  if (new Set(items).size !== items.length) throw new UsageError(`--${name} lists an entry twice`);
+  return items as T[];
+}
+
+/**
+ * Creates --out DIR (and the folders above it). A bad --out is a usage error (exit 1), found
+ * before any work: a file where the folder should be, or a file on its path.
+ */
+export function outFolder(out: string): void {
+  try {
+    mkdirSync(out, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const flag = `--out ${quote(out)}`;
+    throw new UsageError(
+      code === 'EEXIST' ? `${flag} is a file; give a folder` : code === 'ENOTDIR' ? `${flag}: a folder on its path is a file` : `${flag}: cannot create the folder (${code ?? String(error)})`,
+    );
+  }
+}
+
 /** `--env lookup:hops=2,distractors=1`: an environment id with optional difficulty knobs. */
 export function envFlag(text: string): EnvSpec {
   return asUsageError(() => parseEnvSpec(text), '--env: ');

@@ -7,14 +7,12 @@ import { area, format, line, scaleLinear } from 'd3';
 import { formatEnvSpec } from '../harness/env';
 import { describeConfig } from '../model/config';
 import { INK, METHOD_BY_ID } from '../plan/palette';
-import type { Method } from '../plan/types';
 import type { ReferencePoint } from '../run/reference';
-import { bandOf, mean, summarizeGroups, type GroupSummary, type LearningResults, type Phase, type RunResult } from './learning';
-import { duration, formatDrift, mdTable, svg, text, yAxis } from './report';
+import { bandOf, emCurve, summarizeGroups, type GroupSummary, type LearningResults, type Phase, type RunResult } from './learning';
+import { mean } from './matrix';
+import { duration, fixed, formatDrift, label, mdTable, svg, text, xAxis, yAxis } from './report';
 
-const fixed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
 const signed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(digits)}`);
-const label = (m: Method) => METHOD_BY_ID[m].label;
 const PHASE_TITLE: Record<Phase, string> = { sft: 'SFT on expert demonstrations', rl: 'on-policy RL (PPO-clipped, GRPO)', sweep: 'SDCC λ sweep (RL)' };
 
 /** "0.31 [0.19–0.44]" */
@@ -170,16 +168,11 @@ function meanSeries(runs: readonly RunResult[], value: (u: RunResult['updates'][
 }
 
 function curveOf(results: LearningResults, runs: RunResult[], name: string, color: string, dash?: string): Curve {
-  const baseline = (r: RunResult) => results.baseline.find((b) => b.editor === r.editor && b.seed === r.seed);
-  const curves = runs.map((r) => {
-    const b = baseline(r);
-    return b ? [{ update: 0, em: b.em, reward: b.reward }, ...r.evals] : r.evals;
-  });
   return {
     name,
     color,
     dash,
-    band: bandOf(curves),
+    band: bandOf(runs.map((r) => emCurve(results, r))),
     series: new Map([
       ['loss', meanSeries(runs, (u) => u.loss)],
       ['reward', meanSeries(runs, (u) => u.reward)],
@@ -225,9 +218,8 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
     const hi = panel.kind === 'em' || panel.kind === 'reward' ? Math.max(1, ...values) : Math.max(1e-3, ...values) * 1.05;
     const y = scaleLinear().domain([lo, hi]).range([bottom, top + 6]).nice(5);
     body.push(yAxis(y, x0, x1 - x0, format(hi - lo < 0.1 ? '.3f' : '.1f'), 5));
-    for (const t of x.ticks(Math.min(updates, 6)).filter(Number.isInteger)) {
-      body.push(`<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${bottom}" y2="${bottom + 4}" stroke="${INK.muted}"/>` + text(x(t), bottom + 16, String(t), `fill="${INK.muted}" text-anchor="middle" font-size="10"`));
-    }
+    const ticks = x.ticks(Math.min(updates, 6)).filter(Number.isInteger);
+    if (ticks.length) body.push(xAxis(x, ticks, bottom, String));
     body.push(text((x0 + x1) / 2, bottom + 34, 'update', `fill="${INK.muted}" text-anchor="middle" font-size="11"`));
     for (const c of curves) {
       if (panel.kind === 'em') {
@@ -255,7 +247,7 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
 }
 
 /** EM vs update (band: lowest to highest seed), loss and (RL) batch reward, one curve per method. */
-export function learningSvg(results: LearningResults, phase: 'sft' | 'rl', editor: string): string {
+function learningSvg(results: LearningResults, phase: 'sft' | 'rl', editor: string): string {
   const c = results.config;
   const runs = results.runs.filter((r) => r.phase === phase && r.editor === editor);
   const curves = c.methods.filter((m) => runs.some((r) => r.method === m)).map((m) => curveOf(results, runs.filter((r) => r.method === m), label(m), METHOD_BY_ID[m].color));
@@ -280,7 +272,7 @@ export function learningSvg(results: LearningResults, phase: 'sft' | 'rl', edito
 }
 
 /** SDCC's RL runs at every λ, Naive-Compressed (λ = 0) and the packed 4D mask beside them. */
-export function sweepSvg(results: LearningResults, editor: string): string {
+function sweepSvg(results: LearningResults, editor: string): string {
   const c = results.config;
   const rl = results.runs.filter((r) => r.editor === editor && (r.phase === 'rl' || r.phase === 'sweep'));
   const sdcc = rl.filter((r) => r.method === 'sdcc');

@@ -14,6 +14,7 @@ import type { Method } from '../plan/types';
 import type { RunConfig } from '../run/config';
 import type { MetricRecord } from '../run/engine';
 import type { ReferenceCurves, ReferencePhase, ReferencePoint } from '../run/reference';
+import { finite, mean } from './matrix';
 
 export interface PhaseSizes {
   /** Updates per run. */
@@ -205,9 +206,6 @@ export function checkLearningConfig(config: LearningConfig): void {
 
 // ---------------------------------------------------------------------------------------------
 // Summaries over seeds.
-
-const finite = (xs: readonly (number | null | undefined)[]) => xs.filter((x): x is number => x !== null && x !== undefined && Number.isFinite(x));
-export const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
 /** A run's held-out EM curve with the start's EM as update 0. */
 export function emCurve(results: LearningResults, run: RunResult): EvalPoint[] {

@@ -173,7 +173,10 @@ export interface MatrixHooks {
 
 // ---------------------------------------------------------------------------------------------
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+export const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+
+/** The finite numbers of XS (a skipped or diverged update records null or a non-finite value). */
+export const finite = (xs: readonly (number | null | undefined)[]) => xs.filter((x): x is number => x !== null && x !== undefined && Number.isFinite(x));
 
 function median(xs: readonly number[]): number | null {
   if (!xs.length) return null;
@@ -185,11 +188,10 @@ function median(xs: readonly number[]): number | null {
 /** A run's means over the updates that ran. */
 export function summarizeRun(steps: readonly StepRecord[]) {
   const ran = steps.filter((s) => s.metrics !== null).map((s) => s.metrics!);
-  const defined = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null && Number.isFinite(x));
   const times = ran.map((m) => m.stepMs);
   return {
-    logdiff: mean(defined(ran.map((m) => m.logdiff))),
-    mu: mean(defined(ran.map((m) => m.mu))),
+    logdiff: mean(finite(ran.map((m) => m.logdiff))),
+    mu: mean(finite(ran.map((m) => m.mu))),
     klSdcc: mean(ran.map((m) => m.klSdcc)),
     klFiredSteps: ran.filter((m) => m.klFired).length,
     updates: ran.length,

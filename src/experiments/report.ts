@@ -21,7 +21,7 @@ export function formatDrift(v: number | null | undefined): string {
 }
 
 const pct = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${Math.round(100 * v)}%`);
-const fixed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
+export const fixed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
 
 export function duration(seconds: number): string {
   const s = Math.round(seconds);
@@ -36,7 +36,7 @@ function timeReference(result: EditorResult, methods: readonly Method[]): Method
   return order.find((m) => result.runs[m]?.summary.stepMs != null) ?? null;
 }
 
-const label = (m: Method) => METHOD_BY_ID[m].label;
+export const label = (m: Method) => METHOD_BY_ID[m].label;
 
 // ---------------------------------------------------------------------------------------------
 // table.md
@@ -163,7 +163,7 @@ export function svg(width: number, height: number, body: string[]): string {
 }
 
 /** A bottom axis: rule, ticks and labels at `ticks`. */
-function xAxis(scale: (v: number) => number, ticks: number[], y: number, fmt: (v: number) => string): string {
+export function xAxis(scale: (v: number) => number, ticks: number[], y: number, fmt: (v: number) => string): string {
   return ticks
     .map((t) => {
       const x = scale(t);
