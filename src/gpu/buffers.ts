@@ -1,4 +1,5 @@
-// Buffers: typed creation, upload and readback. Every buffer gets a label `Owner.member`.
+// Buffers: typed creation, upload and readback, and an owner that destroys a group of them together.
+// Every buffer gets a label `Owner.member`.
 
 export type Storage = GPUBuffer;
 
@@ -14,6 +15,18 @@ export function uploadStorage(device: GPUDevice, label: string, data: Float32Arr
   const buffer = createStorage(device, label, data.byteLength);
   device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
   return buffer;
+}
+
+/** What a forward, a decoder or a scoring owns: buffers labelled `Owner.name` and anything else with a destroy(), destroyed together. */
+export function createOwner(device: GPUDevice, label: string) {
+  const owned: { destroy(): void }[] = [];
+  const own = <D extends { destroy(): void }>(d: D) => (owned.push(d), d);
+  return {
+    own,
+    buf: (name: string, floats: number) => own(createStorage(device, `${label}.${name}`, floats * 4)),
+    upload: (name: string, data: Uint32Array) => own(uploadStorage(device, `${label}.${name}`, data)),
+    destroy: () => owned.forEach((d) => d.destroy()),
+  };
 }
 
 /** A uniform buffer written from the bytes of a struct mirror (see each kernel's `*Params`). */

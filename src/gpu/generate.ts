@@ -9,11 +9,12 @@
 import { headSize, describeConfig } from '../model/config';
 import { commonPrefix, createModelPolicy, type IncrementalDecoder, type LanguageModel, type ModelPolicyOptions } from '../harness/policies/model';
 import type { Policy } from '../harness/policy';
+import { createOwner } from './buffers';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { attentionConfig, createAttentionForward, createAttentionMask, type AttentionMask } from './attention';
 import { attentionDecodeParams, createAttentionDecode } from './attention_decode';
 import { createEmbedding } from './embedding';
-import { checkModelFits, createBlockLaunches, createLogitsLaunches, createOwner, type GpuModel } from './model';
+import { checkModelFits, createBlockLaunches, createLogitsLaunches, type GpuModel } from './model';
 
 export interface Decoder extends IncrementalDecoder {
   readonly model: GpuModel;

@@ -6,7 +6,7 @@
 import type { ModelConfig } from '../model/config';
 import { headSize } from '../model/config';
 import { packParameters, parameterLayout, unpackParameters, type ModelWeights, type ParameterLayout } from '../model/params';
-import { createStorage, readFloat32, uploadStorage } from './buffers';
+import { createOwner, createStorage, readFloat32 } from './buffers';
 import type { Gpu } from './device';
 import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
 import { createAdd } from './add';
@@ -36,18 +36,6 @@ export interface GpuModel {
 }
 
 export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-
-/** What a forward, a decoder or a scoring owns: buffers labelled `Owner.name` and anything else with a destroy(), destroyed together. */
-export function createOwner(device: GPUDevice, label: string) {
-  const owned: { destroy(): void }[] = [];
-  const own = <D extends { destroy(): void }>(d: D) => (owned.push(d), d);
-  return {
-    own,
-    buf: (name: string, floats: number) => own(createStorage(device, `${label}.${name}`, floats * 4)),
-    upload: (name: string, data: Uint32Array) => own(uploadStorage(device, `${label}.${name}`, data)),
-    destroy: () => owned.forEach((d) => d.destroy()),
-  };
-}
 
 /**
  * Checks a config against the adapter's limits before anything is allocated: the parameters live

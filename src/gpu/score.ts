@@ -10,12 +10,12 @@ import { SEQUENCE_METHODS, type Method, type PlanSequence, type SequenceMethod, 
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
-import { readFloat32 } from './buffers';
+import { createOwner, readFloat32 } from './buffers';
 import { createGatherRows } from './gather_rows';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './limits';
-import { createHiddenForward, createLogitsLaunches, createOwner, mib, type BatchInput, type GpuModel } from './model';
+import { createHiddenForward, createLogitsLaunches, mib, type BatchInput, type GpuModel } from './model';
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */

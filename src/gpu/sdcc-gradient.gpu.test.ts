@@ -109,8 +109,8 @@ describe('the advantage-gated KL (RL)', () => {
     Object.assign(json, { id, reward, group });
     return validateRollout(json, { file: `${id}.json` });
   };
-  const grads = async (rollouts: Rollout[], sdccGate: 'leaves' | 'advantage') => {
-    const m = await computeGradients(model, rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, conditioningDrift: false });
+  const grads = async (rollouts: Rollout[], sdccGate: 'leaves' | 'advantage', sdccTeacher: 'packed-4d' | 'logit-tree' = 'packed-4d') => {
+    const m = await computeGradients(model, rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, sdccTeacher, conditioningDrift: false });
     let max = 0;
     for (const t of (await model.readGrads()).values()) for (const v of t) max = Math.max(max, Math.abs(v));
     return { m, max };
@@ -127,6 +127,18 @@ describe('the advantage-gated KL (RL)', () => {
     expect(gated.m.klSdcc).toBe(0);
     expect(gated.max).toBe(0);
     expect(gated.m.divergingLeaves).toBe(paper.m.divergingLeaves);
+  });
+
+  it('gated to no pair with branch teachers: no teacher forward runs, the step counts the student rows only, and nothing moves', async () => {
+    const solved = [member('a', 1, 'g'), member('b', 1, 'g')];
+    const paper = await grads(solved, 'leaves', 'logit-tree');
+    expect(paper.m.klFired).toBe(true);
+    expect(paper.m.tokens).toBeGreaterThan(paper.m.nFinal); // the student's final walks and the teachers' branches
+    const gated = await grads(solved, 'advantage', 'logit-tree');
+    expect(gated.m.klFired).toBe(false);
+    expect(gated.m.taskLoss).toBe(paper.m.taskLoss);
+    expect(gated.max).toBe(0);
+    expect(gated.m.tokens).toBe(gated.m.nFinal); // the student's final walks alone
   });
 
   it("mixed groups: gated, the KL keeps the leaves of the rollouts with an advantage, and is their mean", async () => {

@@ -17,10 +17,10 @@ import type { ModelWeights } from '../model/params';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFigures, type StepMetrics } from '../metrics/step';
 import type { Gpu } from './device';
-import { createStorage, stageReadback } from './buffers';
+import { createOwner, createStorage, stageReadback } from './buffers';
 import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
 import { createLogsoftmaxGather } from './logsoftmax';
-import { createGpuModel, createForward, createOwner, type GpuModel } from './model';
+import { createGpuModel, createForward, type GpuModel } from './model';
 import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
 import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
 import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
@@ -130,8 +130,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     targets.forEach((t, j) => (t.refLogprob = Math.min(0, refLogprobs[j])));
   }
   // The KL's pairs: every diverging leaf, or (gated) those of rollouts the policy gradient moves.
-  const rolloutOfRow = new Map(layout.batch.targets.map((t, j) => [t.predictor, layout.targetRollout[j]]));
-  const klPairs = gatedPairs(layout.pairs, (p) => rolloutOfRow.get(p.studentRow)!, advantages, options.sdccGate ?? 'leaves');
+  const klPairs = gatedPairs(layout.pairs, (p) => p.rollout, advantages, options.sdccGate ?? 'leaves');
   const work = allocateStep(model, layout, targets, objective, lambda, klPairs);
   let parts: ArrayBuffer[];
   try {
@@ -193,8 +192,11 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   const outputs = own(createStorage(device, 'Train.outputs', T * TARGET_OUT_BYTES));
   const lossGrad = own(createLossGrad(device, { N, V }, objective, targets, { logits: forward.logits, dLogits, outputs }));
 
-  // The teacher runs the same weights with no backward (stop-gradient): its own forward, or rows of the student's.
-  const teacherForward = layout.teacher ? own(createForward(model, layout.teacher, { forwardOnly: true })) : null;
+  // The teacher runs the same weights with no backward (stop-gradient): its own forward, or rows of
+  // the student's. Its own forward only when its logits are read: by the KL, or for the leaves' live
+  // scores (a gated step with no pair and no drift measured runs, and counts, no teacher).
+  const measuresLeaves = layout.measuresLive && layout.pairs.length > 0;
+  const teacherForward = layout.teacher && (klPairs.length > 0 || measuresLeaves) ? own(createForward(model, layout.teacher, { forwardOnly: true })) : null;
   const teacherLogits = teacherForward ?? forward;
   let kl: { launch: Launch; buffer: GPUBuffer; pairs: number } | null = null;
   // Gated to no pair, the KL is exactly 0 and nothing runs for it (the teacher rows still hold the leaves' live scores).
@@ -209,7 +211,7 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   // it: a gather of the leaves' tokens from the teacher's logits, no forward. Otherwise the packed
   // tree of every rollout, forward only.
   let leafLive: { launches: Launch[]; logprobs: GPUBuffer; targets: number[] } | null = null;
-  if (layout.measuresLive && layout.pairs.length && (layout.teacher || layout.sdcc)) {
+  if (measuresLeaves && (layout.teacher || layout.sdcc)) {
     const targetOfRow = new Map(layout.batch.targets.map((t, j) => [t.predictor, j]));
     const leaves = layout.pairs.map((p) => targetOfRow.get(p.studentRow)!);
     const P = leaves.length;
@@ -239,8 +241,9 @@ function encodeStep(work: StepWork, update: Update): { read(): Promise<ArrayBuff
   work.live?.encode(pass);
   work.forward.encode(pass);
   encodeLaunches(pass, [work.lossGrad.launch]);
-  // The teacher's logits feed the KL, and hold the leaves' live prefixes whether or not the KL fires (λ = 0).
-  if (work.kl || work.leafLive) work.teacherForward?.encode(pass);
+  // The teacher's logits feed the KL, and hold the leaves' live prefixes whether or not the KL fires
+  // (λ = 0); allocateStep made its own forward only when one of them reads it.
+  work.teacherForward?.encode(pass);
   if (work.kl) encodeLaunches(pass, [work.kl.launch]);
   if (work.leafLive) encodeLaunches(pass, work.leafLive.launches);
   work.forward.encodeBackward(pass, work.dLogits);

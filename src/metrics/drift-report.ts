@@ -6,7 +6,7 @@
 
 import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
-import { driftHistogram, rolloutLogprobs, signedDifferences, summarizeDrift, type Histogram } from './drift';
+import { driftHistogram, pairDifferences, rolloutLogprobs, signedDifferences, summarizeDrift, type Histogram } from './drift';
 import { createMismatchAccumulator, tokenPairs, type MismatchFigures } from './mismatch';
 
 /** One target as a method scored it (src/gpu/score.ts returns these). */
@@ -124,10 +124,10 @@ export function createDriftAccumulator() {
     add(rollout: Rollout, scores: Record<SequenceMethod, Map<number, number>>) {
       const reference = rolloutLogprobs(rollout);
       for (const m of perMethod) {
-        m.vsRollout.push(signedDifferences(scores[m.method], reference));
+        const pairs = tokenPairs(scores[m.method], reference);
+        m.vsRollout.push(pairDifferences(pairs));
         m.vsLive.push(signedDifferences(scores[m.method], scores[LIVE]));
         m.scored += scores[m.method].size;
-        const pairs = tokenPairs(scores[m.method], reference);
         m.mismatch.add(pairs.train, pairs.rollout);
       }
       rollouts++;

@@ -2,6 +2,7 @@
 // (the rollout's own logprobs, or the exact live-prefix score), over the targets both score.
 
 import type { Rollout } from '../rollout/rollout';
+import { tokenPairs, type TokenPairs } from './mismatch';
 
 export interface DriftSummary {
   /** Targets compared (scored by the method and present in the reference). */
@@ -16,12 +17,12 @@ export interface DriftSummary {
 
 /** Differences ℓ_m(t) − ℓ_ref(t) for targets present in both maps, in the method's order. */
 export function signedDifferences(method: ReadonlyMap<number, number>, reference: ReadonlyMap<number, number>): Float64Array {
-  const out: number[] = [];
-  for (const [id, logprob] of method) {
-    const ref = reference.get(id);
-    if (ref !== undefined) out.push(logprob - ref);
-  }
-  return Float64Array.from(out);
+  return pairDifferences(tokenPairs(method, reference));
+}
+
+/** ℓ_m − ℓ_ref of each joined pair, in the pairs' order (a caller that also needs the pairs joins once). */
+export function pairDifferences(pairs: TokenPairs): Float64Array {
+  return Float64Array.from(pairs.train, (logprob, k) => logprob - pairs.rollout[k]);
 }
 
 /** The rollout's own log-probability of each target that has one: the reference of logdiff and μ. */

@@ -6,7 +6,7 @@
 import type { Objective } from '../objectives/tokens';
 import type { Method } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
-import { batchDifferences, rolloutLogprobs, summarizeDrift } from './drift';
+import { batchDifferences, pairDifferences, rolloutLogprobs, summarizeDrift } from './drift';
 import { createMismatchAccumulator, tokenPairs, type MismatchFigures } from './mismatch';
 
 export interface StepMetrics {
@@ -72,12 +72,15 @@ export type StepReadings = Pick<StepMetrics, 'step' | 'method' | 'objective' | '
 export function stepFigures(r: StepReadings): StepMetrics {
   const loss = r.taskLoss + r.lambda * r.meanKl;
   if (!Number.isFinite(loss)) throw new Error(`trainStep: the loss is ${loss}`);
-  const vsRollout = summarizeDrift(batchDifferences(r.logprobs, r.rollouts.map(rolloutLogprobs)));
+  // One join per rollout of the method's scores with the rollout's logprobs: its differences (logdiff,
+  // μ) and its pairs (the mismatch figures).
   const mismatch = createMismatchAccumulator();
-  r.rollouts.forEach((rollout, i) => {
+  const differences = r.rollouts.map((rollout, i) => {
     const pairs = tokenPairs(r.logprobs[i], rolloutLogprobs(rollout));
     mismatch.add(pairs.train, pairs.rollout);
+    return pairDifferences(pairs);
   });
+  const vsRollout = summarizeDrift(differences.flatMap((d) => Array.from(d)));
   const vsLive = r.live === null ? null : summarizeDrift(r.live === 'exact' ? [] : batchDifferences(r.logprobs, r.live));
   return {
     step: r.step,

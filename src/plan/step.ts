@@ -29,8 +29,8 @@ export interface StepLayout {
    * share, one grouped forward whose backward covers only the student's rows.
    */
   sdcc: SdccBatch | null;
-  /** SDCC's diverging leaves: their predictor rows in the student's and in the teacher's logits. */
-  pairs: { studentRow: number; teacherRow: number }[];
+  /** SDCC's diverging leaves: their rollout (index in the batch) and predictor rows in the student's and in the teacher's logits. */
+  pairs: { rollout: number; studentRow: number; teacherRow: number }[];
   /** The live-prefix scoring batch of the conditioning drift (non-exact methods but SDCC), or null. */
   live: PackedBatch | null;
   /** Whether the step measures the conditioning drift (null figures when not). */
@@ -92,7 +92,7 @@ export function assembleStep(trees: readonly ConditioningTree[], options: StepLa
       const s = studentRow.get(`${p.rollout}:${p.id}`);
       const q = teacherRow.get(`${p.teacher}:${p.id}`);
       if (s === undefined || q === undefined) throw new Error(`sdcc: diverging leaf ${p.id} of rollout ${trees[p.rollout].rollout.id} has no student or teacher row`);
-      pairs.push({ studentRow: s, teacherRow: q });
+      pairs.push({ rollout: p.rollout, studentRow: s, teacherRow: q });
     }
   }
   const measuresLive = options.conditioningDrift ?? true;
