@@ -183,7 +183,9 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
     """One rank's training; every rank reads the same batch and model and computes the same assignment."""
     try:
         batch = load_batch(args.batch)
-    except (ValueError, KeyError, OSError) as e:
+    except OSError as e:
+        raise InputError(f"{args.batch}: {e.strerror or e}") from None
+    except (ValueError, KeyError) as e:
         raise InputError(str(e) if str(e).startswith(args.batch) else f"{args.batch}: {e}") from None
     model = load_model(args.model, DTYPES[args.dtype])
     check_fits(batch, model, args.batch)
@@ -261,17 +263,11 @@ def _device(local_rank: int) -> torch.device:
     return torch.device("cuda", local_rank) if torch.cuda.is_available() else torch.device("cpu")
 
 
-def _worker(rank: int, world: int, args: argparse.Namespace, port: int) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
-    _rank_main(args)
-
-
-def _rank_main(args: argparse.Namespace) -> None:
-    rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", "0"))
-    device = _device(local)
+def _rank_main(args: argparse.Namespace, rank: int, world: int, local_rank: int, init_method: str) -> None:
+    device = _device(local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=world)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=init_method, rank=rank, world_size=world)
     try:
         run(args, rank, world, device)
     finally:
@@ -287,10 +283,11 @@ def free_port() -> int:
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     try:
-        if "WORLD_SIZE" in os.environ and "RANK" in os.environ:  # started by torchrun
-            _rank_main(args)
+        if "WORLD_SIZE" in os.environ and "RANK" in os.environ:  # started by torchrun: MASTER_ADDR/PORT in the environment
+            env = os.environ
+            _rank_main(args, int(env["RANK"]), int(env["WORLD_SIZE"]), int(env.get("LOCAL_RANK", "0")), "env://")
         elif (args.ranks or 1) == 1:
-            _worker(0, 1, args, free_port())
+            _rank_main(args, 0, 1, 0, f"tcp://127.0.0.1:{free_port()}")
         else:
             import torch.multiprocessing as mp
 
@@ -317,7 +314,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 def _spawned(rank: int, world: int, args: argparse.Namespace, port: int) -> None:
     """A child of --ranks: input problems print one line and exit 2 (the parent returns the same status)."""
     try:
-        _worker(rank, world, args, port)
+        _rank_main(args, rank, world, rank, f"tcp://127.0.0.1:{port}")
     except InputError as e:
         if rank == 0:
             sys.stderr.write(f"{e}\n")
