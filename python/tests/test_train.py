@@ -12,6 +12,7 @@ and any normalisation error shows at its own size (here ~1e-1)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -185,3 +186,25 @@ def test_bad_input_is_one_line(tiny_folders, two_rollouts, export, tmp_path, cap
         train.main([path, "--objective", "sft", "--steps", "1"])
     assert usage.value.code == 1
     assert capsys.readouterr().err.startswith("memorywalker.train: the following arguments are required: --model")
+
+
+def test_started_like_torchrun_gives_the_same_gradient(tiny_folders, two_rollouts, export, tmp_path):
+    """The environment torchrun gives each process (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT):
+    two processes started that way write the single-process gradient."""
+    path = str(export("packed-4d", "two.jsonl", 40))
+    args = [path, "--model", str(tiny_folders["qwen3"]), "--objective", "sft", "--steps", "0", "--dtype", "float64"]
+    one, two = tmp_path / "ranks1.safetensors", tmp_path / "torchrun.safetensors"
+    assert train.main([*args, "--grad-out", str(one)]) == 0
+    port = str(train.free_port())
+    ranks = [
+        subprocess.Popen([sys.executable, "-m", "memorywalker.train", *args, "--grad-out", str(two)], cwd=ROOT / "python", stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env={**os.environ, "RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "2",
+                                                                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
+        for r in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in ranks]
+    assert [p.returncode for p in ranks] == [0, 0], [err for _, err in outs]
+    assert lines(outs[0][0])[0]["ranks"] == 2 and outs[1][0] == ""  # rank 0 reports, rank 1 stays quiet
+    rel, where = relative(mw.read_torch_tensors(str(two))[0], mw.read_torch_tensors(str(one))[0])
+    FIGURES["max relative Δ gradient, 2 processes started as torchrun starts them vs --ranks 1, sft (float64)"] = f"{rel:.2e} ({where})"
+    assert rel <= TOLERANCE
