@@ -71,6 +71,7 @@ def test_rank_shares_are_balanced_deterministic_and_keep_sdcc_pairs_together(exp
     owner = {s: r for r, share in enumerate(train.rank_shares(sdcc, 3)) for unit in share for s in unit}
     pairs = list(zip(seq[sdcc.sdcc_student_rows].tolist(), seq[sdcc.sdcc_teacher_rows].tolist()))
     assert len(pairs) > 5 and all(owner[a] == owner[b] for a, b in pairs)
+    assert all(a == b for a, b in pairs), "mw export keeps a rollout's SDCC tree in one packed sequence (docs/batch-format.md)"
 
 
 def test_a_pair_across_sequences_keeps_them_on_one_rank(export):
