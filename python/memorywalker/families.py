@@ -321,7 +321,9 @@ def load_family(folder: str, dtype: Optional[torch.dtype] = torch.float32, devic
     return model.to(dtype=target, device=device)
 
 
-def save_family(model: FamilyModel, folder: str, dtype: Optional[str] = None, shards: int = 1, source: Optional[str] = None, metadata: Optional[dict] = None) -> None:
+def save_family(
+    model: FamilyModel, folder: str, dtype: Optional[str] = None, shards: int = 1, source: Optional[str] = None, metadata: Optional[dict] = None
+) -> None:
     """Writes a model folder: config.json (the loaded one, torch_dtype set) and model.safetensors in `dtype`
     ("BF16", "F16", "F32"; default the dtype it was loaded from), or `shards` files with the index.
     `source`: a folder whose other files (tokenizer.json, generation_config.json, ...) are copied along."""

@@ -200,7 +200,10 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
     model.to(device)
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     params = [p for _, p in model.named_parameters()]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": WEIGHT_DECAY}, {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": WEIGHT_DECAY},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
     optimizer = torch.optim.AdamW(groups, lr=args.lr, betas=BETAS, eps=EPS)
     warmup = round(0.05 * args.steps) if args.warmup is None else args.warmup
 
@@ -254,7 +257,8 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
     final = global_sum(local_step(train=False))
     if rank == 0:
         print(json.dumps({"step": args.steps, "loss": final, "final": True}), flush=True)
-        meta = {"step": args.steps, "lr_peak": args.lr, "lr_warmup": warmup, "lr_total": args.steps, "lr_min": args.lr / 10, "objective": args.objective, "method": batch.method, "ranks": world}
+        meta = {"step": args.steps, "lr_peak": args.lr, "lr_warmup": warmup, "lr_total": args.steps, "lr_min": args.lr / 10}
+        meta.update(objective=args.objective, method=batch.method, ranks=world)
         save(model.to("cpu"), args.out, args.model if os.path.isdir(args.model) else None, {k: str(v) for k, v in meta.items()})
         print(json.dumps({"wrote": args.out}), flush=True)
 

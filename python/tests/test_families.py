@@ -133,7 +133,8 @@ def test_rope_rotates_half_split_pairs_by_position_times_frequency():
     cos, sin = rope_cos_sin(c, pos, torch.float64)
     got = x * cos + rotate_half(x) * sin
     # pair i is (x[i], x[i + 4]) as the complex number x[i] + j x[i+4], turned by pos * theta^(-2i/8)
-    z = torch.complex(x[:, :4], x[:, 4:]) * torch.polar(torch.ones(5, 4, dtype=torch.float64), pos[:, None].double() * 10000.0 ** (-torch.arange(4, dtype=torch.float64) * 2 / 8.0))
+    angle = pos[:, None].double() * 10000.0 ** (-torch.arange(4, dtype=torch.float64) * 2 / 8.0)
+    z = torch.complex(x[:, :4], x[:, 4:]) * torch.polar(torch.ones(5, 4, dtype=torch.float64), angle)
     assert torch.allclose(got, torch.cat([z.real, z.imag], -1), atol=1e-12)
     # llama3 scaling, by hand: original context 64, low/high frequency factors 1/4 (wavelengths 64 and 16), factor 8.
     c3 = family_config({**raw, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,

@@ -170,15 +170,16 @@ def test_two_rank_gpt2_checkpoint_scores_in_mw_score(fixtures, two_rollouts, exp
         moved = (got - mw.target_logprobs(b, original(b.input_ids, b.position_ids, mw.dense_mask(b)))).abs().max().item()
     keys = list(zip(b.rollout_index[b.target_rows].tolist(), b.target_physical_ids.tolist()))
     delta = max(abs(g - want[k]) for g, k in zip(got.tolist(), keys))
-    FIGURES["GPT-2 trained on 2 ranks: max |Δ logprob| torch vs mw score of the written checkpoint"] = f"{delta:.2e} (weights moved the logprobs by up to {moved:.2f})"
+    FIGURES["GPT-2 trained on 2 ranks: max |Δ logprob| torch vs mw score of its checkpoint"] = f"{delta:.2e} (training moved them by up to {moved:.2f})"
     assert delta <= 1e-4 and moved > 1e-2
 
 
 def test_bad_input_is_one_line(tiny_folders, two_rollouts, export, tmp_path, capsys):
     path = str(export("packed-4d", "two.jsonl", 40))
-    assert train.main([str(tmp_path / "none.safetensors"), "--model", str(tiny_folders["qwen3"]), "--objective", "sft", "--steps", "1", "--out", str(tmp_path / "o")]) == 2
-    assert train.main([path, "--model", str(tmp_path), "--objective", "sft", "--steps", "1", "--out", str(tmp_path / "o")]) == 2
-    assert train.main([path, "--model", str(tiny_folders["qwen3"]), "--objective", "sdcc", "--steps", "1", "--out", str(tmp_path / "o")]) == 2
+    qwen3, out = str(tiny_folders["qwen3"]), str(tmp_path / "o")
+    assert train.main([str(tmp_path / "none.safetensors"), "--model", qwen3, "--objective", "sft", "--steps", "1", "--out", out]) == 2
+    assert train.main([path, "--model", str(tmp_path), "--objective", "sft", "--steps", "1", "--out", out]) == 2
+    assert train.main([path, "--model", qwen3, "--objective", "sdcc", "--steps", "1", "--out", out]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith(str(tmp_path / "none.safetensors") + ":")
     assert err[1] == f"{tmp_path}: not a model folder (no config.json)"
