@@ -160,6 +160,18 @@ def _is_block_mask(mask) -> bool:
     return type(mask).__name__ == "BlockMask"
 
 
+_FLEX = []
+
+
+def _flex_attention():
+    """FlexAttention (torch >= 2.5), compiled once: eager flex_attention materialises the scores."""
+    if not _FLEX:
+        from torch.nn.attention.flex_attention import flex_attention
+
+        _FLEX.append(torch.compile(flex_attention))
+    return _FLEX[0]
+
+
 class Attention(nn.Module):
     def __init__(self, c: FamilyConfig):
         super().__init__()
@@ -188,11 +200,9 @@ class Attention(nn.Module):
         k = k.repeat_interleave(NH // NKV, dim=-3)  # kv head j serves query heads j*G .. j*G+G-1
         v = v.repeat_interleave(NH // NKV, dim=-3)
         if _is_block_mask(mask):
-            from torch.nn.attention.flex_attention import flex_attention
-
             squeeze = q.dim() == 3
             q4, k4, v4 = (t.unsqueeze(0) if squeeze else t for t in (q, k, v))
-            y = flex_attention(q4, k4, v4, block_mask=mask, scale=1 / math.sqrt(HS))
+            y = _flex_attention()(q4, k4, v4, block_mask=mask, scale=1 / math.sqrt(HS))
             y = y[0] if squeeze else y
         else:
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(HS)  # (..., NH, T, T)

@@ -22,7 +22,7 @@ from typing import Optional
 import torch
 import torch.distributed as dist
 
-from .batch import Batch, dense_mask, load_batch, select_sequences
+from .batch import Batch, block_mask, dense_mask, load_batch, select_sequences
 from .families import FamilyModel, load_family, save_family
 from .gpt2 import GPT2, load_gpt2
 from .loss import packed_loss
@@ -59,6 +59,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--grad-out", help="write the first step's gradient (summed over ranks: the whole batch's) to this safetensors file")
     p.add_argument("--ranks", type=int, default=None, help="spawn R local processes (default: 1, or torchrun's WORLD_SIZE)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float32", help="the dtype of the weights while training (default float32)")
+    p.add_argument("--attention", choices=["dense", "flex"], default="dense", help="dense tree mask (default) or FlexAttention's BlockMask (torch >= 2.5)")
     a = p.parse_args(argv)
     if a.steps < 0:
         p.error(f"--steps must be >= 0, got {a.steps}")
@@ -80,8 +81,18 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         parent = os.path.dirname(os.path.abspath(path)) if path else None
         if parent and not os.path.isdir(parent):
             p.error(f"the folder of {path} does not exist")
+    if a.attention == "flex" and not flex_available():
+        p.error(f"--attention flex needs FlexAttention (torch >= 2.5); this is torch {torch.__version__}")
     a.lam = 0.1 if a.lam is None else a.lam
     return a
+
+
+def flex_available() -> bool:
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def rank_shares(batch: Batch, world: int) -> list[list[list[int]]]:
@@ -189,6 +200,8 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
         raise InputError(str(e) if str(e).startswith(args.batch) else f"{args.batch}: {e}") from None
     model = load_model(args.model, DTYPES[args.dtype])
     check_fits(batch, model, args.batch)
+    if args.attention == "flex" and not isinstance(model, FamilyModel):
+        raise InputError(f"{args.model}: --attention flex is for the model families; GPT-2 takes the dense mask")
     if batch.target_rows.shape[0] == 0:
         raise InputError(f"{args.batch}: the batch scores no target")
     if args.objective == "sdcc" and batch.method != "sdcc":
@@ -219,7 +232,8 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
         for i, sub in enumerate(units):
             sync = contextlib.nullcontext() if i == len(units) - 1 or not train else ddp.no_sync()
             with sync, (contextlib.nullcontext() if train else torch.no_grad()):
-                logits = ddp(sub.input_ids, sub.position_ids, dense_mask(sub))
+                mask = block_mask(sub, device=str(device)) if args.attention == "flex" else dense_mask(sub)
+                logits = ddp(sub.input_ids, sub.position_ids, mask)
                 loss = packed_loss(sub, logits, **options)
                 if train:
                     (loss * world).backward()  # DDP averages over ranks; the sum of the ranks' losses is the loss

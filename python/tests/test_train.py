@@ -188,6 +188,11 @@ def test_bad_input_is_one_line(tiny_folders, two_rollouts, export, tmp_path, cap
         train.main([path, "--objective", "sft", "--steps", "1"])
     assert usage.value.code == 1
     assert capsys.readouterr().err.startswith("memorywalker.train: the following arguments are required: --model")
+    if not train.flex_available():  # torch 1.13: the FlexAttention path says what it needs
+        with pytest.raises(SystemExit) as flex:
+            train.main([path, "--model", qwen3, "--objective", "sft", "--steps", "1", "--out", out, "--attention", "flex"])
+        assert flex.value.code == 1
+        assert f"--attention flex needs FlexAttention (torch >= 2.5); this is torch {torch.__version__}" in capsys.readouterr().err
 
 
 def test_started_like_torchrun_gives_the_same_gradient(tiny_folders, two_rollouts, export, tmp_path):
