@@ -209,9 +209,25 @@ def test_started_like_torchrun_gives_the_same_gradient(tiny_folders, two_rollout
                                                                 "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
         for r in range(2)
     ]
-    outs = [p.communicate(timeout=120) for p in ranks]
+    outs = [p.communicate(timeout=180) for p in ranks]
     assert [p.returncode for p in ranks] == [0, 0], [err for _, err in outs]
     assert lines(outs[0][0])[0]["ranks"] == 2 and outs[1][0] == ""  # rank 0 reports, rank 1 stays quiet
     rel, where = relative(mw.read_torch_tensors(str(two))[0], mw.read_torch_tensors(str(one))[0])
     FIGURES["max relative Δ gradient, 2 processes started as torchrun starts them vs --ranks 1, sft (float64)"] = f"{rel:.2e} ({where})"
+    assert rel <= TOLERANCE
+
+
+def test_a_rank_without_sequences_joins_with_a_zero_gradient(tiny_folders, two_rollouts, export, tmp_path):
+    """Three ranks on two packed sequences: the third holds nothing, still joins DDP's all-reduce, and the sum is
+    the single-process gradient (up to the order of a three-way float64 sum)."""
+    path = str(export("packed-4d", "two.jsonl", 40))
+    b = mw.load_batch(path)
+    assert train.rank_shares(b, 3)[2] == []
+    args = [path, "--model", str(tiny_folders["qwen3"]), "--objective", "sft", "--steps", "0", "--dtype", "float64"]
+    one, three = tmp_path / "ranks1.safetensors", tmp_path / "ranks3.safetensors"
+    assert train.main([*args, "--grad-out", str(one)]) == 0
+    run = cli(*args, "--ranks", "3", "--grad-out", str(three))
+    assert run.returncode == 0, run.stderr
+    rel, where = relative(mw.read_torch_tensors(str(three))[0], mw.read_torch_tensors(str(one))[0])
+    FIGURES["max relative Δ gradient, --ranks 3 (one rank empty) vs --ranks 1, sft (float64)"] = f"{rel:.2e} ({where})"
     assert rel <= TOLERANCE
