@@ -246,6 +246,7 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
         return float(t.item())
 
     names = gradient_names(model)
+    stopped = None
     for step in range(max(args.steps, 1)):
         optimizer.zero_grad(set_to_none=False)
         loss = global_sum(local_step(train=True))
@@ -258,8 +259,9 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
                 print(json.dumps({"step": 0, "loss": loss, "ranks": world, "grad_out": args.grad_out}), flush=True)
             return
         norm = math.sqrt(sum(float(p.grad.double().pow(2).sum()) for p in params))
-        if not math.isfinite(norm):
-            raise RuntimeError(f"stopped: the gradient of update {step} is not finite")
+        if not math.isfinite(norm):  # the same on every rank (the gradient is all-reduced): all stop here
+            stopped = step
+            break
         for p in params:
             p.grad.mul_(min(1.0, CLIP / norm) if norm > 0 else 1.0)
         lr = lr_at(step, args.lr, warmup, args.steps)
@@ -268,13 +270,17 @@ def run(args: argparse.Namespace, rank: int, world: int, device: torch.device) -
         optimizer.step()
         if rank == 0:
             print(json.dumps({"step": step, "loss": loss, "lr": lr, "grad_norm": norm}), flush=True)
-    final = global_sum(local_step(train=False))
+    done = args.steps if stopped is None else stopped
+    final = global_sum(local_step(train=False)) if stopped is None else float("nan")
     if rank == 0:
-        print(json.dumps({"step": args.steps, "loss": final, "final": True}), flush=True)
-        meta = {"step": args.steps, "lr_peak": args.lr, "lr_warmup": warmup, "lr_total": args.steps, "lr_min": args.lr / 10}
+        if stopped is None:
+            print(json.dumps({"step": args.steps, "loss": final, "final": True}), flush=True)
+        meta = {"step": done, "lr_peak": args.lr, "lr_warmup": warmup, "lr_total": args.steps, "lr_min": args.lr / 10}
         meta.update(objective=args.objective, method=batch.method, ranks=world)
         save(model.to("cpu"), args.out, args.model if os.path.isdir(args.model) else None, {k: str(v) for k, v in meta.items()})
         print(json.dumps({"wrote": args.out}), flush=True)
+    if stopped is not None:
+        raise RuntimeError(f"stopped: the gradient of update {stopped} is not finite; {args.out} holds the weights after {stopped} updates")
 
 
 def _device(local_rank: int) -> torch.device:

@@ -188,6 +188,14 @@ def test_bad_input_is_one_line(tiny_folders, two_rollouts, export, tmp_path, cap
         train.main([path, "--objective", "sft", "--steps", "1"])
     assert usage.value.code == 1
     assert capsys.readouterr().err.startswith("memorywalker.train: the following arguments are required: --model")
+    # A NaN weight: the first gradient is not finite; exit 4 after writing the last good weights (here: none applied).
+    broken = mw.load_family(qwen3)
+    with torch.no_grad():
+        broken.model.norm.weight[0] = float("nan")
+    mw.save_family(broken, str(tmp_path / "nan"))
+    assert train.main([path, "--model", str(tmp_path / "nan"), "--objective", "sft", "--steps", "3", "--out", out]) == 4
+    assert capsys.readouterr().err.strip() == f"memorywalker.train: stopped: the gradient of update 0 is not finite; {out} holds the weights after 0 updates"
+    assert mw.read_torch_tensors(str(tmp_path / "o" / "model.safetensors"))[1]["step"] == "0"
     if not train.flex_available():  # torch 1.13: the FlexAttention path says what it needs
         with pytest.raises(SystemExit) as flex:
             train.main([path, "--model", qwen3, "--objective", "sft", "--steps", "1", "--out", out, "--attention", "flex"])
