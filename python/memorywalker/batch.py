@@ -136,3 +136,52 @@ def target_logprobs(batch: Batch, logits: torch.Tensor) -> torch.Tensor:
     """(T,) log-probability of every target under logits (N, V): log_softmax at its predictor row."""
     rows = torch.log_softmax(logits[batch.target_rows], dim=-1)
     return rows.gather(-1, batch.target_tokens[:, None])[:, 0]
+
+
+def hf_inputs(batch: Batch, b: int, dtype: torch.dtype = torch.float32, device=None) -> dict[str, torch.Tensor]:
+    """Packed sequence b as the keyword arguments of a Hugging Face causal LM's forward (eager or SDPA
+    attention): input_ids (1, T), position_ids (1, T) (the tree depths), and attention_mask (1, 1, T, T),
+    the tree mask in `transformers`' 4D additive form: 0 where the query row may attend, the dtype's
+    minimum elsewhere (a 4D mask is taken as is, not combined with a causal one). The logits row
+    packed_sequence(batch, b)["target_rows"][j] predicts target_tokens[j]."""
+    seq = packed_sequence(batch, b)
+    allowed = dense_mask(batch, sequence=b)
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
+    out = {"input_ids": seq["input_ids"][None], "position_ids": seq["position_ids"][None], "attention_mask": mask[None, None]}
+    return out if device is None else {k: v.to(device) for k, v in out.items()}
+
+
+def select_sequences(batch: Batch, sequences: list[int]) -> Batch:
+    """A Batch of the given packed sequences only (in the given order), every row index made local to it:
+    what one rank of a data-parallel run holds. Per-rollout tensors (rewards, groups) stay whole, so
+    advantages are the whole batch's. An SDCC pair must lie within the selected sequences."""
+    ranges = [(int(batch.seq_start[b]), int(batch.seq_start[b + 1])) for b in sequences]
+    rows = torch.cat([torch.arange(lo, hi) for lo, hi in ranges]) if ranges else torch.zeros(0, dtype=torch.long)
+    new_index = torch.full((batch.rows + 1,), -1, dtype=torch.long)  # old row -> new row, -1: not selected
+    new_index[rows] = torch.arange(rows.shape[0])
+    tensors = dict(batch.tensors)
+    for name in ("input_ids", "position_ids", "labels", "label_physical_ids", "rollout_logprobs", "physical_ids", "rollout_index"):
+        tensors[name] = batch.tensors[name][rows]
+    # subtree_end is exclusive and may equal its sequence's end: shift by the sequence's move, not by lookup.
+    shift = torch.cat([torch.full((hi - lo,), new - lo, dtype=torch.long) for (lo, hi), new in zip(ranges, _starts(ranges))]) if ranges else rows
+    tensors["subtree_end"] = batch.subtree_end[rows] + shift
+    tensors["seq_start"] = torch.tensor(_starts(ranges) + [int(rows.shape[0])], dtype=torch.long)
+    kept = new_index[batch.target_rows] >= 0
+    tensors["target_rows"] = new_index[batch.target_rows[kept]]
+    for name in ("target_tokens", "target_physical_ids", "target_rollout_logprobs"):
+        tensors[name] = batch.tensors[name][kept]
+    if "sdcc_student_rows" in batch.tensors:
+        student, teacher = new_index[batch.sdcc_student_rows], new_index[batch.sdcc_teacher_rows]
+        if bool(((student >= 0) != (teacher >= 0)).any()):
+            raise ValueError("select_sequences: an SDCC pair spans a selected and an unselected packed sequence")
+        pair = student >= 0
+        tensors["sdcc_student_rows"], tensors["sdcc_teacher_rows"] = student[pair], teacher[pair]
+    return Batch(tensors, batch.metadata)
+
+
+def _starts(ranges: list[tuple[int, int]]) -> list[int]:
+    starts, at = [], 0
+    for lo, hi in ranges:
+        starts.append(at)
+        at += hi - lo
+    return starts

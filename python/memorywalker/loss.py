@@ -1,6 +1,8 @@
 """The workbench's objectives (docs/objectives.md; src/objectives/*.ts are the float64 references)
 on a batch's logits: SFT, the PPO-clipped RL objective with GRPO advantages, and SDCC's KL added to
 either. Every token term is a mean over the batch's targets (weight 1/T), as the workbench's step.
+On one rank's share of a batch (select_sequences), `total_targets` and `total_pairs` give the whole
+batch's T and P: the ranks' losses then sum to the whole batch's loss, and so do their gradients.
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ def token_loss(
     epsilon: float = DEFAULT_PPO_EPSILON,
     kl_coef: float = 0.0,
     ref_logprobs: Optional[torch.Tensor] = None,
+    total_targets: Optional[int] = None,
 ) -> torch.Tensor:
     """SFT: mean NLL of the targets. PPO: r = exp(l - l_rollout), mean of -min(r A, clip(r, 1-eps, 1+eps) A)
-    plus kl_coef * k3 with k3 = exp(l_ref - l) - (l_ref - l) - 1 (needs ref_logprobs (T,))."""
+    plus kl_coef * k3 with k3 = exp(l_ref - l) - (l_ref - l) - 1 (needs ref_logprobs (T,)). The sum over
+    the targets is divided by `total_targets` when given (the whole batch's T), else by this batch's T."""
     logprob = target_logprobs(batch, logits)
-    T = logprob.shape[0]
+    T = logprob.shape[0] if total_targets is None else total_targets
     if T == 0:
         raise ValueError(f"{batch.method}: the batch scores no target")
     if objective == "sft":
@@ -72,15 +76,17 @@ def token_loss(
     return loss.sum() / T
 
 
-def sdcc_kl(batch: Batch, logits: torch.Tensor) -> torch.Tensor:
+def sdcc_kl(batch: Batch, logits: torch.Tensor, total_pairs: Optional[int] = None) -> torch.Tensor:
     """Mean over the batch's diverging leaves of KL(teacher || student) over the full vocabulary, the
-    teacher (its row in the same forward) under stop-gradient; exactly 0 without diverging leaves."""
+    teacher (its row in the same forward) under stop-gradient; exactly 0 without diverging leaves.
+    The sum over the pairs is divided by `total_pairs` when given (the whole batch's P)."""
     student, teacher = batch.sdcc_student_rows, batch.sdcc_teacher_rows
     if student.shape[0] == 0:
         return logits.sum() * 0
     ls = torch.log_softmax(logits[student], dim=-1)
     lt = torch.log_softmax(logits[teacher].detach(), dim=-1)
-    return (lt.exp() * (lt - ls)).sum(-1).mean()
+    P = student.shape[0] if total_pairs is None else total_pairs
+    return (lt.exp() * (lt - ls)).sum(-1).sum() / P
 
 
 def packed_loss(
@@ -94,12 +100,15 @@ def packed_loss(
     epsilon: float = DEFAULT_PPO_EPSILON,
     kl_coef: float = 0.0,
     ref_logprobs: Optional[torch.Tensor] = None,
+    total_targets: Optional[int] = None,
+    total_pairs: Optional[int] = None,
 ) -> torch.Tensor:
     """The objective on logits (N, V) of the whole batch: "sft", "ppo", or "sdcc" (an sdcc batch:
-    L = L_task + lam * mean KL, task "sft" or "ppo" on the student's targets)."""
-    options = dict(advantages=advantages, epsilon=epsilon, kl_coef=kl_coef, ref_logprobs=ref_logprobs)
+    L = L_task + lam * mean KL, task "sft" or "ppo" on the student's targets). On a rank's share,
+    total_targets and total_pairs are the whole batch's counts (the means stay the whole batch's)."""
+    options = dict(advantages=advantages, epsilon=epsilon, kl_coef=kl_coef, ref_logprobs=ref_logprobs, total_targets=total_targets)
     if objective != "sdcc":
         return token_loss(batch, logits, objective, **options)
     if batch.method != "sdcc":
         raise ValueError(f"objective sdcc needs a batch exported with --method sdcc, this one is {batch.method}")
-    return token_loss(batch, logits, task, **options) + lam * sdcc_kl(batch, logits)
+    return token_loss(batch, logits, task, **options) + lam * sdcc_kl(batch, logits, total_pairs)

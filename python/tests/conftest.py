@@ -76,3 +76,65 @@ def pytest_terminal_summary(terminalreporter):
     path = os.environ.get("MW_PYTHON_FIGURES")
     if path:
         Path(path).write_text(json.dumps(FIGURES, indent=2) + "\n")
+
+
+def _act(tokens, logprobs):
+    return {"op": "append", "role": "act", "tokens": tokens, "logprobs": logprobs}
+
+
+def _append(role, tokens):
+    return {"op": "append", "role": role, "tokens": tokens}
+
+
+#: Two token-level rollouts of one group (rewards 1 and 0: GRPO advantages +1 and -1) with a summary edit and a
+#: later edit that drops a turn, so each has diverging leaves; 10 and 8 targets, packed-4d tries of 26 and 19 rows.
+TWO_ROLLOUTS = [
+    {
+        "format": "memorywalker.rollout/v1", "id": "long", "vocab": 272, "reward": 1, "group": "g",
+        "events": [
+            _append("prompt", [10, 11, 12]),
+            _act([20, 21, 22], [-1.25, -0.5, -2.0]),
+            _append("obs", [30, 31, 32, 33]),
+            _act([23, 24], [-0.75, -1.5]),
+            {"op": "edit", "view": [{"keep": [0, 3]}, {"insert": {"role": "summary", "tokens": [40, 41]}}, {"keep": [10, 12]}]},
+            _append("obs", [34, 35]),
+            _act([25, 26, 27], [-0.25, -3.0, -1.0]),
+            {"op": "edit", "view": [{"keep": [0, 3]}, {"keep": [12, 14]}, {"keep": [16, 19]}]},
+            _act([28, 29], [-0.5, -2.5]),
+        ],
+    },
+    {
+        "format": "memorywalker.rollout/v1", "id": "short", "vocab": 272, "reward": 0, "group": "g",
+        "events": [
+            _append("prompt", [13, 14]),
+            _act([50, 51], [-1.0, -0.25]),
+            _append("obs", [60, 61, 62]),
+            _act([52, 53, 54], [-2.0, -0.5, -1.75]),
+            {"op": "edit", "view": [{"keep": [0, 2]}, {"insert": {"role": "summary", "tokens": [70]}}, {"keep": [7, 10]}]},
+            _act([55, 56], [-0.75, -1.25]),
+            {"op": "edit", "view": [{"keep": [0, 2]}, {"keep": [10, 11]}, {"keep": [11, 13]}]},
+            _act([57], [-3.0]),
+        ],
+    },
+]
+
+
+@pytest.fixture(scope="session")
+def two_rollouts(fixtures) -> Path:
+    """fixtures/two.jsonl: TWO_ROLLOUTS, for the data-parallel tests (export it with `export(method, "two.jsonl", N)`)."""
+    path = fixtures / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in TWO_ROLLOUTS))
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_folders(tmp_path_factory) -> dict[str, Path]:
+    """One tiny random model folder per family (memorywalker.families.TINY_LAYOUTS), vocabulary 272."""
+    from memorywalker.families import TINY_LAYOUTS, write_tiny_folder
+
+    root = tmp_path_factory.mktemp("folders")
+    out = {}
+    for seed, family in enumerate(TINY_LAYOUTS):
+        write_tiny_folder(str(root / family), family, seed=11 + seed)
+        out[family] = root / family
+    return out
