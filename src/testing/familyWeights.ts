@@ -2,7 +2,6 @@
 // norms around 1) that attention patterns, RoPE and masking mistakes show in the log-probabilities.
 
 import { type FamilyConfig, familyParameters } from '../model/family/config';
-import type { FamilyWeights } from '../model/family/reference';
 import { createRng } from '../util/prng';
 
 /** A tiny config of each family: GQA (4 query heads over 2 kv heads), head size 8. */
@@ -29,7 +28,7 @@ export function tinyFamilyConfig(architecture: FamilyConfig['architecture'], ove
 }
 
 /** Float32 values of every parameter, seeded: norm weights near 1, the rest N(0, 0.3²). */
-export function randomFamilyWeights(config: FamilyConfig, seed: number): FamilyWeights & { tensors: Map<string, Float32Array> } {
+export function randomFamilyWeights(config: FamilyConfig, seed: number): { config: FamilyConfig; tensors: Map<string, Float32Array> } {
   const rng = createRng(seed);
   const tensors = new Map<string, Float32Array>();
   for (const { name, shape } of familyParameters(config)) {

@@ -106,12 +106,13 @@ export function parseFamilyConfig(json: unknown, fallbackName = 'model'): Family
   const attentionBias = json.attention_bias ?? false;
   if (typeof attentionBias !== 'boolean') problems.push(`attention_bias must be true or false, got ${JSON.stringify(attentionBias)}`);
   if (json.mlp_bias === true) problems.push('mlp_bias is true (the family has no MLP biases)');
-  if (problems.length === 0) {
-    if (!Number.isInteger(hiddenSize / nHead) && json.head_dim === undefined) problems.push(`hidden_size (${hiddenSize}) is not divisible by num_attention_heads (${nHead}) and head_dim is not given`);
-    if (nHead % nKvHead !== 0) problems.push(`num_attention_heads (${nHead}) is not a multiple of num_key_value_heads (${nKvHead})`);
-    if (headDim % 2 !== 0) problems.push(`head_dim (${headDim}) must be even (RoPE rotates pairs)`);
-    if (headDim > FAMILY_MAX_HEAD_DIM) problems.push(`head_dim (${headDim}) is above ${FAMILY_MAX_HEAD_DIM}, the largest the attention kernels take`);
+  const ok = (...v: number[]) => v.every((x) => Number.isSafeInteger(x) && x >= 1);
+  if (ok(hiddenSize, nHead) && json.head_dim === undefined && hiddenSize % nHead !== 0) {
+    problems.push(`hidden_size (${hiddenSize}) is not divisible by num_attention_heads (${nHead}) and head_dim is not given`);
   }
+  if (ok(nHead, nKvHead) && nHead % nKvHead !== 0) problems.push(`num_attention_heads (${nHead}) is not a multiple of num_key_value_heads (${nKvHead})`);
+  if (ok(headDim) && headDim % 2 !== 0) problems.push(`head_dim (${headDim}) must be even (RoPE rotates pairs)`);
+  if (ok(headDim) && headDim > FAMILY_MAX_HEAD_DIM) problems.push(`head_dim (${headDim}) is above ${FAMILY_MAX_HEAD_DIM}, the largest the attention kernels take`);
   let ropeScaling: RopeScaling = { type: 'none' };
   try {
     ropeScaling = parseRopeScaling(json.rope_scaling);
