@@ -3,8 +3,11 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { type ByteRangeReader, type ModelFolder, ModelFolderError, type ModelFolderFiles, openModelFolder } from './folder';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { createHfTokenizer, type HfTokenizer } from '../../rollout/tokenizer-hf';
+import { parseFamilyConfig, type FamilyConfig, type FolderTensorSource } from './config';
+import { type ByteRangeReader, type ModelFolder, ModelFolderError, type ModelFolderFiles, folderTokenizer, openModelFolder } from './folder';
 
 /** One file as byte ranges: a handle opened per read, so nothing stays open between tensors. */
 export function fileRangeReader(path: string): ByteRangeReader {
@@ -30,7 +33,7 @@ export function fileRangeReader(path: string): ByteRangeReader {
 
 export function nodeModelFolderFiles(folder: string): ModelFolderFiles {
   return {
-    name: basename(folder),
+    name: basename(resolve(folder)),
     has: (file) => existsSync(join(folder, file)) && statSync(join(folder, file)).isFile(),
     async open(file) {
       return fileRangeReader(join(folder, file));
@@ -50,4 +53,64 @@ export async function openModelFolderPath(path: string): Promise<ModelFolder> {
   if (statSync(path).isDirectory()) return openModelFolder(nodeModelFolderFiles(path));
   const folder = dirname(path);
   return openModelFolder(nodeModelFolderFiles(folder), { weights: basename(path) });
+}
+
+/** What a command needs of a family model: its config, its tensors (streamed), its tokenizer when the folder has one. */
+export interface FamilyModel {
+  config: FamilyConfig;
+  source: FolderTensorSource;
+  tokenizer: HfTokenizer | null;
+  folder: ModelFolder;
+}
+
+/**
+ * The seam the GPU side builds on: `mw score / drift / verify / generate --ckpt PATH` open PATH with this,
+ * check rollouts with checkModelTakes(model.config, …) and hand `config` and `source` to the GPU family
+ * model's factory (src/gpu, docs/model.md).
+ */
+export async function loadFamilyModel(path: string): Promise<FamilyModel> {
+  const folder = await openModelFolderPath(path);
+  return { config: folder.config, source: folder.source, tokenizer: folderTokenizer(folder), folder };
+}
+
+function readJsonFile(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ModelFolderError(basename(path), `not JSON (${(error as Error).message})`);
+  }
+}
+
+/**
+ * A model folder's tokenizer alone (mw import --tokenizer FOLDER): tokenizer.json, tokenizer_config.json
+ * and chat_template.jinja, named and sized by config.json as loadFamilyModel names it; no weights read.
+ */
+export function loadFolderTokenizer(path: string): HfTokenizer {
+  const folder = statSync(path).isDirectory() ? path : dirname(path);
+  const file = (name: string) => join(folder, name);
+  if (!existsSync(file('tokenizer.json'))) throw new ModelFolderError(basename(resolve(folder)), 'no tokenizer.json (a model folder as the Hub publishes it)');
+  let name = basename(resolve(folder));
+  let vocab: number | undefined;
+  if (existsSync(file('config.json'))) {
+    try {
+      const config = parseFamilyConfig(readJsonFile(file('config.json')), name);
+      name = config.name;
+      vocab = config.vocabSize;
+    } catch (error) {
+      if (error instanceof ModelFolderError) throw error;
+      throw new ModelFolderError('config.json', (error as Error).message.replace(/^config\.json: /, ''));
+    }
+  }
+  try {
+    return createHfTokenizer({
+      name,
+      vocab,
+      tokenizer: readJsonFile(file('tokenizer.json')),
+      tokenizerConfig: existsSync(file('tokenizer_config.json')) ? readJsonFile(file('tokenizer_config.json')) : {},
+      chatTemplate: existsSync(file('chat_template.jinja')) ? readFileSync(file('chat_template.jinja'), 'utf8') : null,
+    });
+  } catch (error) {
+    if (error instanceof ModelFolderError) throw error;
+    throw new ModelFolderError('tokenizer.json', (error as Error).message.replace(/^tokenizer\.json: /, ''));
+  }
 }

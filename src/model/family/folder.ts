@@ -5,6 +5,7 @@
 // tensors then stream one at a time, raw (BF16 / F16 / F32 as stored). Every problem is one line.
 
 import { dtypeBytes, readSafetensorsHeader, readTensor, safetensorsDataStart, type TensorEntry } from '../../util/safetensors';
+import { createHfTokenizer, type HfTokenizer } from '../../rollout/tokenizer-hf';
 import { type FamilyConfig, type FolderTensor, type FolderTensorSource, type WeightDtype, familyParameters, parseFamilyConfig } from './config';
 
 /** Bytes [begin, end) of one file, fetched on demand. */
@@ -26,6 +27,7 @@ export interface ModelFolderExtras {
   tokenizer: unknown | null; // tokenizer.json
   tokenizerConfig: unknown | null; // tokenizer_config.json
   generationConfig: unknown | null; // generation_config.json
+  chatTemplate: string | null; // chat_template.jinja, where newer folders keep the template
 }
 
 export interface ModelFolder extends ModelFolderExtras {
@@ -134,7 +136,7 @@ export async function openModelFolder(files: ModelFolderFiles, options: { weight
 
   const expected = familyParameters(config);
   const wanted = new Set(expected.map((p) => p.name));
-  const where = weightFiles.length === 1 ? weightFiles[0] : `${weightFiles.length} shards`;
+  const where = map ? INDEX_FILE : weightFiles[0];
   const missing = expected.filter((p) => !found.has(p.name)).map((p) => p.name);
   if (missing.length) {
     const shown = missing.length > 4 ? `${missing.slice(0, 4).join(', ')} and ${missing.length - 4} more` : missing.join(', ');
@@ -154,6 +156,11 @@ export async function openModelFolder(files: ModelFolderFiles, options: { weight
   const [tokenizer, tokenizerConfig, generationConfig] = await Promise.all(
     ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json'].map((f) => optionalJson(files, f)),
   );
+  let chatTemplate: string | null = null;
+  if (files.has('chat_template.jinja')) {
+    const reader = await files.open('chat_template.jinja');
+    chatTemplate = new TextDecoder().decode(await reader.read(0, reader.size));
+  }
 
   // File order: each shard's tensors by offset, so a reader moves forward through each file.
   const order = expected.map((p) => found.get(p.name)!).sort((a, b) => weightFiles.indexOf(a.file) - weightFiles.indexOf(b.file) || a.entry.begin - b.entry.begin);
@@ -166,7 +173,7 @@ export async function openModelFolder(files: ModelFolderFiles, options: { weight
       }
     },
   };
-  return { config, source, weightFiles, tokenizer, tokenizerConfig, generationConfig };
+  return { config, source, weightFiles, tokenizer, tokenizerConfig, generationConfig, chatTemplate };
 }
 
 /** A stored tensor as float32 values (BF16 and F16 widen exactly): what the CPU reference reads. */
@@ -203,4 +210,23 @@ export function blobModelFolder(name: string, blobs: ReadonlyMap<string, Blob>):
       return blobRangeReader(blob);
     },
   };
+}
+
+/**
+ * The folder's `hf:<name>` tokenizer (its tokenizer.json, tokenizer_config.json and chat template, sized by
+ * the config's vocabulary), or null when the folder has no tokenizer.json: token-level rollouts need none.
+ */
+export function folderTokenizer(folder: ModelFolder): HfTokenizer | null {
+  if (folder.tokenizer === null) return null;
+  try {
+    return createHfTokenizer({
+      name: folder.config.name,
+      vocab: folder.config.vocabSize,
+      tokenizer: folder.tokenizer,
+      tokenizerConfig: folder.tokenizerConfig ?? {},
+      chatTemplate: folder.chatTemplate,
+    });
+  } catch (error) {
+    throw new ModelFolderError('tokenizer.json', (error as Error).message.replace(/^tokenizer\.json: /, ''));
+  }
 }
