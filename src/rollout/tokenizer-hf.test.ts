@@ -139,6 +139,17 @@ describe('text pieces with an hf: tokenizer (agent sessions)', () => {
   });
 });
 
+describe('hf: rollouts read without their tokenizer', () => {
+  it('token ids validate under a name nobody registered; text under it is refused in one line', () => {
+    const header = { format: 'memorywalker.rollout/v1', id: 'r', vocab: 320, tokenizer: 'hf:never-loaded' };
+    const read = validateRollout({ ...header, events: [{ op: 'append', role: 'prompt', tokens: [284, 270] }, { op: 'append', role: 'act', tokens: [259, 285] }] }, { file: 'r.json' });
+    expect([...read.targets]).toEqual([2, 3]);
+    expect(() => validateRollout({ ...header, events: [{ op: 'append', role: 'act', text: 'hello' }] }, { file: 'r.json' })).toThrow(
+      'text needs a known tokenizer; "hf:never-loaded" is not one',
+    );
+  });
+});
+
 describe('a model reads only its own tokenizer', () => {
   it('refuses another tokenizer in one line, reads its own and unnamed token rollouts', () => {
     expect(tokenizerMismatch('hf:tiny-qwen', 320, 'hf:tiny-qwen')).toBeNull();

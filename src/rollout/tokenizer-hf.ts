@@ -10,7 +10,7 @@ import type { AppendRole, EventJson, InsertRole, Role } from './format';
 import type { Tokenizer } from './tokenizer-types';
 import { visibleText } from './token-text';
 
-export const HF_TOKENIZER_PREFIX = 'hf:';
+const HF_TOKENIZER_PREFIX = 'hf:';
 
 /** A tokenizer.json (parsed), with what tokenizer_config.json and the model folder add to it. */
 export interface HfTokenizerFiles {
@@ -90,10 +90,6 @@ const TEMPLATE_ROLE: Readonly<Record<Role, string>> = { prompt: 'user', obs: 'to
 /** A name for the rollout's `tokenizer` field: `hf:` and the model's name. */
 export function hfTokenizerName(name: string): string {
   return `${HF_TOKENIZER_PREFIX}${name}`;
-}
-
-export function isHfTokenizerName(name: unknown): name is string {
-  return typeof name === 'string' && name.startsWith(HF_TOKENIZER_PREFIX) && name.length > HF_TOKENIZER_PREFIX.length;
 }
 
 /** Whether a tokenizer renders chats with a template (the chat importer's hook). */

@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FOLDER_DTYPE, writeFamilyFolder, type FamilyFolderKind } from '../../testing/familyFolders';
 import { safetensorsHeader } from '../../util/safetensors';
 import { familyParameters, parseFamilyConfig } from './config';
-import { type ByteRangeReader, type ModelFolderFiles, openModelFolder, readFolderWeights } from './folder';
+import { type ByteRangeReader, blobModelFolder, type ModelFolderFiles, openModelFolder, readFolderWeights } from './folder';
 import { fileRangeReader, nodeModelFolderFiles, openModelFolderPath } from './folder-node';
 import { familyReferenceLogprobs } from './reference';
 
@@ -74,6 +74,14 @@ describe('model folders as the Hub publishes them', () => {
     expect(llama.ropeScaling).toEqual({ type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 32 });
     expect([qwen2.qkvBias, qwen2.qkNorm, qwen2.ropeScaling]).toEqual([true, false, { type: 'linear', factor: 2 }]);
     expect(qwen3.name).toBe('c-qwen3'); // no _name_or_path: the folder's name
+  });
+
+  it('dropped files in the page: Blobs read by slice(), the same config and tensors', async () => {
+    const written = writeFamilyFolder(join(TMP, 'blobs'), 'llama', 4);
+    const blobs = new Map(readdirSync(written.dir).map((f) => [f, new Blob([readFileSync(join(written.dir, f))])]));
+    const folder = await openModelFolder(blobModelFolder('blobs', blobs));
+    expect(folder.config).toEqual(written.config);
+    expect(await readFolderWeights(folder.source)).toEqual(written.tensors);
   });
 
   it('a single .safetensors file with a config.json beside it', async () => {
