@@ -6,7 +6,7 @@ import { open } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createHfTokenizer, type HfTokenizer } from '../../rollout/tokenizer-hf';
-import { parseFamilyConfig, type FamilyConfig, type FolderTensorSource } from './config';
+import { FAMILY_ARCHITECTURES, parseFamilyConfig, type FamilyConfig, type FolderTensorSource } from './config';
 import { type ByteRangeReader, type ModelFolder, ModelFolderError, type ModelFolderFiles, folderTokenizer, openModelFolder } from './folder';
 
 /** One file as byte ranges: a handle opened per read, so nothing stays open between tensors. */
@@ -41,11 +41,21 @@ export function nodeModelFolderFiles(folder: string): ModelFolderFiles {
   };
 }
 
-/** Whether PATH names a model folder (a directory) or a single .safetensors file with a config.json beside it. */
+/**
+ * Whether PATH names a model folder (a directory), or a single .safetensors file whose config.json beside
+ * it names an architecture of the family (a GPT-2 file saved with its config.json stays a GPT-2 checkpoint).
+ */
 export function isModelFolderPath(path: string): boolean {
   if (!existsSync(path)) return false;
   if (statSync(path).isDirectory()) return true;
-  return path.endsWith('.safetensors') && existsSync(join(dirname(path), 'config.json'));
+  const config = join(dirname(path), 'config.json');
+  if (!path.endsWith('.safetensors') || !existsSync(config)) return false;
+  try {
+    const architectures = (JSON.parse(readFileSync(config, 'utf8')) as { architectures?: unknown }).architectures;
+    return Array.isArray(architectures) && architectures.some((a) => (FAMILY_ARCHITECTURES as readonly unknown[]).includes(a));
+  } catch {
+    return false;
+  }
 }
 
 /** Opens PATH (a folder, or X.safetensors with config.json beside it); problems name the file. */

@@ -6,7 +6,7 @@ import { FOLDER_DTYPE, writeFamilyFolder, type FamilyFolderKind } from '../../te
 import { safetensorsHeader } from '../../util/safetensors';
 import { familyParameters, parseFamilyConfig } from './config';
 import { type ByteRangeReader, blobModelFolder, type ModelFolderFiles, openModelFolder, readFolderWeights } from './folder';
-import { fileRangeReader, nodeModelFolderFiles, openModelFolderPath } from './folder-node';
+import { fileRangeReader, isModelFolderPath, nodeModelFolderFiles, openModelFolderPath } from './folder-node';
 import { familyReferenceLogprobs } from './reference';
 
 const TMP = mkdtempSync(join(tmpdir(), 'mw-family-folder-'));
@@ -93,6 +93,11 @@ describe('model folders as the Hub publishes them', () => {
     expect(folder.weightFiles).toEqual(['tuned.safetensors']);
     expect(folder.config.architecture).toBe('Qwen2ForCausalLM');
     await expect(openModelFolderPath(dir)).rejects.toThrow('single: no model.safetensors and no model.safetensors.index.json');
+    expect(isModelFolderPath(join(dir, 'tuned.safetensors'))).toBe(true);
+    // A GPT-2 file saved with its config.json beside it stays a GPT-2 checkpoint.
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ architectures: ['GPT2LMHeadModel'], n_embd: 768 }));
+    expect(isModelFolderPath(join(dir, 'tuned.safetensors'))).toBe(false);
+    expect(isModelFolderPath(dir)).toBe(true);
   });
 });
 
