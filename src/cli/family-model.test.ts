@@ -22,7 +22,12 @@ const llama = writeFamilyFolder(join(dir, 'llama'), 'llama', 2);
 
 async function mwImport(argv: string[]) {
   let err = '';
-  const code = await importCommand.run(parseCommandArgs(importCommand, argv), { out: () => {}, err: (t) => void (err += t) });
+  const code = await importCommand.run(parseCommandArgs(importCommand, argv), {
+    out: () => {},
+    err: (t) => {
+      err += t;
+    },
+  });
   return { code, err };
 }
 

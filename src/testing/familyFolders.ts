@@ -62,7 +62,9 @@ const LLAMA_ADDED: readonly AddedTokenSpec[] = [
 export function tinyTokenizerJson(added: readonly AddedTokenSpec[]): { json: Record<string, unknown>; ids: Map<string, number> } {
   const chars = byteToChar();
   const ids = new Map<string, number>();
-  chars.forEach((c, b) => ids.set(c, b));
+  chars.forEach((c, b) => {
+    ids.set(c, b);
+  });
   for (const [a, b] of MERGES) ids.set(a + b, ids.size);
   const vocab = Object.fromEntries(ids);
   const addedTokens = added.map(({ content, special }) => {

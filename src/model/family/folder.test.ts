@@ -22,7 +22,11 @@ function recorded(dir: string): { files: ModelFolderFiles; reads: { file: string
       ...base,
       async open(file) {
         const inner: ByteRangeReader = fileRangeReader(join(dir, file));
-        return { size: inner.size, read: (b, e) => (reads.push({ file, bytes: e - b, size: inner.size }), inner.read(b, e)) };
+        const read = (b: number, e: number) => {
+          reads.push({ file, bytes: e - b, size: inner.size });
+          return inner.read(b, e);
+        };
+        return { size: inner.size, read };
       },
     },
   };

@@ -183,7 +183,9 @@ export function familyLogits(weights: FamilyWeights, input: ModelInput, rows?: r
   const hidden = familyHidden(weights, input);
   const pick = rows ?? Array.from({ length: input.tokens.length }, (_, i) => i);
   const selected = new Float64Array(pick.length * C);
-  pick.forEach((r, j) => selected.set(hidden.subarray(r * C, (r + 1) * C), j * C));
+  pick.forEach((r, j) => {
+    selected.set(hidden.subarray(r * C, (r + 1) * C), j * C);
+  });
   return linearRef(selected, headOf(weights), null, pick.length, C, V);
 }
 
