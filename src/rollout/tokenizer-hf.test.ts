@@ -59,6 +59,14 @@ describe('hf: tokenizers (tokenizer.json through @huggingface/tokenizers)', () =
     expect(tk.label(288)).toBe('<tool_response>'); // an added token that is not special: its text
   });
 
+  it('reads merges written as "a b" strings (older tokenizer.json files) to the same ids', () => {
+    const model = chatmlJson.model as { merges: string[][] };
+    const older = { ...chatmlJson, model: { ...model, merges: model.merges.map(([a, b]) => `${a} ${b}`) } };
+    const t = createHfTokenizer({ name: 'older', tokenizer: older, tokenizerConfig: config });
+    expect(t.encode('hello world, the file')).toEqual(tk.encode('hello world, the file'));
+    expect(t.encode('hello world')).toEqual([259, 264]);
+  });
+
   it('refuses a vocab_size smaller than the tokenizer', () => {
     expect(() => createHfTokenizer({ name: 'x', tokenizer: chatmlJson, vocab: 100 })).toThrow("tokenizer.json has ids up to 289, but the model's vocab_size is 100");
   });

@@ -158,6 +158,30 @@ describe('family reference forward', () => {
     expect(b[1]).toBeCloseTo(a[1], 10);
   });
 
+  it('Qwen3 normalizes q and k per head: scaling q_proj and k_proj by 5 changes nothing; without the norms it does', () => {
+    const w = randomFamilyWeights(tinyFamilyConfig('Qwen3ForCausalLM', { rmsNormEps: 1e-12 }), 11); // eps ≈ 0: RMSNorm exactly scale-free
+    const scaled = new Map(w.tensors);
+    for (const name of w.tensors.keys()) if (/(q|k)_proj\.weight$/.test(name)) scaled.set(name, w.tensors.get(name)!.map((v) => 5 * v));
+    const input = { tokens: [4, 40, 44, 140], positions: [0, 1, 2, 3], end: causal(4) };
+    const targets = [{ predictor: 3, token: 2 }];
+    expect(familyReferenceLogprobs({ config: w.config, tensors: scaled }, input, targets)[0]).toBeCloseTo(familyReferenceLogprobs(w, input, targets)[0], 9);
+    const llama = { ...w.config, architecture: 'LlamaForCausalLM' as const, qkNorm: false };
+    const a = familyReferenceLogprobs({ config: llama, tensors: w.tensors }, input, targets)[0];
+    const b = familyReferenceLogprobs({ config: llama, tensors: scaled }, input, targets)[0];
+    expect(Math.abs(a - b)).toBeGreaterThan(1e-3);
+  });
+
+  it('Qwen2 with zero q/k/v biases scores as the same weights without biases; non-zero biases count', () => {
+    const w = randomFamilyWeights(tinyFamilyConfig('Qwen2ForCausalLM'), 13);
+    const zero = new Map(w.tensors);
+    for (const name of w.tensors.keys()) if (name.endsWith('_proj.bias')) zero.set(name, new Float32Array(w.tensors.get(name)!.length));
+    const input = { tokens: [7, 70, 77], positions: [0, 1, 2], end: causal(3) };
+    const targets = [{ predictor: 2, token: 9 }];
+    const noBias = familyReferenceLogprobs({ config: { ...w.config, qkvBias: false }, tensors: w.tensors }, input, targets)[0];
+    expect(familyReferenceLogprobs({ config: w.config, tensors: zero }, input, targets)[0]).toBeCloseTo(noBias, 12);
+    expect(Math.abs(familyReferenceLogprobs(w, input, targets)[0] - noBias)).toBeGreaterThan(1e-3);
+  });
+
   it('an untied head equal to the embedding scores as the tied model', () => {
     const tied = randomFamilyWeights(tinyFamilyConfig('Qwen3ForCausalLM'), 5);
     const tensors = new Map(tied.tensors);
