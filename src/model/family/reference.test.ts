@@ -158,13 +158,13 @@ describe('family reference forward', () => {
     expect(b[1]).toBeCloseTo(a[1], 10);
   });
 
-  it('Qwen3 normalizes q and k per head: scaling q_proj and k_proj by 5 changes nothing; without the norms it does', () => {
+  it('Qwen3 normalizes q and k per head: scaling q_proj and k_proj by 4 changes nothing; without the norms it does', () => {
     const w = randomFamilyWeights(tinyFamilyConfig('Qwen3ForCausalLM', { rmsNormEps: 1e-12 }), 11); // eps ≈ 0: RMSNorm exactly scale-free
     const scaled = new Map(w.tensors);
-    for (const name of w.tensors.keys()) if (/(q|k)_proj\.weight$/.test(name)) scaled.set(name, w.tensors.get(name)!.map((v) => 5 * v));
+    for (const name of w.tensors.keys()) if (/(q|k)_proj\.weight$/.test(name)) scaled.set(name, w.tensors.get(name)!.map((v) => 4 * v));
     const input = { tokens: [4, 40, 44, 140], positions: [0, 1, 2, 3], end: causal(4) };
     const targets = [{ predictor: 3, token: 2 }];
-    expect(familyReferenceLogprobs({ config: w.config, tensors: scaled }, input, targets)[0]).toBeCloseTo(familyReferenceLogprobs(w, input, targets)[0], 9);
+    expect(familyReferenceLogprobs({ config: w.config, tensors: scaled }, input, targets)[0]).toBeCloseTo(familyReferenceLogprobs(w, input, targets)[0], 10);
     const llama = { ...w.config, architecture: 'LlamaForCausalLM' as const, qkNorm: false };
     const a = familyReferenceLogprobs({ config: llama, tensors: w.tensors }, input, targets)[0];
     const b = familyReferenceLogprobs({ config: llama, tensors: scaled }, input, targets)[0];
