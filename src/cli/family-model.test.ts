@@ -103,11 +103,12 @@ describe('mw import --tokenizer MODEL-FOLDER', () => {
 
 describe('--ckpt MODEL-FOLDER', () => {
   it('opens config, tensor source and tokenizer; a broken folder is one line naming its file', async () => {
-    const model = await familyModelArg(join(llama.dir, ''));
+    const model = await familyModelArg(llama.dir);
     expect(model.config.architecture).toBe('LlamaForCausalLM');
     expect(model.folder.weightFiles).toHaveLength(2);
     expect(model.source.totalBytes).toBe([...llama.tensors.values()].reduce((n, t) => n + 4 * t.length, 0));
     expect(model.tokenizer!.name).toBe('hf:llama');
+    expect(model.description).toBe(`${llama.dir} (LlamaForCausalLM llama: V 320, C 16, 2 layers, 4 heads (2 kv) of 4, FF 24, P 4096, 55.3 KiB)`);
     const broken = join(dir, 'broken');
     writeFamilyFolder(broken, 'qwen3');
     writeFileSync(join(broken, 'config.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(qwen3.dir, 'config.json'), 'utf8')), rope_scaling: { rope_type: 'yarn', factor: 4 } }));

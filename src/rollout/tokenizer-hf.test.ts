@@ -112,6 +112,16 @@ describe('chat templates (@huggingface/jinja)', () => {
     });
   }
 
+  it('a template that refuses a conversation cut short still renders the whole, each message its share', () => {
+    const strict = `{% if messages[-1].role == 'system' %}{{ raise_exception('No user query found in messages.') }}{% endif %}${CHATML_TEMPLATE}`;
+    const t = createHfTokenizer({ name: 'strict', tokenizer: chatmlJson, tokenizerConfig: { chat_template: strict } });
+    const events = t.renderChatEvents(TRANSCRIPT.slice(0, 2));
+    expect(events.map((e) => t.decode((e as { tokens: number[] }).tokens))).toEqual([
+      '<|im_start|>system\nBe brief.',
+      '<|im_end|>\n<|im_start|>user\nhello world<|im_end|>\n',
+    ]);
+  });
+
   it('mw import of a chat line with the model folder: token ids, hf: name, targets only the assistant turns', () => {
     registerTokenizer(tk);
     const line = JSON.stringify({ messages: TRANSCRIPT, tools: TOOLS });

@@ -207,8 +207,21 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
       // Message i's share of the rendering starts where the rendering of the messages before it stops
       // agreeing with the whole (a template may close a turn differently once another message follows).
       let at = 0;
+      /** Where message i's share ends: where the rendering of messages 0..i stops agreeing with the whole. */
+      const shareEnd = (i: number, at: number): number => {
+        if (i + 1 === messages.length) return full.length;
+        try {
+          return commonPrefix(render(messages.slice(0, i + 1), { tools }), full);
+        } catch {
+          // A template that refuses a conversation cut there (e.g. "no user query found"): the share ends
+          // after the message's own text where the rendering shows it, else it joins the next message's.
+          const content = messages[i].content;
+          const found = typeof content === 'string' && content ? full.indexOf(content, at) : -1;
+          return found < 0 ? at : found + (content as string).length;
+        }
+      };
       messages.forEach((message, i) => {
-        const next = i + 1 < messages.length ? commonPrefix(render(messages.slice(0, i + 1), { tools }), full) : full.length;
+        const next = shareEnd(i, at);
         const end = Math.max(at, next);
         const role = APPEND_ROLE[message.role];
         if (!role) throw new Error(`messages[${i}]: role ${JSON.stringify(message.role)} is not one of ${Object.keys(APPEND_ROLE).join(', ')}`);

@@ -6,7 +6,7 @@ import { open } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createHfTokenizer, type HfTokenizer } from '../../rollout/tokenizer-hf';
-import { FAMILY_ARCHITECTURES, parseFamilyConfig, type FamilyConfig, type FolderTensorSource } from './config';
+import { FAMILY_ARCHITECTURES, describeFamilyConfig, parseFamilyConfig, type FamilyConfig, type FolderTensorSource } from './config';
 import { type ByteRangeReader, type ModelFolder, ModelFolderError, type ModelFolderFiles, folderTokenizer, openModelFolder } from './folder';
 
 /** One file as byte ranges: a handle opened per read, so nothing stays open between tensors. */
@@ -71,6 +71,8 @@ export interface FamilyModel {
   source: FolderTensorSource;
   tokenizer: HfTokenizer | null;
   folder: ModelFolder;
+  /** For people: "qwen3 (Qwen3ForCausalLM qwen3: V 151936, C 1024, 28 layers, 16 heads (8 kv) of 128, FF 3072, P 40960, 1.11 GiB)". */
+  description: string;
 }
 
 /**
@@ -80,7 +82,9 @@ export interface FamilyModel {
  */
 export async function loadFamilyModel(path: string): Promise<FamilyModel> {
   const folder = await openModelFolderPath(path);
-  return { config: folder.config, source: folder.source, tokenizer: folderTokenizer(folder), folder };
+  const bytes = folder.source.totalBytes;
+  const size = bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
+  return { config: folder.config, source: folder.source, tokenizer: folderTokenizer(folder), folder, description: `${path} (${describeFamilyConfig(folder.config)}, ${size})` };
 }
 
 function readJsonFile(path: string): unknown {
