@@ -30,6 +30,11 @@ export interface FamilyConfig {
   maxPositionEmbeddings: number; // P
   /** Qwen2: q/k/v projections carry biases. */
   qkvBias: boolean;
+  /**
+   * The output projection carries a bias: Llama with `attention_bias` (transformers gives q, k, v and o
+   * biases then); never Qwen2 (q/k/v only) or Qwen3. Absent (older configs): false.
+   */
+  oBias?: boolean;
   /** Qwen3: `q_norm` / `k_norm` RMSNorm (weight of HS) per head before RoPE. */
   qkNorm: boolean;
 }
@@ -137,6 +142,7 @@ export function parseFamilyConfig(json: unknown, fallbackName = 'model'): Family
     tieWordEmbeddings: tie as boolean,
     maxPositionEmbeddings,
     qkvBias: architecture === 'Qwen2ForCausalLM' || (architecture === 'LlamaForCausalLM' && attentionBias === true),
+    oBias: architecture === 'LlamaForCausalLM' && attentionBias === true,
     qkNorm: architecture === 'Qwen3ForCausalLM',
   };
 }
@@ -219,6 +225,7 @@ export function familyParameters(config: FamilyConfig): FamilyParameter[] {
     add('self_attn.v_proj.weight', [NKV * HS, C]);
     if (config.qkvBias) add('self_attn.v_proj.bias', [NKV * HS]);
     add('self_attn.o_proj.weight', [C, NH * HS]);
+    if (config.oBias) add('self_attn.o_proj.bias', [C]);
     if (config.qkNorm) {
       add('self_attn.q_norm.weight', [HS]);
       add('self_attn.k_norm.weight', [HS]);

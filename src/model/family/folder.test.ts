@@ -166,7 +166,11 @@ describe('model folder problems, one line each', () => {
     const base = { architectures: ['LlamaForCausalLM'], vocab_size: 10, hidden_size: 16, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 4, max_position_embeddings: 8 };
     expect(parseFamilyConfig(base).headDim).toBe(4);
     expect(parseFamilyConfig(base).nKvHead).toBe(4);
-    expect(parseFamilyConfig({ ...base, attention_bias: true }).qkvBias).toBe(true);
+    const biased = parseFamilyConfig({ ...base, attention_bias: true });
+    expect([biased.qkvBias, biased.oBias]).toEqual([true, true]); // transformers' Llama: q, k, v and o biases
+    expect(familyParameters(biased).filter((p) => p.name.endsWith('.bias')).map((p) => p.name)).toEqual([
+      'model.layers.0.self_attn.q_proj.bias', 'model.layers.0.self_attn.k_proj.bias', 'model.layers.0.self_attn.v_proj.bias', 'model.layers.0.self_attn.o_proj.bias',
+    ]);
     expect(() => parseFamilyConfig({ ...base, num_key_value_heads: 3, head_dim: 256, hidden_act: 'gelu' })).toThrow(
       'config.json: hidden_act "gelu" is not silu (the family\'s SwiGLU); num_attention_heads (4) is not a multiple of num_key_value_heads (3); head_dim (256) is above 128, the largest the attention kernels take',
     );

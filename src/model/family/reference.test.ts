@@ -182,6 +182,17 @@ describe('family reference forward', () => {
     expect(Math.abs(familyReferenceLogprobs(w, input, targets)[0] - noBias)).toBeGreaterThan(1e-3);
   });
 
+  it('Llama with attention_bias: the o_proj bias is added after the attention', () => {
+    const w = randomFamilyWeights(tinyFamilyConfig('LlamaForCausalLM', { qkvBias: true, oBias: true }), 17);
+    const zero = new Map(w.tensors);
+    for (const name of w.tensors.keys()) if (name.endsWith('o_proj.bias')) zero.set(name, new Float32Array(w.config.hiddenSize));
+    const input = { tokens: [3, 30, 33], positions: [0, 1, 2], end: causal(3) };
+    const targets = [{ predictor: 2, token: 5 }];
+    const withoutO = familyReferenceLogprobs({ config: { ...w.config, oBias: false }, tensors: w.tensors }, input, targets)[0];
+    expect(familyReferenceLogprobs({ config: w.config, tensors: zero }, input, targets)[0]).toBeCloseTo(withoutO, 12);
+    expect(Math.abs(familyReferenceLogprobs(w, input, targets)[0] - withoutO)).toBeGreaterThan(1e-3);
+  });
+
   it('an untied head equal to the embedding scores as the tied model', () => {
     const tied = randomFamilyWeights(tinyFamilyConfig('Qwen3ForCausalLM'), 5);
     const tensors = new Map(tied.tensors);

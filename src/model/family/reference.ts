@@ -159,7 +159,7 @@ export function familyHidden(weights: FamilyWeights, input: ModelInput): Float64
     applyRopeRef(q, input.positions, invFreq, N, NH, HS);
     applyRopeRef(k, input.positions, invFreq, N, NKV, HS);
     const att = gqaAttentionRef(q, k, v, input.end, N, NH, NKV, HS); // (N, NH·HS)
-    const o = linearRef(att, w(l, 'self_attn.o_proj.weight'), null, N, NH * HS, C);
+    const o = linearRef(att, w(l, 'self_attn.o_proj.weight'), config.oBias ? w(l, 'self_attn.o_proj.bias') : null, N, NH * HS, C);
     for (let j = 0; j < N * C; j++) x[j] += o[j];
 
     const h2 = rmsnormRef(x, w(l, 'post_attention_layernorm.weight'), N, C, eps);
