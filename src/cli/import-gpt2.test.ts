@@ -100,7 +100,7 @@ describe('mw import --tokenizer gpt2', () => {
   it('refuses an unknown tokenizer, and a tokenizer for a file the core reads as it is', async () => {
     const run = await mw(['import', fixturePath('chat.jsonl'), '--tokenizer', 'llama', '--out', join(dir, 'x.jsonl')]);
     expect(run).toMatchObject({ code: 1, stdout: '' });
-    expect(run.stderr).toContain('unknown tokenizer "llama" (byte, gpt2)');
+    expect(run.stderr).toContain('unknown tokenizer "llama" (byte, gpt2, or a model folder with a tokenizer.json)');
     const worked = await mw(['import', WORKED, '--tokenizer', 'gpt2', '--out', join(dir, 'y.jsonl')]);
     expect(worked).toMatchObject({ code: 1, stdout: '' });
     expect(worked.stderr).toContain(`--tokenizer applies to agent-session, chat and calls imports; ${WORKED} is read by the core as it is`);

@@ -3,9 +3,9 @@
 // record count, not the bytes); the output appears only when the import succeeded, written to a
 // temporary file first. The import report goes to stderr.
 
-import { closeSync, createReadStream, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { ValidationError, quote } from '../rollout/errors';
 import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
@@ -16,7 +16,11 @@ import { detectFileKind } from '../rollout/stream';
 import { formatFileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
-import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, loadTokenizer, loadTokenizers, tokenizerField, type TokenizerName } from '../rollout/tokenizer';
+import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, loadTokenizer, loadTokenizers, registerTokenizer, tokenizerField, type TokenizerName } from '../rollout/tokenizer';
+import { type HfTokenizer, materializeEvent } from '../rollout/tokenizer-hf';
+import type { EventJson, RolloutJson } from '../rollout/format';
+import { ModelFolderError } from '../model/family/folder';
+import { loadFolderTokenizer } from '../model/family/folder-node';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
@@ -83,15 +87,37 @@ async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T
   }
 }
 
-function importAgentSessionFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
+/**
+ * A model folder's tokenizer (--tokenizer MODEL-FOLDER), registered under its `hf:<name>`: importers
+ * render with its chat template, and what they write is token ids (written so by `asTokens`).
+ */
+function folderTokenizerFlag(path: string): HfTokenizer {
+  try {
+    const tk = loadFolderTokenizer(path);
+    registerTokenizer(tk);
+    return tk;
+  } catch (error) {
+    if (error instanceof ModelFolderError) throw new ValidationError({ file: error.file === basename(resolve(path)) ? path : join(path, error.file) }, error.reason);
+    throw error;
+  }
+}
+
+/** An event as written: with a model folder's tokenizer, its text pieces as token ids (the file then reads without the folder). */
+function asTokens(event: EventJson, hf: HfTokenizer | null): EventJson[] {
+  return hf ? materializeEvent(event, hf) : [event];
+}
+
+function importAgentSessionFile(file: string, out: string, tokenizer: string, hf: HfTokenizer | null): Promise<ImportReport> {
   const source: OpenSource = () => createReadStream(file);
   return writeAtomically(out, async (w) => {
     let first = true;
     const head = await streamAgentSession(
       source,
       (event) => {
-        w.write(first ? JSON.stringify(event) : `,${JSON.stringify(event)}`);
-        first = false;
+        for (const e of asTokens(event, hf)) {
+          w.write(first ? JSON.stringify(e) : `,${JSON.stringify(e)}`);
+          first = false;
+        }
       },
       // The rollout's fields before its events; `meta` (with the report) follows them.
       { file, tokenizer, onStart: (fields) => w.write(`${JSON.stringify(fields).slice(0, -1)},"events":[`) },
@@ -101,11 +127,12 @@ function importAgentSessionFile(file: string, out: string, tokenizer: TokenizerN
   });
 }
 
-function importChatFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
+function importChatFile(file: string, out: string, tokenizer: string, hf: HfTokenizer | null): Promise<ImportReport> {
   return writeAtomically(out, (w) =>
     streamChat(
       () => createReadStream(file),
-      (rollout) => {
+      (imported) => {
+        const rollout: RolloutJson = hf ? { ...imported, events: imported.events.flatMap((e) => asTokens(e, hf)) } : imported;
         validateRollout(rollout, { file, line: (rollout.meta as { line: number }).line });
         w.write(`${JSON.stringify(rollout)}\n`);
       },
@@ -160,7 +187,7 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
 export const importCommand: Command = {
   name: 'import',
   summary: 'convert an agent-session log, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
-  usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2] --out OUT.jsonl'],
+  usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2|MODEL-FOLDER] --out OUT.jsonl'],
   details: [
     `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
@@ -173,13 +200,15 @@ export const importCommand: Command = {
     '--tokenizer (docs/tokenizers.md): byte (UTF-8 bytes, vocabulary 272: the workbench\'s own models) or gpt2',
     '  (GPT-2\'s BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its',
     '  tokenizer\'s vocabulary. For calls logs it names the tokenizer of their text and ids; for turn dumps, of',
-    '  their ids (kept as the trainer wrote them).',
+    '  their ids (kept as the trainer wrote them). A model folder (tokenizer.json, tokenizer_config.json: a Llama /',
+    '  Qwen folder as the Hub publishes it) tokenizes agent sessions and chats with the model\'s own tokenizer, chats',
+    '  rendered by its chat template; the rollouts record "tokenizer": "hf:<name>" and hold token ids.',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
   ].join('\n'),
   flags: {
     from: { type: 'string', value: 'FORMAT', help: `input format: ${FORMATS.join(', ')} (default auto)` },
-    tokenizer: { type: 'string', value: 'T', help: `how text is tokenized: ${TOKENIZER_NAMES.join(', ')} (default ${DEFAULT_TOKENIZER})` },
+    tokenizer: { type: 'string', value: 'T', help: `how text is tokenized: ${TOKENIZER_NAMES.join(', ')} or a MODEL-FOLDER (default ${DEFAULT_TOKENIZER})` },
     out: { type: 'string', value: 'OUT', help: 'the rollout JSONL file to write' },
   },
   async run(args, io) {
@@ -188,10 +217,14 @@ export const importCommand: Command = {
     if (typeof from !== 'string' || !(FORMATS as readonly string[]).includes(from)) {
       throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
     }
-    const tokenizerFlag = args.flags.tokenizer;
-    if (tokenizerFlag !== undefined && !isTokenizerName(tokenizerFlag)) {
-      throw new UsageError(`unknown tokenizer ${quote(tokenizerFlag)} (${TOKENIZER_NAMES.join(', ')})`);
+    const flag = args.flags.tokenizer;
+    // A built-in name, else a model folder (a directory) whose tokenizer.json the import uses.
+    const isFolder = typeof flag === 'string' && !isTokenizerName(flag) && existsSync(flag) && (await stat(flag)).isDirectory();
+    if (flag !== undefined && !isTokenizerName(flag) && !isFolder) {
+      throw new UsageError(`unknown tokenizer ${quote(flag)} (${TOKENIZER_NAMES.join(', ')}, or a model folder with a tokenizer.json)`);
     }
+    const hf = isFolder ? folderTokenizerFlag(flag as string) : null;
+    const tokenizerFlag: TokenizerName | undefined = hf || flag === undefined ? undefined : (flag as TokenizerName);
     if (tokenizerFlag !== undefined) await loadTokenizer(tokenizerFlag);
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
@@ -205,6 +238,9 @@ export const importCommand: Command = {
       throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
     }
     let format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
+    if (hf && format !== 'agent-session' && format !== 'chat') {
+      throw new UsageError(`--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${format === 'rollout' ? 'read by the core as it is' : `a ${format} file`}`);
+    }
     if (format === 'rollout' && tokenizerFlag !== undefined) {
       // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
       if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to agent-session, chat and calls imports; ${file} is read by the core as it is`);
@@ -215,8 +251,8 @@ export const importCommand: Command = {
       io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
       // The same lines the app shows beside the summary (formatFileReport).
-      const tokenizer = tokenizerFlag ?? DEFAULT_TOKENIZER;
-      const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer) : await importChatFile(file, out, tokenizer);
+      const tokenizer = hf?.name ?? tokenizerFlag ?? DEFAULT_TOKENIZER;
+      const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer, hf) : await importChatFile(file, out, tokenizer, hf);
       io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
     } else {
       const n = await importWholeFile(file, out, format, tokenizerFlag);

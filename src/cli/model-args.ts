@@ -3,9 +3,9 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
 import { GpuLimitError } from '../gpu/limits';
 import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
@@ -18,6 +18,10 @@ import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod }
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
 import { tokenizerMismatch } from '../rollout/tokenizer';
+import { hfTokenizerName } from '../rollout/tokenizer-hf';
+import type { FamilyConfig } from '../model/family/config';
+import { ModelFolderError } from '../model/family/folder';
+import { isModelFolderPath, loadFamilyModel, type FamilyModel } from '../model/family/folder-node';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -183,8 +187,50 @@ export function scoringMethodFlag(args: ParsedArgs): SequenceMethod {
 
 export type Checkpoint = Pick<CheckpointPair, 'weights' | 'metadata'> & { path: string };
 
+/** The architecture a model folder's config.json names (for one-line refusals), or null when it names none. */
+function folderArchitecture(path: string): string | null {
+  try {
+    const config = JSON.parse(readFileSync(join(statSync(path).isDirectory() ? path : dirname(path), 'config.json'), 'utf8'));
+    const arch = Array.isArray(config?.architectures) ? config.architectures[0] : null;
+    return typeof arch === 'string' ? arch : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether PATH is a model folder of the Llama / Qwen2 / Qwen3 family (or X.safetensors with its config.json beside it). */
+export function isFamilyModelPath(path: string): boolean {
+  return isModelFolderPath(path);
+}
+
+/**
+ * A family model named by `--ckpt PATH` (docs/model.md): config, tensor source and tokenizer; a folder
+ * that does not open is invalid input naming the file (exit 2). score / drift / verify / generate hand
+ * `config` and `source` to the GPU family model and check rollouts with checkModelTakes(model.config, …).
+ */
+export async function familyModelArg(path: string): Promise<FamilyModel> {
+  try {
+    return await loadFamilyModel(path);
+  } catch (error) {
+    if (error instanceof ModelFolderError) {
+      // The folder reader names files inside the folder; the folder itself by its name.
+      const folder = statSync(path).isDirectory() ? path : dirname(path);
+      throw new ValidationError({ file: error.file === basename(resolve(folder)) ? folder : join(folder, error.file) }, error.reason);
+    }
+    throw error;
+  }
+}
+
+/** `mw train` (and the GPT-2-only paths) given a model folder: one line saying what it is. */
+export function refuseFamilyModel(path: string, why: string): void {
+  if (!isFamilyModelPath(path)) return;
+  const arch = folderArchitecture(path);
+  throw new ValidationError({ file: path }, `${why}; this is ${arch ? `a ${arch}` : 'a'} model folder`);
+}
+
 /** The checkpoint alone (mw train reads the optimizer state beside it too); errors name the file (exit 2). */
 export function readCheckpointArg(path: string): Checkpoint {
+  refuseFamilyModel(path, 'this command reads GPT-2 checkpoints only');
   try {
     const { weights, metadata } = readCheckpointFile(path);
     return { path, weights, metadata };
@@ -230,22 +276,27 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
  * plans within its positions (learned position embeddings stop at P); else invalid input naming
  * the rollout and what it needs.
  */
-export function checkModelTakes(config: ModelConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees?: readonly ConditioningTree[]): void {
+export function checkModelTakes(config: ModelConfig | FamilyConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees?: readonly ConditioningTree[]): void {
+  // A family model (RoPE) reaches max_position_embeddings; it reads its own `hf:<name>` tokenizer's rollouts.
+  const family = 'architecture' in config;
+  const nPositions = family ? config.maxPositionEmbeddings : config.nPositions;
+  const modelTokenizer = family ? hfTokenizerName(config.name) : undefined;
   rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
     // A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2
     // tokenizer's, every other the byte tokenizer's. Token ids of the other tokenizer may well lie in
     // range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
-    const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize);
-    if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${mismatch.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : ''}`);
+    const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize, modelTokenizer);
+    const fix = mismatch?.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : family ? ' (import the log with mw import --tokenizer MODEL-FOLDER)' : '';
+    if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${fix}`);
     const id = rollout.tokens.findIndex((t) => t >= config.vocabSize);
     if (id >= 0) throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
     for (const method of methods) {
       // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
       // tree and plans are built. SDCC's teachers depend on its diverging leaves: its tree is built.
       const positions = method === 'sdcc' ? methodNeeds(trees?.[r] ?? deriveTree(rollout), method).positions : positionsNeeded(rollout, method);
-      if (positions > config.nPositions) {
-        throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${config.nPositions}`);
+      if (positions > nPositions) {
+        throw new ValidationError(rollout.source, `${where}: ${method} needs ${positions} positions, the model has ${nPositions}`);
       }
     }
   });

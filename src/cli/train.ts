@@ -33,6 +33,7 @@ import {
   integerFlag,
   methodFlag,
   modelFromArgs,
+  refuseFamilyModel,
   modelFlags,
   numberFlag,
   requiredFlag,
@@ -319,6 +320,9 @@ export const trainCommand: Command = {
     }
     if (resolve(metricsPath) === resolve(out) || (dataPath !== undefined && resolve(metricsPath) === resolve(dataPath))) throw new UsageError('--metrics must be a file of its own');
 
+    // Training stays GPT-2 (docs/model.md): a model folder of the Llama / Qwen family is refused in one line.
+    const ckptIn = stringFlag(args, 'ckpt-in');
+    if (ckptIn !== undefined) refuseFamilyModel(ckptIn, 'training supports GPT-2 checkpoints only');
     // The weights and the optimizer state beside them are read as one pair (src/run/files.ts).
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2', read: readLaneCheckpoint });
     const { weights } = choice;

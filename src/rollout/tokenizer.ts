@@ -104,6 +104,15 @@ const loading = new Map<string, Promise<Tokenizer>>();
 
 export const DEFAULT_TOKENIZER = 'byte';
 
+/**
+ * Makes a tokenizer built at run time known by its name: a model folder's `hf:<name>` tokenizer
+ * (src/rollout/tokenizer-hf.ts), registered by whoever loaded the folder (mw import --tokenizer FOLDER).
+ */
+export function registerTokenizer(tokenizer: Tokenizer): void {
+  if (Object.hasOwn(LAZY, tokenizer.name) || tokenizer.name === 'byte') throw new Error(`cannot register a tokenizer named ${tokenizer.name}: a built-in has that name`);
+  loaded.set(tokenizer.name, tokenizer);
+}
+
 /** Whether `name` is a tokenizer this build knows (loaded or not). */
 export function isKnownTokenizer(name: string): boolean {
   return loaded.has(name) || Object.hasOwn(LAZY, name);
@@ -170,18 +179,25 @@ export function tokenizerForVocab(V: number): TokenizerName {
   return V === GPT2_VOCAB ? 'gpt2' : 'byte';
 }
 
+/** A tokenizer named with its vocabulary when it is a built-in one: `byte (vocabulary 272)`, `hf:Qwen/Qwen3-0.6B`. */
+function described(name: string): string {
+  return isTokenizerName(name) ? `${name} (vocabulary ${TOKENIZER_VOCAB[name]})` : name;
+}
+
 /**
- * Why a model of vocabulary V cannot read a rollout of tokenizer `name`, or null when it can (an
- * unknown tokenizer is checked only by its ids lying in the vocabulary). Ids of the other tokenizer
- * often lie in range and would be scored as nonsense (docs/tokenizers.md).
+ * Why a model of vocabulary V cannot read a rollout of tokenizer `name`, or null when it can. A GPT-2
+ * or byte model's tokenizer follows from V; a model folder's is its own (`modelTokenizer`, `hf:<name>`),
+ * and reads only rollouts of that name. A rollout of a tokenizer no model claims (not built in, not
+ * `hf:`) is checked only by its ids lying in the vocabulary. Ids of another tokenizer often lie in
+ * range and would be scored as nonsense (docs/tokenizers.md).
  */
-export function tokenizerMismatch(name: string, V: number): { rollout: TokenizerName; model: TokenizerName; reason: string } | null {
-  if (!isTokenizerName(name)) return null;
-  const model = tokenizerForVocab(V);
+export function tokenizerMismatch(name: string, V: number, modelTokenizer?: string): { rollout: string; model: string; reason: string } | null {
+  if (!isTokenizerName(name) && !name.startsWith('hf:')) return null;
+  const model = modelTokenizer ?? tokenizerForVocab(V);
   if (name === model) return null;
   return {
     rollout: name,
     model,
-    reason: `is tokenized with ${name} (vocabulary ${TOKENIZER_VOCAB[name]}), but the model's vocabulary of ${V} is the ${model} tokenizer's`,
+    reason: `is tokenized with ${described(name)}, but the model's vocabulary of ${V} is the ${model} tokenizer's`,
   };
 }

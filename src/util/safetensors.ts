@@ -26,7 +26,7 @@ export interface TensorToWrite {
 /** A tensor's place in a header written before its data (streamed writers): dtype, shape, no data. */
 export interface TensorSpec {
   name: string;
-  dtype: 'F32' | 'I32';
+  dtype: 'F32' | 'I32' | 'F16' | 'BF16';
   shape: readonly number[];
 }
 
@@ -61,12 +61,25 @@ function isShape(v: unknown): v is number[] {
   return Array.isArray(v) && v.every((d) => Number.isSafeInteger(d) && d >= 0);
 }
 
-export function readSafetensorsHeader(bytes: Uint8Array): SafetensorsHeader {
-  if (bytes.length < 8) fail(`truncated file: ${bytes.length} bytes, but the header length needs bytes 0..8`);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
-  const dataStart = 8 + headerLength;
-  if (dataStart > bytes.length) fail(`truncated file: the header needs bytes 8..${dataStart}, but the file has ${bytes.length} bytes`);
+/**
+ * Where the data start (8 + the header's length), from the file's first 8 bytes: how much of the file
+ * a streaming reader fetches before readSafetensorsHeader(prefix, fileSize).
+ */
+export function safetensorsDataStart(first8: Uint8Array, fileSize = first8.length): number {
+  if (first8.length < 8 || fileSize < 8) fail(`truncated file: ${Math.min(first8.length, fileSize)} bytes, but the header length needs bytes 0..8`);
+  const view = new DataView(first8.buffer, first8.byteOffset, 8);
+  const dataStart = 8 + view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  if (dataStart > fileSize) fail(`truncated file: the header needs bytes 8..${dataStart}, but the file has ${fileSize} bytes`);
+  return dataStart;
+}
+
+/**
+ * The header of a safetensors file from its bytes, or from a prefix holding at least the header
+ * (`fileSize` then is the whole file's size: every tensor's range is checked against it).
+ */
+export function readSafetensorsHeader(bytes: Uint8Array, fileSize = bytes.length): SafetensorsHeader {
+  const dataStart = safetensorsDataStart(bytes, fileSize);
+  if (dataStart > bytes.length) fail(`the header needs bytes 8..${dataStart}, but only ${bytes.length} bytes of the file were read`);
 
   let json: unknown;
   try {
@@ -97,7 +110,7 @@ export function readSafetensorsHeader(bytes: Uint8Array): SafetensorsHeader {
     }
     const begin = dataStart + offsets[0];
     const end = dataStart + offsets[1];
-    if (end > bytes.length) fail(`truncated file: tensor ${name} needs bytes ${begin}..${end}, but the file has ${bytes.length} bytes`);
+    if (end > fileSize) fail(`truncated file: tensor ${name} needs bytes ${begin}..${end}, but the file has ${fileSize} bytes`);
     entries.set(name, { name, dtype, shape, begin, end });
   }
 
@@ -140,6 +153,11 @@ function readHalfs(bytes: Uint8Array, begin: number, n: number, out: Float32Arra
   }
   const view = new DataView(bytes.buffer, at, 2 * n);
   for (let i = 0; i < n; i++) out[i] = table[view.getUint16(2 * i, true)];
+}
+
+/** Bytes per element of a dtype (undefined for one safetensors does not define). */
+export function dtypeBytes(dtype: string): number | undefined {
+  return Object.hasOwn(DTYPE_BYTES, dtype) ? DTYPE_BYTES[dtype] : undefined;
 }
 
 /** One tensor's data as float32 (F16, BF16 and F64 are converted). */

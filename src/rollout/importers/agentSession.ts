@@ -29,7 +29,7 @@ export interface AgentSessionOptions {
   /** File name for error messages. */
   file?: string;
   /** How text is tokenized (docs/tokenizers.md); default byte. */
-  tokenizer?: TokenizerName;
+  tokenizer?: TokenizerName | (string & {});
 }
 
 /** The rollout's fields other than `events` (streamed importers write events one by one). */

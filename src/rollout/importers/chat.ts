@@ -7,6 +7,7 @@ import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import { byteTokenizer, getTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
+import { type ChatMessage, isHfTokenizer } from '../tokenizer-hf';
 import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
@@ -19,8 +20,11 @@ export interface ChatOptions {
   idPrefix?: string;
   /** File name for error messages. */
   file?: string;
-  /** How text is tokenized (docs/tokenizers.md); default byte. */
-  tokenizer?: TokenizerName;
+  /**
+   * How text is tokenized (docs/tokenizers.md); default byte. A model folder's `hf:<name>` tokenizer
+   * (registered) renders each conversation with its chat template instead (renderChatEvents).
+   */
+  tokenizer?: TokenizerName | (string & {});
 }
 
 type Json = Record<string, unknown>;
@@ -119,6 +123,18 @@ function chatEvents(messages: unknown[], skipPart: (type: string) => void, token
   return events;
 }
 
+/** The events of a conversation rendered by the model's own chat template; NotUnderstood when it cannot render it. */
+function templateEvents(messages: unknown[], tools: unknown, tokenizer: Tokenizer & { renderChatEvents(m: ChatMessage[], tools?: unknown): EventJson[] }): EventJson[] {
+  messages.forEach((m, i) => {
+    if (!isObject(m) || typeof m.role !== 'string') throw new NotUnderstood(`messages[${i}]: not a message with a role`);
+  });
+  try {
+    return tokenizer.renderChatEvents(messages as ChatMessage[], tools);
+  } catch (error) {
+    throw new NotUnderstood(`the chat template cannot render it (${(error as Error).message})`);
+  }
+}
+
 function createChatConverter(report: ReportBuilder, options: ChatOptions) {
   const prefix = options.idPrefix ?? CHAT;
   const tokenizer = options.tokenizer ? getTokenizer(options.tokenizer)! : byteTokenizer;
@@ -140,7 +156,7 @@ function createChatConverter(report: ReportBuilder, options: ChatOptions) {
       }
       let rolloutEvents: EventJson[];
       try {
-        rolloutEvents = chatEvents(value.messages, (type) => {
+        rolloutEvents = isHfTokenizer(tokenizer) && tokenizer.chatTemplate ? templateEvents(value.messages, value.tools, tokenizer) : chatEvents(value.messages, (type) => {
           report.skipBlock(type);
           report.problem(line, `content part type ${quote(type)} is not understood; left out`);
         }, tokenizer);

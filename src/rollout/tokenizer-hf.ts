@@ -1,0 +1,275 @@
+// The `hf:<name>` tokenizers (docs/tokenizers.md): a model folder's own tokenizer.json through
+// @huggingface/tokenizers and its chat template through @huggingface/jinja. A chat transcript is rendered
+// whole by the template and cut at the messages' boundaries (renderChatEvents); a `text` piece (agent
+// sessions, edits' inserts) is wrapped as the template wraps one message of its role. Rollouts are written
+// with token ids (materializeEvent), so reading or scoring them never needs the tokenizer.json again.
+
+import { Template } from '@huggingface/jinja';
+import { Tokenizer as HfTokenizerModel } from '@huggingface/tokenizers';
+import type { AppendRole, EventJson, InsertRole, Role } from './format';
+import type { Tokenizer } from './tokenizer-types';
+import { visibleText } from './token-text';
+
+const HF_TOKENIZER_PREFIX = 'hf:';
+
+/** A tokenizer.json (parsed), with what tokenizer_config.json and the model folder add to it. */
+export interface HfTokenizerFiles {
+  /** The model's name: the rollout records `hf:<name>`. */
+  name: string;
+  tokenizer: unknown;
+  tokenizerConfig?: unknown;
+  /** A `chat_template.jinja` beside tokenizer_config.json, which newer folders keep apart. */
+  chatTemplate?: string | null;
+  /** The model's vocabulary (config.json `vocab_size`), at least the tokenizer's; default the tokenizer's. */
+  vocab?: number;
+}
+
+/** One chat message as the templates take it (OpenAI-style: role, content, tool_calls, tool_call_id, name). */
+export type ChatMessage = Record<string, unknown> & { role: string };
+
+export interface HfTokenizer extends Tokenizer {
+  /** The template text, or null when the folder has none (text pieces are then plain text). */
+  readonly chatTemplate: string | null;
+  /** The template's rendering of a conversation, as @huggingface/jinja renders it. */
+  renderChat(messages: readonly ChatMessage[], options?: { tools?: unknown; addGenerationPrompt?: boolean }): string;
+  /**
+   * A conversation as token appends: each message's share of the whole rendering, tokenized on its own;
+   * an assistant message's header (the template's generation prompt) as a `prompt` append, its content,
+   * tool calls and end marker as `act`.
+   */
+  renderChatEvents(messages: readonly ChatMessage[], tools?: unknown): EventJson[];
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A token given as a string or as an AddedToken object ({content}). */
+const tokenString = (v: unknown): string | undefined => (typeof v === 'string' ? v : isObject(v) && typeof v.content === 'string' ? v.content : undefined);
+
+function templateOf(config: Json, file: string | null | undefined): string | null {
+  if (file) return file;
+  const t = config.chat_template;
+  if (typeof t === 'string') return t;
+  // Older folders list named templates; the default one is what apply_chat_template uses.
+  if (Array.isArray(t)) {
+    const named = t.find((x) => isObject(x) && x.name === 'default') ?? t[0];
+    if (isObject(named) && typeof named.template === 'string') return named.template;
+  }
+  return null;
+}
+
+/** GPT-2's byte ↔ character table, which ByteLevel tokenizers spell their pieces in. */
+function byteDecoder(): Map<string, number> {
+  const printable = new Set<number>();
+  for (const [a, b] of [[0x21, 0x7e], [0xa1, 0xac], [0xae, 0xff]]) for (let x = a; x <= b; x++) printable.add(x);
+  const out = new Map<string, number>();
+  let extra = 0;
+  for (let b = 0; b < 256; b++) out.set(String.fromCodePoint(printable.has(b) ? b : 256 + extra++), b);
+  return out;
+}
+
+function usesByteLevel(json: Json): boolean {
+  const decoder = json.decoder;
+  if (!isObject(decoder)) return false;
+  if (decoder.type === 'ByteLevel') return true;
+  return Array.isArray(decoder.decoders) && decoder.decoders.some((d) => isObject(d) && d.type === 'ByteLevel');
+}
+
+/** Length of the common prefix of two strings. */
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+const APPEND_ROLE: Readonly<Record<string, AppendRole>> = { system: 'prompt', developer: 'prompt', user: 'prompt', assistant: 'act', tool: 'obs', ipython: 'obs', function: 'obs' };
+/** The template role a text piece of each rollout role is wrapped as. */
+const TEMPLATE_ROLE: Readonly<Record<Role, string>> = { prompt: 'user', obs: 'tool', act: 'assistant', summary: 'user' };
+
+/** A name for the rollout's `tokenizer` field: `hf:` and the model's name. */
+export function hfTokenizerName(name: string): string {
+  return `${HF_TOKENIZER_PREFIX}${name}`;
+}
+
+/** Whether a tokenizer renders chats with a template (the chat importer's hook). */
+export function isHfTokenizer(tk: Tokenizer): tk is HfTokenizer {
+  return typeof (tk as Partial<HfTokenizer>).renderChatEvents === 'function';
+}
+
+export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
+  if (!isObject(files.tokenizer) || !isObject(files.tokenizer.model)) throw new Error('tokenizer.json: not a tokenizers JSON file (no "model" object)');
+  const json = files.tokenizer;
+  const config = isObject(files.tokenizerConfig) ? files.tokenizerConfig : {};
+  let model: HfTokenizerModel;
+  try {
+    model = new HfTokenizerModel(json, config);
+  } catch (error) {
+    throw new Error(`tokenizer.json: ${(error as Error).message}`);
+  }
+  const added = model.get_added_tokens_decoder();
+  const size = Math.max(...model.get_vocab(true).values()) + 1;
+  if (files.vocab !== undefined && files.vocab < size) throw new Error(`tokenizer.json has ids up to ${size - 1}, but the model's vocab_size is ${files.vocab}`);
+  const vocab = files.vocab ?? size;
+  const templateText = templateOf(config, files.chatTemplate);
+  const template = templateText ? new Template(templateText) : null;
+  const specials: Json = {};
+  for (const key of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
+    const s = tokenString(config[key]);
+    if (s !== undefined) specials[key] = s;
+  }
+  const byteLevel = usesByteLevel(json);
+  const decoderTable = byteLevel ? byteDecoder() : null;
+  const utf8 = new TextEncoder();
+  const bytesCache = new Map<number, Uint8Array | null>();
+
+  const encode = (text: string): number[] => (text ? model.encode(text, { add_special_tokens: false }).ids : []);
+  const render = (messages: readonly ChatMessage[], options: { tools?: unknown; addGenerationPrompt?: boolean } = {}): string => {
+    if (!template) throw new Error(`the ${files.name} tokenizer has no chat template (tokenizer_config.json chat_template)`);
+    const context: Json = { ...specials, messages, add_generation_prompt: options.addGenerationPrompt ?? false };
+    if (options.tools !== undefined && options.tools !== null) context.tools = options.tools;
+    return template.render(context);
+  };
+
+  // Each role's wrapping of one text piece: what the template writes before and after a message's
+  // content, measured after a first user message so that what opens a conversation is not counted.
+  const SENTINEL = '\u{F0000}piece\u{F0001}';
+  const wraps = new Map<Role, { open: number[]; close: string }>();
+  const wrap = (role: Role) => {
+    let w = wraps.get(role);
+    if (w) return w;
+    w = { open: [], close: '' };
+    if (template) {
+      const first: ChatMessage = { role: 'user', content: 'x' };
+      const before = render([first]);
+      const after = render([first, { role: TEMPLATE_ROLE[role], content: SENTINEL, ...(role === 'obs' ? { tool_call_id: '0', name: 'tool' } : {}) }]);
+      const at = after.indexOf(SENTINEL);
+      if (at >= 0) {
+        const start = commonPrefix(before, after);
+        w = { open: encode(after.slice(Math.min(start, at), at)), close: after.slice(at + SENTINEL.length) };
+      }
+    }
+    wraps.set(role, w);
+    return w;
+  };
+
+  const tokenBytes = (token: number): Uint8Array | null => {
+    let bytes = bytesCache.get(token);
+    if (bytes !== undefined) return bytes;
+    if (added.get(token)?.special) bytes = null;
+    else {
+      const piece = model.id_to_token(token);
+      if (piece === undefined) bytes = null;
+      else if (decoderTable && !added.has(token)) {
+        const out: number[] = [];
+        for (const ch of piece) {
+          const b = decoderTable.get(ch);
+          if (b === undefined) out.push(...utf8.encode(ch));
+          else out.push(b);
+        }
+        bytes = Uint8Array.from(out);
+      } else bytes = utf8.encode(model.decode([token], { skip_special_tokens: false }));
+    }
+    bytesCache.set(token, bytes);
+    return bytes;
+  };
+
+  const tk: HfTokenizer = {
+    name: hfTokenizerName(files.name),
+    vocab,
+    chatTemplate: templateText,
+    marker: (role) => wrap(role).open,
+    encodePiece(text, role) {
+      const w = wrap(role);
+      return [...w.open, ...encode(text + w.close)];
+    },
+    pieceLength(text, role) {
+      const w = wrap(role);
+      return w.open.length + encode(text + w.close).length;
+    },
+    encode,
+    decode: (tokens) => model.decode(Array.from(tokens), { skip_special_tokens: false }),
+    label(token) {
+      const special = added.get(token);
+      if (special?.special) return special.content;
+      const bytes = tokenBytes(token);
+      return bytes ? visibleText(bytes) : `#${token}`;
+    },
+    bytes: tokenBytes,
+    renderChat: render,
+    renderChatEvents(messages, tools) {
+      const full = render(messages, { tools });
+      const events: EventJson[] = [];
+      const append = (role: AppendRole, text: string) => {
+        const tokens = encode(text);
+        if (tokens.length) events.push({ op: 'append', role, tokens });
+      };
+      // Message i's share of the rendering starts where the rendering of the messages before it stops
+      // agreeing with the whole (a template may close a turn differently once another message follows).
+      let at = 0;
+      /** Where message i's share ends: where the rendering of messages 0..i stops agreeing with the whole. */
+      const shareEnd = (i: number, at: number): number => {
+        if (i + 1 === messages.length) return full.length;
+        try {
+          return commonPrefix(render(messages.slice(0, i + 1), { tools }), full);
+        } catch {
+          // A template that refuses a conversation cut there (e.g. "no user query found"): the share ends
+          // after the message's own text where the rendering shows it, else it joins the next message's.
+          const content = messages[i].content;
+          const found = typeof content === 'string' && content ? full.indexOf(content, at) : -1;
+          return found < 0 ? at : found + (content as string).length;
+        }
+      };
+      messages.forEach((message, i) => {
+        const next = shareEnd(i, at);
+        const end = Math.max(at, next);
+        const role = APPEND_ROLE[message.role];
+        if (!role) throw new Error(`messages[${i}]: role ${JSON.stringify(message.role)} is not one of ${Object.keys(APPEND_ROLE).join(', ')}`);
+        if (role === 'act') {
+          let header = at;
+          try {
+            header = Math.min(end, Math.max(at, commonPrefix(render(messages.slice(0, i), { tools, addGenerationPrompt: true }), full)));
+          } catch {
+            // A template that cannot render what comes before (an assistant first): no header to split off.
+          }
+          append('prompt', full.slice(at, header));
+          append('act', full.slice(header, end));
+        } else append(role, full.slice(at, end));
+        at = end;
+      });
+      return events;
+    },
+  };
+  return tk;
+}
+
+/**
+ * A `text` event (or an edit's text insert) as token ids, the same count: an `act` piece becomes its
+ * marker as a `prompt` append (never a target either way) and its text as the `act` append (logprobs of
+ * the text's tokens kept). Ids after it are unchanged, so `keep` ranges stay as they are.
+ */
+export function materializeEvent(event: EventJson, tk: Tokenizer): EventJson[] {
+  if (event.op === 'edit') {
+    return [{
+      op: 'edit',
+      view: event.view.map((piece) => {
+        if ('keep' in piece || piece.insert.text === undefined) return piece;
+        const { role, text } = piece.insert as { role: InsertRole; text: string };
+        return { insert: { role, tokens: tk.encodePiece(text, role) } };
+      }),
+    }];
+  }
+  if (event.text === undefined) return [event];
+  const all = tk.encodePiece(event.text, event.role);
+  const markerLength = tk.marker(event.role).length;
+  if (event.role !== 'act' || markerLength === 0) {
+    const out: EventJson = { op: 'append', role: event.role, tokens: all };
+    if (event.logprobs) out.logprobs = event.logprobs;
+    return [out];
+  }
+  const marker: EventJson = { op: 'append', role: 'prompt', tokens: all.slice(0, markerLength) };
+  if (all.length === markerLength) return [marker];
+  const act: EventJson = { op: 'append', role: 'act', tokens: all.slice(markerLength) };
+  if (event.logprobs) act.logprobs = event.logprobs.slice(markerLength);
+  return [marker, act];
+}
