@@ -25,6 +25,25 @@ async function pause(page: Page) {
   await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
 }
 
+/**
+ * Destroys the training worker's device under the run, as a driver reset would: the worker's next
+ * command encoder destroys its device (once). The app carries no hook for it: the test reaches into
+ * the worker (Playwright's worker.evaluate).
+ */
+async function loseTrainDevice(page: Page) {
+  const worker = page.workers().find((w) => /train\.worker/.test(w.url()));
+  expect(worker, 'the training worker is running').toBeDefined();
+  await worker!.evaluate(() => {
+    const proto = GPUDevice.prototype;
+    const original = proto.createCommandEncoder;
+    proto.createCommandEncoder = function (this: GPUDevice, descriptor?: GPUCommandEncoderDescriptor) {
+      proto.createCommandEncoder = original;
+      this.destroy();
+      return original.call(this, descriptor);
+    };
+  });
+}
+
 /** The metric history as the JSONL export gives it. */
 async function exportedMetrics(page: Page): Promise<MetricRecord[]> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-metrics-jsonl').click()]);
@@ -178,7 +197,7 @@ test.describe('live training', () => {
     await page.getByTestId('train-start').click();
     await waitForStep(page, 7);
     const lostAt = await stepCount(page);
-    await page.evaluate(() => window.__mwTrain!.loseDevice());
+    await loseTrainDevice(page);
     await expect(page.getByTestId('train-banner')).toHaveAttribute('data-kind', 'recovered', { timeout: 60_000 });
     await expect(page.getByTestId('train-banner')).toContainText('resumed from its checkpoint at step');
     await expect(phase(page)).toHaveAttribute('data-phase', 'running');

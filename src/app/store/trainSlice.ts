@@ -181,8 +181,5 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     dismissTrainBanner() {
       set({ trainBanner: null });
     },
-    trainLoseDevice() {
-      ensure().send({ type: 'lose-device' });
-    },
   };
 };

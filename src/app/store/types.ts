@@ -222,8 +222,6 @@ export interface TrainSlice {
   trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;
   trainInspect(method: Method, id: string): Promise<void>;
   dismissTrainBanner(): void;
-  /** Test hook: destroys the worker's device. */
-  trainLoseDevice(): void;
 }
 
 // --- Tour: the guided tour's step (in the URL) and how far its setup got.
