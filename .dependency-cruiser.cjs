@@ -8,7 +8,7 @@
 // TypeScript 7 has no JavaScript API, so dependency-cruiser reads the sources with TypeScript 5.9's
 // (the `typescript` package); type checking runs the native compiler (`typescript-native`).
 
-const CORE = ['util', 'rollout', 'tree', 'plan', 'model', 'objectives', 'harness', 'metrics', 'gpu', 'run'];
+const CORE = ['util', 'rollout', 'tree', 'plan', 'model', 'objectives', 'harness', 'metrics', 'gpu', 'run', 'present'];
 const TOP = ['experiments', 'cli', 'app'];
 const TESTS = '(\\.test\\.tsx?|\\.gpu\\.test\\.ts|\\.testing\\.ts)$|^src/testing/';
 

@@ -1,13 +1,8 @@
-// Progress of a long GPU run on stderr: tokens done out of the total, the rate and an ETA. Shown
-// when stderr is a terminal (one line rewritten in place) or when asked (`--progress`: a line every
-// few seconds and a last one), so a script's stderr holds only its one-line errors otherwise.
+// How a long run tells people how far it got: the one duration format ("42s", "3m05s", "1h02m") of
+// the app, the CLI and the experiment reports, and the one progress printer of the CLI's commands
+// (one line rewritten in place on a terminal; otherwise a line when due, and always the last one).
 
-import type { CliIO } from './command';
-
-/** Seconds between lines when stderr is not a terminal. */
-const EVERY_SECONDS = 5;
-
-/** "42s", "3m05s", "1h02m": every command's elapsed times and ETAs. */
+/** "42s", "3m05s", "1h02m": every elapsed time and ETA; "?" for a time not known. */
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
   const s = Math.round(seconds);
@@ -16,28 +11,44 @@ export function duration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-export interface Progress {
-  /** `done` of `total` tokens, while working on `what`. */
-  update(done: number, total: number, what: string): void;
+/** Where a run is, for its line: `done` of `total` units after `elapsed` seconds, and the ETA at the rate so far. */
+export interface ProgressTick {
+  done: number;
+  total: number;
+  elapsed: number;
+  /** Units per second so far. */
+  rate: number;
+  /** The time left at that rate, as `duration` writes it. */
+  eta: string;
 }
 
-export function createProgress(io: CliIO, command: string, options: { tty: boolean; asked: boolean }): Progress | undefined {
-  if (!options.tty && !options.asked) return undefined;
+export interface ProgressOptions {
+  /** The output is a terminal: one line rewritten in place. */
+  tty: boolean;
+  /** Off a terminal, whether this tick's line is written (the last one always is); default: one every 5 s. */
+  due?: (tick: ProgressTick, sinceLast: number) => boolean;
+}
+
+/** Seconds between lines off a terminal, by default. */
+const EVERY_SECONDS = 5;
+
+/** A progress printer: call it with each tick's `done` and `total` and the line to show for it. */
+export function createProgress(write: (text: string) => void, options: ProgressOptions) {
   const started = performance.now();
   let lastLine = -Infinity;
-  return {
-    update(done, total, what) {
-      const seconds = (performance.now() - started) / 1000;
-      const finished = done >= total;
-      const rate = done / Math.max(seconds, 1e-9);
-      const line = finished
-        ? `mw ${command}: ${done}/${total} tokens scored in ${duration(seconds)}, ${rate.toFixed(0)} tokens/s`
-        : `mw ${command}: ${done}/${total} tokens scored (${what}), ${rate.toFixed(0)} tokens/s, ETA ${duration((total - done) / rate)}`;
-      if (options.tty) io.err(`\r${line}\x1b[K${finished ? '\n' : ''}`);
-      else if (finished || seconds - lastLine >= EVERY_SECONDS) {
-        io.err(`${line}\n`);
-        lastLine = seconds;
-      }
-    },
+  const due = options.due ?? ((tick: ProgressTick, sinceLast: number) => sinceLast >= EVERY_SECONDS);
+  return (done: number, total: number, line: (tick: ProgressTick) => string): void => {
+    const elapsed = (performance.now() - started) / 1000;
+    const rate = done / Math.max(elapsed, 1e-9);
+    const tick = { done, total, elapsed, rate, eta: duration(done > 0 ? ((total - done) * elapsed) / done : Number.NaN) };
+    const finished = done >= total;
+    if (options.tty) write(`\r${line(tick)}\x1b[K${finished ? '\n' : ''}`);
+    else if (finished || due(tick, elapsed - lastLine)) {
+      write(`${line(tick)}\n`);
+      lastLine = elapsed;
+    }
   };
 }
+
+/** Off a terminal: a line every tenth of the total. */
+export const everyTenth = ({ done, total }: ProgressTick) => done % Math.max(1, Math.ceil(total / 10)) === 0;

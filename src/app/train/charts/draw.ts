@@ -6,7 +6,7 @@
 import { groups, max, maxIndex, min, minIndex, scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
-import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { INK, METHOD_BY_ID } from '../../../present/palette';
 import type { MetricRecord } from '../../../run/engine';
 import type { ReferencePoint } from '../../../run/reference';
 import { LOG_FLOOR, type ChartSpec } from './specs';

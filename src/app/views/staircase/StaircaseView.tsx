@@ -10,7 +10,7 @@ import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
 import { TermText } from '../../glossary/Term';
 import { ColorToggle, useTargetColor } from '../drift/useTargetColor';
-import { INK } from '../../../plan/palette';
+import { INK } from '../../../present/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
 import { markDrawn, measureFrame } from '../perf';
 import { sizedContext, useFrameDraw, useSize } from '../useSize';

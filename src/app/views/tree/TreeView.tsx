@@ -14,7 +14,7 @@ import { MethodKey } from '../MethodKey';
 import { TermText } from '../../glossary/Term';
 import { useTargetColor } from '../drift/useTargetColor';
 import { selectedViews } from '../../core/methodViews';
-import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../plan/palette';
+import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../present/palette';
 import { CELL, CELL_COLORS, type CellClass } from '../../core/cells';
 import { markDrawn, measureFrame } from '../perf';
 import { useSize } from '../useSize';
