@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
-import { CHROMIUM_ARGS } from '../playwright.config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint';
 import { MODEL_PRESETS } from '../src/model/config';
 import { initWeights } from '../src/model/params';
@@ -324,7 +324,7 @@ test.describe('live training', () => {
 test.describe('without WebGPU', () => {
   test('training says why it cannot run; the inspection views still work', async ({ baseURL }) => {
     // A browser of its own, started without --enable-unsafe-webgpu: WebGPU offers no adapter.
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
     try {
       const page = await browser.newPage({ baseURL, viewport: { width: 1440, height: 900 } });
       const errors: string[] = [];

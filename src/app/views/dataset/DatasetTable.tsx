@@ -7,7 +7,7 @@ import { useMemo, useRef, useState } from 'react';
 import { DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type Column, type Sort, type TableEntry } from '../../core/datasetTable';
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
-import { formatDelta } from '../drift/colors';
+import { formatDelta } from '../shared/colors';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;

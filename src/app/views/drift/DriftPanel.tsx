@@ -14,7 +14,7 @@ import { downloadText, fileStem } from '../../export/download';
 import { driftCsv } from '../../export/driftCsv';
 import type { ScoredMethod } from '../../protocol/score';
 import { useWorkbench } from '../../store';
-import { driftColor, formatDelta } from './colors';
+import { driftColor, formatDelta } from '../shared/colors';
 import { DriftHistogram } from './DriftHistogram';
 import { DriftTerms } from './DriftTerms';
 import { LogprobNotice } from './LogprobNotice';
