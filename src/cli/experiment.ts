@@ -22,7 +22,7 @@ import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { PRESETS } from '../run/config';
-import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
+import { UsageError, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
 import { asUsageError, envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';

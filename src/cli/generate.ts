@@ -9,7 +9,7 @@ import { ValidationError } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
-import { ENV_IDS, createEnv, parseEnvSpec, type EnvSpec } from '../harness/env';
+import { ENV_IDS, createEnv } from '../harness/env';
 import { EDITOR_KINDS } from '../harness/editors';
 import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } from '../harness/dataset';
 import { verifyEpisode } from '../harness/verify';

@@ -106,7 +106,7 @@ async function dataSource(args: ParsedArgs, io: CliIO, path: string, saved: Reco
   const allTrees = file.rollouts.map(deriveTree);
   checkModelTakes(run.config, file.rollouts, [run.method], allTrees);
   // A rollout whose targets the method all drops adds nothing to the loss; a batch of only such has none.
-  const kept = file.rollouts.flatMap((r, i) => (methodNeeds(allTrees[i], run.method).targets > 0 ? [i] : []));
+  const kept = file.rollouts.flatMap((_r, i) => (methodNeeds(allTrees[i], run.method).targets > 0 ? [i] : []));
   if (kept.length === 0) throw new ValidationError({ file: path }, `no rollout has a target that ${run.method} scores`);
   if (kept.length < file.rollouts.length) {
     io.err(`mw train: ${path}: left out ${file.rollouts.length - kept.length} rollout(s) where ${run.method} scores no target\n`);

@@ -9,7 +9,7 @@ import { describeConfig } from '../model/config';
 import { formatEnvSpec } from '../harness/env';
 import { describeSampling, FULL_SAMPLING, isFullSampling } from '../harness/policies/model';
 import { SEQUENCE_METHODS, type Method } from '../plan/types';
-import { type EditorResult, type MatrixResults, type RunRecord } from './matrix';
+import type { EditorResult, MatrixResults, RunRecord } from './matrix';
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.

@@ -36,7 +36,7 @@ const EVERY_SECONDS = 5;
 export function createProgress(write: (text: string) => void, options: ProgressOptions) {
   const started = performance.now();
   let lastLine = -Infinity;
-  const due = options.due ?? ((tick: ProgressTick, sinceLast: number) => sinceLast >= EVERY_SECONDS);
+  const due = options.due ?? ((_tick: ProgressTick, sinceLast: number) => sinceLast >= EVERY_SECONDS);
   return (done: number, total: number, line: (tick: ProgressTick) => string): void => {
     const elapsed = (performance.now() - started) / 1000;
     const rate = done / Math.max(elapsed, 1e-9);

@@ -74,7 +74,10 @@ export async function stepOnce(run: ControllerState): Promise<boolean> {
 /** Plays the run: steps until paused, done or failed (one loop at a time). */
 export function play(run: ControllerState): void {
   if (!run.engine) return;
-  if (finished(run)) return setStatus(run, 'done');
+  if (finished(run)) {
+    setStatus(run, 'done');
+    return;
+  }
   run.playing = true;
   setStatus(run, 'running');
   void persistRun(run);

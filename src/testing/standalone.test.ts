@@ -30,7 +30,7 @@ function repositoryFiles(): string[] {
 }
 
 /** Every place in `text` (a file at `path`) that names something outside the repository. */
-export function outsideReferences(path: string, text: string, root = ROOT): string[] {
+function outsideReferences(path: string, text: string, root = ROOT): string[] {
   const found: string[] = [];
   const lines = text.split('\n');
   lines.forEach((line, i) => {

@@ -91,7 +91,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const { source } = get();
     if (source?.kind !== 'file') return;
     const stored = await loadLastSet();
-    if (!stored || stored.kind !== 'file' || stored.name !== source.name || get().importTokenizer !== tokenizer) return;
+    if (stored?.kind !== 'file' || stored.name !== source.name || get().importTokenizer !== tokenizer) return;
     const selected = get().view?.rollout.id ?? null;
     await get().openBlob(stored.blob, source, { tokenizer, rolloutId: selected });
   },

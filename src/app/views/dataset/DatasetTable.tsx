@@ -46,7 +46,7 @@ export function DatasetTable() {
             <span className="error-text">{error}</span>
           ) : (
             <span className="hint" data-testid="dataset-progress">
-              deriving the figures of {count} rollouts{progress && progress.done ? ` · ${progress.done} of ${progress.total}` : ''}…
+              deriving the figures of {count} rollouts{progress?.done ? ` · ${progress.done} of ${progress.total}` : ''}…
             </span>
           )}
         </header>
