@@ -28,7 +28,7 @@ function run(tool: 'biome' | 'knip', args: string[], cwd: string) {
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-const CLEAN = "// A file in the house style.\nexport function greet(name: string): string {\n  return `hello, ${name}`;\n}\n";
+const CLEAN = "// A file in the house style.\nexport function greet(name: string): string {\n  return name.toUpperCase();\n}\n";
 
 describe('the house rules (biome.json, knip.json)', () => {
   it('biome ci passes a file in the house style and fails the formatter and the linter by name', () => {
