@@ -1,14 +1,17 @@
-// The project's floors, checked by dependency-cruiser (`npm run deps`; a unit test runs the same
-// rules). Data flows up: util → rollout → tree → plan → model → objectives → harness → metrics →
-// gpu → run, and on top the three callers cli (which may use experiments), experiments and app.
-// Pure logic (everything below gpu) imports no GPU, no DOM and no React (STYLE.md). Inside the app:
-// protocols, persistence, URL schemas and view models (plain .ts: protocol/, persist/, url/, core/,
-// export/) sit below the store, and the store below the React views (.tsx); worker entry points are
-// started, never imported. No import cycles, type-only imports included.
+// The project's floors, checked by dependency-cruiser (`npm run deps`; src/testing/dependencies.test.ts
+// runs the same rules and shows that they catch what they forbid). Data flows up: util → rollout →
+// tree → plan → model → objectives → harness → metrics → gpu → run, then present (what the callers
+// show people: the methods' colours, the page's ink, durations and progress lines), and on top the
+// three callers cli (which may use experiments), experiments and app (README.md, "Repository layout").
+// Pure logic (everything below gpu) imports no GPU, no DOM and no React. Inside the app: protocols,
+// persistence, URL schemas and view models (plain .ts: protocol/, persist/, url/, core/, export/) sit
+// below the store, and the store below the React views (.tsx); the store's slices meet only through
+// the store (get()), never by importing each other; worker entry points are started, never imported.
+// No import cycles, type-only imports included.
 // TypeScript 7 has no JavaScript API, so dependency-cruiser reads the sources with TypeScript 5.9's
 // (the `typescript` package); type checking runs the native compiler (`typescript-native`).
 
-const CORE = ['util', 'rollout', 'tree', 'plan', 'model', 'objectives', 'harness', 'metrics', 'gpu', 'run'];
+const CORE = ['util', 'rollout', 'tree', 'plan', 'model', 'objectives', 'harness', 'metrics', 'gpu', 'run', 'present'];
 const TOP = ['experiments', 'cli', 'app'];
 const TESTS = '(\\.test\\.tsx?|\\.gpu\\.test\\.ts|\\.testing\\.ts)$|^src/testing/';
 
@@ -81,10 +84,17 @@ module.exports = {
     },
     {
       name: 'app-floors-below-views',
-      comment: "The app's plain floors (protocol, persist, url, core, export) import neither the store nor view code (views/, load/, the training panels).",
+      comment: "The app's plain floors (protocol, persist, url, core, export) import neither the store nor view code (views/, train/, tour/).",
       severity: 'error',
       from: { path: '^src/app/(protocol|persist|url|core|export)/', pathNot: TESTS },
-      to: { path: '^src/app/(views/|load/|store/|train/(?!engine/))' },
+      to: { path: '^src/app/(views|store|train|tour)/' },
+    },
+    {
+      name: 'slice-imports-no-slice',
+      comment: 'A store slice (store/*Slice.ts) imports neither another slice nor the store that assembles them: slices meet through get() (store/types.ts).',
+      severity: 'error',
+      from: { path: '^src/app/store/[^/]+Slice\\.ts$', pathNot: TESTS },
+      to: { path: '^src/app/store/([^/]+Slice|index)\\.ts$' },
     },
     {
       name: 'gpt2-ranks-loaded-lazily',

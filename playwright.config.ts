@@ -1,21 +1,11 @@
 // End-to-end tier: Debian's headless Chromium (never a downloaded browser) with WebGPU on
 // SwiftShader, against the production build served on 127.0.0.1.
 import { defineConfig } from '@playwright/test';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './scripts/chromium';
 
 const PORT = Number(process.env.MW_E2E_PORT ?? 4173);
 /** The README's start command (`npm start`, Vite's dev server) is checked on its own port. */
 export const START_PORT = PORT + 1000;
-
-export const CHROMIUM_ARGS = [
-  '--enable-unsafe-webgpu',
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--disable-dev-shm-usage',
-];
 
 export default defineConfig({
   testDir: 'e2e',
@@ -29,7 +19,7 @@ export default defineConfig({
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,
     browserName: 'chromium',
-    launchOptions: { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS },
+    launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
     viewport: { width: 1440, height: 900 },
   },
   webServer: [

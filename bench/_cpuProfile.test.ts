@@ -38,7 +38,7 @@ describe('summarizeProfile', () => {
   });
 
   it('names positions through the locator when it knows them', () => {
-    const summary = summarizeProfile(profile, (url, line) => (line === 9 ? `src/app/views/draw.ts:${line * 10}` : null));
+    const summary = summarizeProfile(profile, (_url, line) => (line === 9 ? `src/app/views/draw.ts:${line * 10}` : null));
     expect(summary.functions.map((f) => f.key)).toContain('draw (src/app/views/draw.ts:90)');
     expect(summary.functions.map((f) => f.key)).toContain('text (index-abc.js:20)');
   });

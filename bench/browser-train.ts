@@ -28,7 +28,7 @@ import type { Method } from '../src/plan/types';
 import { defaultRunConfig, runSpecOf, type RunConfig } from '../src/run/config';
 import { createRunEngine, type MetricRecord } from '../src/run/engine';
 import { serializeRunFragment } from '../src/app/train/urlSchema';
-import { CHROMIUM_ARGS } from '../playwright.config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { sourceMapLocator, summarizeProfile, type CpuProfile, type ProfileSummary } from './_cpuProfile';
 import { serve } from './_serve';
 
@@ -185,7 +185,7 @@ interface PageRun extends PageCounts {
 }
 
 async function inBrowser(url: string, root: string, follow: boolean): Promise<PageRun> {
-  const browser: Browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   try {
     const page: Page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     const errors: string[] = [];

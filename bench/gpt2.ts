@@ -17,7 +17,7 @@ import { describeConfig } from '../src/model/config';
 import { initWeights, parameterCount } from '../src/model/params';
 import { gpt2Tokenizer } from '../src/rollout/gpt2';
 import { publishedGpt2Checkpoint } from '../src/testing/publishedGpt2';
-import { CHROMIUM_ARGS } from '../playwright.config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { GPT2_124M, PROSE, gpt2Rollout, mb, measureGpt2, type Gpt2Figures } from './_gpt2';
 import { serve } from './_serve';
 
@@ -63,7 +63,7 @@ if (BROWSER) {
     if (built.status !== 0) throw new Error('vite build of bench/gpt2-page failed');
     writeFileSync(join(out, 'gpt2.safetensors'), bytes);
     const { server, url } = await serve(out);
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     try {
       const page = await browser.newPage();
       page.on('console', (m) => console.log(`  page: ${m.text()}`));

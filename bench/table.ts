@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { generateRandomRollout } from '../src/rollout/generate-random';
-import { CHROMIUM_ARGS } from '../playwright.config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { serve } from './_serve';
 
 const args = process.argv.slice(2);
@@ -36,7 +36,7 @@ writeFileSync(file, `${lines.join('\n')}\n`);
 console.log(`bench/table: ${N} rollouts, ${(lines.reduce((s, l) => s + l.length + 1, 0) / 1e6).toFixed(1)} MB`);
 
 const { server, url } = await serve('dist');
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   await page.goto(url);

@@ -15,7 +15,7 @@ import { chromium, type Page } from '@playwright/test';
 import { generateRandomRollout } from '../src/rollout/generate-random';
 import { validateRollout } from '../src/rollout';
 import { deriveTree } from '../src/tree';
-import { CHROMIUM_ARGS } from '../playwright.config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { serve } from './_serve';
 
 const args = process.argv.slice(2);
@@ -92,7 +92,7 @@ const text = JSON.stringify(json);
 console.log(`rollout: L ${figures.physicalLength}, K ${figures.K}, targets ${figures.targets}, N_packed ${figures.packedLength}, final walk ${figures.finalWalkLength}, D ${figures.divergingLeaves}; ${(text.length / 1e6).toFixed(2)} MB`);
 
 const { server, url } = await serve('dist');
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   page.on('pageerror', (e) => console.error('page error:', e));

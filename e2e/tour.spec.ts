@@ -2,8 +2,8 @@
 // caption shown and each highlight on the page; a step opened by its URL; Back, Escape; without
 // WebGPU it stops at the first step that needs it and says why; the first-visit offer.
 import { chromium, type Page } from '@playwright/test';
-import { CHROMIUM_ARGS } from '../playwright.config';
-import { TOUR_STEPS, firstGpuStep } from '../src/app/tour/steps';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
+import { TOUR_STEPS, firstGpuStep } from '../src/app/core/tourSteps';
 import { test, expect } from './fixtures';
 
 /** The caption's text as the page shows it: Markdown links as their words. */
@@ -82,7 +82,7 @@ test('the first visit offers the tour in one line; dismissed, it stays dismissed
 
 test.describe('without WebGPU', () => {
   test('the tour runs up to the first step that needs WebGPU and says why it stops there', async ({ baseURL }) => {
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
     try {
       const page = await browser.newPage({ baseURL, viewport: { width: 1440, height: 900 } });
       const errors: string[] = [];

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
-import { CHROMIUM_ARGS } from '../playwright.config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint';
 import { MODEL_PRESETS } from '../src/model/config';
 import { initWeights } from '../src/model/params';
@@ -23,6 +23,25 @@ async function waitForStep(page: Page, atLeast: number, timeout = 90_000) {
 async function pause(page: Page) {
   await page.getByTestId('train-pause').click();
   await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
+}
+
+/**
+ * Destroys the training worker's device under the run, as a driver reset would: the worker's next
+ * command encoder destroys its device (once). The app carries no hook for it: the test reaches into
+ * the worker (Playwright's worker.evaluate).
+ */
+async function loseTrainDevice(page: Page) {
+  const worker = page.workers().find((w) => /train\.worker/.test(w.url()));
+  expect(worker, 'the training worker is running').toBeDefined();
+  await worker!.evaluate(() => {
+    const proto = GPUDevice.prototype;
+    const original = proto.createCommandEncoder;
+    proto.createCommandEncoder = function (this: GPUDevice, descriptor?: GPUCommandEncoderDescriptor) {
+      proto.createCommandEncoder = original;
+      this.destroy();
+      return original.call(this, descriptor);
+    };
+  });
 }
 
 /** The metric history as the JSONL export gives it. */
@@ -178,7 +197,7 @@ test.describe('live training', () => {
     await page.getByTestId('train-start').click();
     await waitForStep(page, 7);
     const lostAt = await stepCount(page);
-    await page.evaluate(() => window.__mwTrain!.loseDevice());
+    await loseTrainDevice(page);
     await expect(page.getByTestId('train-banner')).toHaveAttribute('data-kind', 'recovered', { timeout: 60_000 });
     await expect(page.getByTestId('train-banner')).toContainText('resumed from its checkpoint at step');
     await expect(phase(page)).toHaveAttribute('data-phase', 'running');
@@ -305,7 +324,7 @@ test.describe('live training', () => {
 test.describe('without WebGPU', () => {
   test('training says why it cannot run; the inspection views still work', async ({ baseURL }) => {
     // A browser of its own, started without --enable-unsafe-webgpu: WebGPU offers no adapter.
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu') });
     try {
       const page = await browser.newPage({ baseURL, viewport: { width: 1440, height: 900 } });
       const errors: string[] = [];

@@ -5,9 +5,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { chromium } from '@playwright/test';
-import { CHROMIUM_ARGS } from '../playwright.config.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.ts';
 import { generateRandomRollout } from '../src/rollout/generate-random.ts';
 
 const args = process.argv.slice(2);
@@ -47,7 +46,7 @@ async function views(page) {
 
 try {
   await waitForServer();
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, deviceScaleFactor: 2 });
   page.on('pageerror', (e) => console.error('page error:', e));
   const base = `http://127.0.0.1:${port}/`;

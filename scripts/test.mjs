@@ -1,7 +1,8 @@
-// `npm test`: every tier in one command — type check, unit (Vitest), GPU (Vitest on Dawn +
-// SwiftShader), Python (pytest on Debian's torch: python/tests), end-to-end (Playwright on Debian's
-// headless Chromium against the production build). Ends with the plain line `N passed, N failed`
-// totalled over all tiers.
+// `npm test`: every tier in one command — type check, lint (Biome's formatter and linter, and
+// knip's unused-export check: `npm run lint`), unit (Vitest), GPU (Vitest on Dawn + SwiftShader),
+// Python (pytest on Debian's torch: python/tests), end-to-end (Playwright on Debian's headless
+// Chromium against the production build). Ends with the plain line `N passed, N failed` totalled
+// over all tiers.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { ensureChromium } from './ensure-chromium.mjs';
@@ -35,6 +36,15 @@ const tiers = [];
 if (wanted('typecheck')) {
   const status = run('typecheck', 'node', ['node_modules/typescript-native/bin/tsc', '--noEmit', '-p', 'tsconfig.json']);
   tiers.push({ name: 'typecheck', passed: status === 0 ? 1 : 0, failed: status === 0 ? 0 : 1 });
+}
+
+// The house rules: each tool is one check, failed when it reports anything (biome.json, knip.json).
+if (wanted('lint')) {
+  const checks = [
+    run('biome', 'npx', ['biome', 'ci', '--colors=off', '--error-on-warnings', '.']),
+    run('knip', 'npx', ['knip', '--no-progress']),
+  ];
+  tiers.push({ name: 'lint', passed: checks.filter((s) => s === 0).length, failed: checks.filter((s) => s !== 0).length });
 }
 
 for (const tier of ['unit', 'gpu']) {

@@ -4,8 +4,8 @@
 import { useEffect } from 'react';
 import { TopBar } from './TopBar';
 import { useWorkbench } from './store';
-import { DropOverlay } from './load/DropOverlay';
-import { LoadBar } from './load/LoadBar';
+import { DropOverlay } from './views/load/DropOverlay';
+import { LoadBar } from './views/load/LoadBar';
 import { bootstrap, startUrlSync } from './store/urlSync';
 import { Inspector } from './views/inspector/Inspector';
 import { StaircaseView } from './views/staircase/StaircaseView';

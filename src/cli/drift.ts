@@ -9,7 +9,7 @@ import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { UsageError, type Command } from './command';
 import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
-import { createProgress } from './progress';
+import { createProgress, duration } from '../present/progress';
 import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
 import type { ScoreProgress } from '../gpu/score';
 import { buildPlan } from '../plan/build';
@@ -108,14 +108,20 @@ export const driftCommand: Command = {
       const model = engine.createGpuModel(gpu, weights);
       let report: DriftOutput;
       try {
-        const progress = createProgress(io, 'drift', { tty: !!process.stderr.isTTY, asked: !!args.flags.progress });
+        // Shown when stderr is a terminal or when asked (--progress), so a script's stderr holds only its one-line errors otherwise.
+        const tty = !!process.stderr.isTTY;
+        const progress = tty || args.flags.progress ? createProgress((text) => io.err(text), { tty }) : undefined;
         let done = 0; // rows of the groups scored so far
         let groupRows = 0;
         const onProgress =
           progress &&
           ((p: ScoreProgress) => {
             groupRows = p.total;
-            progress.update(done + p.tokens, total, p.method);
+            progress(done + p.tokens, total, ({ done: scored, total: all, elapsed, rate, eta }) =>
+              scored >= all
+                ? `mw drift: ${scored}/${all} tokens scored in ${duration(elapsed)}, ${rate.toFixed(0)} tokens/s`
+                : `mw drift: ${scored}/${all} tokens scored (${p.method}), ${rate.toFixed(0)} tokens/s, ETA ${eta}`,
+            );
           });
         const drift = createDriftAccumulator();
         const expected: Partial<Record<SequenceMethod, number[]>> = {};

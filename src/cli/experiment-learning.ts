@@ -19,7 +19,7 @@ import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { configProblems, PAPER_CLAIM, WEAK_MODEL } from '../run/config';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 import { envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, stringFlag, withGpu, writeAtomically } from './model-args';
-import { duration } from './progress';
+import { createProgress, duration } from '../present/progress';
 
 /** The weak start (scripts/train-weak.sh): --ckpt's default. */
 const WEAK_CHECKPOINT = fileURLToPath(new URL('../../public/models/weak.safetensors', import.meta.url));
@@ -236,13 +236,13 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
     for (const [name, svg] of figures) writeAtomically(join(out, name), svg);
     return ['results.json', 'table.md', 'reference.json', ...figures.keys()];
   };
-  const tty = process.stderr.isTTY === true;
-  const started = performance.now();
+  // Off a terminal, a line per run, evaluation and baseline (not per update).
+  let lineDue = false;
+  const progress = createProgress((text) => io.err(text), { tty: process.stderr.isTTY === true, due: () => lineDue });
   return withGpu(io, 'experiment', async ({ gpu, assertHealthy }) => {
     const results = await runLearning(config, weights, gpu, {
       resume,
       onEvent(event, { done, total }) {
-        const elapsed = (performance.now() - started) / 1000;
         const what =
           event.kind === 'baseline'
             ? `${event.editor} seed ${event.seed}: the start's held-out EM ${event.em.toFixed(3)}`
@@ -251,9 +251,8 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
               : event.kind === 'eval'
                 ? `${event.run.phase} ${event.run.editor} seed ${event.run.seed} ${event.run.method} update ${event.update}: held-out EM ${event.em.toFixed(3)}`
                 : `${event.run.phase} ${event.run.editor} seed ${event.run.seed} ${event.run.method} update ${event.update}: loss ${event.run.updates.at(-1)!.loss.toFixed(4)}`;
-        const line = `mw experiment: [${done}/${total}] ${what} (${duration(elapsed)} elapsed, ETA ${duration((elapsed / Math.max(1, done)) * (total - done))})`;
-        if (tty) io.err(`\r${line}\x1b[K${done === total ? '\n' : ''}`);
-        else if (event.kind !== 'update') io.err(`${line}\n`);
+        lineDue = event.kind !== 'update';
+        progress(done, total, ({ elapsed, eta }) => `mw experiment: [${done}/${total}] ${what} (${duration(elapsed)} elapsed, ETA ${eta})`);
       },
       async onRun(partial) {
         // A validation error would have left wrong numbers: only healthy results are written.

@@ -22,11 +22,11 @@ import { METHODS, isMethod, type Method } from '../plan/types';
 import { ValidationError, quote } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { PRESETS } from '../run/config';
-import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
+import { UsageError, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
 import { asUsageError, envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
-import { duration } from './progress';
+import { createProgress, duration } from '../present/progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
 export const DEMO_CHECKPOINT = fileURLToPath(new URL('../../public/models/demo.safetensors', import.meta.url));
@@ -197,11 +197,10 @@ export const experimentCommand: Command = {
     return withGpu(io, 'experiment', async ({ gpu, assertHealthy }) => {
       const [{ createGpuModelPolicy }, { runMatrix }] = await Promise.all([import('../gpu/generate'), import('../experiments/run')]);
       const done: EditorResult[] = [];
+      const progress = createProgress((text) => io.err(text), { tty: !!process.stderr.isTTY, due: () => true });
       const results = await runMatrix(config, weights, { gpu, createPolicy: createGpuModelPolicy }, {
         onEvent(event, { done: units, total }) {
-          const elapsed = (performance.now() - started) / 1000;
-          const line = `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${duration((elapsed / units) * (total - units))})`;
-          io.err(process.stderr.isTTY ? `\r${line}\x1b[K${units === total ? '\n' : ''}` : `${line}\n`);
+          progress(units, total, ({ elapsed, eta }) => `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${eta})`);
         },
         async onEditor(result) {
           // A validation error would have left wrong numbers: only healthy results are written.

@@ -9,7 +9,7 @@ import { ValidationError } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';
-import { ENV_IDS, createEnv, parseEnvSpec, type EnvSpec } from '../harness/env';
+import { ENV_IDS, createEnv } from '../harness/env';
 import { EDITOR_KINDS } from '../harness/editors';
 import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } from '../harness/dataset';
 import { verifyEpisode } from '../harness/verify';
@@ -19,7 +19,7 @@ import { FULL_SAMPLING } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
 import { checkOutputPath } from './shared';
-import { duration } from './progress';
+import { createProgress, everyTenth } from '../present/progress';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
@@ -45,14 +45,12 @@ function datasetConfig(args: ParsedArgs): DatasetConfig {
 /** Runs the episodes, verifying each, with a progress line on stderr. */
 async function generate(io: CliIO, config: DatasetConfig, policy: Policy, nPositions: number): Promise<{ dataset: Dataset; longBranches: number }> {
   const total = config.n * (config.groupSize ?? 1);
-  const started = performance.now();
   let done = 0;
   let generated = 0;
   // A branch holds what was appended after its last decode too (the observation the budget
   // trigger saw): it may outgrow the model although every decoded view fit.
   let longBranches = 0;
-  const tty = !!process.stderr.isTTY;
-  const every = Math.max(1, Math.ceil(total / 10));
+  const progress = createProgress((text) => io.err(text), { tty: !!process.stderr.isTTY, due: everyTenth });
   const dataset = await generateDataset(config, policy, {
     onRollout(result) {
       verifyEpisode(result);
@@ -60,12 +58,12 @@ async function generate(io: CliIO, config: DatasetConfig, policy: Policy, nPosit
       if (tree.branches.some((b) => b.length > nPositions)) longBranches++;
       done++;
       generated += result.decodes.reduce((s, d) => s + d.actTokens.length, 0);
-      const seconds = (performance.now() - started) / 1000;
-      const line =
-        `mw generate: ${done}/${total} rollouts, ${generated} tokens generated, ` +
-        `${(generated / Math.max(seconds, 1e-9)).toFixed(1)} tokens/s, ETA ${duration((seconds / done) * (total - done))}`;
-      if (tty) io.err(`\r${line}${done === total ? '\n' : ''}`);
-      else if (done % every === 0 || done === total) io.err(`${line}\n`);
+      progress(
+        done,
+        total,
+        ({ elapsed, eta }) =>
+          `mw generate: ${done}/${total} rollouts, ${generated} tokens generated, ${(generated / Math.max(elapsed, 1e-9)).toFixed(1)} tokens/s, ETA ${eta}`,
+      );
     },
   });
   return { dataset, longBranches };

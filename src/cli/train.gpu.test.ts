@@ -72,7 +72,7 @@ describe('mw train', () => {
     // Progress on stderr without a terminal: the header, then a line every ~10 % (here each update).
     const progress = result.stderr.trim().split('\n');
     expect(progress[0]).toBe(`mw train: packed-4d sft on ${DATA}: 3 rollouts, batches of 3 in file order`);
-    expect(progress.at(-1)).toMatch(/^mw train: step 8\/8 {2}loss \d+\.\d{4} {2}\d+ tok\/s {2}ETA 0:00$/);
+    expect(progress.at(-1)).toMatch(/^mw train: step 8\/8 {2}loss \d+\.\d{4} {2}\d+ tok\/s {2}ETA 0s$/);
 
     const weights = loadCheckpoint(bytes(ckpt));
     expect(weights.config).toEqual(MODEL_PRESETS.tiny);
@@ -213,7 +213,7 @@ describe('mw train --env (on-policy)', () => {
     expect(lines[0].rollouts).not.toEqual(lines[1].rollouts); // fresh prompts each update
     const progress = s.stderr.trim().split('\n');
     expect(progress[0]).toBe('mw train: logit-tree rl on lookup under compact: 2 prompts × 2 rollouts per update, played by the model being trained (temperature 1, seed 0)');
-    expect(progress.at(-1)).toMatch(/^mw train: step 2\/2 {2}loss -?\d+\.\d{4} {2}reward [01]\.\d{3} {2}\d+ tok\/s {2}ETA 0:00$/);
+    expect(progress.at(-1)).toMatch(/^mw train: step 2\/2 {2}loss -?\d+\.\d{4} {2}reward [01]\.\d{3} {2}\d+ tok\/s {2}ETA 0s$/);
     expect(JSON.parse(s.stdout).reward).toEqual({ first: lines[0].reward, last: lines[1].reward });
     expect(readSafetensorsHeader(bytes(straight.ckpt)).metadata).toMatchObject({ step: '2', seed: '0', batch: '4', group: '2', temperature: '1', env: 'lookup', editor: 'compact' });
 

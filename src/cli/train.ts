@@ -24,6 +24,7 @@ import type { LaneStep, RolloutSource, RunSpec } from '../run/engine';
 import { readLaneCheckpoint, writeLaneCheckpoint } from '../run/files';
 import { ORDERS } from '../run/seeds';
 import { stepFiguresOf, type StepMetrics } from '../metrics/step';
+import { createProgress, everyTenth } from '../present/progress';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import {
   checkModelTakes,
@@ -106,7 +107,7 @@ async function dataSource(args: ParsedArgs, io: CliIO, path: string, saved: Reco
   const allTrees = file.rollouts.map(deriveTree);
   checkModelTakes(run.config, file.rollouts, [run.method], allTrees);
   // A rollout whose targets the method all drops adds nothing to the loss; a batch of only such has none.
-  const kept = file.rollouts.flatMap((r, i) => (methodNeeds(allTrees[i], run.method).targets > 0 ? [i] : []));
+  const kept = file.rollouts.flatMap((_r, i) => (methodNeeds(allTrees[i], run.method).targets > 0 ? [i] : []));
   if (kept.length === 0) throw new ValidationError({ file: path }, `no rollout has a target that ${run.method} scores`);
   if (kept.length < file.rollouts.length) {
     io.err(`mw train: ${path}: left out ${file.rollouts.length - kept.length} rollout(s) where ${run.method} scores no target\n`);
@@ -186,27 +187,20 @@ function envSource(args: ParsedArgs, saved: Record<string, string>, run: RunSett
   };
 }
 
-function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '?';
-  const s = Math.round(seconds);
-  const hms = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
-  return hms[0] ? `${hms[0]}:${String(hms[1]).padStart(2, '0')}:${String(hms[2]).padStart(2, '0')}` : `${hms[1]}:${String(hms[2]).padStart(2, '0')}`;
-}
-
 /** stderr progress: refreshed in place on a terminal, else a line every ~10 % of the run. */
-function createProgress(io: CliIO, steps: number, start: number, tty: boolean) {
-  const every = Math.max(1, Math.ceil(steps / 10));
-  const started = performance.now();
+function trainProgress(io: CliIO, steps: number, start: number, tty: boolean) {
+  const progress = createProgress((text) => io.err(text), { tty, due: everyTenth });
   let tokens = 0;
   return (done: number, m: StepMetrics, reward?: number) => {
     tokens += m.tokens;
-    const elapsed = (performance.now() - started) / 1000;
-    const line =
-      `mw train: step ${done}/${steps}${start ? ` (update ${start + done})` : ''}  loss ${m.loss.toFixed(4)}  ` +
-      `${reward === undefined ? '' : `reward ${reward.toFixed(3)}  `}` +
-      `${Math.round(tokens / elapsed)} tok/s  ETA ${formatDuration(((steps - done) * elapsed) / done)}`;
-    if (tty) io.err(`\r${line}\x1b[K${done === steps ? '\n' : ''}`);
-    else if (done % every === 0 || done === steps) io.err(`${line}\n`);
+    progress(
+      done,
+      steps,
+      ({ elapsed, eta }) =>
+        `mw train: step ${done}/${steps}${start ? ` (update ${start + done})` : ''}  loss ${m.loss.toFixed(4)}  ` +
+        `${reward === undefined ? '' : `reward ${reward.toFixed(3)}  `}` +
+        `${Math.round(tokens / elapsed)} tok/s  ETA ${eta}`,
+    );
   };
 }
 
@@ -370,7 +364,7 @@ export const trainCommand: Command = {
         await writeLaneCheckpoint(out, lane.trainer, metadata);
       };
       const metricsFd = openSync(metricsPath, 'w');
-      const progress = createProgress(io, steps, start, process.stderr.isTTY === true);
+      const progress = trainProgress(io, steps, start, process.stderr.isTTY === true);
       let first: StepMetrics | undefined;
       let last: StepMetrics | undefined;
       const rewards: number[] = [];

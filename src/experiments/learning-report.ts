@@ -1,16 +1,17 @@
 // The learning experiment as files a person reads: table.md (held-out EM per method, phase and
 // editor with the seed range; the training figures beside it, verl's mismatch figures included; the
 // SDCC λ sweep) and SVG learning curves (EM vs update, a band over seeds), built as strings with d3's
-// scales and shapes in the methods' colours the app uses (src/plan/palette.ts).
+// scales and shapes in the methods' colours the app uses (src/present/palette.ts).
 
 import { area, format, line, scaleLinear } from 'd3';
 import { formatEnvSpec } from '../harness/env';
 import { describeConfig } from '../model/config';
-import { INK, METHOD_BY_ID } from '../plan/palette';
+import { INK, METHOD_BY_ID } from '../present/palette';
 import type { ReferencePoint } from '../run/reference';
 import { bandOf, emCurve, summarizeGroups, type GroupSummary, type LearningResults, type Phase, type RunResult } from './learning';
 import { mean } from './matrix';
-import { duration, fixed, formatDrift, label, mdTable, svg, text, xAxis, yAxis } from './report';
+import { duration } from '../present/progress';
+import { fixed, formatDrift, label, mdTable, svg, text, xAxis, yAxis } from './report';
 
 const signed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(digits)}`);
 const PHASE_TITLE: Record<Phase, string> = { sft: 'SFT on expert demonstrations', rl: 'on-policy RL (PPO-clipped, GRPO)', sweep: 'SDCC λ sweep (RL)' };

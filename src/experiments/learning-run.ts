@@ -6,7 +6,6 @@
 import type { Gpu } from '../gpu/device';
 import { createGpuModel } from '../gpu/model';
 import type { ModelWeights } from '../model/params';
-import type { Method } from '../plan/types';
 import { runSpecOf } from '../run/config';
 import { createRunEngine, modelPlayer, StepFailedError, type RunSpec } from '../run/engine';
 import { playBatch, type PlayedBatch } from '../run/play';

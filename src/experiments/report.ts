@@ -1,14 +1,15 @@
 // The experiment matrix as files a person reads: table.md (the paper's Table 1 shape, editor ×
 // method, plus the checkpoint's drift and the rollouts' structure) and SVG plots built as strings
-// with d3's scales and shapes (no DOM), in the methods' colours the app uses too (src/plan/palette.ts).
+// with d3's scales and shapes (no DOM), in the methods' colours the app uses too (src/present/palette.ts).
 
 import { format, line, scaleBand, scaleLinear, scaleLog, scaleSqrt } from 'd3';
-import { INK, METHOD_BY_ID } from '../plan/palette';
+import { INK, METHOD_BY_ID } from '../present/palette';
+import { duration } from '../present/progress';
 import { describeConfig } from '../model/config';
 import { formatEnvSpec } from '../harness/env';
 import { describeSampling, FULL_SAMPLING, isFullSampling } from '../harness/policies/model';
 import { SEQUENCE_METHODS, type Method } from '../plan/types';
-import { type EditorResult, type MatrixResults, type RunRecord } from './matrix';
+import type { EditorResult, MatrixResults, RunRecord } from './matrix';
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.
@@ -22,13 +23,6 @@ export function formatDrift(v: number | null | undefined): string {
 
 const pct = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${Math.round(100 * v)}%`);
 export const fixed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
-
-export function duration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
 
 /** The method step times are relative to: naive-compressed when it ran, else the first method. */
 function timeReference(result: EditorResult, methods: readonly Method[]): Method | null {

@@ -46,10 +46,6 @@ export function validateConfig(config: ModelConfig): ModelConfig {
   return config;
 }
 
-export function configsEqual(a: ModelConfig, b: ModelConfig): boolean {
-  return a.vocabSize === b.vocabSize && a.nEmbd === b.nEmbd && a.nLayer === b.nLayer && a.nHead === b.nHead && a.nPositions === b.nPositions;
-}
-
 export function describeConfig(c: ModelConfig): string {
   return `V ${c.vocabSize}, C ${c.nEmbd}, ${c.nLayer} layers, ${c.nHead} heads, P ${c.nPositions}`;
 }

@@ -1,15 +1,9 @@
 // Reading the `end[]` encoding back (for CPU references, checks and views): which keys a query
-// sees, and the predictor of an index. Each call scans 0..i, so use it on one query at a time.
+// sees. Each call scans 0..i, so use it on one query at a time.
 
 /** Keys visible to query i, ascending: k <= i with end[k] > i. */
 export function visibleKeys(end: ArrayLike<number>, i: number): number[] {
   const keys: number[] = [];
   for (let k = 0; k <= i; k++) if (end[k] > i) keys.push(k);
   return keys;
-}
-
-/** The largest index below i that query i sees (-1 if none): its logits predict the token at i. */
-export function predictorOf(end: ArrayLike<number>, i: number): number {
-  for (let k = i - 1; k >= 0; k--) if (end[k] > i) return k;
-  return -1;
 }

@@ -229,6 +229,7 @@ describe('hostile rollout files', () => {
       const [rollout] = parseRolloutFile(text, 'f.json');
       const back = JSON.parse(stringifyRollout(rollout));
       expect(Object.hasOwn(back, '__proto__')).toBe(true);
+      // biome-ignore lint/complexity/useLiteralKeys lint/suspicious/noProto: the key as parsed from JSON (an own property) is what is checked
       expect(back['__proto__']).toEqual(value);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     }

@@ -15,6 +15,7 @@ function utf8SequenceLength(bytes: Uint8Array, i: number): number {
 }
 
 const hex = (b: number) => `\\x${b.toString(16).padStart(2, '0')}`;
+// biome-ignore lint/complexity/useSimpleNumberKeys: code points read best in hex
 const ESCAPES: Readonly<Record<number, string>> = { 0x09: '\\t', 0x0a: '\\n', 0x0d: '\\r' };
 
 /**

@@ -9,7 +9,7 @@ import { BYTE_VOCAB, GPT2_VOCAB, TOKENIZER_NAMES, TOKENIZER_VOCAB, type Tokenize
 export const BOS = 256;
 export const EOS = 257;
 export const ROLE_MARKER: Readonly<Record<Role, number>> = { prompt: 258, obs: 259, act: 260, summary: 261 };
-export { BYTE_VOCAB, GPT2_VOCAB, TOKENIZER_NAMES, TOKENIZER_VOCAB, type TokenizerName } from './tokenizer-types';
+export { BYTE_VOCAB, GPT2_VOCAB, TOKENIZER_NAMES, type TokenizerName } from './tokenizer-types';
 
 const SPECIAL_NAMES: Readonly<Record<number, string>> = {
   [BOS]: '<bos>',

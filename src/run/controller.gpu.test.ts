@@ -4,7 +4,7 @@
 // config names the limit; exports load as checkpoints.
 
 import { describe, expect, it } from 'vitest';
-import { createGpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/device';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
 import { defaultRunConfig, type RunConfig } from './config';
 import { createRunController, type RunEvent, type RunStore } from './controller';
@@ -15,11 +15,19 @@ const config: RunConfig = { ...defaultRunConfig('tiny'), methods: ['naive-compre
 
 function controllerOn(store: RunStore) {
   const events: RunEvent[] = [];
-  const controller = createRunController({ createGpu: () => createGpu(), store, emit: (e) => void events.push(e), liveIntervalMs: 0 });
+  // The devices the controller made: a test destroys the newest as a driver reset would (under the run, not through reset).
+  const devices: Gpu[] = [];
+  const made = async () => {
+    const gpu = await createGpu();
+    devices.push(gpu);
+    return gpu;
+  };
+  const controller = createRunController({ createGpu: made, store, emit: (e) => void events.push(e), liveIntervalMs: 0 });
+  const loseDevice = () => devices.at(-1)!.device.destroy();
   const of = <T extends RunEvent['type']>(type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
   const records = () => of('metrics').flatMap((e) => e.records) as MetricRecord[];
   const phases = () => of('status').map((e) => e.status.phase);
-  return { controller, events, of, records, phases };
+  return { controller, events, of, records, phases, loseDevice };
 }
 
 const losses = (records: readonly MetricRecord[], method: string) => records.filter((r) => r.method === method).map((r) => r.loss);
@@ -71,7 +79,7 @@ describe('run controller', () => {
     run.controller.start({ ...config, steps: 0 }, true);
     for (let i = 0; i < 3; i++) run.controller.step();
     await run.controller.settled();
-    run.controller.loseDevice();
+    run.loseDevice();
     await new Promise((r) => setTimeout(r, 50));
     await run.controller.settled();
     expect(run.of('device-lost')).toHaveLength(1);

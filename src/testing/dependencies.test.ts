@@ -1,6 +1,6 @@
 // The floors of .dependency-cruiser.cjs hold for src/ (no cycle, no upward import), and the rules
-// do catch what they forbid: a deliberate upward import, a type-only cycle and a React import in
-// pure logic, each in a small tree of its own, fail them by name.
+// do catch what they forbid: a deliberate upward import, a type-only cycle, the app's floors and a
+// slice importing a slice, each in a small tree of its own, fail them by name.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -66,5 +66,18 @@ describe('the floors (.dependency-cruiser.cjs)', () => {
     const names = (await violations(dir)).map((v) => v.rule.name).sort();
     expect(names).toContain('app-plain-modules-below-store');
     expect(names.length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it('a slice importing another slice, or the store, fails slice-imports-no-slice', async () => {
+    const dir = tree('slices', {
+      'src/app/store/index.ts': "import { a } from './aSlice';\nexport const store = a;\n",
+      'src/app/store/aSlice.ts': 'export const a = 1;\n',
+      'src/app/store/bSlice.ts': "import { a } from './aSlice';\nexport const b = a;\n",
+      'src/app/store/cSlice.ts': "import { store } from './index';\nexport const c = store;\n",
+    });
+    expect((await violations(dir)).map(describeViolation).sort()).toEqual([
+      'slice-imports-no-slice: src/app/store/bSlice.ts → src/app/store/aSlice.ts',
+      'slice-imports-no-slice: src/app/store/cSlice.ts → src/app/store/index.ts',
+    ]);
   }, 60_000);
 });

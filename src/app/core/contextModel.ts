@@ -3,7 +3,7 @@
 // inserted piece) of readable text, cut into rows for a virtualised list. Ids the replay lacks are
 // placed after the last live id it shows before them, so a pane reads in the replay's own order.
 import type { Method } from '../../plan';
-import { ROLES } from '../../rollout';
+import type { ROLES } from '../../rollout';
 import { copiedText, decodePieces, GLYPH, tokenLabelText, tokenPiece, type Glyph } from './contextText';
 import { methodPrefix } from './methodViews';
 import { PREFIX_STATE, type PrefixState } from './prefixStates';

@@ -79,7 +79,7 @@ export function createLiveFollower(get: () => LiveHost, save: (json: RolloutJson
     lastShown = now();
     if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => (lastShown = now()));
     unsaved = json;
-    saveTimer ??= setTimeout(saveNewest, Math.max(0, lastSaved + PERSIST_INTERVAL_MS - now()));
+    if (saveTimer === null) saveTimer = setTimeout(saveNewest, Math.max(0, lastSaved + PERSIST_INTERVAL_MS - now()));
   };
 
   return {

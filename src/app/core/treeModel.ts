@@ -24,7 +24,6 @@ export interface TrieView {
 
 /** Node kinds drawn in an edge strip. */
 export const NODE = { context: 0, target: 1, copy: 2 } as const;
-export type NodeKind = (typeof NODE)[keyof typeof NODE];
 
 export interface TreeEdge {
   /** Index in `edges`. */

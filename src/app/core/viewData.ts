@@ -2,7 +2,7 @@
 // the small per-view inputs mapped from them. Everything semantic (branches, prefixes, eviction
 // mass, divergence, the trie, scoring nodes) comes from src/tree; this file only re-shapes it.
 import { getTokenizer, ROLE_CODE, type Rollout, type Tokenizer } from '../../rollout';
-import { deriveTree, type ConditioningTree, type TreeFigures } from '../../tree';
+import { deriveTree, type ConditioningTree } from '../../tree';
 import { CELL, type CellClass } from './cells';
 import type { TapeView } from './staircaseModel';
 import type { TrieView } from './treeModel';
@@ -139,8 +139,6 @@ export function targetFacts(view: ViewData, id: number): TargetFacts {
     rolloutLogprob: Number.isNaN(lp) ? null : lp,
   };
 }
-
-export type Figures = TreeFigures;
 
 /** The target a freshly opened rollout selects: its first diverging leaf, else its first target. */
 export function defaultTarget(view: ViewData): number | null {

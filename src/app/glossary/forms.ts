@@ -40,7 +40,7 @@ export const TERM_FORMS: Readonly<Record<string, readonly string[]>> = {
   'naive-full': ['Naive-Full'],
 };
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const exact = (form: string) => /[A-Z]|[^\x00-\x7f]/.test(form);
 
 /** Longest forms first, so `expected μ` wins over `μ` and `diverging leaf` over `diverging`. */
@@ -49,10 +49,10 @@ const FORMS = Object.entries(TERM_FORMS)
   .sort((a, b) => b.form.length - a.form.length);
 
 /** A lower-case form in any case, without the `i` flag (which would also loosen the exact forms). */
-const anyCase = (form: string) => [...form].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : escape(c))).join('');
+const anyCase = (form: string) => [...form].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : escapeRegExp(c))).join('');
 
 const PATTERN = new RegExp(
-  `(?<![\\p{L}\\p{N}_])(?:${FORMS.map(({ form }) => (exact(form) ? escape(form) : anyCase(form))).join('|')})(?![\\p{L}\\p{N}_])`,
+  `(?<![\\p{L}\\p{N}_])(?:${FORMS.map(({ form }) => (exact(form) ? escapeRegExp(form) : anyCase(form))).join('|')})(?![\\p{L}\\p{N}_])`,
   'gu',
 );
 

@@ -9,4 +9,4 @@ export function glossaryEntry(id: string): GlossaryEntry | undefined {
   return GLOSSARY.entries.get(id);
 }
 
-export { splitTerms, TERM_FORMS, type TermPiece } from './forms';
+export { splitTerms, TERM_FORMS } from './forms';

@@ -24,8 +24,7 @@ export type TrainRequest =
   | { type: 'export-checkpoint'; job: number; method: Method }
   | { type: 'fork-checkpoint'; job: number; method: Method }
   | { type: 'rollout'; job: number; method: Method; id: string }
-  | { type: 'score'; job: number; method: Method; id: string }
-  | { type: 'lose-device' };
+  | { type: 'score'; job: number; method: Method; id: string };
 
 /** The controller's events, and the answers to requests with a job. */
 export type TrainReply =

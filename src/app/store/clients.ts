@@ -14,7 +14,3 @@ export function scoringWorker(): Scorer {
   return (scorer ??= createScorer());
 }
 
-/** Whether the scoring worker exists (a model was loaded into it): nothing is scored before. */
-export function hasScoringWorker(): boolean {
-  return scorer !== null;
-}

@@ -91,10 +91,12 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const { source } = get();
     if (source?.kind !== 'file') return;
     const stored = await loadLastSet();
-    if (!stored || stored.kind !== 'file' || stored.name !== source.name || get().importTokenizer !== tokenizer) return;
+    if (stored?.kind !== 'file' || stored.name !== source.name || get().importTokenizer !== tokenizer) return;
     const selected = get().view?.rollout.id ?? null;
     await get().openBlob(stored.blob, source, { tokenizer, rolloutId: selected });
   },
+
+  keepRollout: (json, source) => saveRolloutJson(source, json),
 
   showRollout(json, source, options = {}) {
     const started = performance.now();
@@ -169,7 +171,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
 });
 
 /** Keeps one rollout given as JSON as the last opened set (a failure to store is not the view's concern). */
-export function saveRolloutJson(source: SourceRef, json: RolloutJson): Promise<void> {
+function saveRolloutJson(source: SourceRef, json: RolloutJson): Promise<void> {
   const blob = new Blob([stringifyRollout(json)], { type: 'application/json' });
   return saveLastSet(source.kind, source.name, blob).catch(() => undefined);
 }

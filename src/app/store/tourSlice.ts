@@ -3,7 +3,7 @@
 // run). A step that needs WebGPU waits for the probe and, without WebGPU, stops with the reason.
 // Moving on while a setup is in flight abandons it: only the newest step's setup finishes.
 import { DEMO_MODEL } from '../../run/config';
-import { TOUR_STEPS } from '../tour/steps';
+import { TOUR_STEPS } from '../core/tourSteps';
 import type { Slice, TourSlice, WorkbenchState } from './types';
 
 let runs = 0;

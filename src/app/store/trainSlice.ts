@@ -10,13 +10,12 @@ import { createTrainClient, type TrainClient } from '../protocol/trainClient';
 import { fetchShipped } from '../load/shipped';
 import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
-import { saveRolloutJson } from './rolloutSlice';
 import type { Slice, TrainSlice } from './types';
 
 let client: TrainClient | null = null;
 
 export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
-  const follower = createLiveFollower(get, (json) => saveRolloutJson(LIVE_SOURCE, json));
+  const follower = createLiveFollower(get, (json) => get().keepRollout(json, LIVE_SOURCE));
   /** Hands checkpoint bytes to the worker (which validates and keeps them) and starts the draft config from them. */
   const importCheckpoint = async (name: string, read: () => Promise<ArrayBuffer>, patch: Partial<RunConfig>): Promise<boolean> => {
     try {
@@ -180,9 +179,6 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     },
     dismissTrainBanner() {
       set({ trainBanner: null });
-    },
-    trainLoseDevice() {
-      ensure().send({ type: 'lose-device' });
     },
   };
 };

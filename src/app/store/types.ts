@@ -73,6 +73,8 @@ export interface RolloutSlice {
   openExample(name: string, options?: OpenOptions): Promise<boolean>;
   /** Shows one rollout given as JSON (small, in memory); false, with `loadError` set, when it does not validate. */
   showRollout(json: RolloutJson, source: SourceRef, options?: ShowOptions): boolean;
+  /** Keeps a rollout as the last opened set (IndexedDB) without showing it; a failed write is ignored. */
+  keepRollout(json: RolloutJson, source: SourceRef): Promise<void>;
   selectRollout(index: number, target?: number | null): Promise<void>;
   dismissLoadError(): void;
 }
@@ -222,8 +224,6 @@ export interface TrainSlice {
   trainContinueFrom(method: Method, patch: Partial<RunConfig>): Promise<void>;
   trainInspect(method: Method, id: string): Promise<void>;
   dismissTrainBanner(): void;
-  /** Test hook: destroys the worker's device. */
-  trainLoseDevice(): void;
 }
 
 // --- Tour: the guided tour's step (in the URL) and how far its setup got.

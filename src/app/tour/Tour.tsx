@@ -6,7 +6,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { MarkdownLine } from '../glossary/Markdown';
 import { useWorkbench } from '../store';
-import { TOUR_STEPS, type TourHighlight } from './steps';
+import { TOUR_STEPS, type TourHighlight } from '../core/tourSteps';
 import './tour.css';
 
 interface Ring {

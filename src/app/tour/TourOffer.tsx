@@ -3,7 +3,7 @@
 import { useState } from 'react';
 import { dismissTourOffer, tourOfferDismissed } from '../persist/tourOffer';
 import { useWorkbench } from '../store';
-import { TOUR_STEPS } from './steps';
+import { TOUR_STEPS } from '../core/tourSteps';
 
 export function TourOffer() {
   const [dismissed, setDismissed] = useState(tourOfferDismissed);

@@ -5,7 +5,7 @@ import { EDITOR_KINDS, ENV_IDS, type EditorKind, type EnvId } from '../../harnes
 import { describeConfig, MODEL_PRESETS, type ModelPreset } from '../../model/config';
 import { METHODS, type Method } from '../../plan/types';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../../plan/palette';
+import { METHOD_BY_ID } from '../../present/palette';
 import { MAX_METHODS, orderedMethods, PRESETS, type RunConfig } from '../../run/config';
 
 function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {

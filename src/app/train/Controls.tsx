@@ -3,6 +3,7 @@
 import { useEffect } from 'react';
 import { useWorkbench } from '../store';
 import type { RunPhase } from '../protocol/train';
+import { duration } from '../../present/progress';
 
 const PHASE_TEXT: Record<RunPhase, string> = {
   idle: 'ready',
@@ -21,11 +22,9 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.isContentEditable || ['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName));
 }
 
+/** The time left, or a dash while it is not measured yet. */
 function eta(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds)) return '—';
-  if (seconds < 60) return `${Math.ceil(seconds)} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
-  return `${(seconds / 3600).toFixed(1)} h`;
+  return seconds === null || !Number.isFinite(seconds) ? '—' : duration(seconds);
 }
 
 export function Controls() {

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import type { Method } from '../../plan/types';
 import { downloadBlob } from '../export/download';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../../plan/palette';
+import { METHOD_BY_ID } from '../../present/palette';
 import { orderedMethods } from '../../run/config';
 import { optimizerStatePath } from '../../model/checkpoint-name';
 import { driftLabel, driftOf, signedDriftOf } from './charts/specs';

@@ -7,7 +7,7 @@ import { SEQUENCE_METHODS, type Method } from '../../plan/types';
 import { byteTokenizer } from '../../rollout/tokenizer';
 import type { EventJson } from '../../rollout/format';
 import { useWorkbench } from '../store';
-import { METHOD_BY_ID } from '../../plan/palette';
+import { METHOD_BY_ID } from '../../present/palette';
 import { orderedMethods } from '../../run/config';
 import { LaneName } from './Lanes';
 

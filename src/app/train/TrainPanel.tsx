@@ -14,13 +14,6 @@ import { LivePanel } from './LivePanel';
 import { parseRunFragment, serializeRunFragment } from './urlSchema';
 import './train.css';
 
-declare global {
-  interface Window {
-    /** Test hooks of the training panel. */
-    __mwTrain?: { loseDevice(): void };
-  }
-}
-
 /** The draft config from the URL fragment on start; the fragment follows the config afterwards. */
 function useRunUrl(): void {
   useEffect(() => {
@@ -133,7 +126,6 @@ function OpenTrainPanel({ onCollapse }: { onCollapse(): void }) {
   useRunUrl();
   useEffect(() => {
     connect();
-    window.__mwTrain = { loseDevice: () => useWorkbench.getState().trainLoseDevice() };
   }, [connect]);
   const charts = CHARTS.filter((c) => (!c.only || c.only.some((m) => methods.includes(m))) && (!c.objectives || c.objectives.includes(objective)));
 

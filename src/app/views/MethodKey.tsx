@@ -1,5 +1,5 @@
 // The method colours, as the panels' legends show them: the same five swatches everywhere.
-import { METHOD_STYLES } from '../../plan/palette';
+import { METHOD_STYLES } from '../../present/palette';
 import { TermText } from '../glossary/Term';
 
 export function MethodKey({ caption }: { caption: string }) {

@@ -57,8 +57,6 @@ self.onmessage = (event: MessageEvent<TrainRequest>) => {
       return controller.step(request.config);
     case 'reset':
       return controller.reset();
-    case 'lose-device':
-      return controller.loseDevice();
     case 'import-checkpoint':
       return answer(request.job, async () => post({ type: 'imported', job: request.job, ...(await controller.importCheckpoint(request.name, request.bytes)) }));
     case 'export-checkpoint':

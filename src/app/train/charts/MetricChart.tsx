@@ -3,8 +3,8 @@
 import { useEffect, useRef } from 'react';
 import { useWorkbench } from '../../store';
 import { downloadText } from '../../export/download';
-import { sizedContext, useFrameDraw, useSize } from '../../views/useSize';
-import { INK } from '../../../plan/palette';
+import { sizedContext, useFrameDraw, useSize } from '../../views/shared/useSize';
+import { INK } from '../../../present/palette';
 import { orderedMethods } from '../../../run/config';
 import type { WorkbenchState } from '../../store/types';
 import { drawChart, seriesOf } from './draw';

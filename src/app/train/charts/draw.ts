@@ -6,7 +6,7 @@
 import { groups, max, maxIndex, min, minIndex, scaleLinear, scaleLog, type ScaleContinuousNumeric } from 'd3';
 import type { Objective } from '../../../gpu/train';
 import type { Method } from '../../../plan/types';
-import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { INK, METHOD_BY_ID } from '../../../present/palette';
 import type { MetricRecord } from '../../../run/engine';
 import type { ReferencePoint } from '../../../run/reference';
 import { LOG_FLOOR, type ChartSpec } from './specs';
@@ -94,7 +94,7 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   if (spec.log) {
     const a = empty ? LOG_FLOOR : lo;
     const b = empty ? 1 : hi;
-    y = scaleLog().domain([a, b > a * 10 ? b : a * 10]).range([y0 + plotH, y0]).nice();
+    y = scaleLog().domain([a, Math.max(b, a * 10)]).range([y0 + plotH, y0]).nice();
   } else {
     let a = empty ? 0 : lo;
     let b = empty ? 1 : hi;
@@ -121,7 +121,10 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
 
   const nothing = series.length ? 'no data yet' : 'no lane has this metric';
-  if (empty) return surface.text(nothing, x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
+  if (empty) {
+    surface.text(nothing, x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
+    return;
+  }
 
   // Reference bands and dashed means first, the live lines over them, then the latest value of each
   // live line at the right edge (labels pushed apart vertically).

@@ -3,7 +3,7 @@
 // run trains as one of the experiment's phases did (src/run/reference.ts says when).
 
 import shipped from '../../../../docs/experiments/learning/reference.json';
-import { METHOD_BY_ID } from '../../../plan/palette';
+import { METHOD_BY_ID } from '../../../present/palette';
 import type { RunConfig } from '../../../run/config';
 import { referenceCurvesFor, referencePhase, type ReferenceCurves, type ReferencePhase } from '../../../run/reference';
 import type { ReferenceSeries } from './draw';

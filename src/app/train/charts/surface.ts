@@ -78,7 +78,7 @@ export function canvasSurface(ctx: CanvasRenderingContext2D): Surface {
   };
 }
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const n = (v: number) => (Math.round(v * 100) / 100).toString();
 
 /** An SVG document builder; `document()` returns the file text. */
@@ -107,7 +107,7 @@ export function svgSurface(width: number, height: number, background: string): S
     text(text, x, y, style) {
       parts.push(
         `<text x="${n(x)}" y="${n(y)}" fill="${style.color}" font-size="${style.size}" font-weight="${style.weight ?? 400}" font-family='${FONT}' ` +
-          `text-anchor="${anchor[style.align ?? 'left']}" dominant-baseline="${baseline[style.baseline ?? 'alphabetic']}">${escape(text)}</text>`,
+          `text-anchor="${anchor[style.align ?? 'left']}" dominant-baseline="${baseline[style.baseline ?? 'alphabetic']}">${escapeXml(text)}</text>`,
       );
     },
     clip(x, y, w, h) {

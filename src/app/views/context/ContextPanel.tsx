@@ -7,7 +7,7 @@ import { findMatches } from '../../core/contextFind';
 import { buildPane, PANES, targetLabel, type PaneKind } from '../../core/contextModel';
 import { CELL, CELL_COLORS } from '../../core/cells';
 import { useWorkbench } from '../../store';
-import { METHOD_BY_ID } from '../../../plan/palette';
+import { METHOD_BY_ID } from '../../../present/palette';
 import { ContextPaneView, type PaneInfo } from './ContextPaneView';
 import { FindBar, KEY_HELP } from './FindBar';
 import './context.css';

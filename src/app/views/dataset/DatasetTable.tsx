@@ -7,7 +7,7 @@ import { useMemo, useRef, useState } from 'react';
 import { DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type Column, type Sort, type TableEntry } from '../../core/datasetTable';
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
-import { formatDelta } from '../drift/colors';
+import { formatDelta } from '../shared/colors';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;
@@ -46,7 +46,7 @@ export function DatasetTable() {
             <span className="error-text">{error}</span>
           ) : (
             <span className="hint" data-testid="dataset-progress">
-              deriving the figures of {count} rollouts{progress && progress.done ? ` · ${progress.done} of ${progress.total}` : ''}…
+              deriving the figures of {count} rollouts{progress?.done ? ` · ${progress.done} of ${progress.total}` : ''}…
             </span>
           )}
         </header>

@@ -3,7 +3,7 @@
 // log), and under the plot, in words, the bin the pointer is over.
 import { scaleLinear, scaleSymlog } from 'd3';
 import { useState, type ReactNode } from 'react';
-import { INK } from '../../../plan/palette';
+import { INK } from '../../../present/palette';
 import { describeBin, type BinRef, type Bins } from '../../core/histogram';
 
 const W = 200;

@@ -6,14 +6,15 @@
 import { useMemo, useState, type ReactNode } from 'react';
 import { checkSampling, type SamplingOptions } from '../../../harness/policies/model';
 import type { MethodExpectedDrift } from '../../../metrics/expected-drift';
-import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { INK, METHOD_BY_ID } from '../../../present/palette';
+import { duration } from '../../../present/progress';
 import { comparesWithRollout, expectedOf, type DriftData, type MethodDrift } from '../../core/drift';
 import { binValues, DRIFT_BINS, driftBins } from '../../core/histogram';
 import { downloadText, fileStem } from '../../export/download';
 import { driftCsv } from '../../export/driftCsv';
 import type { ScoredMethod } from '../../protocol/score';
 import { useWorkbench } from '../../store';
-import { driftColor, formatDelta } from './colors';
+import { driftColor, formatDelta } from '../shared/colors';
 import { DriftHistogram } from './DriftHistogram';
 import { DriftTerms } from './DriftTerms';
 import { LogprobNotice } from './LogprobNotice';
@@ -103,19 +104,13 @@ function ScoringProgress() {
       <progress max={Math.max(tokensTotal, 1)} value={tokens} aria-label="Tokens scored" />
       <span>
         Scoring on WebGPU: {METHOD_BY_ID[scoring.method].label} ({scoring.done + 1} of {scoring.total}) · {tokens.toLocaleString('en-US')} of{' '}
-        {tokensTotal.toLocaleString('en-US')} tokens{left !== null ? ` · about ${formatDuration(left)} left` : ''}
+        {tokensTotal.toLocaleString('en-US')} tokens{left !== null ? ` · about ${duration(left)} left` : ''}
       </span>
       <button type="button" className="small" onClick={cancel} data-testid="drift-cancel">
         Cancel
       </button>
     </div>
   );
-}
-
-function formatDuration(seconds: number): string {
-  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 function DriftBody({ drift }: { drift: DriftData }) {

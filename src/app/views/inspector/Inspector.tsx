@@ -8,10 +8,10 @@ import { selectedViews, type MethodView } from '../../core/methodViews';
 import { targetFacts } from '../../core/viewData';
 import { idRunsText, tokenDescription } from '../../core/contextModel';
 import { useWorkbench } from '../../store';
-import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { CELL_COLORS, CELL } from '../../core/cells';
 import { axisEnd, PREFIX_STATE, prefixStateRuns } from '../../core/prefixStates';
-import { formatDelta } from '../drift/colors';
+import { formatDelta } from '../shared/colors';
 import { TermText } from '../../glossary/Term';
 
 export function Inspector() {

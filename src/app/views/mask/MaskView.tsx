@@ -9,9 +9,9 @@ import { canvasToPng, downloadBlob, downloadText, fileStem } from '../../export/
 import { canvasPainter, svgPainter, type Painter } from '../../export/painter';
 import { Term, TermText } from '../../glossary/Term';
 import { useWorkbench } from '../../store';
-import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { ExportButtons } from '../ExportButtons';
-import { sizedContext, useFrameDraw, useSize } from '../useSize';
+import { sizedContext, useFrameDraw, useSize } from '../shared/useSize';
 import { drawMask, MASK_COLORS, maskGeometry, maskHit, type MaskFrame, type MaskZoom } from './draw';
 import './mask.css';
 

@@ -5,7 +5,7 @@
 // they start; the final walk's rows carry their missing keys in a gutter on the right.
 import { rgb } from 'd3';
 import { rgbaWord, type Painter } from '../../export/painter';
-import { INK, METHOD_BY_ID } from '../../../plan/palette';
+import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { CELL, CELL_COLORS, type CellClass } from '../../core/cells';
 import { MASK_CELL, maskCell, type MaskModel } from '../../core/maskModel';
 

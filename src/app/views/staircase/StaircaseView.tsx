@@ -9,15 +9,15 @@ import { useWorkbench } from '../../store';
 import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
 import { TermText } from '../../glossary/Term';
-import { ColorToggle, useTargetColor } from '../drift/useTargetColor';
-import { INK } from '../../../plan/palette';
+import { ColorToggle, useTargetColor } from '../shared/useTargetColor';
+import { INK } from '../../../present/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
-import { markDrawn, measureFrame } from '../perf';
-import { sizedContext, useFrameDraw, useSize } from '../useSize';
+import { markDrawn, measureFrame } from '../shared/perf';
+import { sizedContext, useFrameDraw, useSize } from '../shared/useSize';
 import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
-import { textMarksOf, textMarksChanged } from '../context/useTextMarks';
+import { textMarksOf, textMarksChanged } from '../shared/useTextMarks';
 import { drawTextMarks } from './textMarks';
 
 interface Hover {

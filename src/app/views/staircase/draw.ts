@@ -5,7 +5,7 @@
 import { rgb, scaleLinear } from 'd3';
 import { rgbaWord, type Painter } from '../../export/painter';
 import type { Method } from '../../../plan/types';
-import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../plan/palette';
+import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../present/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND, type CellClass } from '../../core/cells';
 import type { MethodLane } from '../../core/methodViews';
 import { rowSpans, type StaircaseModel } from '../../core/staircaseModel';

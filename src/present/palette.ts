@@ -1,7 +1,7 @@
-// The methods' colours and names for people, shared by the app's views and the experiment reports:
+// The methods' colours and names for people, shared by the app's views, the tour and the experiment reports:
 // a colour, a label and what each method conditions a target on, and the ink of the dark page.
 // Colours are plain hex strings (not CSS variables) so exported SVG/PNG files look like the page.
-import type { Method } from './types';
+import type { Method } from '../plan/types';
 
 export interface MethodStyle {
   id: Method;

@@ -1,9 +1,9 @@
 // The load bar: open a file (picker or drop anywhere), how imported text becomes tokens (bytes or
 // GPT-2 word pieces), open a built-in example, pick a rollout of a JSONL set; the parse progress;
 // the validator's message when a file is refused (the rollout shown before stays).
-import type { TokenizerName } from '../../rollout';
-import { useWorkbench } from '../store';
-import { EXAMPLES } from './examples';
+import type { TokenizerName } from '../../../rollout';
+import { useWorkbench } from '../../store';
+import { EXAMPLES } from '../../load/examples';
 
 export const ACCEPT = '.json,.jsonl,application/json,application/x-ndjson';
 /** Beyond this many rollouts the picker would cost the page seconds of layout: the data-set table picks instead. */

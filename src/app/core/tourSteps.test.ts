@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import { Lexer, type Token, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
-import { methodViews } from '../core/methodViews';
-import { buildViewData } from '../core/viewData';
+import { methodViews } from './methodViews';
+import { buildViewData } from './viewData';
 import { anchorLinks } from '../glossary/glossary';
 import { GLOSSARY } from '../glossary/terms';
 import { EXAMPLES } from '../load/examples';
-import { firstGpuStep, TOUR_EXAMPLE, TOUR_STEPS } from './steps';
+import { firstGpuStep, TOUR_EXAMPLE, TOUR_STEPS } from './tourSteps';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
 const worked = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);

@@ -2,8 +2,8 @@
 // a drop opens the first file: a GPT-2 checkpoint (safetensors) goes to the scoring worker, anything
 // else is read as rollouts.
 import { useEffect, useState } from 'react';
-import { useWorkbench } from '../store';
-import { isCheckpointFile } from './checkpointFile';
+import { useWorkbench } from '../../store';
+import { isCheckpointFile } from '../../load/checkpointFile';
 
 function hasFiles(event: DragEvent): boolean {
   return Array.from(event.dataTransfer?.types ?? []).includes('Files');

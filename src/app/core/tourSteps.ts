@@ -3,10 +3,10 @@
 // elements it talks about (by their data attributes, or a band of ids across the staircase), and a
 // caption in Markdown whose `#anchor` links are glossary entries. The store applies a step; the tour
 // view draws it. Steps 1–8 run on the worked example of docs/tree.md, whose ids the captions cite.
-import { METHOD_BY_ID } from '../../plan/palette';
+import { METHOD_BY_ID } from '../../present/palette';
 import type { Method } from '../../plan/types';
-import type { DriftData } from '../core/drift';
-import type { ViewData } from '../core/viewData';
+import type { DriftData } from './drift';
+import type { ViewData } from './viewData';
 import type { ColorMode, RowMode } from '../url/schema';
 
 /** What a step points at: a CSS selector (data attributes), or physical ids [from, to) across the staircase. */

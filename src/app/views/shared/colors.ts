@@ -7,11 +7,6 @@ export function driftColor(range: number): (delta: number) => string {
   return (delta) => scale(delta);
 }
 
-/** Ticks for the colour bar and histogram axes. */
-export function driftTicks(range: number): number[] {
-  return [-range, -range / 2, 0, range / 2, range];
-}
-
 export function formatDelta(x: number): string {
   const a = Math.abs(x);
   const s = a === 0 ? '0' : a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a >= 1e-3 ? a.toFixed(3) : a.toExponential(1);
