@@ -67,7 +67,8 @@ export function elementLines(text: string, key?: string): number[] {
   let expectKey = false;
   let currentKey: string | null = null;
   const element = () => {
-    if (depth === target && expectElement) lines.push(line);
+    if (depth !== target) return;
+    if (expectElement) lines.push(line);
     expectElement = false;
   };
   for (let i = 0; i < text.length; i++) {
