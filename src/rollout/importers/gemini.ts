@@ -203,8 +203,8 @@ export function importGeminiText(text: string, file: string, options: ImportOpti
         report.imported(line);
       } else if (t.replaceView(viewOf(list), 'compression')) report.imported(line);
       else report.skip('message list rewritten without change', line);
-    } else if (isMessage(value) || typeof value.type === 'string') {
-      message(value, line);
+    } else if (typeof (value as Json).type === 'string') {
+      message(value as Json, line);
     } else failAt(file, line, `not a Gemini CLI session record (a message with "type", "$set" or "$rewindTo"): ${quote(value)}`);
   }
   if (rollout.events === 0) failAt(file, undefined, 'no user or gemini message with text');
