@@ -8,6 +8,7 @@ import { chatRollouts, looksLikeChat } from './importers/chat';
 import { looksLikeAgentSession, streamAgentSession } from './importers/agentSession';
 import { readLines, type OpenSource } from './importers/lines';
 import { looksLikeTurns, readTurnsText } from './importers/turns';
+import { transcriptImporters } from './importers/detect';
 import type { EventJson, RolloutJson } from './format';
 import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
 import type { FileLayout } from './records';
@@ -20,7 +21,7 @@ const SAMPLE_RECORDS = 50;
 const SAMPLE_CHARS = 256 * 1024;
 
 /** How a file is read: a chat log, an agent-session log, JSON lines of records, or one JSON document. */
-export type FileKind = 'chat' | 'agent-session' | 'turns' | 'jsonl' | 'document';
+export type FileKind = 'chat' | 'agent-session' | 'turns' | 'jsonl' | 'document' | 'transcript';
 
 export interface RolloutStream {
   layout: FileLayout;
@@ -60,6 +61,8 @@ async function readHead(open: OpenSource): Promise<Head> {
 }
 
 function kindOf(head: Head, file: string): FileKind {
+  // Codex rollouts, Gemini recordings, one-line Gemini files and OpenHands trajectories (detect.ts).
+  if (transcriptImporters.some((importer) => importer.detect(head.sample, file))) return 'transcript';
   if (looksLikeChat(head.sample)) return 'chat';
   if (looksLikeAgentSession(head.sample)) return 'agent-session';
   if (looksLikeTurns(head.sample)) return 'turns';
@@ -145,6 +148,7 @@ export async function detectFileKind(open: OpenSource, file: string): Promise<Fi
 /** Opens a rollout file for reading one rollout at a time; `open` is called once per pass. */
 export async function openRolloutStream(open: OpenSource, file: string): Promise<RolloutStream> {
   const kind = await detectFileKind(open, file);
-  const read = { chat: chatFileRollouts, 'agent-session': sessionRollout, turns: turnsRollouts, jsonl: jsonlRollouts, document: documentRollouts }[kind];
+  // A transcript is read whole, as one document is (its importer is found again by parse.ts).
+  const read = { chat: chatFileRollouts, 'agent-session': sessionRollout, turns: turnsRollouts, jsonl: jsonlRollouts, document: documentRollouts, transcript: documentRollouts }[kind];
   return { layout: kind === 'document' ? 'json' : 'jsonl', rollouts: () => read(open, file) };
 }

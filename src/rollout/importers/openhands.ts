@@ -21,11 +21,11 @@ function isEvent(v: unknown): v is Json {
   return isObject(v) && typeof v.id === 'number' && typeof v.source === 'string' && (typeof v.action === 'string' || typeof v.observation === 'string');
 }
 
-/** Whether a parsed document (or sampled records) is an OpenHands trajectory: a list of events. */
+/** Whether a parsed document is an OpenHands trajectory: a list of events (or an evaluation output holding one). */
 export function looksLikeOpenHands(sample: readonly unknown[]): boolean {
-  const first = sample[0];
-  if (Array.isArray(first)) return first.length > 0 && first.slice(0, 20).every(isEvent);
-  return sample.length > 0 && sample.every(isEvent);
+  if (sample.length !== 1) return false;
+  const events = eventsOf(sample[0])?.events;
+  return events !== undefined && events.length > 0 && events.slice(0, 20).every(isEvent);
 }
 
 /** The events a trajectory document holds: the array itself, or `{history: [...]}` / `{trajectory: [...]}` of an evaluation output. */
