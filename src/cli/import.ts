@@ -11,7 +11,7 @@ import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
 import { streamChat } from '../rollout/importers/chat';
 import type { OpenSource } from '../rollout/importers/lines';
-import { readTurnsText } from '../rollout/importers/turns';
+import { streamTurns, type TurnsSummary } from '../rollout/importers/turns';
 import { findFileImporter, transcriptImporters } from '../rollout/importers/detect';
 import type { FileImporter } from '../rollout/importers/types';
 import { detectFileKind } from '../rollout/stream';
@@ -133,16 +133,19 @@ function importChatFile(file: string, out: string, tokenizer: TokenizerName): Pr
   );
 }
 
-/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, then validated and written one rollout at a time. */
-async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<{ rollouts: number; records: number; convention: string }> {
-  const dump = readTurnsText(await readFile(file, 'utf8'), file, { tokenizer });
-  await writeAtomically(out, async (w) => {
-    for (const { value, line } of dump.rollouts()) {
-      validateRollout(value, { file, line });
-      w.write(`${JSON.stringify(value)}\n`);
-    }
-  });
-  return { rollouts: dump.trajectories, records: dump.records, convention: dump.convention };
+/** A trainer's turn records: read twice line by line (an index of trajectories, then each aligned as its turns arrive), validated and written one rollout at a time. */
+async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<TurnsSummary> {
+  return writeAtomically(out, (w) =>
+    streamTurns(
+      () => createReadStream(file),
+      file,
+      ({ value, line }) => {
+        validateRollout(value, { file, line });
+        w.write(`${JSON.stringify(value)}\n`);
+      },
+      { tokenizer },
+    ),
+  );
 }
 
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */
@@ -237,8 +240,8 @@ export const importCommand: Command = {
       const report = await importTranscriptFile(file, out, transcript, tokenizerFlag ?? DEFAULT_TOKENIZER);
       io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
     } else if (format === 'turns') {
-      const { rollouts, records, convention } = await importTurnsFile(file, out, tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
+      const { trajectories, records, convention, unused } = await importTurnsFile(file, out, tokenizerFlag);
+      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts: trajectories, unused }, file)}\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
       // The same lines the app shows beside the summary (formatFileReport).
       const tokenizer = tokenizerFlag ?? DEFAULT_TOKENIZER;

@@ -7,7 +7,7 @@ import { ValidationError } from './errors';
 import { chatRollouts, looksLikeChat } from './importers/chat';
 import { looksLikeAgentSession, streamAgentSession } from './importers/agentSession';
 import { readLines, type OpenSource } from './importers/lines';
-import { looksLikeTurns, readTurnsText } from './importers/turns';
+import { looksLikeTurns, streamTurns } from './importers/turns';
 import { transcriptImporters } from './importers/detect';
 import type { EventJson, RolloutJson } from './format';
 import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
@@ -120,12 +120,45 @@ async function* sessionRollout(open: OpenSource, file: string): AsyncGenerator<R
 }
 
 async function* turnsRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
-  // A trainer's turn dump: a trajectory's turns may lie anywhere in the file, so it is read whole.
-  const lines: string[] = [];
-  for await (const { text } of readLines(open())) lines.push(text);
-  // splice: the generator keeps its locals while it runs; the lines go once joined.
-  const dump = readTurnsText(lines.splice(0).join('\n'), file);
-  for (const { value, line } of dump.rollouts()) yield validateRollout(value, { file, line });
+  // A trainer's turn dump, read twice line by line; each rollout is handed over as its trajectory
+  // ends, and the reading waits until it is taken (so rollouts never pile up).
+  let slot: { rollout: Rollout; taken: () => void } | null = null;
+  let signal: (() => void) | null = null;
+  let finished = false;
+  let failure: unknown;
+  const notify = () => {
+    const s = signal;
+    signal = null;
+    s?.();
+  };
+  void streamTurns(open, file, ({ value, line }) =>
+    new Promise<void>((taken) => {
+      slot = { rollout: validateRollout(value, { file, line }), taken };
+      notify();
+    }),
+  ).then(
+    () => {
+      finished = true;
+      notify();
+    },
+    (error: unknown) => {
+      failure = error;
+      finished = true;
+      notify();
+    },
+  );
+  for (;;) {
+    const s = slot as { rollout: Rollout; taken: () => void } | null;
+    if (s) {
+      slot = null;
+      yield s.rollout;
+      s.taken();
+      continue;
+    }
+    if (finished) break;
+    await new Promise<void>((resolve) => (signal = resolve));
+  }
+  if (failure !== undefined) throw failure;
 }
 
 async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
