@@ -117,7 +117,7 @@ function trajectoryKey(t: unknown): { identity: string; name: string; group?: st
 }
 
 /** How a trajectory id is shown in a message: its JSON and, for a bare number or string, its type. */
-const showId = (value: unknown) => `${quote(value)}${typeof value === 'number' ? ' (a number)' : typeof value === 'string' ? ' (a string)' : ''}`;
+const showId = (value: unknown) => `${JSON.stringify(value)}${typeof value === 'number' ? ' (a number)' : typeof value === 'string' ? ' (a string)' : ''}`;
 
 function readTurn(record: unknown, file: string, where: Where): Turn & { trajectoryValue?: unknown } {
   const no = (reason: string): never => fail(file, where, reason);
@@ -132,10 +132,12 @@ function readTurn(record: unknown, file: string, where: Where): Turn & { traject
     const f = take(names);
     if (!f) return no(`no ${what} (${names.join(', ')})`);
     if (!Array.isArray(f.value)) return no(`${f.name} must be a list of token ids, got ${quote(f.value)}`);
-    f.value.forEach((v, i) => {
+    const list = f.value as unknown[];
+    for (let i = 0; i < list.length; i++) {
+      const v = list[i];
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= MAX_VOCAB) no(`${f.name}[${i}] = ${quote(v)} is not a token id (an integer in [0, ${MAX_VOCAB}))`);
-    });
-    return { name: f.name, ids: f.value as number[] };
+    }
+    return { name: f.name, ids: list as number[] };
   };
   const prompt = ids(FIELDS.prompt, 'prompt').ids;
   const { name: outputName, ids: output } = ids(FIELDS.output, 'output');
@@ -281,8 +283,8 @@ interface TrajectoryIndex {
   /** The value the first record gave (for a message naming two ids that collide). */
   shown: unknown;
   first: Where;
-  /** Its turns' places in feed order (sorted by step when the records have one). */
-  order: Where[];
+  /** Its turns' places (placeKey) in feed order, sorted by step when the records have one: one number per record. */
+  order: number[];
   steps: (number | undefined)[];
 }
 
@@ -298,17 +300,22 @@ export interface TurnsSummary {
 interface Index extends TurnsSummary {
   vocab: number;
   byIdentity: Map<string, TrajectoryIndex>;
-  /** Trajectories without ids: runs of consecutive records closed by is_last_step (their first places). */
-  runs: Where[][];
+  /** Trajectories without ids: runs of consecutive records closed by is_last_step, by their first place: the records they hold. */
+  runs: Map<number, number>;
+  /** Line of the column document (rows have negative places). */
+  documentLine: number;
 }
 
-const placeKey = (w: Where) => (w.row === undefined ? w.line : w.line * 0x100000 + w.row);
+/** A record's place as one number: its line, or -(row + 1) for a row of the column form (whose line is the document's). */
+const placeKey = (w: Where) => (w.row === undefined ? w.line : -(w.row + 1));
+const whereOf = (key: number, documentLine: number): Where => (key >= 0 ? { line: key } : { line: documentLine, row: -key - 1 });
 
 function createIndex(file: string, tokenizer: TokenizerName | undefined) {
   const byIdentity = new Map<string, TrajectoryIndex>();
   const byName = new Map<string, TrajectoryIndex>();
-  const runs: Where[][] = [];
-  let open: Where[] = [];
+  const runs = new Map<number, number>();
+  let open: { start: number; count: number } | null = null;
+  let documentLine = 1;
   const unused: Record<string, number> = {};
   let records = 0;
   let keyed = 0;
@@ -336,13 +343,15 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
       }
       given = Math.max(given, turn.vocab ?? 0);
       const where: Where = raw.row === undefined ? { line: raw.line } : { line: raw.line, row: raw.row };
+      if (raw.row !== undefined) documentLine = raw.line;
       if (turn.identity === undefined) {
         unkeyed ??= where;
-        open.push(where);
+        open ??= { start: placeKey(where), count: 0 };
+        open.count++;
         // SkyRL's column form without ids: each row is a whole trajectory.
         if (turn.last || (raw.row !== undefined && turn.last === undefined)) {
-          runs.push(open);
-          open = [];
+          runs.set(open.start, open.count);
+          open = null;
         }
         return;
       }
@@ -357,12 +366,12 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         byIdentity.set(turn.identity, t);
         byName.set(turn.name!, t);
       }
-      t.order.push(where);
+      t.order.push(placeKey(where));
       t.steps.push(turn.step);
     },
     finish(): Index {
       if (records === 0) throw new ValidationError({ file }, 'file is empty');
-      if (open.length) runs.push(open);
+      if (open) runs.set(open.start, open.count);
       if (keyed > 0 && unkeyed) {
         const without = unkeyed;
         fail(file, without, 'no trajectory id (trajectory_ids or trajectory_id), though other records of the file have one');
@@ -370,17 +379,18 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
       for (const t of byIdentity.values()) {
         const stepped = t.steps.filter((s) => s !== undefined).length;
         if (stepped > 0 && stepped < t.steps.length) {
-          fail(file, t.order[t.steps.findIndex((s) => s === undefined)], `trajectory ${quote(t.name)}: no step, though its other records have one`);
+          fail(file, whereOf(t.order[t.steps.findIndex((s) => s === undefined)], documentLine), `trajectory ${quote(t.name)}: no step, though its other records have one`);
         }
         if (stepped) {
-          const sorted = t.order.map((w, i) => ({ w, s: t.steps[i]! })).sort((a, b) => a.s - b.s || placeKey(a.w) - placeKey(b.w));
+          const sorted = t.order.map((w, i) => ({ w, s: t.steps[i]! })).sort((a, b) => a.s - b.s || Math.abs(a.w) - Math.abs(b.w));
           for (let i = 1; i < sorted.length; i++) {
             if (sorted[i].s === sorted[i - 1].s) {
-              fail(file, sorted[i].w, `trajectory ${quote(t.name)}: step ${sorted[i].s} appears twice (also on line ${sorted[i - 1].w.line})`);
+              fail(file, whereOf(sorted[i].w, documentLine), `trajectory ${quote(t.name)}: step ${sorted[i].s} appears twice (also on line ${whereOf(sorted[i - 1].w, documentLine).line})`);
             }
           }
           t.order = sorted.map((x) => x.w);
         }
+        // The order is all pass 2 needs.
         t.steps = [];
       }
       // One vocabulary for the file: a given one (the largest), else the largest token id + 1.
@@ -390,7 +400,7 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         given = own;
       }
       if (given > 0 && maxToken >= given) fail(file, maxAt, `token id ${maxToken} is outside the vocabulary of ${given}`);
-      return { trajectories: byIdentity.size + runs.length, records, convention, unused, vocab: given || maxToken + 1, byIdentity, runs };
+      return { trajectories: byIdentity.size + runs.size, records, convention, unused, vocab: given || maxToken + 1, byIdentity, runs, documentLine };
     },
   };
 }
@@ -400,7 +410,7 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
 
 interface OpenTrajectory {
   name: string;
-  order: Where[];
+  order: number[] | { start: number; count: number };
   next: number;
   /** Turns that arrived before their turn in the order (a dump out of step order). */
   early: Map<number, Turn>;
@@ -412,7 +422,7 @@ interface OpenTrajectory {
 }
 
 function createBuilder(index: Index, file: string, tokenizer: TokenizerName | undefined) {
-  const openOf = (t: { name: string; order: Where[] }): OpenTrajectory => ({
+  const openOf = (t: { name: string; order: OpenTrajectory['order'] }): OpenTrajectory => ({
     name: t.name,
     order: t.order,
     next: 0,
@@ -423,8 +433,9 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
   });
   // Runs without ids are known by their first place; keyed trajectories by their identity.
   const opened = new Map<string, OpenTrajectory>();
-  const runStarts = new Map<number, Where[]>();
-  for (const run of index.runs) runStarts.set(placeKey(run[0]), run);
+  /** The place of a trajectory's i-th turn (a run's turns are consecutive records, taken in file order). */
+  const placeAt = (o: OpenTrajectory, i: number) => (Array.isArray(o.order) ? o.order[i] : NaN);
+  const length = (o: OpenTrajectory) => (Array.isArray(o.order) ? o.order.length : o.order.count);
   let currentRun: OpenTrajectory | undefined;
 
   const rollout = (o: OpenTrajectory): ImportedRollout => {
@@ -443,7 +454,8 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
       ...(o.texts.some((x) => x.prompt !== undefined || x.output !== undefined) ? { turns: o.texts } : {}),
     };
     value.events = o.aligner.events;
-    return { value: value as unknown as RolloutJson, line: o.order[0].line };
+    const first = Array.isArray(o.order) ? o.order[0] : o.order.start;
+    return { value: value as unknown as RolloutJson, line: whereOf(first, index.documentLine).line };
   };
 
   const feed = (o: OpenTrajectory, turn: Turn) => {
@@ -461,9 +473,12 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
       const turn = readTurn(raw.value, file, raw);
       let o: OpenTrajectory;
       if (turn.identity === undefined) {
-        const run = runStarts.get(placeKey(raw));
-        if (run) currentRun = openOf({ name: `turns-${raw.row === undefined ? run[0].line : `row${run[0].row}`}`, order: run });
+        const start = placeKey(raw);
+        const count = index.runs.get(start);
+        if (count !== undefined) currentRun = openOf({ name: `turns-${raw.row === undefined ? raw.line : `row${raw.row}`}`, order: { start, count } });
         o = currentRun!;
+        feed(o, turn);
+        return o.next < length(o) ? [] : [rollout(o)];
       } else {
         const existing = opened.get(turn.identity);
         if (existing) o = existing;
@@ -473,16 +488,17 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
         }
       }
       const place = placeKey(raw);
-      if (placeKey(o.order[o.next]) !== place) {
+      if (placeAt(o, o.next) !== place) {
         o.early.set(place, turn);
         return [];
       }
       feed(o, turn);
-      for (let t = o.next < o.order.length ? o.early.get(placeKey(o.order[o.next])) : undefined; t; t = o.next < o.order.length ? o.early.get(placeKey(o.order[o.next])) : undefined) {
+      const waiting = () => (o.next < length(o) ? o.early.get(placeAt(o, o.next)) : undefined);
+      for (let t = waiting(); t; t = waiting()) {
         o.early.delete(placeKey(t));
         feed(o, t);
       }
-      if (o.next < o.order.length) return [];
+      if (o.next < length(o)) return [];
       if (turn.identity !== undefined) opened.delete(turn.identity);
       return [rollout(o)];
     },
