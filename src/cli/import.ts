@@ -23,7 +23,7 @@ import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
-const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns', 'codex', 'gemini', 'openhands'] as const;
+const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns', 'codex', 'gemini', 'openhands', 'verl'] as const;
 type Format = (typeof FORMATS)[number];
 /** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
 type Detected = Exclude<Format, 'auto'> | 'rollout';
@@ -41,7 +41,7 @@ async function detectFormat(file: string): Promise<Detected> {
   return 'rollout';
 }
 
-/** A Codex, Gemini or OpenHands transcript: read whole, imported strictly, each rollout validated, then written. */
+/** A Codex, Gemini or OpenHands transcript or a verl text dump: read whole, imported strictly, each rollout validated, then written. */
 async function importTranscriptFile(file: string, out: string, importer: FileImporter, tokenizer: TokenizerName) {
   const { rollouts, report } = importer.readText(await readFile(file, 'utf8'), file, { tokenizer });
   for (const { value, line } of rollouts) validateRollout(value, line === undefined ? { file } : { file, line });
@@ -191,6 +191,7 @@ export const importCommand: Command = {
     'codex: a Codex CLI rollout-*.jsonl (session_meta, response_item, compacted, ...); each compacted item is an edit.',
     'gemini: a Gemini CLI session, the single JSON file or the JSONL recording; a rewritten message list is an edit.',
     'openhands: an OpenHands trajectory (a JSON array of action / observation events); each condensation is an edit.',
+    'verl: verl\'s trainer.rollout_data_dir dump (input, output, gts, score, step: text, tokenized with --tokenizer).',
     `calls: ${CALLS_FORMAT} black-box call logs (docs/importers.md).`,
     'turns: an RL trainer\'s per-call records in token space (TRL/slime prompt_ids, output_ids, output_log_probs;',
     '  SkyRL prompt_ids, response_ids, rollout_logprobs, trajectory_ids, is_last_step; verl prompt_ids,',

@@ -10,11 +10,12 @@ import { geminiImporter } from './gemini';
 import { openHandsImporter } from './openhands';
 import { sampleRecords } from './lines';
 import { turnsImporter } from './turns';
+import { verlImporter } from './verl';
 
 export type { FileImporter, ImportedRollout, RecordImporter } from './types';
 
-/** Agent transcripts read whole and strictly (docs/importers.md): their records name them unambiguously. */
-export const transcriptImporters: FileImporter[] = [codexImporter, geminiImporter, openHandsImporter];
+/** Agent transcripts and verl's text dump, read whole and strictly (docs/importers.md): their records name them unambiguously. */
+export const transcriptImporters: FileImporter[] = [codexImporter, geminiImporter, openHandsImporter, verlImporter];
 
 /** Whole-file formats, tried in order before the per-record `format` dispatch. */
 export const fileImporters: FileImporter[] = [...transcriptImporters, agentSessionImporter, chatImporter, turnsImporter];
