@@ -7,7 +7,9 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { formatFileReport } from './report';
 import { importTurnsText, streamTurns } from './turns';
-import { jsonl } from './testing';
+import { deriveTree } from '../../tree/derive';
+import { parseRolloutFile } from '../parse';
+import { jsonl, readFixture } from './testing';
 
 const error = (text: string) => {
   try {
@@ -46,6 +48,15 @@ describe('SkyRL column form and loss_masks', () => {
     expect(formatFileReport({ kind: 'turns', convention: 'skyrl', records, rollouts: rollouts.length, unused }, 'gen.json')).toBe(
       'gen.json: turns (skyrl fields): 2 records -> 2 rollouts (one per trajectory)\n  fields not used: rollout_metrics (1 record), stop_reasons (2 records)',
     );
+  });
+
+  it('the fixture GeneratorOutput: three rows, each 16 targets; the 5 observation tokens inside each response are not targets', () => {
+    const [first, ...rest] = parseRolloutFile(readFixture('skyrl-generator-output.json'), 'skyrl-generator-output.json');
+    expect(rest).toHaveLength(2);
+    const figures = deriveTree(first).figures;
+    expect(figures).toMatchObject({ K: 0, targets: 16, physicalLength: 47 });
+    expect(first.events.map((e) => (e.op === 'append' ? `${e.role} ${e.count}` : e.op))).toEqual(['prompt 26', 'act 9', 'obs 5', 'act 7']);
+    expect([first.reward, rest[1].reward]).toEqual([1, 0]);
   });
 
   it('records name every field no role reads, verl extra_fields included; loss_masks counts as the mask in records too', () => {
