@@ -116,10 +116,7 @@ function trajectoryKey(t: unknown): { identity: string; name: string; group?: st
   return undefined;
 }
 
-/** How a trajectory id is shown in a message: its JSON and, for a bare number or string, its type. */
-const showId = (value: unknown) => `${JSON.stringify(value)}${typeof value === 'number' ? ' (a number)' : typeof value === 'string' ? ' (a string)' : ''}`;
-
-function readTurn(record: unknown, file: string, where: Where): Turn & { trajectoryValue?: unknown } {
+function readTurn(record: unknown, file: string, where: Where): Turn {
   const no = (reason: string): never => fail(file, where, reason);
   if (!isObject(record)) return no(`expected a turn record (an object with prompt_ids and output_ids or response_ids), got ${quote(record)}`);
   const used = new Set<string>();
@@ -141,7 +138,7 @@ function readTurn(record: unknown, file: string, where: Where): Turn & { traject
   };
   const prompt = ids(FIELDS.prompt, 'prompt').ids;
   const { name: outputName, ids: output } = ids(FIELDS.output, 'output');
-  const turn: Turn & { trajectoryValue?: unknown } = { ...where, prompt, output, unused: [] };
+  const turn: Turn = { ...where, prompt, output, unused: [] };
 
   const mask = take(FIELDS.mask);
   if (mask) {
@@ -171,7 +168,6 @@ function readTurn(record: unknown, file: string, where: Where): Turn & { traject
     if (!key) no(`${trajectory.name} must be a string, a number or {instance_id, repetition_id}, got ${quote(trajectory.value)}`);
     turn.identity = key!.identity;
     turn.name = key!.name;
-    turn.trajectoryValue = trajectory.value;
     if (key!.group !== undefined) turn.group = key!.group;
     // SkyRL's TrajectoryID carries the step of step-wise training.
     if (key!.step !== undefined && key!.step !== null) turn.step = key!.step as number;
@@ -259,7 +255,7 @@ function columnRows(doc: Json, line: number): { rows: RawRecord[]; documentField
   const documentFields = Object.keys(doc).filter((k) => !columns.includes(k) && doc[k] !== null);
   const rows: RawRecord[] = [];
   for (let i = 0; i < n; i++) {
-    const value: Json = {};
+    const value: Json = Object.create(null);
     for (const k of columns) value[k] = (doc[k] as unknown[])[i];
     rows.push({ value, line, row: i });
   }
@@ -279,13 +275,14 @@ function parseRecord(text: string, file: string, line: number): unknown {
 
 interface TrajectoryIndex {
   name: string;
-  identity: string;
-  /** The value the first record gave (for a message naming two ids that collide). */
-  shown: unknown;
-  first: Where;
-  /** Its turns' places (placeKey) in feed order, sorted by step when the records have one: one number per record. */
-  order: number[];
-  steps: (number | undefined)[];
+  /** Place (placeKey) of its first record in the file. */
+  first: number;
+  /** Its turns' places in feed order (sorted by step when the records have one): one number for a single turn, else a list. */
+  order: number | number[];
+  /** Their steps in file order while pass 1 runs, when the records have them. */
+  steps?: number | number[];
+  /** The place of a record without a step in a trajectory whose other records have one. */
+  missingStep?: number;
 }
 
 export interface TurnsSummary {
@@ -310,13 +307,26 @@ interface Index extends TurnsSummary {
 const placeKey = (w: Where) => (w.row === undefined ? w.line : -(w.row + 1));
 const whereOf = (key: number, documentLine: number): Where => (key >= 0 ? { line: key } : { line: documentLine, row: -key - 1 });
 
+/** How an identity is shown in a message: `1 (a number)`, `"1" (a string)`, SkyRL's object as JSON. */
+function showIdentity(identity: string): string {
+  const value = identity.slice(2);
+  if (identity.startsWith('s:')) return `${JSON.stringify(value)} (a string)`;
+  if (identity.startsWith('n:')) return `${value} (a number)`;
+  const [, instance, , repetition] = JSON.parse(value) as unknown[];
+  return JSON.stringify(repetition === null ? { instance_id: instance } : { instance_id: instance, repetition_id: repetition });
+}
+
+const push = (list: number | number[], value: number): number[] => (typeof list === 'number' ? [list, value] : (list.push(value), list));
+
 function createIndex(file: string, tokenizer: TokenizerName | undefined) {
+  // Per trajectory: its index entry, and its rollout name (to refuse two identities that name one rollout).
   const byIdentity = new Map<string, TrajectoryIndex>();
-  const byName = new Map<string, TrajectoryIndex>();
+  const byName = new Map<string, string>();
   const runs = new Map<number, number>();
   let open: { start: number; count: number } | null = null;
   let documentLine = 1;
-  const unused: Record<string, number> = {};
+  // Null prototype: a field named __proto__ is counted like any other.
+  const unused: Record<string, number> = Object.create(null);
   let records = 0;
   let keyed = 0;
   let unkeyed: Where | undefined;
@@ -337,16 +347,17 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         for (const v of ids) {
           if (v > maxToken) {
             maxToken = v;
-            maxAt = raw;
+            maxAt = raw.row === undefined ? { line: raw.line } : { line: raw.line, row: raw.row };
           }
         }
       }
       given = Math.max(given, turn.vocab ?? 0);
       const where: Where = raw.row === undefined ? { line: raw.line } : { line: raw.line, row: raw.row };
       if (raw.row !== undefined) documentLine = raw.line;
+      const place = placeKey(where);
       if (turn.identity === undefined) {
         unkeyed ??= where;
-        open ??= { start: placeKey(where), count: 0 };
+        open ??= { start: place, count: 0 };
         open.count++;
         // SkyRL's column form without ids: each row is a whole trajectory.
         if (turn.last || (raw.row !== undefined && turn.last === undefined)) {
@@ -356,18 +367,23 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         return;
       }
       keyed++;
-      let t = byIdentity.get(turn.identity);
+      const t = byIdentity.get(turn.identity);
       if (!t) {
         const other = byName.get(turn.name!);
-        if (other) {
-          fail(file, where, `trajectory ids ${showId(turn.trajectoryValue)} and ${showId(other.shown)} (line ${other.first.line}) are two trajectories that both name rollout ${quote(turn.name)}; give them distinct ids`);
+        if (other !== undefined) {
+          const line = whereOf(byIdentity.get(other)!.first, documentLine).line;
+          fail(file, where, `trajectory ids ${showIdentity(turn.identity)} and ${showIdentity(other)} (line ${line}) are two trajectories that both name rollout ${quote(turn.name)}; give them distinct ids`);
         }
-        t = { name: turn.name!, identity: turn.identity, shown: turn.trajectoryValue, first: where, order: [], steps: [] };
-        byIdentity.set(turn.identity, t);
-        byName.set(turn.name!, t);
+        const entry: TrajectoryIndex = { name: turn.name!, first: place, order: place };
+        if (turn.step !== undefined) entry.steps = turn.step;
+        byIdentity.set(turn.identity, entry);
+        byName.set(turn.name!, turn.identity);
+        return;
       }
-      t.order.push(placeKey(where));
-      t.steps.push(turn.step);
+      // Steps: all of a trajectory's records have one, or none does.
+      if ((t.steps === undefined) !== (turn.step === undefined)) t.missingStep ??= turn.step === undefined ? place : t.first;
+      else if (t.steps !== undefined) t.steps = push(t.steps, turn.step!);
+      t.order = push(t.order, place);
     },
     finish(): Index {
       if (records === 0) throw new ValidationError({ file }, 'file is empty');
@@ -377,12 +393,10 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         fail(file, without, 'no trajectory id (trajectory_ids or trajectory_id), though other records of the file have one');
       }
       for (const t of byIdentity.values()) {
-        const stepped = t.steps.filter((s) => s !== undefined).length;
-        if (stepped > 0 && stepped < t.steps.length) {
-          fail(file, whereOf(t.order[t.steps.findIndex((s) => s === undefined)], documentLine), `trajectory ${quote(t.name)}: no step, though its other records have one`);
-        }
-        if (stepped) {
-          const sorted = t.order.map((w, i) => ({ w, s: t.steps[i]! })).sort((a, b) => a.s - b.s || Math.abs(a.w) - Math.abs(b.w));
+        if (t.missingStep !== undefined) fail(file, whereOf(t.missingStep, documentLine), `trajectory ${quote(t.name)}: no step, though its other records have one`);
+        if (Array.isArray(t.order) && Array.isArray(t.steps)) {
+          const steps = t.steps;
+          const sorted = t.order.map((w, i) => ({ w, s: steps[i] })).sort((a, b) => a.s - b.s || Math.abs(a.w) - Math.abs(b.w));
           for (let i = 1; i < sorted.length; i++) {
             if (sorted[i].s === sorted[i - 1].s) {
               fail(file, whereOf(sorted[i].w, documentLine), `trajectory ${quote(t.name)}: step ${sorted[i].s} appears twice (also on line ${whereOf(sorted[i - 1].w, documentLine).line})`);
@@ -391,7 +405,7 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
           t.order = sorted.map((x) => x.w);
         }
         // The order is all pass 2 needs.
-        t.steps = [];
+        delete t.steps;
       }
       // One vocabulary for the file: a given one (the largest), else the largest token id + 1.
       if (tokenizer !== undefined) {
@@ -400,6 +414,7 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         given = own;
       }
       if (given > 0 && maxToken >= given) fail(file, maxAt, `token id ${maxToken} is outside the vocabulary of ${given}`);
+      byName.clear();
       return { trajectories: byIdentity.size + runs.size, records, convention, unused, vocab: given || maxToken + 1, byIdentity, runs, documentLine };
     },
   };
@@ -410,7 +425,7 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
 
 interface OpenTrajectory {
   name: string;
-  order: number[] | { start: number; count: number };
+  order: number | number[] | { start: number; count: number };
   next: number;
   /** Turns that arrived before their turn in the order (a dump out of step order). */
   early: Map<number, Turn>;
@@ -434,8 +449,8 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
   // Runs without ids are known by their first place; keyed trajectories by their identity.
   const opened = new Map<string, OpenTrajectory>();
   /** The place of a trajectory's i-th turn (a run's turns are consecutive records, taken in file order). */
-  const placeAt = (o: OpenTrajectory, i: number) => (Array.isArray(o.order) ? o.order[i] : NaN);
-  const length = (o: OpenTrajectory) => (Array.isArray(o.order) ? o.order.length : o.order.count);
+  const placeAt = (o: OpenTrajectory, i: number) => (typeof o.order === 'number' ? (i === 0 ? o.order : NaN) : Array.isArray(o.order) ? o.order[i] : NaN);
+  const length = (o: OpenTrajectory) => (typeof o.order === 'number' ? 1 : Array.isArray(o.order) ? o.order.length : o.order.count);
   let currentRun: OpenTrajectory | undefined;
 
   const rollout = (o: OpenTrajectory): ImportedRollout => {
@@ -454,7 +469,7 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
       ...(o.texts.some((x) => x.prompt !== undefined || x.output !== undefined) ? { turns: o.texts } : {}),
     };
     value.events = o.aligner.events;
-    const first = Array.isArray(o.order) ? o.order[0] : o.order.start;
+    const first = typeof o.order === 'number' ? o.order : Array.isArray(o.order) ? o.order[0] : o.order.start;
     return { value: value as unknown as RolloutJson, line: whereOf(first, index.documentLine).line };
   };
 

@@ -33,7 +33,8 @@ export interface VerlImport {
 export function importVerlText(text: string, file: string, options: ImportOptions = {}): VerlImport {
   const tokenizer = options.tokenizer ? getTokenizer(options.tokenizer) ?? byteTokenizer : byteTokenizer;
   const records = jsonLines(text, file);
-  const unused: Record<string, number> = {};
+  // Null prototypes: a field named __proto__ is kept and counted like any other.
+  const unused: Record<string, number> = Object.create(null);
   /** Groups by exact identity: `uid` (type and value), else step and prompt text. */
   const groups = new Map<string, { name: string; uid: unknown; line: number }>();
   const names = new Map<string, { uid: unknown; line: number }>();
@@ -64,7 +65,7 @@ export function importVerlText(text: string, file: string, options: ImportOption
       names.set(group, { uid: r.uid, line });
       if (r.uid === undefined || r.uid === null) prompts++;
     }
-    const fields: Json = {};
+    const fields: Json = Object.create(null);
     for (const key of Object.keys(r)) {
       if (USED.has(key) || r[key] === null) continue;
       fields[key] = r[key];
