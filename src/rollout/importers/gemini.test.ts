@@ -83,6 +83,8 @@ describe('Gemini CLI sessions', () => {
     expect(refused([head, JSON.stringify({ id: 'g1', type: 'gemini', content: '', toolCalls: [call] }), JSON.stringify({ id: 'g2', type: 'gemini', content: '', toolCalls: [call] })].join('\n'))).toBe(
       's.jsonl:3: tool call id "c1" is used by message "g1" too',
     );
+    const pretty = readFixture('gemini-session.json');
+    expect(refused(pretty.slice(0, pretty.indexOf('"type": "info"')))).toMatch(/^s\.jsonl:85: invalid JSON/);
     expect(refused(JSON.stringify({ id: 'u1', type: 'user', content: 'x' }) + '\n')).toBe('s.jsonl:1: expected a Gemini CLI session (sessionId and messages, or a recording whose first line is its metadata)');
   });
 });

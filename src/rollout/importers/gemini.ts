@@ -88,6 +88,16 @@ function piecesOf(m: Json, fail: (reason: string) => never, skip: (type: string)
   return [...pieces, ...results];
 }
 
+function firstLineParses(text: string): boolean {
+  const end = text.indexOf('\n');
+  try {
+    JSON.parse(end < 0 ? text : text.slice(0, end));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function importGeminiText(text: string, file: string, options: ImportOptions = {}): { rollout: RolloutJson; report: ImportReport } {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   // The single JSON file when the text is one document holding `messages`; else the recording.
@@ -106,8 +116,11 @@ export function importGeminiText(text: string, file: string, options: ImportOpti
     layout = 'json';
     const lines = elementLines(body, 'messages');
     records = [{ line: 1, value: { ...doc, messages: undefined } }, ...(doc.messages as unknown[]).map((value, i) => ({ line: lines[i], value }))];
+  } else if (trimmed.startsWith('{') && !firstLineParses(trimmed)) {
+    // A pretty-printed document (a single file cut short, say): its own parse error names the line.
+    jsonDocument(body, file);
+    failAt(file, 1, 'expected a Gemini CLI session (sessionId and messages, or a recording whose first line is its metadata)');
   } else if (trimmed.startsWith('{') && !body.trim().includes('\n')) {
-    jsonDocument(body, file); // one line that is not JSON: its error
     failAt(file, 1, 'expected a Gemini CLI session (sessionId and messages, or a recording whose first line is its metadata)');
   } else {
     layout = 'jsonl';

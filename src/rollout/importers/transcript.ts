@@ -45,9 +45,10 @@ export function jsonDocument(text: string, file: string): unknown {
     return JSON.parse(body);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    // The line where parsing stopped: at the position the message gives, else (a cut document) the last line.
     const at = /position (\d+)/.exec(message);
-    const line = at ? body.slice(0, Number(at[1])).split('\n').length : undefined;
-    throw new ValidationError(line === undefined ? { file } : { file, line }, `invalid JSON (${message})`);
+    const line = (at ? body.slice(0, Number(at[1])) : body.trimEnd()).split('\n').length;
+    throw new ValidationError({ file, line }, `invalid JSON (${message})`);
   }
 }
 
