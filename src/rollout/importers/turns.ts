@@ -436,6 +436,8 @@ interface OpenTrajectory {
   texts: { line: number; prompt?: string; output?: string }[];
 }
 
+const CHANGED = 'the file changed while it was being imported';
+
 function createBuilder(index: Index, file: string, tokenizer: TokenizerName | undefined) {
   const openOf = (t: { name: string; order: OpenTrajectory['order'] }): OpenTrajectory => ({
     name: t.name,
@@ -483,6 +485,10 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
   };
 
   return {
+    /** After the last record: every trajectory was completed (else the file changed between the passes). */
+    finish() {
+      if (opened.size > 0 || index.byIdentity.size > 0) throw new ValidationError({ file }, CHANGED);
+    },
     /** The rollouts this record completes (none, or one: its trajectory's). */
     add(raw: RawRecord): ImportedRollout[] {
       const turn = readTurn(raw.value, file, raw);
@@ -491,14 +497,19 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
         const start = placeKey(raw);
         const count = index.runs.get(start);
         if (count !== undefined) currentRun = openOf({ name: `turns-${raw.row === undefined ? raw.line : `row${raw.row}`}`, order: { start, count } });
-        o = currentRun!;
+        if (!currentRun) return fail(file, raw, CHANGED);
+        o = currentRun;
         feed(o, turn);
         return o.next < length(o) ? [] : [rollout(o)];
       } else {
         const existing = opened.get(turn.identity);
         if (existing) o = existing;
         else {
-          o = openOf(index.byIdentity.get(turn.identity)!);
+          const entry = index.byIdentity.get(turn.identity);
+          if (!entry) return fail(file, raw, CHANGED);
+          // Its index entry is let go as it opens: what stays is the open trajectory's own state.
+          index.byIdentity.delete(turn.identity);
+          o = openOf(entry);
           opened.set(turn.identity, o);
         }
       }
@@ -594,6 +605,7 @@ export function readTurnsText(text: string, file: string, options: { tokenizer?:
     *rollouts() {
       const builder = createBuilder(done, file, options.tokenizer);
       for (const raw of textRecords(text, file)) yield* builder.add(raw);
+      builder.finish();
     },
   };
 }
@@ -644,6 +656,7 @@ export async function streamTurns(
     if (!t) continue;
     for (const r of builder.add({ value: parseRecord(t, file, line), line })) await emit(r);
   }
+  builder.finish();
   const { trajectories, records, convention, unused } = done;
   return { trajectories, records, convention, unused };
 }
