@@ -110,6 +110,16 @@ describe('turn dumps streamed', () => {
     }
   }
 
+  it('a dump that changes between the two passes is refused, not imported in part', async () => {
+    const a = jsonl([{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a' }, { prompt_ids: [1], output_ids: [3], trajectory_id: 'b' }]);
+    const b = jsonl([{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a' }, { prompt_ids: [1], output_ids: [3], trajectory_id: 'c' }]);
+    let opened = 0;
+    const emitted: string[] = [];
+    await expect(streamTurns(() => [opened++ === 0 ? a : b], 'd.jsonl', ({ value }) => void emitted.push(value.id))).rejects.toThrow(
+      'd.jsonl:2: the file changed while it was being imported',
+    );
+  });
+
   it('40,000 turns (8.5M token ids): the heap retained while reading stays under 24 MB; all-in-memory grouping holds the ids alone in 68 MB', async () => {
     // Retained memory, measured after a full collection at checkpoints, so garbage not yet collected does not count.
     v8.setFlagsFromString('--expose-gc');
