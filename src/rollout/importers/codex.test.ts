@@ -62,6 +62,21 @@ describe('Codex CLI rollouts', () => {
     ]);
   });
 
+  it('the older layout (a {id, timestamp} line, then bare response items and state lines) reads the same', () => {
+    const text = jsonl([
+      { id: 'sess-1', timestamp: '2025-05-01T10:00:00Z', instructions: null },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list files' }] },
+      { record_type: 'state' },
+      { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: 'c1' },
+      { type: 'function_call_output', call_id: 'c1', output: '{"output":"a.txt\\n","metadata":{"exit_code":0}}' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'One file: a.txt.' }] },
+    ]);
+    expect(looksLikeCodex(sampleRecords(text))).toBe(true);
+    const { rollout } = importCodexText(text, 'old.jsonl');
+    expect(rollout.id).toBe('sess-1');
+    expect(describeRollout(rollout).events.map((e) => (e as string[])[0])).toEqual(['prompt', 'act', 'obs', 'act']);
+  });
+
   it('refuses bad records with one line naming the file and line', () => {
     const good = readFixture(FIXTURE).split('\n');
     const bad = (lines: string[]) => {

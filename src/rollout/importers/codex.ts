@@ -17,9 +17,21 @@ const RECORD_TYPES = new Set(['session_meta', 'turn_context', 'response_item', '
 const CALL_TYPES = new Set(['function_call', 'custom_tool_call', 'local_shell_call']);
 const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
 
-/** Whether sampled records are a Codex rollout: every one `{type, payload}` with a Codex record type. */
+/** Response item types, for the older layout that wrote them bare (without `{type: "response_item", payload}`). */
+const ITEM_TYPES = new Set(['message', 'reasoning', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'local_shell_call', 'web_search_call']);
+
+/** The first line of the older layout: the session's `{id, timestamp, instructions?}`, no type. */
+const isLegacyMeta = (v: unknown): v is Json => isObject(v) && typeof v.id === 'string' && typeof v.timestamp === 'string' && !('type' in v) && !('format' in v);
+const isLegacyRecord = (v: unknown) => isObject(v) && (('record_type' in v && !('type' in v)) || (typeof v.type === 'string' && ITEM_TYPES.has(v.type) && !('payload' in v)));
+
+/**
+ * Whether sampled records are a Codex rollout: every one `{type, payload}` with a Codex record type,
+ * or the older layout (a `{id, timestamp}` line, then bare response items and `{record_type}` lines).
+ */
 export function looksLikeCodex(sample: readonly unknown[]): boolean {
-  return sample.length > 0 && sample.every((v) => isObject(v) && typeof v.type === 'string' && RECORD_TYPES.has(v.type) && isObject(v.payload));
+  if (sample.length === 0) return false;
+  if (isLegacyMeta(sample[0])) return sample.length > 1 && sample.slice(1).every(isLegacyRecord);
+  return sample.every((v) => isObject(v) && typeof v.type === 'string' && RECORD_TYPES.has(v.type) && isObject(v.payload));
 }
 
 interface Piece {
@@ -111,9 +123,17 @@ export function importCodexText(text: string, file: string, options: ImportOptio
     return piecesOf(item, where, (type) => report.skipBlock(type));
   };
 
-  for (const { line, value } of records) {
+  const legacy = isLegacyMeta(records[0].value);
+  for (const { line, value: raw } of records) {
     report.read();
-    if (!isObject(value)) failAt(file, line, `expected a Codex rollout record ({timestamp, type, payload}), got ${quote(value)}`);
+    if (!isObject(raw)) failAt(file, line, `expected a Codex rollout record ({timestamp, type, payload}), got ${quote(raw)}`);
+    // The older layout, read as the current one: its first line is the session's metadata, its state lines settings.
+    let value = raw as Json;
+    if (legacy) {
+      if (line === records[0].line) value = { type: 'session_meta', payload: raw };
+      else if ('record_type' in value && !('type' in value)) value = { type: 'turn_context', payload: raw };
+      else value = { type: 'response_item', payload: raw };
+    }
     const { type, payload } = value;
     if (typeof type !== 'string') failAt(file, line, `record "type" must be a string, got ${quote(type)}`);
     if (!isObject(payload)) failAt(file, line, `record "payload" must be an object, got ${quote(payload)}`);
