@@ -80,7 +80,7 @@ describe('mw import', () => {
   it('refuses a command line without --out or with an unknown format', async () => {
     await expect(mwImport([fixturePath('chat.jsonl')])).rejects.toThrow(new UsageError('--out OUT.jsonl is required'));
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'xml', '--out', join(dir, 'x.jsonl')])).rejects.toThrow(
-      'unknown format "xml" (auto, agent-session, chat, calls, turns)',
+      'unknown format "xml" (auto, agent-session, chat, calls, turns, codex, gemini, openhands, verl)',
     );
   });
 });

@@ -11,7 +11,9 @@ import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
 import { streamChat } from '../rollout/importers/chat';
 import type { OpenSource } from '../rollout/importers/lines';
-import { readTurnsText } from '../rollout/importers/turns';
+import { streamTurns, type TurnsSummary } from '../rollout/importers/turns';
+import { findFileImporter, transcriptImporters } from '../rollout/importers/detect';
+import type { FileImporter } from '../rollout/importers/types';
 import { detectFileKind } from '../rollout/stream';
 import { formatFileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
@@ -25,7 +27,7 @@ import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
-const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns'] as const;
+const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns', 'codex', 'gemini', 'openhands', 'verl'] as const;
 type Format = (typeof FORMATS)[number];
 /** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
 type Detected = Exclude<Format, 'auto'> | 'rollout';
@@ -33,7 +35,24 @@ type Detected = Exclude<Format, 'auto'> | 'rollout';
 /** The format, judged from the first records of the file (whole lines, however long). */
 async function detectFormat(file: string): Promise<Detected> {
   const kind = await detectFileKind(() => createReadStream(file), file);
-  return kind === 'chat' || kind === 'agent-session' || kind === 'turns' ? kind : 'rollout';
+  if (kind === 'chat' || kind === 'agent-session' || kind === 'turns') return kind;
+  if (kind === 'transcript' || kind === 'document') {
+    // Transcripts are read whole anyway; a pretty-printed one is recognised from the whole document.
+    const name = findFileImporter(await readFile(file, 'utf8'), file)?.name;
+    const transcript = transcriptImporters.find((importer) => importer.name === name);
+    if (transcript) return transcript.name as Detected;
+  }
+  return 'rollout';
+}
+
+/** A Codex, Gemini or OpenHands transcript or a verl text dump: read whole, imported strictly, each rollout validated, then written. */
+async function importTranscriptFile(file: string, out: string, importer: FileImporter, tokenizer: TokenizerName) {
+  const { rollouts, report } = importer.readText(await readFile(file, 'utf8'), file, { tokenizer });
+  for (const { value, line } of rollouts) validateRollout(value, line === undefined ? { file } : { file, line });
+  await writeAtomically(out, async (w) => {
+    for (const { value } of rollouts) w.write(`${JSON.stringify(value)}\n`);
+  });
+  return report;
 }
 
 /** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */
@@ -141,16 +160,19 @@ function importChatFile(file: string, out: string, tokenizer: string, hf: HfToke
   );
 }
 
-/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, then validated and written one rollout at a time. */
-async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<{ rollouts: number; records: number; convention: string }> {
-  const dump = readTurnsText(await readFile(file, 'utf8'), file, { tokenizer });
-  await writeAtomically(out, async (w) => {
-    for (const { value, line } of dump.rollouts()) {
-      validateRollout(value, { file, line });
-      w.write(`${JSON.stringify(value)}\n`);
-    }
-  });
-  return { rollouts: dump.trajectories, records: dump.records, convention: dump.convention };
+/** A trainer's turn records: read twice line by line (an index of trajectories, then each aligned as its turns arrive), validated and written one rollout at a time. */
+async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<TurnsSummary> {
+  return writeAtomically(out, (w) =>
+    streamTurns(
+      () => createReadStream(file),
+      file,
+      ({ value, line }) => {
+        validateRollout(value, { file, line });
+        w.write(`${JSON.stringify(value)}\n`);
+      },
+      { tokenizer },
+    ),
+  );
 }
 
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */
@@ -186,13 +208,17 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
 
 export const importCommand: Command = {
   name: 'import',
-  summary: 'convert an agent-session log, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
+  summary: 'convert an agent-session log, Codex / Gemini / OpenHands transcript, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
   usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2|MODEL-FOLDER] --out OUT.jsonl'],
   details: [
     `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
     '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
     'chat: one {"messages": [...]} conversation per line, one rollout each.',
+    'codex: a Codex CLI rollout-*.jsonl (session_meta, response_item, compacted, ...); each compacted item is an edit.',
+    'gemini: a Gemini CLI session, the single JSON file or the JSONL recording; a rewritten message list is an edit.',
+    'openhands: an OpenHands trajectory (a JSON array of action / observation events); each condensation is an edit.',
+    'verl: verl\'s trainer.rollout_data_dir dump (input, output, gts, score, step: text, tokenized with --tokenizer).',
     `calls: ${CALLS_FORMAT} black-box call logs (docs/importers.md).`,
     'turns: an RL trainer\'s per-call records in token space (TRL/slime prompt_ids, output_ids, output_log_probs;',
     '  SkyRL prompt_ids, response_ids, rollout_logprobs, trajectory_ids, is_last_step; verl prompt_ids,',
@@ -246,16 +272,20 @@ export const importCommand: Command = {
       if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to agent-session, chat and calls imports; ${file} is read by the core as it is`);
       format = 'calls';
     }
-    if (format === 'turns') {
-      const { rollouts, records, convention } = await importTurnsFile(file, out, tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
+    const transcript = transcriptImporters.find((importer) => importer.name === format);
+    if (transcript) {
+      const report = await importTranscriptFile(file, out, transcript, tokenizerFlag ?? DEFAULT_TOKENIZER);
+      io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
+    } else if (format === 'turns') {
+      const { trajectories, records, convention, unused } = await importTurnsFile(file, out, tokenizerFlag);
+      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts: trajectories, unused }, file)}\nwrote ${out}\n`);
     } else if (format === 'agent-session' || format === 'chat') {
       // The same lines the app shows beside the summary (formatFileReport).
       const tokenizer = hf?.name ?? tokenizerFlag ?? DEFAULT_TOKENIZER;
       const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer, hf) : await importChatFile(file, out, tokenizer, hf);
       io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
     } else {
-      const n = await importWholeFile(file, out, format, tokenizerFlag);
+      const n = await importWholeFile(file, out, format as 'calls' | 'rollout', tokenizerFlag);
       io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(format === 'calls' ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
     }
     return 0;

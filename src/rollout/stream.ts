@@ -7,7 +7,8 @@ import { ValidationError } from './errors';
 import { chatRollouts, looksLikeChat } from './importers/chat';
 import { looksLikeAgentSession, streamAgentSession } from './importers/agentSession';
 import { readLines, type OpenSource } from './importers/lines';
-import { looksLikeTurns, readTurnsText } from './importers/turns';
+import { looksLikeTurns, streamTurns } from './importers/turns';
+import { transcriptImporters } from './importers/detect';
 import type { EventJson, RolloutJson } from './format';
 import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
 import type { FileLayout } from './records';
@@ -20,7 +21,7 @@ const SAMPLE_RECORDS = 50;
 const SAMPLE_CHARS = 256 * 1024;
 
 /** How a file is read: a chat log, an agent-session log, JSON lines of records, or one JSON document. */
-export type FileKind = 'chat' | 'agent-session' | 'turns' | 'jsonl' | 'document';
+export type FileKind = 'chat' | 'agent-session' | 'turns' | 'jsonl' | 'document' | 'transcript';
 
 export interface RolloutStream {
   layout: FileLayout;
@@ -60,6 +61,8 @@ async function readHead(open: OpenSource): Promise<Head> {
 }
 
 function kindOf(head: Head, file: string): FileKind {
+  // Codex rollouts, Gemini recordings, one-line Gemini files and OpenHands trajectories (detect.ts).
+  if (transcriptImporters.some((importer) => importer.detect(head.sample, file))) return 'transcript';
   if (looksLikeChat(head.sample)) return 'chat';
   if (looksLikeAgentSession(head.sample)) return 'agent-session';
   if (looksLikeTurns(head.sample)) return 'turns';
@@ -117,12 +120,45 @@ async function* sessionRollout(open: OpenSource, file: string): AsyncGenerator<R
 }
 
 async function* turnsRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
-  // A trainer's turn dump: a trajectory's turns may lie anywhere in the file, so it is read whole.
-  const lines: string[] = [];
-  for await (const { text } of readLines(open())) lines.push(text);
-  // splice: the generator keeps its locals while it runs; the lines go once joined.
-  const dump = readTurnsText(lines.splice(0).join('\n'), file);
-  for (const { value, line } of dump.rollouts()) yield validateRollout(value, { file, line });
+  // A trainer's turn dump, read twice line by line; each rollout is handed over as its trajectory
+  // ends, and the reading waits until it is taken (so rollouts never pile up).
+  let slot: { rollout: Rollout; taken: () => void } | null = null;
+  let signal: (() => void) | null = null;
+  let finished = false;
+  let failure: unknown;
+  const notify = () => {
+    const s = signal;
+    signal = null;
+    s?.();
+  };
+  void streamTurns(open, file, ({ value, line }) =>
+    new Promise<void>((taken) => {
+      slot = { rollout: validateRollout(value, { file, line }), taken };
+      notify();
+    }),
+  ).then(
+    () => {
+      finished = true;
+      notify();
+    },
+    (error: unknown) => {
+      failure = error;
+      finished = true;
+      notify();
+    },
+  );
+  for (;;) {
+    const s = slot as { rollout: Rollout; taken: () => void } | null;
+    if (s) {
+      slot = null;
+      yield s.rollout;
+      s.taken();
+      continue;
+    }
+    if (finished) break;
+    await new Promise<void>((resolve) => (signal = resolve));
+  }
+  if (failure !== undefined) throw failure;
 }
 
 async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
@@ -145,6 +181,7 @@ export async function detectFileKind(open: OpenSource, file: string): Promise<Fi
 /** Opens a rollout file for reading one rollout at a time; `open` is called once per pass. */
 export async function openRolloutStream(open: OpenSource, file: string): Promise<RolloutStream> {
   const kind = await detectFileKind(open, file);
-  const read = { chat: chatFileRollouts, 'agent-session': sessionRollout, turns: turnsRollouts, jsonl: jsonlRollouts, document: documentRollouts }[kind];
+  // A transcript is read whole, as one document is (its importer is found again by parse.ts).
+  const read = { chat: chatFileRollouts, 'agent-session': sessionRollout, turns: turnsRollouts, jsonl: jsonlRollouts, document: documentRollouts, transcript: documentRollouts }[kind];
   return { layout: kind === 'document' ? 'json' : 'jsonl', rollouts: () => read(open, file) };
 }

@@ -12,7 +12,7 @@ export const CALLS_FORMAT = 'memorywalker.calls/v1';
 const CALL_FIELDS = new Set(['input', 'output', 'logprobs']);
 const NOT_COPIED = new Set(['format', 'calls']);
 
-interface Call {
+export interface Call {
   input: number[];
   output: number[];
   logprobs?: number[];
@@ -90,15 +90,16 @@ function findRun(haystack: readonly number[], needle: readonly number[], from: n
   return -1;
 }
 
-export function importCalls(value: Record<string, unknown>, source: SourceLocation, options: CallsOptions = {}): RolloutJson {
-  if (options.tokenizer !== undefined && value.tokenizer !== undefined && value.tokenizer !== options.tokenizer) {
-    throw new ValidationError(source, `the file's tokenizer is ${quote(value.tokenizer)}, the import asks for ${quote(options.tokenizer)}`);
-  }
-  const tokenizerName = options.tokenizer ?? value.tokenizer ?? DEFAULT_TOKENIZER;
-  const calls = readCalls(value, source, tokenizerName);
+/**
+ * The alignment rule (docs/importers.md) one call at a time: events are pushed to `events` as calls
+ * arrive, and only the live view and each call's output length are kept, so a trainer's trajectory can
+ * be aligned while its turns stream in.
+ */
+export function createCallsAligner() {
   const events: EventJson[] = [];
   let live: Live = { ids: [], values: [], output: [] };
   let nextId = 0;
+  const outputLengths: number[] = [];
   const create = (into: Live, values: readonly number[], output: number) => {
     for (const v of values) {
       into.ids.push(nextId++);
@@ -106,8 +107,9 @@ export function importCalls(value: Record<string, unknown>, source: SourceLocati
       into.output.push(output);
     }
   };
-
-  calls.forEach((call, c) => {
+  const add = (call: Call) => {
+    const c = outputLengths.length;
+    outputLengths.push(call.output.length);
     if (c === 0) {
       if (call.input.length) events.push({ op: 'append', role: 'prompt', tokens: call.input.slice() });
       create(live, call.input, -1);
@@ -137,7 +139,7 @@ export function importCalls(value: Record<string, unknown>, source: SourceLocati
           const owner = live.output[at];
           let end = at + 1;
           while (end < live.values.length && live.output[end] === owner) end++;
-          const whole = owner >= 0 && end - at === calls[owner].output.length && !(at === p && p > 0 && live.output[p - 1] === owner);
+          const whole = owner >= 0 && end - at === outputLengths[owner] && !(at === p && p > 0 && live.output[p - 1] === owner);
           if (whole) {
             const run = live.values.slice(at, end);
             const q = findRun(input, run, cursor);
@@ -166,7 +168,19 @@ export function importCalls(value: Record<string, unknown>, source: SourceLocati
       events.push(event);
       create(live, call.output, c);
     }
-  });
+  };
+  return { events, add };
+}
+
+export function importCalls(value: Record<string, unknown>, source: SourceLocation, options: CallsOptions = {}): RolloutJson {
+  if (options.tokenizer !== undefined && value.tokenizer !== undefined && value.tokenizer !== options.tokenizer) {
+    throw new ValidationError(source, `the file's tokenizer is ${quote(value.tokenizer)}, the import asks for ${quote(options.tokenizer)}`);
+  }
+  const tokenizerName = options.tokenizer ?? value.tokenizer ?? DEFAULT_TOKENIZER;
+  const calls = readCalls(value, source, tokenizerName);
+  const aligner = createCallsAligner();
+  for (const call of calls) aligner.add(call);
+  const { events } = aligner;
 
   // Header fields pass through (reward, group, meta, unknown ones); events come last.
   const header: Record<string, unknown> = { format: ROLLOUT_FORMAT, id: value.id, vocab: value.vocab };

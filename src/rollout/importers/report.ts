@@ -155,7 +155,7 @@ export function formatImportReport(report: ImportReport, file: string): string {
  */
 export type FileReport =
   | { kind: 'records'; report: ImportReport }
-  | { kind: 'turns'; convention: string; records: number; rollouts: number }
+  | { kind: 'turns'; convention: string; records: number; rollouts: number; /** Fields no role uses, with the records holding them. */ unused?: Record<string, number> }
   | { kind: 'core'; rollouts: number; /** e.g. memorywalker.calls/v1; absent: read by the core. */ format?: string };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -164,7 +164,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export function formatFileReport(report: FileReport, file: string): string {
   if (report.kind === 'records') return formatImportReport(report.report, file);
   if (report.kind === 'turns') {
-    return `${file}: turns (${report.convention} fields): ${plural(report.records, 'record')} -> ${plural(report.rollouts, 'rollout')} (one per trajectory)`;
+    const head = `${file}: turns (${report.convention} fields): ${plural(report.records, 'record')} -> ${plural(report.rollouts, 'rollout')} (one per trajectory)`;
+    const unused = Object.entries(report.unused ?? {});
+    // Nothing is dropped silently: a field the importer does not read is named.
+    return unused.length ? `${head}\n  fields not used: ${unused.map(([name, n]) => `${name} (${plural(n, 'record')})`).join(', ')}` : head;
   }
   return `${file}: ${report.format ?? 'read by the core'}: ${plural(report.rollouts, 'rollout')}`;
 }

@@ -66,7 +66,8 @@ describe('turns importer: the three field conventions', () => {
       }));
     const a = steps('q7', EDITED, [[30, 31], [33], []]); // step 2's observation 33 is what step 3's prompt drops
     const b = steps('q8', APPENDED, [[6, 7], []]);
-    const [first, second] = imported(jsonl([a[2], b[0], a[0], b[1], a[1]]));
+    // Rollouts come in the order their trajectories end in the file: q8 (line 4), then q7 (line 5).
+    const [second, first] = imported(jsonl([a[2], b[0], a[0], b[1], a[1]]));
     expect(first.rollout.id).toBe('q7_0');
     expect(first.rollout.group).toBe('q7');
     expect(first.rollout.reward).toBe(1);
