@@ -1,6 +1,7 @@
 // The project's floors, checked by dependency-cruiser (`npm run deps`; a unit test runs the same
 // rules). Data flows up: util → rollout → tree → plan → model → objectives → harness → metrics →
 // gpu → run, and on top the three callers cli (which may use experiments), experiments and app.
+// Inside gpu: runtime/ below kernels/<name>/ below the passes (model, score, generate, train).
 // Pure logic (everything below gpu) imports no GPU, no DOM and no React (STYLE.md). Inside the app:
 // protocols, persistence, URL schemas and view models (plain .ts: protocol/, persist/, url/, core/,
 // export/) sit below the store, and the store below the React views (.tsx); worker entry points are
@@ -31,6 +32,20 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'gpu-runtime-below-kernels',
+      comment: 'Inside gpu: runtime/ (device, buffers, pipelines, launches) imports no kernel and no pass.',
+      severity: 'error',
+      from: { path: '^src/gpu/runtime/', pathNot: TESTS },
+      to: { path: '^src/gpu/(kernels/|[^/]+$)' },
+    },
+    {
+      name: 'gpu-kernels-below-passes',
+      comment: 'Inside gpu: a kernel (kernels/<name>/) imports runtime/ and other kernels, never a pass above them (model, score, generate, train, head).',
+      severity: 'error',
+      from: { path: '^src/gpu/kernels/', pathNot: TESTS },
+      to: { path: '^src/gpu/[^/]+$' },
+    },
     {
       name: 'experiments-not-callers',
       comment: 'experiments is called by cli; it imports no caller.',

@@ -8,9 +8,9 @@
 // verdicts use it. --profile adds where a step's time goes (host work, attention, backward).
 
 import { availableParallelism, loadavg } from 'node:os';
-import { adapterLine, createGpu } from '../src/gpu/device';
-import { createStorage } from '../src/gpu/buffers';
-import { encodeLaunches } from '../src/gpu/kernel';
+import { adapterLine, createGpu } from '../src/gpu/runtime/device';
+import { createStorage } from '../src/gpu/runtime/buffers';
+import { encodeLaunches } from '../src/gpu/runtime/kernel';
 import { createForward } from '../src/gpu/model';
 import { createTrainer, type StepOptions } from '../src/gpu/train';
 import { assembleStep } from '../src/plan/step';

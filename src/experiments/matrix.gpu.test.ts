@@ -4,7 +4,7 @@
 // rollout-time logprobs, before training (drift) and in the RL step itself.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { createGpuModelPolicy } from '../gpu/generate';
 import type { GpuModel } from '../gpu/model';
 import { createTrainer } from '../gpu/train';

@@ -1,7 +1,7 @@
 // Incremental decoding on the GPU: a KV cache over one live view. Per layer the cache keeps the
 // qkv rows (P, 3C) of every position computed so far; extending the view by rows [start, n) runs
 // the row-local ops on the M = n - start new rows only and attends them to the cache
-// (attention_decode.wgsl; a large block, e.g. a prefill, takes the flash kernel over the causal
+// (attention-decode.wgsl; a large block, e.g. a prefill, takes the flash kernel over the causal
 // view instead when that is cheaper), and the head runs on the last row alone. After an edit the
 // rows below the first changed position stay (prefix caching); the rest are recomputed on the next
 // extend. One submit and one readback (the last row's logits) per extend.
@@ -9,11 +9,11 @@
 import { headSize, describeConfig } from '../model/config';
 import { commonPrefix, createModelPolicy, type IncrementalDecoder, type LanguageModel, type ModelPolicyOptions } from '../harness/policies/model';
 import type { Policy } from '../harness/policy';
-import { createOwner } from './buffers';
-import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
-import { attentionConfig, createAttentionForward, createAttentionMask, type AttentionMask } from './attention';
-import { attentionDecodeParams, createAttentionDecode } from './attention_decode';
-import { createEmbedding } from './embedding';
+import { createOwner } from './runtime/buffers';
+import { encodeLaunches, releaseLaunches, type Launch } from './runtime/kernel';
+import { attentionConfig, createAttentionForward, createAttentionMask, type AttentionMask } from './kernels/attention/attention';
+import { attentionDecodeParams, createAttentionDecode } from './kernels/attention-decode/attention-decode';
+import { createEmbedding } from './kernels/embedding/embedding';
 import { checkModelFits, createBlockLaunches, createLogitsLaunches, type GpuModel } from './model';
 
 export interface Decoder extends IncrementalDecoder {

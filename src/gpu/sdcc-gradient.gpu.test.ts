@@ -4,9 +4,9 @@
 // and no gradient through the teacher's rows, whether the teacher rides in the student's forward
 // (the packed union) or runs its own branches.
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from './device';
+import type { Gpu } from './runtime/device';
 import type { GpuModel } from './model';
-import { useGpuModel } from './gpu.testing';
+import { useGpuModel } from './runtime/gpu.testing';
 import { computeGradients } from './train';
 import { assembleStep } from '../plan/step';
 import { MODEL_PRESETS } from '../model/config';

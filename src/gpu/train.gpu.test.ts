@@ -1,12 +1,12 @@
 // Training on the GPU: whole-model gradients against the float64 reference, Theorem 1 on gradients,
 // SDCC's gating, RL's ratio, learning, exact resume, and the NaN guard.
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from './device';
+import type { Gpu } from './runtime/device';
 import { createGpuModel, type GpuModel } from './model';
-import { useGpuModel } from './gpu.testing';
+import { useGpuModel } from './runtime/gpu.testing';
 import { assembleStep } from '../plan/step';
 import { computeGradients, createTrainer } from './train';
-import { NonFiniteGradientError } from './adamw';
+import { NonFiniteGradientError } from './kernels/adamw/adamw';
 import { MODEL_PRESETS } from '../model/config';
 import { sftLossAndGrads } from '../model/reference/model';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';

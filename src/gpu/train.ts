@@ -16,14 +16,14 @@ import { saveCheckpointPair, type Digest, type OptimizerState } from '../model/c
 import type { ModelWeights } from '../model/params';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFigures, type StepMetrics } from '../metrics/step';
-import type { Gpu } from './device';
-import { createOwner, createStorage, stageReadback } from './buffers';
-import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
-import { createLogsoftmaxGather } from './logsoftmax';
+import type { Gpu } from './runtime/device';
+import { createOwner, createStorage, stageReadback } from './runtime/buffers';
+import { encodeLaunches, releaseLaunches, type Launch } from './runtime/kernel';
+import { createLogsoftmaxGather } from './kernels/logsoftmax/logsoftmax';
 import { createGpuModel, createForward, type GpuModel } from './model';
-import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
-import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
-import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
+import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './kernels/loss-grad/loss-grad';
+import { createKlSdcc, klSdccOutputs } from './kernels/kl-sdcc/kl-sdcc';
+import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './kernels/adamw/adamw';
 import { createTargetScoring, evaluate, scoreBatch } from './score';
 
 export type { Objective } from '../objectives/tokens';

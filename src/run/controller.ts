@@ -5,7 +5,7 @@
 // pause, reset and requests are handled while a run plays. A lost device is replaced and the run
 // restored from its last checkpoint; a non-finite step pauses the run with the reason.
 
-import { adapterLine, GpuUnavailableError, type Gpu } from '../gpu/device';
+import { adapterLine, GpuUnavailableError, type Gpu } from '../gpu/runtime/device';
 import { CancelledError } from '../harness/dataset';
 import { loadCheckpoint, loadCheckpointPair } from '../model/checkpoint';
 import type { ModelConfig } from '../model/config';
