@@ -13,7 +13,7 @@ import type { Page } from '@playwright/test';
 import { csvParseRows } from 'd3';
 import { test, expect } from './fixtures';
 
-const FIXTURES = fileURLToPath(new URL('../src/rollout/importers/fixtures', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../src/rollout/importers/fixtures/', import.meta.url));
 const CHAT = join(FIXTURES, 'chat.jsonl');
 const SESSION = join(FIXTURES, 'agent-session-two-compactions.jsonl');
 const MW = fileURLToPath(new URL('../bin/mw.js', import.meta.url));

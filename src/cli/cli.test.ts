@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { WORKED_EXAMPLE_FIGURES } from '../testing/fixtures';
 import { ROLLOUT_ROW_FIELDS } from '../tree/rolloutRow';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../../fixtures', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 const WORKED = join(FIXTURES, 'worked-example.json');
 const CALLS = join(FIXTURES, 'calls-example.json');
 const TMP = mkdtempSync(join(tmpdir(), 'mw-cli-'));

@@ -10,7 +10,7 @@ import { saveCheckpoint } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
 import { generateRandomRollout } from '../rollout/generate-random';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const WORKED = fileURLToPath(new URL('../../fixtures/worked-example.json', import.meta.url));
 
 export interface Run {

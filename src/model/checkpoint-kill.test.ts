@@ -12,7 +12,7 @@ import { createRng } from '../util/prng';
 import { readCheckpointPair, writeCheckpointPair } from './checkpoint-file';
 import { saveCheckpointPair } from './checkpoint';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./save-loop.testing.ts', import.meta.url));
 
 /** Starts the save loop at `from`, waits for its first complete save, kills it `delayMs` later. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLES } from './examples';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 type Json = Record<string, unknown> & { events: { logprobs?: number[] }[] };
 

@@ -10,7 +10,7 @@ import { parseRolloutFile } from '../../rollout';
 import { deriveTree } from '../../tree';
 import { EXAMPLES } from './examples';
 
-const root = new URL('../../..', import.meta.url);
+const root = new URL('../../../', import.meta.url);
 const demo = loadCheckpoint(new Uint8Array(readFileSync(new URL('public/models/demo.safetensors', root))));
 const made = EXAMPLES.filter((e) => e.kind === 'file' && e.made);
 

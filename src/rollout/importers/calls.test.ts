@@ -10,7 +10,7 @@ import { rolloutToJson } from '../serialize';
 import { validateRollout } from '../validate';
 import { importCalls } from './calls';
 
-const FIXTURES = fileURLToPath(new URL('../../../fixtures', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
 const read = (name: string) => readFileSync(`${FIXTURES}${name}`, 'utf8');
 
 const calls = (list: unknown[], extra: Record<string, unknown> = {}) => ({
