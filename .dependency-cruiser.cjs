@@ -47,6 +47,13 @@ module.exports = {
       to: { path: '^src/gpu/[^/]+$' },
     },
     {
+      name: 'gpu-train-runs-a-planned-step',
+      comment: "The step is planned once, on the CPU (src/objectives/step.ts): the GPU step imports plan/ and objectives/ for types only, AdamW's schedule aside.",
+      severity: 'error',
+      from: { path: '^src/gpu/train\\.ts$' },
+      to: { path: '^src/(plan|objectives)/', pathNot: '^src/objectives/adamw\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'experiments-not-callers',
       comment: 'experiments is called by cli; it imports no caller.',
       severity: 'error',

@@ -13,13 +13,14 @@ import type { Gpu } from '../gpu/runtime/device';
 import { NonFiniteGradientError } from '../gpu/kernels/adamw/adamw';
 import { createGpuModelPolicy } from '../gpu/generate';
 import { checkModelFits, type GpuModel } from '../gpu/model';
-import { createTrainer, type StepFigures, type StepMetrics, type StepOptions, type Trainer } from '../gpu/train';
+import { createTrainer, type StepFigures, type StepMetrics, type Trainer } from '../gpu/train';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFiguresOf } from '../metrics/step';
 import type { LrSchedule } from '../objectives/adamw';
+import { planStep, type StepOptions } from '../objectives/step';
 import type { CheckpointPairBytes } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
-import { methodNeeds, unfitReason } from '../plan/needs';
+import { fitRollouts, methodNeeds } from '../plan/needs';
 import { SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
@@ -38,7 +39,7 @@ export type RolloutSource =
    */
   | { kind: 'played'; play: PlaySpec; player: 'expert' | 'model'; sampling?: SamplingOptions; fit?: readonly Method[]; first?: PlayedBatch };
 
-/** The trainer's step options (src/gpu/train.ts) every lane's update takes, and where the run's rollouts come from. */
+/** The step options (src/objectives/step.ts) every lane's update takes, and where the run's rollouts come from. */
 export interface RunSpec extends Pick<StepOptions, 'objective' | 'lambda' | 'sdccTeacher' | 'sdccGate' | 'conditioningDrift'> {
   /** The lanes, in this order: one trainer per method. */
   methods: readonly Method[];
@@ -208,7 +209,9 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     l.last = batch;
     // The model's own episodes can outgrow its positions (a view over the context limit before an
     // edit shortens it), and a method may score nothing of a rollout: such rollouts are left out.
-    const { trained, trees, leftOut } = fitRollouts(batch, source.kind === 'played' && source.fit ? source.fit : [l.method], P, spec.sdccTeacher);
+    // Each rollout's plan is built once: for this check, and reused by the step's layout.
+    const fitted = fitRollouts(batch, source.kind === 'played' && source.fit ? source.fit : [l.method], P, { sdccTeacher: spec.sdccTeacher });
+    const { trained, leftOut } = fitted;
     const base = { method: l.method, batch, trained, leftOut, genMs };
     if (trained.length === 0) {
       const why = `none of the ${batch.rollouts.length} rollouts of step ${step + 1} can be trained on (${summarizeReasons(leftOut)})`;
@@ -218,7 +221,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     }
     let metrics: StepMetrics;
     try {
-      metrics = await l.trainer.trainStep(trained, { ...spec, method: l.method }, trees);
+      metrics = await l.trainer.trainStep(planStep(fitted, { ...spec, method: l.method }));
     } catch (error) {
       throw new StepFailedError(l.method, error instanceof NonFiniteGradientError ? 'non-finite' : 'failed', (error as Error).message);
     }
@@ -326,17 +329,6 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     destroy() {
       lanes.forEach((l) => l.trainer.destroy());
     },
-  };
-}
-
-/** The rollouts of `batch` every one of `methods` can train on within `nPositions`, and why the others cannot. */
-export function fitRollouts(batch: Pick<StepBatch, 'rollouts' | 'trees'>, methods: readonly Method[], nPositions: number, sdccTeacher?: RunSpec['sdccTeacher']) {
-  const reasons = batch.trees.map((tree) => methods.map((m) => unfitReason(tree, m, nPositions, { sdccTeacher })).find((r) => r !== null));
-  const fit = batch.rollouts.flatMap((_, i) => (reasons[i] ? [] : [i]));
-  return {
-    trained: fit.map((i) => batch.rollouts[i]),
-    trees: fit.map((i) => batch.trees[i]),
-    leftOut: batch.rollouts.flatMap((r, i) => (reasons[i] ? [{ id: r.id, reason: reasons[i] }] : [])),
   };
 }
 
