@@ -31,7 +31,7 @@ export interface DecoderOptions {
 }
 
 /** Throws naming what is wrong with extending a view of `length` tokens by `tokens`, on a model of V tokens and P positions. */
-export function checkExtend(length: number, tokens: readonly number[], V: number, P: number): void {
+function checkExtend(length: number, tokens: readonly number[], V: number, P: number): void {
   if (tokens.length === 0) throw new Error('Decoder.extend: no tokens (nothing to compute logits for)');
   for (const token of tokens) {
     if (!(Number.isInteger(token) && token >= 0 && token < V)) throw new Error(`Decoder: token ${token} is outside the vocabulary of ${V}`);

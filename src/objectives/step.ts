@@ -52,7 +52,7 @@ export interface PlannedStep {
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
-export const KL_NEEDS_REFERENCE = 'trainStep: a KL to a reference (klCoef) needs objective rl and a reference model';
+const KL_NEEDS_REFERENCE = 'trainStep: a KL to a reference (klCoef) needs objective rl and a reference model';
 
 /**
  * The step of `rollouts` (all trained: no fit check) or of a fitted batch (fitRollouts: its plans are

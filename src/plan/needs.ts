@@ -38,13 +38,8 @@ export function methodNeeds(tree: ConditioningTree, method: Method, options?: Pl
   return planNeeds(buildPlan(tree, method, options));
 }
 
-/** Why `tree` cannot train under `method` on a model of `nPositions`, or null when it can. */
-export function unfitReason(tree: ConditioningTree, method: Method, nPositions: number, options?: PlanOptions): string | null {
-  return planUnfitReason(buildPlan(tree, method, options), nPositions);
-}
-
 /** Why a built plan cannot train on a model of `nPositions`, or null when it can. */
-export function planUnfitReason(plan: Plan, nPositions: number): string | null {
+function unfitReason(plan: Plan, nPositions: number): string | null {
   const needs = planNeeds(plan);
   if (needs.positions > nPositions) return `${plan.method} needs ${needs.positions} positions, the model has ${nPositions}`;
   if (needs.targets === 0) return `${plan.method} scores no target`;
@@ -71,7 +66,7 @@ export function fitRollouts(
   options: PlanOptions = {},
 ): FittedBatch {
   const plans = planCache(batch.trees, options);
-  const reasons = batch.trees.map((_, r) => methods.map((m) => planUnfitReason(plans(r, m), nPositions)).find((why) => why !== null));
+  const reasons = batch.trees.map((_, r) => methods.map((m) => unfitReason(plans(r, m), nPositions)).find((why) => why !== null));
   const fit = batch.rollouts.flatMap((_, i) => (reasons[i] ? [] : [i]));
   return {
     trained: fit.map((i) => batch.rollouts[i]),

@@ -56,7 +56,7 @@ export interface StepLayout {
   divergingLeaves: number;
 }
 
-export const EXACT_METHODS: readonly Method[] = ['logit-tree', 'packed-4d'];
+const EXACT_METHODS: readonly Method[] = ['logit-tree', 'packed-4d'];
 
 /** Every tree's plan under `options.method` (from `plans`, tree r's at index r), packed into one step. */
 export function assembleStep(trees: readonly ConditioningTree[], options: StepLayoutOptions, plans: PlanCache = planCache(trees, options)): StepLayout {
