@@ -1,6 +1,6 @@
 // The floors of .dependency-cruiser.cjs hold for src/ (no cycle, no upward import), and the rules
 // do catch what they forbid: a deliberate upward import, a type-only cycle, a React import in pure
-// logic and the GPU layer's inner floors, each in a small tree of its own, fail them by name.
+// logic, the GPU layer's inner floors and a GPU step that plans, each in a small tree of its own, fail them by name.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -59,6 +59,20 @@ describe('the floors (.dependency-cruiser.cjs)', () => {
       'gpu-kernels-below-passes: src/gpu/kernels/add/add.ts → src/gpu/model.ts',
       'gpu-runtime-below-kernels: src/gpu/runtime/kernel.ts → src/gpu/kernels/add/add.ts',
     ]);
+  }, 60_000);
+
+  it('the GPU step planning (a value from plan/) fails its rule; a type from plan/ does not', async () => {
+    const dir = tree('gpu-train', {
+      'src/plan/step.ts': 'export interface StepLayout { rows: number }\nexport const assembleStep = (): StepLayout => ({ rows: 1 });\n',
+      'src/gpu/train.ts': "import { assembleStep, type StepLayout } from '../plan/step';\nexport const run = (): StepLayout => assembleStep();\n",
+      'src/gpu/score.ts': "import type { StepLayout } from '../plan/step';\nexport const rows = (s: StepLayout) => s.rows;\n",
+    });
+    expect((await violations(dir)).map(describeViolation)).toEqual(['gpu-train-runs-a-planned-step: src/gpu/train.ts → src/plan/step.ts']);
+    const typeOnly = tree('gpu-train-types', {
+      'src/plan/step.ts': 'export interface StepLayout { rows: number }\n',
+      'src/gpu/train.ts': "import type { StepLayout } from '../plan/step';\nexport const rows = (s: StepLayout) => s.rows;\n",
+    });
+    expect(await violations(typeOnly)).toEqual([]);
   }, 60_000);
 
   it('a cycle of type-only imports fails no-circular', async () => {
