@@ -3,6 +3,7 @@
 // tree → plan → model → objectives → harness → metrics → gpu → run, then present (what the callers
 // show people: the methods' colours, the page's ink, durations and progress lines), and on top the
 // three callers cli (which may use experiments), experiments and app (README.md, "Repository layout").
+// Inside gpu: runtime/ below kernels/<name>/ below the passes (model, score, generate, train).
 // Pure logic (everything below gpu) imports no GPU, no DOM and no React. Inside the app: protocols,
 // persistence, URL schemas and view models (plain .ts: protocol/, persist/, url/, core/, export/) sit
 // below the store, and the store below the React views (.tsx); the store's slices meet only through
@@ -34,6 +35,27 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'gpu-runtime-below-kernels',
+      comment: 'Inside gpu: runtime/ (device, buffers, pipelines, launches) imports no kernel and no pass.',
+      severity: 'error',
+      from: { path: '^src/gpu/runtime/', pathNot: TESTS },
+      to: { path: '^src/gpu/(kernels/|[^/]+$)' },
+    },
+    {
+      name: 'gpu-kernels-below-passes',
+      comment: 'Inside gpu: a kernel (kernels/<name>/) imports runtime/ and other kernels, never a pass above them (model, score, generate, train, head).',
+      severity: 'error',
+      from: { path: '^src/gpu/kernels/', pathNot: TESTS },
+      to: { path: '^src/gpu/[^/]+$' },
+    },
+    {
+      name: 'gpu-train-runs-a-planned-step',
+      comment: "The step is planned once, on the CPU (src/objectives/step.ts): the GPU step imports plan/ and objectives/ for types only, AdamW's schedule aside.",
+      severity: 'error',
+      from: { path: '^src/gpu/train\\.ts$' },
+      to: { path: '^src/(plan|objectives)/', pathNot: '^src/objectives/adamw\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
     {
       name: 'experiments-not-callers',
       comment: 'experiments is called by cli; it imports no caller.',

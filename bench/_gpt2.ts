@@ -3,7 +3,7 @@
 // targets (forward, log-softmax gather) timed, and every GPU buffer created counted (live bytes, peak).
 
 import { createGpuModel } from '../src/gpu/model';
-import type { Gpu } from '../src/gpu/device';
+import type { Gpu } from '../src/gpu/runtime/device';
 import { scoreRollouts } from '../src/gpu/score';
 import type { ModelConfig } from '../src/model/config';
 import type { ModelWeights } from '../src/model/params';

@@ -21,7 +21,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { chromium, type Browser, type Page } from '@playwright/test';
-import { createGpu } from '../src/gpu/device';
+import { createGpu } from '../src/gpu/runtime/device';
 import { MODEL_PRESETS, type ModelPreset } from '../src/model/config';
 import { initWeights } from '../src/model/params';
 import type { Method } from '../src/plan/types';

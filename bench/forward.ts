@@ -1,14 +1,14 @@
 // Forward throughput of the default model (issue 5): rows per second through one forward pass
 // (embedding → 4 blocks → tied head) for a causal batch of 1024 rows, a block-diagonal batch and the
 // packed trees of the two bench/train.ts rollouts, with the share spent in attention. The attention
-// kernel's time against visible pairs is bench/attention.ts's subject, not repeated here.
+// kernel's time against visible pairs is the attention benchmark's subject (src/gpu/kernels/attention/), not repeated here.
 //   node --expose-gc --import ./scripts/register.mjs bench/forward.ts [--rounds=5]
 // Each case's figure is the median of interleaved rounds after a warm-up round; the process's CPU
 // time (SwiftShader's threads included) is printed beside wall time, since this machine is shared.
 
 import { availableParallelism, loadavg } from 'node:os';
-import { adapterLine, createGpu } from '../src/gpu/device';
-import { encodeLaunches } from '../src/gpu/kernel';
+import { adapterLine, createGpu } from '../src/gpu/runtime/device';
+import { encodeLaunches } from '../src/gpu/runtime/kernel';
 import { createForward, createGpuModel, type BatchInput, type ForwardPass } from '../src/gpu/model';
 import { describeConfig, presetConfig } from '../src/model/config';
 import { initWeights } from '../src/model/params';

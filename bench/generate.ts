@@ -8,7 +8,7 @@
 // after a few tokens and episodes run their turns and edits, as a trained policy's would.
 // Run: node --import ./scripts/register.mjs bench/generate.ts [--quick]
 
-import { adapterLine, createGpu } from '../src/gpu/device';
+import { adapterLine, createGpu } from '../src/gpu/runtime/device';
 import { createDecoder, type Decoder } from '../src/gpu/generate';
 import { createGpuModel, type GpuModel } from '../src/gpu/model';
 import { createEditor, editorSpec } from '../src/harness/editors';

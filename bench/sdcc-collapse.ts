@@ -9,7 +9,7 @@
 
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { createGpu } from '../src/gpu/device';
+import { createGpu } from '../src/gpu/runtime/device';
 import { editorSpec } from '../src/harness/editors';
 import { DEMO_TASK } from '../src/harness/env';
 import { loadCheckpoint } from '../src/model/checkpoint';

@@ -8,11 +8,12 @@
 // verdicts use it. --profile adds where a step's time goes (host work, attention, backward).
 
 import { availableParallelism, loadavg } from 'node:os';
-import { adapterLine, createGpu } from '../src/gpu/device';
-import { createStorage } from '../src/gpu/buffers';
-import { encodeLaunches } from '../src/gpu/kernel';
+import { adapterLine, createGpu } from '../src/gpu/runtime/device';
+import { createStorage } from '../src/gpu/runtime/buffers';
+import { encodeLaunches } from '../src/gpu/runtime/kernel';
 import { createForward } from '../src/gpu/model';
-import { createTrainer, type StepOptions } from '../src/gpu/train';
+import { createTrainer } from '../src/gpu/train';
+import { planStep, type StepOptions } from '../src/objectives/step';
 import { assembleStep } from '../src/plan/step';
 import { describeConfig, presetConfig } from '../src/model/config';
 import { initWeights } from '../src/model/params';
@@ -122,14 +123,14 @@ console.log(
 
 // Warm-up: one step per method on a rollout of the same kind with K = 2 (compiles every pipeline;
 // pipelines do not depend on the batch's shape).
-for (const c of cases) for (const m of c.measured) await trainer.trainStep(editBatch(c.placement, 1, 2), m.variant.options);
+for (const c of cases) for (const m of c.measured) await trainer.trainStep(planStep(editBatch(c.placement, 1, 2), m.variant.options));
 
 for (let round = 0; round < STEPS; round++) {
   for (const c of cases) {
     for (const m of c.measured) {
       gc?.();
       const cpu = process.cpuUsage();
-      const metrics = await trainer.trainStep(c.rollouts, m.variant.options);
+      const metrics = await trainer.trainStep(planStep(c.rollouts, m.variant.options));
       m.cpu.push(cpuMs(cpu));
       m.wall.push(metrics.stepMs);
       if (metrics.tokens !== m.tokens) throw new Error(`${m.variant.name}: the step ran ${metrics.tokens} rows, assembleStep gave ${m.tokens}`);

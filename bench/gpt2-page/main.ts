@@ -1,8 +1,8 @@
 // bench/gpt2.ts in Chromium: the published-layout file fetched as a user would drop it, tokenized
 // text from a Web Worker, then the same measurement as in Node (bench/_gpt2.ts). The result goes to
 // window.__gpt2 for the bench to read.
-import { createGpu } from '../../src/gpu/device';
-import { pickMatmulVariant } from '../../src/gpu/matmulAutotune';
+import { createGpu } from '../../src/gpu/runtime/device';
+import { pickMatmulVariant } from '../../src/gpu/kernels/matmul/matmul-autotune';
 import { loadCheckpoint } from '../../src/model/checkpoint';
 import { PROSE, gpt2Rollout, measureGpt2, type Gpt2Figures } from '../_gpt2';
 

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { createGpuModel } from '../gpu/model';
 import { scorePlan } from '../gpu/score';
 import { MODEL_PRESETS } from '../model/config';

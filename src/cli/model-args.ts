@@ -6,8 +6,8 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/device';
-import { GpuLimitError } from '../gpu/limits';
+import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/runtime/device';
+import { GpuLimitError } from '../gpu/runtime/limits';
 import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
 import { MODEL_PRESETS, describeConfig, presetConfig, type ModelConfig } from '../model/config';
 import { PRESETS } from '../run/config';
@@ -28,7 +28,7 @@ import type { ConditioningTree } from '../tree/types';
 import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import type { SamplingOptions } from '../harness/policies/model';
-import type { TuningStorage } from '../gpu/matmulAutotune';
+import type { TuningStorage } from '../gpu/kernels/matmul/matmul-autotune';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
@@ -311,7 +311,7 @@ export function checkModelTakes(config: ModelConfig | FamilyConfig, rollouts: re
  */
 async function loadEngine() {
   const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }] = await Promise.all([
-    import('../gpu/model'), import('../gpu/train'), import('../gpu/matmulAutotune'), import('../gpu/score'),
+    import('../gpu/model'), import('../gpu/train'), import('../gpu/kernels/matmul/matmul-autotune'), import('../gpu/score'),
   ]);
   return { pickMatmulVariant, createGpuModel, evaluate, scoreRollouts, computeGradients };
 }

@@ -4,7 +4,7 @@
 // targets at a time, and even those need 12.3 MiB.
 
 import { describe, expect, it } from 'vitest';
-import { setBindingLimit } from '../gpu/limits';
+import { setBindingLimit } from '../gpu/runtime/limits';
 import { GPT2_VOCAB } from '../rollout/tokenizer';
 import { randomWeights } from '../model/random-weights';
 import { validateRollout } from '../rollout/validate';

@@ -7,6 +7,7 @@ import type { GpuModel } from '../gpu/model';
 import { saveCheckpoint } from '../model/checkpoint';
 import { sftLossAndGrads } from '../model/reference/model';
 import type { ModelWeights } from '../model/params';
+import { planStep } from '../objectives/step';
 import { buildPlan } from '../plan/build';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
@@ -118,7 +119,7 @@ async function verifyRollout(
   const lp = { 'logit-tree': scores['logit-tree'][0], 'packed-4d': scores['packed-4d'][0] };
   const grads = {} as Record<ExactMethod, Map<string, Float32Array>>;
   for (const method of EXACT) {
-    await engine.computeGradients(model, [rollout], { method, objective: 'sft', conditioningDrift: false });
+    await engine.computeGradients(model, planStep([rollout], { method, objective: 'sft', conditioningDrift: false }, [tree]));
     grads[method] = await model.readGrads();
   }
   progress(`GPU ${seconds(performance.now() - started)}, float64 CPU reference over ${tree.figures.packedLength} packed tokens...`);

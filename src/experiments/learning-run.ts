@@ -3,7 +3,7 @@
 // run config of that phase (runSpecOf), so the app's preset trains what the experiment measured.
 // The RL runs of one seed and editor share their first batch, which the start plays once.
 
-import type { Gpu } from '../gpu/device';
+import type { Gpu } from '../gpu/runtime/device';
 import { createGpuModel } from '../gpu/model';
 import type { ModelWeights } from '../model/params';
 import { runSpecOf } from '../run/config';

@@ -5,7 +5,7 @@
 // The real `--quick` run on the weak start is a bench (npm run bench -- learning).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { editorSpec } from '../harness/editors';
 import { MODEL_PRESETS, type ModelConfig } from '../model/config';
 import { initWeights } from '../model/params';

@@ -4,10 +4,11 @@
 // rollout-time logprobs, before training (drift) and in the RL step itself.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { createGpuModelPolicy } from '../gpu/generate';
 import type { GpuModel } from '../gpu/model';
 import { createTrainer } from '../gpu/train';
+import { planStep } from '../objectives/step';
 import { generateDataset } from '../harness/dataset';
 import { editorSpec } from '../harness/editors';
 import { createEnv, type EnvSpec } from '../harness/env';
@@ -47,7 +48,7 @@ beforeAll(async () => {
   try {
     for (let step = 0; step < 20; step++) {
       const batch = [0, 1, 2, 3].map((i) => data[(4 * step + i) % data.length]);
-      await trainer.trainStep(batch, { method: 'packed-4d', objective: 'sft', conditioningDrift: false });
+      await trainer.trainStep(planStep(batch, { method: 'packed-4d', objective: 'sft', conditioningDrift: false }));
     }
     warm = await trainer.readWeights();
   } finally {

@@ -13,7 +13,7 @@ import type { DriftReport } from '../metrics/drift-report';
 import type { ExpectedDriftReport } from '../metrics/expected-drift';
 import type { ModelConfig } from '../model/config';
 import type { Method } from '../plan/types';
-import type { Gpu } from '../gpu/device';
+import type { Gpu } from '../gpu/runtime/device';
 import type { GpuModel } from '../gpu/model';
 
 /** What the matrix is run on: the device, and how a model plays (src/gpu/generate.ts's createGpuModelPolicy). */

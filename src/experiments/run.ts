@@ -13,7 +13,8 @@ import { stepFiguresOf } from '../metrics/step';
 import type { ModelWeights } from '../model/params';
 import { METHODS, SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { ConditioningTree } from '../tree/types';
-import { createRunEngine, fitRollouts, GREEDY, StepFailedError, type RunEngine, type RunOptions } from '../run/engine';
+import { fitRollouts } from '../plan/needs';
+import { createRunEngine, GREEDY, StepFailedError, type RunEngine, type RunOptions } from '../run/engine';
 import { playBatch, type PlaySpec, type PlayedBatch } from '../run/play';
 import { heldOutSeed } from '../run/seeds';
 import {

@@ -3,8 +3,8 @@
 // recomputing; sampling is seeded and honours temperature and top-k; and a whole model-policy
 // episode under compaction replays exactly through the conditioning tree (logit-tree, packed-4d).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from './device';
-import { readFloat32 } from './buffers';
+import { createGpu, type Gpu } from './runtime/device';
+import { readFloat32 } from './runtime/buffers';
 import { createForward, createGpuModel, type GpuModel } from './model';
 import { scoreBatch, scorePlan } from './score';
 import { createDecoder, createGpuModelPolicy, gpuLanguageModel } from './generate';

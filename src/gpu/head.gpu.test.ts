@@ -1,13 +1,13 @@
-// The tied head and the token embedding bound in blocks (src/gpu/limits.ts): the head against the
+// The tied head and the token embedding bound in blocks (src/gpu/runtime/limits.ts): the head against the
 // float64 reference with one and with several vocabulary blocks, and a whole model whose wte must
 // be split giving the logits of the unsplit model.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createStorage, readFloat32, uploadStorage } from './buffers';
-import { createGpu, type Gpu } from './device';
+import { createStorage, readFloat32, uploadStorage } from './runtime/buffers';
+import { createGpu, type Gpu } from './runtime/device';
 import { createHead } from './head';
-import { releaseLaunches, submitValidated } from './kernel';
-import { setBindingLimit } from './limits';
+import { releaseLaunches, submitValidated } from './runtime/kernel';
+import { setBindingLimit } from './runtime/limits';
 import { createForward, createGpuModel } from './model';
 import { matmulRef } from '../model/reference/ops';
 import { randomWeights } from '../model/random-weights';

@@ -1,11 +1,11 @@
 // The tied output head: logits (N, V) = x (N, C) · wteᵀ, wte stored (V, C) (docs/model.md). When wte
-// exceeds one binding (GPT-2's 154 MB; src/gpu/limits.ts) it is read in blocks of vocabulary rows,
+// exceeds one binding (GPT-2's 154 MB; src/gpu/runtime/limits.ts) it is read in blocks of vocabulary rows,
 // each matmul writing its block of logit columns at row stride V.
 
-import { tableBlocks } from './embedding';
-import { checkLength, type BufferRef, type Launch } from './kernel';
-import { subBinding } from './limits';
-import { createMatmul } from './matmul';
+import { tableBlocks } from './kernels/embedding/embedding';
+import { checkLength, type BufferRef, type Launch } from './runtime/kernel';
+import { subBinding } from './runtime/limits';
+import { createMatmul } from './kernels/matmul/matmul';
 
 export interface HeadBuffers {
   x: BufferRef; // (N, C): the final LayerNorm's output

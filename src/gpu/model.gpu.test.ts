@@ -1,9 +1,9 @@
 // The whole model on the GPU against the float64 CPU reference, and Theorem 1 (docs/methods.md) on logits:
 // logit-tree and packed-4d give the same log-probability at every target, equal to the live-prefix score.
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from './device';
+import type { Gpu } from './runtime/device';
 import type { GpuModel } from './model';
-import { useGpuModel } from './gpu.testing';
+import { useGpuModel } from './runtime/gpu.testing';
 import { scoreBatch, scorePlan } from './score';
 import { MODEL_PRESETS } from '../model/config';
 import { referenceLogprobs } from '../model/reference/model';

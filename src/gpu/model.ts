@@ -6,17 +6,17 @@
 import type { ModelConfig } from '../model/config';
 import { headSize } from '../model/config';
 import { packParameters, parameterLayout, unpackParameters, type ModelWeights, type ParameterLayout } from '../model/params';
-import { createOwner, createStorage, readFloat32 } from './buffers';
-import type { Gpu } from './device';
-import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
-import { createAdd } from './add';
-import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './attention';
-import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './embedding';
+import { createOwner, createStorage, readFloat32 } from './runtime/buffers';
+import type { Gpu } from './runtime/device';
+import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './runtime/kernel';
+import { createAdd } from './kernels/add/add';
+import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './kernels/attention/attention';
+import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './kernels/embedding/embedding';
 import { createHead } from './head';
-import { bindingLimit, GpuLimitError, rowBlocks } from './limits';
-import { createLayernorm, createLayernormBackward } from './layernorm';
-import { createMatmul } from './matmul';
-import { createMatmulBackward } from './matmul_backward';
+import { bindingLimit, GpuLimitError, rowBlocks } from './runtime/limits';
+import { createLayernorm, createLayernormBackward } from './kernels/layernorm/layernorm';
+import { createMatmul } from './kernels/matmul/matmul';
+import { createMatmulBackward } from './kernels/matmul-backward/matmul-backward';
 
 export interface GpuModel {
   gpu: Gpu;

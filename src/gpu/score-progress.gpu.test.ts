@@ -8,7 +8,7 @@ import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
-import { createGpu, type Gpu } from './device';
+import { createGpu, type Gpu } from './runtime/device';
 import { createGpuModel, type GpuModel } from './model';
 import { scoreRollouts, type ScoreProgress } from './score';
 

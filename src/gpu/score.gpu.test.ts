@@ -10,11 +10,11 @@ import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
-import { createStorage, readFloat32, uploadStorage } from './buffers';
-import { createGpu, type Gpu } from './device';
-import { encodeLaunches, releaseLaunches } from './kernel';
-import { setBindingLimit } from './limits';
-import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
+import { createStorage, readFloat32, uploadStorage } from './runtime/buffers';
+import { createGpu, type Gpu } from './runtime/device';
+import { encodeLaunches, releaseLaunches } from './runtime/kernel';
+import { setBindingLimit } from './runtime/limits';
+import { createLogsoftmaxGather, createLogsoftmaxRows } from './kernels/logsoftmax/logsoftmax';
 import { createForward, createGpuModel, type BatchInput, type GpuModel } from './model';
 import { headBlockRows, scoreSequences } from './score';
 

@@ -10,11 +10,11 @@ import { SEQUENCE_METHODS, type Method, type PlanSequence, type SequenceMethod, 
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
-import { createOwner, readFloat32 } from './buffers';
-import { createGatherRows } from './gather_rows';
-import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
-import { createLogsoftmaxGather, createLogsoftmaxRows } from './logsoftmax';
-import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './limits';
+import { createOwner, readFloat32 } from './runtime/buffers';
+import { createGatherRows } from './kernels/gather-rows/gather-rows';
+import { encodeLaunches, releaseLaunches, type Launch } from './runtime/kernel';
+import { createLogsoftmaxGather, createLogsoftmaxRows } from './kernels/logsoftmax/logsoftmax';
+import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './runtime/limits';
 import { createHiddenForward, createLogitsLaunches, mib, type BatchInput, type GpuModel } from './model';
 
 export interface ScoreOptions {

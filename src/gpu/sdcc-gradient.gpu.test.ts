@@ -4,9 +4,10 @@
 // and no gradient through the teacher's rows, whether the teacher rides in the student's forward
 // (the packed union) or runs its own branches.
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from './device';
+import type { Gpu } from './runtime/device';
 import type { GpuModel } from './model';
-import { useGpuModel } from './gpu.testing';
+import { useGpuModel } from './runtime/gpu.testing';
+import { planStep } from '../objectives/step';
 import { computeGradients } from './train';
 import { assembleStep } from '../plan/step';
 import { MODEL_PRESETS } from '../model/config';
@@ -66,7 +67,7 @@ describe('SDCC gradient against the float64 reference (teacher under stop-gradie
 
   for (const sdccTeacher of ['packed-4d', 'logit-tree'] as const) {
     it(`${sdccTeacher} teacher: KL(teacher ‖ student), not the reverse; every parameter's gradient matches (relative ≤ 1e-3)`, async () => {
-      const m = await computeGradients(model, batch, { method: 'sdcc', objective: 'sft', lambda: LAMBDA, sdccTeacher, conditioningDrift: false });
+      const m = await computeGradients(model, planStep(batch, { method: 'sdcc', objective: 'sft', lambda: LAMBDA, sdccTeacher, conditioningDrift: false }));
       expect(m.klFired).toBe(true);
       expect(Math.abs(m.klSdcc - ref.kl.meanKl)).toBeLessThan(1e-4 * Math.max(1, ref.kl.meanKl));
       expect(Math.abs(m.klSdcc - ref.reverse)).toBeGreaterThan(1e-2 * ref.kl.meanKl);
@@ -110,7 +111,7 @@ describe('the advantage-gated KL (RL)', () => {
     return validateRollout(json, { file: `${id}.json` });
   };
   const grads = async (rollouts: Rollout[], sdccGate: 'leaves' | 'advantage', sdccTeacher: 'packed-4d' | 'logit-tree' = 'packed-4d') => {
-    const m = await computeGradients(model, rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, sdccTeacher, conditioningDrift: false });
+    const m = await computeGradients(model, planStep(rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, sdccTeacher, conditioningDrift: false }));
     let max = 0;
     for (const t of (await model.readGrads()).values()) for (const v of t) max = Math.max(max, Math.abs(v));
     return { m, max };

@@ -1,12 +1,13 @@
 // Training on the GPU: whole-model gradients against the float64 reference, Theorem 1 on gradients,
 // SDCC's gating, RL's ratio, learning, exact resume, and the NaN guard.
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from './device';
+import type { Gpu } from './runtime/device';
 import { createGpuModel, type GpuModel } from './model';
-import { useGpuModel } from './gpu.testing';
+import { useGpuModel } from './runtime/gpu.testing';
 import { assembleStep } from '../plan/step';
+import { planStep } from '../objectives/step';
 import { computeGradients, createTrainer } from './train';
-import { NonFiniteGradientError } from './adamw';
+import { NonFiniteGradientError } from './kernels/adamw/adamw';
 import { MODEL_PRESETS } from '../model/config';
 import { sftLossAndGrads } from '../model/reference/model';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
@@ -45,7 +46,7 @@ function worst(rel: Map<string, number>): [string, number] {
 
 describe('GPU gradients', () => {
   it('match the float64 reference for every tensor (relative ≤ 1e-3), packed-4d SFT on the worked example', async () => {
-    const metrics = await computeGradients(model, [worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false });
+    const metrics = await computeGradients(model, planStep([worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false }));
     const step = assembleStep([deriveTree(worked)], { method: 'packed-4d' });
     const ref = sftLossAndGrads(weights, step.batch, step.batch.targets);
     expect(Math.abs(metrics.loss - ref.loss)).toBeLessThan(1e-5);
@@ -58,7 +59,7 @@ describe('GPU gradients', () => {
   it('Theorem 1: logit-tree and packed-4d give the same gradients (relative ≤ 1e-4); the naive methods do not', async () => {
     for (const rollout of [worked, ...random]) {
       const grads = async (method: 'logit-tree' | 'packed-4d' | 'naive-compressed' | 'naive-full') => {
-        const m = await computeGradients(model, [rollout], { method, objective: 'sft', conditioningDrift: false });
+        const m = await computeGradients(model, planStep([rollout], { method, objective: 'sft', conditioningDrift: false }));
         return { loss: m.loss, grads: await model.readGrads() };
       };
       const lt = await grads('logit-tree');
@@ -80,15 +81,15 @@ describe('GPU gradients', () => {
 
 describe('SDCC', () => {
   it('λ = 0 gives exactly the naive-compressed gradients; the KL is measured and matches its definition', async () => {
-    const nc = await computeGradients(model, [worked], { method: 'naive-compressed', objective: 'sft', conditioningDrift: false });
+    const nc = await computeGradients(model, planStep([worked], { method: 'naive-compressed', objective: 'sft', conditioningDrift: false }));
     const ncGrads = await model.readGrads();
-    const s0 = await computeGradients(model, [worked], { method: 'sdcc', objective: 'sft', lambda: 0, conditioningDrift: false });
+    const s0 = await computeGradients(model, planStep([worked], { method: 'sdcc', objective: 'sft', lambda: 0, conditioningDrift: false }));
     const s0Grads = await model.readGrads();
     for (const [name, g] of ncGrads) expect(Array.from(s0Grads.get(name)!), name).toEqual(Array.from(g));
     expect(s0.taskLoss).toBe(nc.taskLoss);
     expect(s0.klSdcc).toBeGreaterThan(0); // 13 and 14 see different prefixes under teacher and student
     expect(s0.klFired).toBe(false);
-    const s1 = await computeGradients(model, [worked], { method: 'sdcc', objective: 'sft', lambda: 0.5, conditioningDrift: false });
+    const s1 = await computeGradients(model, planStep([worked], { method: 'sdcc', objective: 'sft', lambda: 0.5, conditioningDrift: false }));
     expect(s1.klFired).toBe(true);
     expect(s1.loss).toBeCloseTo(s1.taskLoss + 0.5 * s1.klSdcc, 6);
     expect(s1.tokens).toBeGreaterThan(s0.tokens - 1);
@@ -97,9 +98,9 @@ describe('SDCC', () => {
   it('the packed teacher riding in the student\'s forward gives the branch teachers\' KL and gradients, through fewer rows', async () => {
     const batch = [worked, ...random];
     const options = { method: 'sdcc', objective: 'sft', lambda: 0.5, conditioningDrift: false } as const;
-    const branches = await computeGradients(model, batch, { ...options, sdccTeacher: 'logit-tree' });
+    const branches = await computeGradients(model, planStep(batch, { ...options, sdccTeacher: 'logit-tree' }));
     const branchGrads = await model.readGrads();
-    const union = await computeGradients(model, batch, options);
+    const union = await computeGradients(model, planStep(batch, options));
     const unionGrads = await model.readGrads();
     expect(union.divergingLeaves).toBeGreaterThan(5); // 9, over several rollouts (groups)
     expect(Math.abs(union.klSdcc - branches.klSdcc)).toBeLessThanOrEqual(1e-5 * Math.max(1, branches.klSdcc));
@@ -114,14 +115,14 @@ describe('SDCC', () => {
 
   it("the conditioning drift of SDCC's student comes from its own rows and the teacher's: naive-compressed's, measured by its own live forward", async () => {
     const batch = [worked, ...random];
-    const nc = await computeGradients(model, batch, { method: 'naive-compressed', objective: 'sft' });
+    const nc = await computeGradients(model, planStep(batch, { method: 'naive-compressed', objective: 'sft' }));
     expect(nc.conditioningDrift).toBeGreaterThan(1e-3);
     for (const sdccTeacher of ['packed-4d', 'logit-tree'] as const) {
       for (const lambda of [0, 0.5]) {
-        const m = await computeGradients(model, batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher });
+        const m = await computeGradients(model, planStep(batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher }));
         expect(Math.abs(m.conditioningDrift! - nc.conditioningDrift!), `${sdccTeacher} λ ${lambda}`).toBeLessThanOrEqual(1e-5);
         expect(Math.abs(m.conditioningMu! - nc.conditioningMu!)).toBeLessThanOrEqual(1e-5);
-        expect(m.tokens).toBe((await computeGradients(model, batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher, conditioningDrift: false })).tokens);
+        expect(m.tokens).toBe((await computeGradients(model, planStep(batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher, conditioningDrift: false }))).tokens);
       }
     }
   });
@@ -134,7 +135,7 @@ describe('SDCC', () => {
       ] },
       { file: 'flat.json' },
     );
-    const m = await computeGradients(model, [flat], { method: 'sdcc', objective: 'sft', lambda: 1 });
+    const m = await computeGradients(model, planStep([flat], { method: 'sdcc', objective: 'sft', lambda: 1 }));
     expect(m.conditioningDrift).toBe(0); // every target sees its live prefix
     expect(m.klSdcc).toBe(0);
     expect(m.klFired).toBe(false);
@@ -145,7 +146,7 @@ describe('SDCC', () => {
 describe('RL', () => {
   it('PPO ratio 1 (logprobs from the model itself) gives the plain policy gradient: SFT gradients times -advantage', async () => {
     // Rewrite the worked example's logprobs with the model's own packed-4d scores, in a group of two.
-    const own = await computeGradients(model, [worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false });
+    const own = await computeGradients(model, planStep([worked], { method: 'packed-4d', objective: 'sft', conditioningDrift: false }));
     const withOwn = (reward: number, id: string): Rollout => {
       const json = JSON.parse(readFixture('worked-example.json'));
       json.id = id;
@@ -162,9 +163,9 @@ describe('RL', () => {
     };
     const good = withOwn(1, 'good');
     const bad = withOwn(0, 'bad');
-    const rl = await computeGradients(model, [good], { method: 'packed-4d', objective: 'rl', conditioningDrift: false });
+    const rl = await computeGradients(model, planStep([good], { method: 'packed-4d', objective: 'rl', conditioningDrift: false }));
     expect(rl.taskLoss).toBeCloseTo(0, 12); // advantage 0: a group of one
-    const pair = await computeGradients(model, [good, bad], { method: 'packed-4d', objective: 'rl', conditioningDrift: false });
+    const pair = await computeGradients(model, planStep([good, bad], { method: 'packed-4d', objective: 'rl', conditioningDrift: false }));
     // Advantages ±1 (group of two, rewards 1 and 0): the two halves' policy gradients cancel exactly.
     const g = await model.readGrads();
     let max = 0;
@@ -183,7 +184,7 @@ describe('training', () => {
     let loss = Infinity;
     let steps = 0;
     while (loss >= 0.05 && steps < 150) {
-      loss = (await trainer.trainStep(data, { method: 'packed-4d', objective: 'sft', conditioningDrift: false })).loss;
+      loss = (await trainer.trainStep(planStep(data, { method: 'packed-4d', objective: 'sft', conditioningDrift: false }))).loss;
       steps++;
     }
     trainer.destroy();
@@ -192,7 +193,7 @@ describe('training', () => {
 
   it('a run resumed from its checkpoint continues with the same losses (≤ 1e-6)', async () => {
     const start = randomWeights(config, 6, 0.05);
-    const step = (t: ReturnType<typeof createTrainer>) => t.trainStep(data, { method: 'logit-tree', objective: 'sft', conditioningDrift: false });
+    const step = (t: ReturnType<typeof createTrainer>) => t.trainStep(planStep(data, { method: 'logit-tree', objective: 'sft', conditioningDrift: false }));
     const straight = createTrainer(gpu, start, { schedule });
     const losses: number[] = [];
     for (let i = 0; i < 6; i++) losses.push((await step(straight)).loss);
@@ -215,7 +216,7 @@ describe('training', () => {
     const b = validateRollout({ ...json, id: 'b', reward: 0 }, { file: 'b.json' });
     const trainer = createTrainer(gpu, weights, { schedule });
     const before = await trainer.readWeights();
-    const err = await trainer.trainStep([a, b], { method: 'packed-4d', objective: 'rl', conditioningDrift: false }).catch((e: unknown) => e);
+    const err = await trainer.trainStep(planStep([a, b], { method: 'packed-4d', objective: 'rl', conditioningDrift: false })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NonFiniteGradientError);
     expect((err as Error).message).toMatch(/not applied/);
     const after = await trainer.readWeights();
@@ -233,12 +234,12 @@ describe('RL with a KL to a frozen reference', () => {
     };
     const batch = [grouped('a', 1), grouped('b', 0)];
     const options = { method: 'packed-4d', objective: 'rl', conditioningDrift: false } as const;
-    const plain = await computeGradients(model, batch, options);
+    const plain = await computeGradients(model, planStep(batch, options));
     const same = createGpuModel(gpu, weights);
     const other = createGpuModel(gpu, randomWeights(config, 12));
-    const withSame = await computeGradients(model, batch, { ...options, klCoef: 0.5, reference: same });
+    const withSame = await computeGradients(model, planStep(batch, { ...options, klCoef: 0.5 }), { reference: same });
     expect(Math.abs(withSame.loss - plain.loss)).toBeLessThan(1e-6);
-    const withOther = await computeGradients(model, batch, { ...options, klCoef: 0.5, reference: other });
+    const withOther = await computeGradients(model, planStep(batch, { ...options, klCoef: 0.5 }), { reference: other });
     // Expected: 0.5 · mean over targets of k3(ℓ_θ, ℓ_ref) with k3 = exp(d) − d − 1, d = ℓ_ref − ℓ_θ.
     const step = assembleStep(batch.map(deriveTree), options);
     const { scoreBatch } = await import('./score');

@@ -1,47 +1,34 @@
-// Training on the GPU: one step runs a step layout (src/plan/step.ts, docs/methods.md) → forward →
-// objective (SFT / PPO-clipped RL, plus SDCC's leaf-gated KL, docs/objectives.md) → backward → AdamW,
-// in one command encoder with one read back. In four parts: allocate the layout's buffers and
-// launches, encode them into one pass, read the outputs back, and name the figures (src/metrics/step.ts).
+// Training on the GPU: one step runs a planned step (src/objectives/step.ts: the layout, targets and
+// KL pairs, built on the CPU once) → forward → objective (SFT / PPO-clipped RL, plus SDCC's
+// leaf-gated KL, docs/objectives.md) → backward → AdamW, in one command encoder with one read back.
+// In four parts: allocate the step's buffers and launches, encode them into one pass, read the
+// outputs back, and name the figures (src/metrics/step.ts). Nothing here plans.
 
 import type { Rollout } from '../rollout/rollout';
-import { deriveTree } from '../tree/derive';
-import type { ConditioningTree } from '../tree/types';
-import { assembleStep, EXACT_METHODS, type StepLayout, type StepLayoutOptions } from '../plan/step';
+import type { StepLayout } from '../plan/step';
 import type { SequenceMethod } from '../plan/types';
-import { stepTargets, type Objective, type ObjectiveTarget, type TokenObjective } from '../objectives/tokens';
-import { grpoAdvantages } from '../objectives/grpo';
-import { gatedPairs, type SdccGate } from '../objectives/sdcc';
+import type { ObjectiveTarget, TokenObjective } from '../objectives/tokens';
+import type { PlannedStep } from '../objectives/step';
 import { DEFAULT_ADAMW, lrAt, type AdamwHyper, type LrSchedule } from '../objectives/adamw';
 import { saveCheckpointPair, type Digest, type OptimizerState } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
 import type { Evaluation } from '../metrics/drift-report';
 import { stepFigures, type StepMetrics } from '../metrics/step';
-import type { Gpu } from './device';
-import { createOwner, createStorage, stageReadback } from './buffers';
-import { encodeLaunches, releaseLaunches, type Launch } from './kernel';
-import { createLogsoftmaxGather } from './logsoftmax';
+import type { Gpu } from './runtime/device';
+import { createOwner, createStorage, stageReadback } from './runtime/buffers';
+import { encodeLaunches, releaseLaunches, type Launch } from './runtime/kernel';
+import { createLogsoftmaxGather } from './kernels/logsoftmax/logsoftmax';
 import { createGpuModel, createForward, type GpuModel } from './model';
-import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './loss_grad';
-import { createKlSdcc, klSdccOutputs } from './kl_sdcc';
-import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './adamw';
+import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './kernels/loss-grad/loss-grad';
+import { createKlSdcc, klSdccOutputs } from './kernels/kl-sdcc/kl-sdcc';
+import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './kernels/adamw/adamw';
 import { createTargetScoring, evaluate, scoreBatch } from './score';
 
 export type { Objective } from '../objectives/tokens';
 export type { StepFigures, StepMetrics } from '../metrics/step';
 
-export interface StepOptions extends StepLayoutOptions {
-  objective: Objective;
-  /** SDCC's KL weight λ (docs/methods.md); λ = 0 is naive-compressed. */
-  lambda?: number;
-  /** Which diverging leaves SDCC's KL is taken at (src/objectives/sdcc.ts): every one (the paper's form, default) or, under RL, those of rollouts with a non-zero advantage. */
-  sdccGate?: SdccGate;
-  /** PPO clip ε. */
-  epsilon?: number;
-  /**
-   * RL only: weight of the KL to a frozen reference model (k3 estimator, docs/objectives.md), which scores the
-   * same plan first (one extra forward and read back).
-   */
-  klCoef?: number;
+/** What the GPU adds to a planned step: the frozen reference model a KL (klCoef ≠ 0) scores the step's targets with first. */
+export interface GpuStepOptions {
   reference?: GpuModel;
 }
 
@@ -58,8 +45,8 @@ export interface Trainer {
   schedule: LrSchedule;
   /** Updates applied. */
   readonly step: number;
-  /** One update on `rollouts`; `trees` are their conditioning trees when the caller derived them already. */
-  trainStep(rollouts: readonly Rollout[], options: StepOptions, trees?: readonly ConditioningTree[]): Promise<StepMetrics>;
+  /** One update on a planned step (planStep, src/objectives/step.ts). */
+  trainStep(step: PlannedStep, options?: GpuStepOptions): Promise<StepMetrics>;
   evaluate(rollouts: readonly Rollout[], methods?: readonly SequenceMethod[]): Promise<Evaluation>;
   /**
    * GPT-2 checkpoint bytes and the optimizer state file beside it, bound to them (saveCheckpointPair:
@@ -85,7 +72,7 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
     get step() {
       return adamw.step;
     },
-    trainStep: (rollouts, stepOptions, trees) => runStep(model, rollouts, stepOptions, { adamw, lr: lrAt(adamw.step, options.schedule) }, trees),
+    trainStep: (step, stepOptions) => runStep(model, step, stepOptions, { adamw, lr: lrAt(adamw.step, options.schedule) }),
     evaluate: (rollouts, methods) => evaluate(model, rollouts, methods),
     async checkpoint(metadata = {}, digest) {
       const state = await readState();
@@ -104,34 +91,24 @@ export function createTrainer(gpu: Gpu, weights: ModelWeights, options: TrainerO
  * The loss and the parameter gradients (left in model.grads) of one batch, without an update:
  * what `mw verify` and the gradient tests compare against the CPU reference.
  */
-export async function computeGradients(model: GpuModel, rollouts: readonly Rollout[], options: StepOptions): Promise<StepMetrics> {
-  return runStep(model, rollouts, options, null);
+export async function computeGradients(model: GpuModel, step: PlannedStep, options?: GpuStepOptions): Promise<StepMetrics> {
+  return runStep(model, step, options, null);
 }
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 type Update = { adamw: Adamw; lr: number } | null;
 
-async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: StepOptions, update: Update, trees: readonly ConditioningTree[] = rollouts.map(deriveTree)): Promise<StepMetrics> {
+async function runStep(model: GpuModel, step: PlannedStep, options: GpuStepOptions = {}, update: Update): Promise<StepMetrics> {
   const started = now();
-  if (rollouts.length === 0) throw new Error('trainStep: an empty batch');
-  const layout = assembleStep(trees, options);
-  const advantages = options.objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
-  const targets = stepTargets(layout.batch.targets, layout.targetRollout, rollouts, advantages);
-  if (targets.length === 0) throw new Error(`trainStep: ${options.method} scores no target in this batch (every target dropped?)`);
-  const lambda = options.method === 'sdcc' ? (options.lambda ?? 0.1) : 0;
-  const klCoef = options.klCoef ?? 0;
-  if (klCoef !== 0 && (options.objective !== 'rl' || !options.reference)) {
-    throw new Error('trainStep: a KL to a reference (klCoef) needs objective rl and a reference model');
+  const { layout, rollouts, lambda, klPairs } = step;
+  let targets = step.targets;
+  if (step.klCoef !== 0) {
+    if (!options.reference) throw new Error('trainStep: a KL to a reference (klCoef) needs objective rl and a reference model');
+    const refLogprobs = await scoreBatch(options.reference, layout.batch);
+    targets = targets.map((t, j) => ({ ...t, refLogprob: Math.min(0, refLogprobs[j]) }));
   }
-  const objective: TokenObjective = options.objective === 'rl' ? { kind: 'ppo', epsilon: options.epsilon, klCoef } : { kind: 'sft' };
-  if (klCoef !== 0) {
-    const refLogprobs = await scoreBatch(options.reference!, layout.batch);
-    targets.forEach((t, j) => (t.refLogprob = Math.min(0, refLogprobs[j])));
-  }
-  // The KL's pairs: every diverging leaf, or (gated) those of rollouts the policy gradient moves.
-  const klPairs = gatedPairs(layout.pairs, (p) => p.rollout, advantages, options.sdccGate ?? 'leaves');
-  const work = allocateStep(model, layout, targets, objective, lambda, klPairs);
+  const work = allocateStep(model, layout, targets, step.tokenObjective, lambda, klPairs);
   let parts: ArrayBuffer[];
   try {
     parts = await encodeStep(work, update).read();
@@ -144,11 +121,11 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   const logprobs = byRollout();
   layout.batch.targets.forEach((t, j) => logprobs[layout.targetRollout[j]].set(t.id, out.logprobs[j]));
   let live: Map<number, number>[] | 'exact' | null = null;
-  if (EXACT_METHODS.includes(options.method)) live = 'exact';
+  if (layout.exact) live = 'exact';
   else if (work.live && out.live) {
     live = byRollout();
     for (const [j, t] of layout.live!.targets.entries()) live[t.sequence].set(t.id, out.live[j]);
-  } else if (options.method === 'sdcc' && layout.measuresLive) {
+  } else if (step.method === 'sdcc' && layout.measuresLive) {
     // The student's own scores, the diverging leaves' from the teacher rows.
     const leaves = logprobs.map((m) => new Map(m));
     work.leafLive?.targets.forEach((j, k) => leaves[layout.targetRollout[j]].set(layout.batch.targets[j].id, out.leaves![k]));
@@ -156,8 +133,8 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
   }
   return stepFigures({
     step: update ? update.adamw.step : 0,
-    method: options.method,
-    objective: options.objective,
+    method: step.method,
+    objective: step.objective,
     lr: update?.lr ?? 0,
     lambda,
     taskLoss: out.taskLoss,
@@ -169,7 +146,7 @@ async function runStep(model: GpuModel, rollouts: readonly Rollout[], options: S
     nPacked: layout.nPacked,
     nFinal: layout.nFinal,
     gradNorm: out.gradNorm,
-    stepMs: now() - started,
+    stepMs: step.planMs + now() - started,
     rollouts,
     logprobs,
     live,

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ATTENTION_MAX_HS } from '../gpu/attention';
+import { ATTENTION_MAX_HS } from '../gpu/kernels/attention/attention';
 import {
   WEIGHTS_DIGEST_KEY,
   bindOptimizerState,

@@ -54,7 +54,7 @@ export function describeConfig(c: ModelConfig): string {
  * The largest config a checkpoint may declare, checked before anything is allocated (or the list
  * of expected tensors built): far above every GPT-2 (XL: V 50257, C 1600, 48 layers, 25 heads,
  * P 1024), far below what would exhaust memory on the way to a missing-tensor error. The head size
- * rule is the attention kernels' (`MAX_HS` in shaders/attention.wgsl; a test keeps the two equal).
+ * rule is the attention kernels' (`MAX_HS` in src/gpu/kernels/attention/attention.wgsl; a test keeps the two equal).
  */
 export const CONFIG_LIMITS = {
   vocabSize: 1 << 20,

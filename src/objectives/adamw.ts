@@ -1,7 +1,7 @@
 // The optimizer's math, pure TypeScript: AdamW hyper-parameters, the warm-up + cosine learning-rate
 // schedule, the weight-decay mask over the flat parameter layout, and a float64 reference of one
 // step (global-norm clipping, non-finite guard, bias-corrected AdamW with decoupled weight decay).
-// shaders/adamw.wgsl runs the same step in fp32 (src/gpu/adamw.ts); this is its oracle.
+// src/gpu/kernels/adamw/adamw.wgsl runs the same step in fp32 (src/gpu/kernels/adamw/adamw.ts); this is its oracle.
 
 import type { LayoutEntry, ParameterLayout } from '../model/params';
 

@@ -1,7 +1,7 @@
 // SDCC's KL term (docs/methods.md): at each diverging leaf, the forward KL(π_teacher ‖ π_student) over the
 // full vocabulary, teacher under stop-gradient. The objective is L = L_task + λ · mean_{t∈D} KL_t,
-// and d KL_t / d z_student = softmax(z_student) − softmax(z_teacher). Float64; shaders/kl_sdcc.wgsl
-// is the fp32 kernel of the same (src/gpu/kl_sdcc.ts).
+// and d KL_t / d z_student = softmax(z_student) − softmax(z_teacher). Float64; src/gpu/kernels/kl-sdcc/kl-sdcc.wgsl
+// is the fp32 kernel of the same (src/gpu/kernels/kl-sdcc/kl-sdcc.ts).
 
 import { type Vec, checkLogits, rowLogSoftmax } from './rows';
 

@@ -2,7 +2,7 @@
 // (PPO-clipped policy gradient with an optional k3 KL to a frozen reference). Each target j has a
 // log-probability ℓ_j = log softmax(z_row)[token], a loss contribution f_j(ℓ_j) and dℓ_j = f_j'(ℓ_j);
 // the model backward starts from dLogits (N, V), row r = Σ_{j at r} dℓ_j · (onehot(token_j) − softmax(z_r)).
-// shaders/loss_grad.wgsl computes the same in fp32 (src/gpu/loss_grad.ts); this is its oracle.
+// src/gpu/kernels/loss-grad/loss-grad.wgsl computes the same in fp32 (src/gpu/kernels/loss-grad/loss-grad.ts); this is its oracle.
 
 import type { BatchTarget } from '../plan/batch';
 import type { Rollout } from '../rollout/rollout';

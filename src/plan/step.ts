@@ -1,11 +1,25 @@
 // One training step's layout, pure CPU: the plans of a batch of rollouts under one method packed
 // into the rows the model runs (docs/methods.md), SDCC's teacher rows and its KL pairs, and the
-// forward-only batch that measures the conditioning drift. The GPU step (src/gpu/train.ts) runs it.
+// forward-only batch that measures the conditioning drift. Each tree's plan is built once, in a
+// PlanCache that the fit check (needs.ts) and the assembly share; src/objectives/step.ts adds the
+// targets and pairs, and the GPU step (src/gpu/train.ts) runs the result.
 
 import type { ConditioningTree } from '../tree/types';
 import { packBatch, packSdccBatch, type PackedBatch, type SdccBatch } from './batch';
 import { buildPlan } from './build';
-import type { Method, PlanOptions, PlanSequence } from './types';
+import type { Method, Plan, PlanOptions, PlanSequence, SequencePlan } from './types';
+
+/** Tree r's plan under `method`, built on first use and kept: the step's plans, each built once. */
+export type PlanCache = (r: number, method: Method) => Plan;
+
+export function planCache(trees: readonly ConditioningTree[], options: PlanOptions = {}): PlanCache {
+  const built = trees.map(() => new Map<Method, Plan>());
+  return (r, method) => {
+    let plan = built[r].get(method);
+    if (!plan) built[r].set(method, (plan = buildPlan(trees[r], method, { sdccTeacher: options.sdccTeacher })));
+    return plan;
+  };
+}
 
 export interface StepLayoutOptions extends PlanOptions {
   method: Method;
@@ -35,15 +49,17 @@ export interface StepLayout {
   live: PackedBatch | null;
   /** Whether the step measures the conditioning drift (null figures when not). */
   measuresLive: boolean;
+  /** The method is exact (EXACT_METHODS): its own scores are the live-prefix scores. */
+  exact: boolean;
   nPacked: number;
   nFinal: number;
   divergingLeaves: number;
 }
 
-export const EXACT_METHODS: readonly Method[] = ['logit-tree', 'packed-4d'];
+const EXACT_METHODS: readonly Method[] = ['logit-tree', 'packed-4d'];
 
-/** Every tree's plan under `options.method`, packed into one step. */
-export function assembleStep(trees: readonly ConditioningTree[], options: StepLayoutOptions): StepLayout {
+/** Every tree's plan under `options.method` (from `plans`, tree r's at index r), packed into one step. */
+export function assembleStep(trees: readonly ConditioningTree[], options: StepLayoutOptions, plans: PlanCache = planCache(trees, options)): StepLayout {
   const { method } = options;
   const sequences: PlanSequence[] = [];
   const sequenceRollout: number[] = [];
@@ -59,7 +75,8 @@ export function assembleStep(trees: readonly ConditioningTree[], options: StepLa
     nFinal += tree.figures.finalWalkLength;
     divergingLeaves += tree.figures.divergingLeaves;
     if (method === 'sdcc') {
-      const plan = buildPlan(tree, 'sdcc', { sdccTeacher: options.sdccTeacher });
+      const plan = plans(r, 'sdcc');
+      if (plan.method !== 'sdcc') throw new Error('assembleStep: the plan cache gave no SDCC plan');
       sequences.push(plan.student);
       sequenceRollout.push(r);
       if (packedTeacher) {
@@ -71,7 +88,9 @@ export function assembleStep(trees: readonly ConditioningTree[], options: StepLa
         for (const p of plan.pairs) pairsById.push({ rollout: r, id: p.id, teacher: base + p.teacher });
       }
     } else {
-      for (const s of buildPlan(tree, method).sequences) {
+      const plan = plans(r, method);
+      if (plan.method === 'sdcc') throw new Error(`assembleStep: the plan cache gave an SDCC plan for ${method}`);
+      for (const s of plan.sequences) {
         sequences.push(s);
         sequenceRollout.push(r);
       }
@@ -98,8 +117,8 @@ export function assembleStep(trees: readonly ConditioningTree[], options: StepLa
   const measuresLive = options.conditioningDrift ?? true;
   let live: PackedBatch | null = null;
   if (measuresLive && method !== 'sdcc' && !EXACT_METHODS.includes(method)) {
-    live = packBatch(trees.map((tree) => buildPlan(tree, 'packed-4d').sequences[0]));
+    live = packBatch(trees.map((_, r) => (plans(r, 'packed-4d') as SequencePlan).sequences[0]));
     if (live.targets.length === 0) live = null;
   }
-  return { batch, targetRollout, teacher, sdcc, pairs, live, measuresLive, nPacked, nFinal, divergingLeaves };
+  return { batch, targetRollout, teacher, sdcc, pairs, live, measuresLive, exact: EXACT_METHODS.includes(method), nPacked, nFinal, divergingLeaves };
 }

@@ -1,7 +1,7 @@
 // The run controller's device: made on demand, its uncaptured errors reported, its loss handed to
 // the controller (unless the controller destroyed it itself), and GPU work serialized on it.
 
-import { adapterLine, GpuUnavailableError, type Gpu } from '../gpu/device';
+import { adapterLine, GpuUnavailableError, type Gpu } from '../gpu/runtime/device';
 import { setStatus, type ControllerState } from './controller-state';
 
 /** The run's device, made if there is none; null (status 'unavailable') without WebGPU. */

@@ -1,7 +1,7 @@
 // The run controller's persistence: the run record and its checkpoints in the host's store (IndexedDB
 // in the browser), and the engine rebuilt from a stored checkpoint or a kept checkpoint file.
 
-import type { Gpu } from '../gpu/device';
+import type { Gpu } from '../gpu/runtime/device';
 import { loadCheckpoint, loadCheckpointPair } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
 import { initWeights } from '../model/params';

@@ -2,7 +2,7 @@
 // host (ControllerDeps, RunStore), and the one plain record of its state (ControllerState) that the
 // controller's modules (device, persistence, loop, live view) read and write. No module keeps state of its own.
 
-import type { Gpu } from '../gpu/device';
+import type { Gpu } from '../gpu/runtime/device';
 import type { ModelConfig } from '../model/config';
 import type { Method } from '../plan/types';
 import type { EventJson } from '../rollout/format';

@@ -7,7 +7,7 @@
 import 'fake-indexeddb/auto';
 import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
-import { createGpu } from '../gpu/device';
+import { createGpu } from '../gpu/runtime/device';
 import { checkPair, WEIGHTS_DIGEST_KEY } from '../model/checkpoint';
 import { readSafetensorsHeader } from '../util/safetensors';
 import { clearRun, loadFile, loadRun, saveCheckpoint, saveFile, saveRun } from '../app/persist/trainRun';

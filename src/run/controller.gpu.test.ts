@@ -4,7 +4,7 @@
 // config names the limit; exports load as checkpoints.
 
 import { describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
 import { defaultRunConfig, type RunConfig } from './config';
 import { createRunController, type RunEvent, type RunStore } from './controller';

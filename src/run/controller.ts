@@ -7,7 +7,7 @@
 // the device (controller-device.ts), persistence (controller-persistence.ts), the step loop
 // (controller-loop.ts) and the live view (controller-live.ts). This file runs the commands.
 
-import { adapterLine, type Gpu } from '../gpu/device';
+import { adapterLine, type Gpu } from '../gpu/runtime/device';
 import { loadCheckpoint } from '../model/checkpoint';
 import type { Method } from '../plan/types';
 import type { RolloutJson } from '../rollout/format';

@@ -1,7 +1,7 @@
 // The run engine on Dawn + SwiftShader, tiny model: lanes from one start, the exact lane at the
 // conditioning-drift floor and the naive one off it, exact resume, refusals, the NaN guard.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpu, type Gpu } from '../gpu/device';
+import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { loadCheckpoint, loadOptimizerState } from '../model/checkpoint';
 import { MODEL_PRESETS } from '../model/config';
 import { initWeights, type ModelWeights } from '../model/params';

@@ -4,41 +4,40 @@
 // each rollout's tree derived once, the rollouts its method cannot train on left out and counted,
 // then one update. A lane whose update failed (a non-finite gradient) retries alone. No DOM, no
 // files: callers add persistence (src/run/files.ts for the CLI, IndexedDB in the browser).
+// Its parts: lanes.ts (a trainer per method), source.ts (the batches), record.ts (a step's record),
+// preflight.ts (the first batch against the model), and the planned step (src/objectives/step.ts).
 
 import { CancelledError } from '../harness/dataset';
 import { createEnv } from '../harness/env';
 import { createExpertPolicy } from '../harness/policies/expert';
 import type { SamplingOptions } from '../harness/policies/model';
-import type { Gpu } from '../gpu/device';
-import { NonFiniteGradientError } from '../gpu/adamw';
+import type { Gpu } from '../gpu/runtime/device';
+import { NonFiniteGradientError } from '../gpu/kernels/adamw/adamw';
 import { createGpuModelPolicy } from '../gpu/generate';
-import { checkModelFits, type GpuModel } from '../gpu/model';
-import { createTrainer, type StepFigures, type StepMetrics, type StepOptions, type Trainer } from '../gpu/train';
+import type { GpuModel } from '../gpu/model';
+import type { StepMetrics } from '../gpu/train';
 import type { Evaluation } from '../metrics/drift-report';
-import { stepFiguresOf } from '../metrics/step';
 import type { LrSchedule } from '../objectives/adamw';
+import { planStep, type StepOptions } from '../objectives/step';
 import type { CheckpointPairBytes } from '../model/checkpoint';
 import type { ModelWeights } from '../model/params';
-import { methodNeeds, unfitReason } from '../plan/needs';
+import { fitRollouts } from '../plan/needs';
 import { SEQUENCE_METHODS, type Method } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
-import type { ConditioningTree } from '../tree/types';
-import { playBatch, type EpisodeWatch, type PlaySpec, type PlayedBatch, type Player, type TokenRelay } from './play';
-import { batchIndices, heldOutSeed, type Order } from './seeds';
+import { createLanes, laneOf, runStepOf, type Lane, type LaneState } from './lanes';
+import { playBatch, type EpisodeWatch, type Player, type TokenRelay } from './play';
+import { checkFirstBatch } from './preflight';
+import { metricRecord, summarizeReasons } from './record';
+import { createBatchSource, drawBatch, playedBatch, type RolloutSource, type StepBatch } from './source';
+import { heldOutSeed } from './seeds';
 
-/** Where a run's rollouts come from. */
-export type RolloutSource =
-  /** A file's rollouts and their trees, B per step through seeded epochs (batchIndices). */
-  | { kind: 'file'; rollouts: readonly Rollout[]; trees: readonly ConditioningTree[]; batch: number; order: Order; seed: number }
-  /**
-   * Episodes played before each step: by the scripted expert (one batch per step, shared by every
-   * lane) or by each lane's model as it is then (on-policy, sampled as `sampling` says). `fit`: the
-   * methods every trained rollout must fit (default the lane's own); `first`: step 0's batch, played already.
-   */
-  | { kind: 'played'; play: PlaySpec; player: 'expert' | 'model'; sampling?: SamplingOptions; fit?: readonly Method[]; first?: PlayedBatch };
+export type { Lane, LaneState } from './lanes';
+export { RunRefusedError } from './preflight';
+export type { MetricRecord } from './record';
+export type { RolloutSource, StepBatch } from './source';
 
-/** The trainer's step options (src/gpu/train.ts) every lane's update takes, and where the run's rollouts come from. */
+/** The step options (src/objectives/step.ts) every lane's update takes, and where the run's rollouts come from. */
 export interface RunSpec extends Pick<StepOptions, 'objective' | 'lambda' | 'sdccTeacher' | 'sdccGate' | 'conditioningDrift'> {
   /** The lanes, in this order: one trainer per method. */
   methods: readonly Method[];
@@ -48,27 +47,6 @@ export interface RunSpec extends Pick<StepOptions, 'objective' | 'lambda' | 'sdc
   evaluation?: { every: number; prompts: number };
   /** A step with nothing to train on fails the lane (default), or is skipped: counted, no update. */
   nothingToTrain?: 'fail' | 'skip';
-}
-
-/** One method's figures after one step (docs/metrics.md), as stored, charted and exported: the trainer's, and the batch's. */
-export type MetricRecord = StepFigures & {
-  /** Mean edits per rollout of the batch. */
-  K: number;
-  reward: number;
-  em: number;
-  /** Greedy play on the held-out prompts after this step (every `evaluation.every` steps), else null. */
-  evalReward: number | null;
-  evalEm: number | null;
-  /** Rollouts left out of the step: their method's plan does not fit the model's positions, or scores nothing. */
-  skipped: number;
-  /** Playing the episodes of the batch (RL: the model decoding). */
-  genMs: number;
-  /** Wall-clock time of the record's creation (ms since the epoch). */
-  time: number;
-};
-
-export class RunRefusedError extends Error {
-  override readonly name = 'RunRefusedError';
 }
 
 /**
@@ -90,23 +68,8 @@ export class StepFailedError extends Error {
   }
 }
 
-/** What one lane trained on at one step: rollouts, their trees, and a played source's episodes (JSON, figures; null for a file). */
-export type StepBatch = Pick<PlayedBatch, 'rollouts' | 'trees'> & { played: PlayedBatch | null };
-
-export interface Lane {
-  method: Method;
-  trainer: Trainer;
-  /** Steps taken: updates applied, and (nothingToTrain 'skip') steps skipped. */
-  step: number;
-  /** The batch of this lane's last step, for inspection. */
-  last: StepBatch | null;
-}
-
 /** One lane's step (the engine's stepLane). */
 export type LaneStep = Awaited<ReturnType<RunEngine['next']>>[number];
-
-/** A lane's weights and AdamW state as data (what its checkpoint holds). */
-export type LaneState = Awaited<ReturnType<Trainer['readState']>>;
 
 export type LaneCheckpoint = { method: Method; step: number } & CheckpointPairBytes;
 
@@ -148,55 +111,9 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
   const P = model.nPositions;
   const { source } = spec;
   const player = options.player ?? modelPlayer;
-  const lanes: Lane[] = [];
-  try {
-    for (const method of spec.methods) {
-      const resumed = options.resume?.[method];
-      const trainer = createTrainer(gpu, resumed?.weights ?? options.weights, { schedule: spec.schedule, optimizerState: resumed?.optimizer });
-      lanes.push({ method, trainer, step: trainer.step, last: null });
-    }
-  } catch (error) {
-    lanes.forEach((l) => l.trainer.destroy());
-    throw error;
-  }
-  const stepOf = () => Math.min(...lanes.map((l) => l.step));
-  const lane = (method: Method) => {
-    const found = lanes.find((l) => l.method === method);
-    if (!found) throw new Error(`no lane trains ${method}`);
-    return found;
-  };
-  const expert = source.kind === 'played' && source.player === 'expert' ? { policy: createExpertPolicy(createEnv(source.play.env)) } : null;
-  /** The expert's batch of the step being played (every lane trains on it). */
-  let shared: { step: number; batch: PlayedBatch } | null = source.kind === 'played' && source.first ? { step: 0, batch: source.first } : null;
-
-  /** The batch `target` trains on at `step`, and the time spent playing it (0: reused). */
-  const draw = async (target: Lane | null, step: number, watch?: EpisodeWatch): Promise<{ batch: StepBatch; genMs: number }> => {
-    if (source.kind === 'file') {
-      const indices = batchIndices(source.rollouts.length, source.batch, step, source.order, source.seed);
-      return { batch: { rollouts: indices.map((i) => source.rollouts[i]), trees: indices.map((i) => source.trees[i]), played: null }, genMs: 0 };
-    }
-    const shares = expert || (step === 0 && source.first);
-    if (shares && shared?.step === step) return { batch: played(shared.batch), genMs: 0 };
-    const who = expert ?? player((target ?? lanes[0]).trainer.model, source.sampling ?? {});
-    const batch = await playBatch(source.play, step, who, { nPositions: P, watch });
-    if (shares) shared = { step, batch };
-    return { batch: played(batch), genMs: batch.genMs };
-  };
-  const played = (batch: PlayedBatch): StepBatch => ({ rollouts: batch.rollouts, trees: batch.trees, played: batch });
-
-  const record = (m: StepMetrics, batch: StepBatch, genMs: number, skipped: number): MetricRecord => ({
-    ...stepFiguresOf(m),
-    // Demonstrations carry logprob 0 (the expert is certain): a gap to them is not drift.
-    ...(expert ? { logdiff: null, mu: null, rollout_corr: null } : {}),
-    K: batch.trees.reduce((s, t) => s + t.K, 0) / batch.trees.length,
-    reward: batch.played?.reward ?? 0,
-    em: batch.played?.em ?? 0,
-    evalReward: null,
-    evalEm: null,
-    skipped,
-    genMs,
-    time: Date.now(),
-  });
+  const lanes = createLanes(gpu, spec.methods, options.weights, spec.schedule, options.resume);
+  const batches = createBatchSource(source, P);
+  const sampling = source.kind === 'played' ? (source.sampling ?? {}) : {};
 
   /**
    * One lane's step: its batch, the rollouts the update trained on and those left out (with why),
@@ -204,11 +121,13 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
    * spent playing its batch (0 when it reused a batch played already).
    */
   const stepLane = async (l: Lane, step: number, hooks: StepHooks) => {
-    const { batch, genMs } = await draw(l, step, hooks.watch);
+    const { batch, genMs } = await drawBatch(batches, step, () => player(l.trainer.model, sampling), hooks.watch);
     l.last = batch;
     // The model's own episodes can outgrow its positions (a view over the context limit before an
     // edit shortens it), and a method may score nothing of a rollout: such rollouts are left out.
-    const { trained, trees, leftOut } = fitRollouts(batch, source.kind === 'played' && source.fit ? source.fit : [l.method], P, spec.sdccTeacher);
+    // Each rollout's plan is built once: for this check, and reused by the step's layout.
+    const fitted = fitRollouts(batch, source.kind === 'played' && source.fit ? source.fit : [l.method], P, { sdccTeacher: spec.sdccTeacher });
+    const { trained, leftOut } = fitted;
     const base = { method: l.method, batch, trained, leftOut, genMs };
     if (trained.length === 0) {
       const why = `none of the ${batch.rollouts.length} rollouts of step ${step + 1} can be trained on (${summarizeReasons(leftOut)})`;
@@ -218,18 +137,18 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     }
     let metrics: StepMetrics;
     try {
-      metrics = await l.trainer.trainStep(trained, { ...spec, method: l.method }, trees);
+      metrics = await l.trainer.trainStep(planStep(fitted, { ...spec, method: l.method }));
     } catch (error) {
       throw new StepFailedError(l.method, error instanceof NonFiniteGradientError ? 'non-finite' : 'failed', (error as Error).message);
     }
     l.step++;
-    return { ...base, metrics, record: record(metrics, batch, genMs, leftOut.length), skipped: null };
+    return { ...base, metrics, record: metricRecord(metrics, batch, genMs, leftOut.length, batches.expert !== null), skipped: null };
   };
 
   /** `method`'s model playing `prompts` held-out prompts greedily (the run's played source). */
   const evaluate = async (method: Method, prompts: number, hooks: StepHooks = {}) => {
     if (source.kind !== 'played') throw new Error('evaluate: a run from a file has no environment to play');
-    const l = lane(method);
+    const l = laneOf(lanes, method);
     hooks.lane?.(method, 'eval');
     const seed = heldOutSeed(source.play.seed);
     // Not cancelled: an evaluation belongs to the step whose record it completes.
@@ -244,36 +163,19 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
     lanes,
     /** Completed steps: the smallest over the lanes. */
     get step() {
-      return stepOf();
+      return runStepOf(lanes);
     },
 
     /** Checks the first batch of every method against the model and the adapter; throws RunRefusedError. */
     async preflight() {
-      // The run's first batch stands for the data: every method's plan must fit the model's
-      // positions and the adapter's buffers. A model's episodes are bounded by the same context as
-      // the expert's, whose demonstrations of the same prompts stand for them.
-      const step = stepOf();
+      // The run's first batch stands for the data. A model's episodes are bounded by the same
+      // context as the expert's, whose demonstrations of the same prompts stand for them.
+      const step = runStepOf(lanes);
       const batch =
         source.kind === 'played' && source.player === 'model'
-          ? played(await playBatch(source.play, step, { policy: createExpertPolicy(createEnv(source.play.env)) }, { nPositions: P }))
-          : (await draw(null, step)).batch;
-      for (const l of lanes) {
-        const needs = batch.trees.map((tree) => methodNeeds(tree, l.method, { sdccTeacher: spec.sdccTeacher }));
-        const positions = Math.max(0, ...needs.map((n) => n.positions));
-        if (positions > P) {
-          throw new RunRefusedError(
-            `${l.method} needs position ${positions - 1} but the model has n_positions ${P}` +
-              (l.method === 'naive-full' ? ' (naive-full scores on the whole physical tape)' : '') +
-              ': lower the difficulty, the filler or the editor budget, or use a larger model',
-          );
-        }
-        if (needs.every((n) => n.targets === 0)) throw new RunRefusedError(`${l.method} scores no target in the first batch (every target is dropped)`);
-        try {
-          checkModelFits(model, gpu.device, needs.reduce((s, n) => s + n.rows, 0));
-        } catch (error) {
-          throw new RunRefusedError(`${l.method}, batch of ${batch.rollouts.length} rollouts: ${(error as Error).message}`);
-        }
-      }
+          ? playedBatch(await playBatch(source.play, step, { policy: createExpertPolicy(createEnv(source.play.env)) }, { nPositions: P }))
+          : (await drawBatch(batches, step, () => player(lanes[0].trainer.model, sampling))).batch;
+      checkFirstBatch(batch, lanes.map((l) => l.method), model, gpu.device, { sdccTeacher: spec.sdccTeacher });
     },
 
     /**
@@ -281,7 +183,7 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
      * some lanes stepped, it returns theirs; cancelled before any, it throws CancelledError.
      */
     async next(hooks: StepHooks = {}) {
-      const step = stepOf();
+      const step = runStepOf(lanes);
       const out: Awaited<ReturnType<typeof stepLane>>[] = [];
       for (const l of lanes) {
         if (l.step !== step) continue;
@@ -320,31 +222,13 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
       const tree = deriveTree(rollout);
       // naive-full runs on the whole tape: leave it out when the tape is longer than the model's positions.
       const fits = SEQUENCE_METHODS.filter((m) => m !== 'naive-full' || tree.figures.physicalLength <= P);
-      return lane(method).trainer.evaluate([rollout], fits);
+      return laneOf(lanes, method).trainer.evaluate([rollout], fits);
     },
 
     destroy() {
       lanes.forEach((l) => l.trainer.destroy());
     },
   };
-}
-
-/** The rollouts of `batch` every one of `methods` can train on within `nPositions`, and why the others cannot. */
-export function fitRollouts(batch: Pick<StepBatch, 'rollouts' | 'trees'>, methods: readonly Method[], nPositions: number, sdccTeacher?: RunSpec['sdccTeacher']) {
-  const reasons = batch.trees.map((tree) => methods.map((m) => unfitReason(tree, m, nPositions, { sdccTeacher })).find((r) => r !== null));
-  const fit = batch.rollouts.flatMap((_, i) => (reasons[i] ? [] : [i]));
-  return {
-    trained: fit.map((i) => batch.rollouts[i]),
-    trees: fit.map((i) => batch.trees[i]),
-    leftOut: batch.rollouts.flatMap((r, i) => (reasons[i] ? [{ id: r.id, reason: reasons[i] }] : [])),
-  };
-}
-
-/** "3 × naive-full needs 140 positions, the model has 128; 1 × ..." */
-function summarizeReasons(leftOut: readonly { reason: string }[]): string {
-  const counts = new Map<string, number>();
-  for (const { reason } of leftOut) counts.set(reason, (counts.get(reason) ?? 0) + 1);
-  return [...counts].map(([reason, n]) => `${n} × ${reason}`).join('; ');
 }
 
 /** A step is checkpointed every `every` steps of the run (counted from its start, resumed steps included) and at its last step. */

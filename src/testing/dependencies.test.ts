@@ -1,6 +1,7 @@
 // The floors of .dependency-cruiser.cjs hold for src/ (no cycle, no upward import), and the rules
-// do catch what they forbid: a deliberate upward import, a type-only cycle, the app's floors and a
-// slice importing a slice, each in a small tree of its own, fail them by name.
+// do catch what they forbid: a deliberate upward import, a type-only cycle, a React import in pure
+// logic, the app's floors, a slice importing a slice, the GPU layer's inner floors and a GPU step that
+// plans, each in a small tree of its own, fail them by name.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -43,10 +44,36 @@ describe('the floors (.dependency-cruiser.cjs)', () => {
 
   it('a deliberate upward import (rollout → gpu) fails its rule', async () => {
     const dir = tree('upward', {
-      'src/gpu/device.ts': 'export const adapter = 1;\n',
-      'src/rollout/parse.ts': "import { adapter } from '../gpu/device';\nexport const x = adapter;\n",
+      'src/gpu/runtime/device.ts': 'export const adapter = 1;\n',
+      'src/rollout/parse.ts': "import { adapter } from '../gpu/runtime/device';\nexport const x = adapter;\n",
     });
-    expect((await violations(dir)).map(describeViolation)).toEqual(['rollout-imports-only-below: src/rollout/parse.ts → src/gpu/device.ts']);
+    expect((await violations(dir)).map(describeViolation)).toEqual(['rollout-imports-only-below: src/rollout/parse.ts → src/gpu/runtime/device.ts']);
+  }, 60_000);
+
+  it('a kernel importing a pass above it, and the runtime importing a kernel, fail the GPU floors', async () => {
+    const dir = tree('gpu-inside', {
+      'src/gpu/model.ts': 'export const forward = 1;\n',
+      'src/gpu/kernels/add/add.ts': "import { forward } from '../../model';\nexport const add = forward;\n",
+      'src/gpu/runtime/kernel.ts': "import { add } from '../kernels/add/add';\nexport const launch = add;\n",
+    });
+    expect((await violations(dir)).map(describeViolation).sort()).toEqual([
+      'gpu-kernels-below-passes: src/gpu/kernels/add/add.ts → src/gpu/model.ts',
+      'gpu-runtime-below-kernels: src/gpu/runtime/kernel.ts → src/gpu/kernels/add/add.ts',
+    ]);
+  }, 60_000);
+
+  it('the GPU step planning (a value from plan/) fails its rule; a type from plan/ does not', async () => {
+    const dir = tree('gpu-train', {
+      'src/plan/step.ts': 'export interface StepLayout { rows: number }\nexport const assembleStep = (): StepLayout => ({ rows: 1 });\n',
+      'src/gpu/train.ts': "import { assembleStep, type StepLayout } from '../plan/step';\nexport const run = (): StepLayout => assembleStep();\n",
+      'src/gpu/score.ts': "import type { StepLayout } from '../plan/step';\nexport const rows = (s: StepLayout) => s.rows;\n",
+    });
+    expect((await violations(dir)).map(describeViolation)).toEqual(['gpu-train-runs-a-planned-step: src/gpu/train.ts → src/plan/step.ts']);
+    const typeOnly = tree('gpu-train-types', {
+      'src/plan/step.ts': 'export interface StepLayout { rows: number }\n',
+      'src/gpu/train.ts': "import type { StepLayout } from '../plan/step';\nexport const rows = (s: StepLayout) => s.rows;\n",
+    });
+    expect(await violations(typeOnly)).toEqual([]);
   }, 60_000);
 
   it('a cycle of type-only imports fails no-circular', async () => {

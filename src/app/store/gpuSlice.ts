@@ -1,5 +1,5 @@
 // GPU slice: what the page knows about WebGPU: probing, the adapter in use, or why there is none.
-import { adapterLine, createGpu, GpuUnavailableError } from '../../gpu/device';
+import { adapterLine, createGpu, GpuUnavailableError } from '../../gpu/runtime/device';
 import type { GpuSlice, Slice } from './types';
 
 export const createGpuSlice: Slice<GpuSlice> = (set, get) => ({

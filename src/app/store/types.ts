@@ -1,7 +1,7 @@
 // The workbench store's shape: one interface per slice and their union. Slices are typed against
 // this module, not against the store that assembles them, so no slice imports another or the store.
 import type { StateCreator } from 'zustand';
-import type { AdapterSummary, GpuEvent } from '../../gpu/device';
+import type { AdapterSummary, GpuEvent } from '../../gpu/runtime/device';
 import type { SamplingOptions } from '../../harness/policies/model';
 import type { Method } from '../../plan/types';
 import type { RolloutJson, TokenizerName } from '../../rollout';

@@ -4,7 +4,7 @@
 // the shown rollout's request waits for at most one rollout of a data-set table being summarized; a
 // `cancel` is read at once and aborts its job at the next forward pass.
 /// <reference lib="webworker" />
-import { adapterLine, createGpu, type Gpu } from '../../gpu/device';
+import { adapterLine, createGpu, type Gpu } from '../../gpu/runtime/device';
 import { createGpuModel, type GpuModel } from '../../gpu/model';
 import { scoreSequences } from '../../gpu/score';
 import { loadCheckpoint } from '../../model/checkpoint';

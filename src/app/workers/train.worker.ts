@@ -3,7 +3,7 @@
 // requests with a `job` go back as TrainReply messages (../protocol/train.ts). The worker adds what only
 // a browser has: WebGPU, IndexedDB (../persist/trainRun.ts) and the one-engine-per-profile lock.
 /// <reference lib="webworker" />
-import { createGpu } from '../../gpu/device';
+import { createGpu } from '../../gpu/runtime/device';
 import { createRunController } from '../../run/controller';
 import { clearRun, loadFile, loadRun, saveCheckpoint, saveFile, saveRun } from '../persist/trainRun';
 import type { TrainReply, TrainRequest } from '../protocol/train';
