@@ -1,0 +1,94 @@
+// y (M, N) = x (M, K) · Wᵀ [+ bias (N)] [+= y]: a linear layer with its weight W (N, K) stored as Hugging
+// Face stores `nn.Linear.weight` (out, in) row-major, in the folder's format (F32, F16 or BF16, WFMT:
+// weight_format.wgsl, prepended by the host), accumulated in f32. x and y are f32. K is even (pairs).
+// Also the untied and the tied output head (W = lm_head or embed_tokens, a block of vocabulary rows
+// at a time, y a column block of the logits at row stride ldY).
+//
+// One invocation owns a 4 × 4 block of y and walks K two elements at a time (one 16-bit word, or two
+// f32 words, of each of its four rows of W). Grid (ceil(N / (4·WG_X)), ceil(M / (4·WG_Y))).
+
+override WG_X: u32 = 8; // invocations per workgroup along N
+override WG_Y: u32 = 8; // invocations per workgroup along M
+override HAS_BIAS: bool = false;
+override ACCUMULATE: bool = false; // y += result: the residual stream adds a projection in place
+
+// Mirror: linearParams() in linear.ts.
+struct Params {
+  M: u32,
+  K: u32,
+  N: u32,
+  ldY: u32, // row stride of y (N, or wider: a column block of the logits)
+}
+
+@group(0) @binding(0) var<storage, read> x: array<vec2f>; // (M, K)
+@group(0) @binding(1) var<storage, read> w: array<u32>; // (N, K) in WFMT
+@group(0) @binding(2) var<storage, read> bias: array<u32>; // (N) in WFMT, read only with HAS_BIAS
+@group(0) @binding(3) var<storage, read_write> y: array<f32>; // (M, ldY)
+@group(0) @binding(4) var<uniform> params: Params;
+
+// Elements 2p, 2p + 1 of W and of bias (flat).
+fn wPair(p: u32) -> vec2f {
+  if (WFMT == 0u) { return pairF32(w[2u * p], w[2u * p + 1u]); }
+  return pair16(w[p]);
+}
+
+fn biasAt(n: u32) -> f32 {
+  if (WFMT == 0u) { return bitcast<f32>(bias[n]); }
+  return pairElement(pair16(bias[n / 2u]), n);
+}
+
+fn storeRow(m: u32, n0: u32, acc: vec4f) {
+  if (m >= params.M) { return; }
+  for (var j = 0u; j < 4u; j++) {
+    let n = n0 + j;
+    if (n < params.N) {
+      var v = acc[j];
+      if (HAS_BIAS) { v += biasAt(n); }
+      let i = m * params.ldY + n;
+      if (ACCUMULATE) { v += y[i]; }
+      y[i] = v;
+    }
+  }
+}
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let M = params.M;
+  let N = params.N;
+  let K2 = params.K / 2u; // pairs per row
+  let n0 = gid.x * 4u;
+  let m0 = gid.y * 4u;
+  if (n0 >= N || m0 >= M) { return; }
+  // First pair of each of the block's rows of x and of W; past the edge they re-read the last row
+  // (never stored).
+  let a0 = min(m0 + 0u, M - 1u) * K2;
+  let a1 = min(m0 + 1u, M - 1u) * K2;
+  let a2 = min(m0 + 2u, M - 1u) * K2;
+  let a3 = min(m0 + 3u, M - 1u) * K2;
+  let b0 = min(n0 + 0u, N - 1u) * K2;
+  let b1 = min(n0 + 1u, N - 1u) * K2;
+  let b2 = min(n0 + 2u, N - 1u) * K2;
+  let b3 = min(n0 + 3u, N - 1u) * K2;
+  var acc0 = vec4f(); // y(m0 + 0, n0 .. n0 + 3)
+  var acc1 = vec4f();
+  var acc2 = vec4f();
+  var acc3 = vec4f();
+  for (var p = 0u; p < K2; p++) {
+    let w0 = wPair(b0 + p);
+    let w1 = wPair(b1 + p);
+    let w2 = wPair(b2 + p);
+    let w3 = wPair(b3 + p);
+    let x0 = x[a0 + p];
+    let x1 = x[a1 + p];
+    let x2 = x[a2 + p];
+    let x3 = x[a3 + p];
+    acc0 += vec4f(dot(x0, w0), dot(x0, w1), dot(x0, w2), dot(x0, w3));
+    acc1 += vec4f(dot(x1, w0), dot(x1, w1), dot(x1, w2), dot(x1, w3));
+    acc2 += vec4f(dot(x2, w0), dot(x2, w1), dot(x2, w2), dot(x2, w3));
+    acc3 += vec4f(dot(x3, w0), dot(x3, w1), dot(x3, w2), dot(x3, w3));
+  }
+  storeRow(m0 + 0u, n0, acc0);
+  storeRow(m0 + 1u, n0, acc1);
+  storeRow(m0 + 2u, n0, acc2);
+  storeRow(m0 + 3u, n0, acc3);
+}
