@@ -41,6 +41,8 @@ describe('linear', () => {
   it('accumulates into a column block of a wider y (a vocabulary block of the head, the residual add)', async () => {
     const { device } = gpu;
     const [M, K, N, ldY, first] = [9, 32, 64, 160, 64];
+    const offsetY = 3; // the binding starts at column 64, the block at 67
+    const block = first + offsetY;
     const rng = createRng(7);
     const x = randomActivations(rng, M * K);
     const w = randomWeights(rng, 'BF16', N * K, 0.3);
@@ -49,17 +51,17 @@ describe('linear', () => {
     await submitValidated(device, 'test.linear', () => [
       createLinear(
         device,
-        { M, K, N, ldY },
+        { M, K, N, ldY, offsetY },
         'BF16',
-        { x: uploadStorage(device, 'test.x', x), w: uploadBytes(device, 'test.w', w.bytes), y: { buffer: y, offset: first * 4, size: ((M - 1) * ldY + N) * 4 } },
+        { x: uploadStorage(device, 'test.x', x), w: uploadBytes(device, 'test.w', w.bytes), y: { buffer: y, offset: first * 4, size: (offsetY + (M - 1) * ldY + N) * 4 } },
         { accumulate: true },
       ),
     ]);
     const got = await readFloat32(device, y, M * ldY);
     const product = linearReference(x, w.values, null, M, K, N);
     const want = Float64Array.from(y0);
-    for (let m = 0; m < M; m++) for (let n = 0; n < N; n++) want[m * ldY + first + n] += product[m * N + n];
+    for (let m = 0; m < M; m++) for (let n = 0; n < N; n++) want[m * ldY + block + n] += product[m * N + n];
     expectClose(got, want, { abs: 1e-5, rel: 1e-5, label: 'y' });
-    expect(got[first - 1]).toBe(y0[first - 1]); // columns outside the block untouched
+    expect(got[block - 1]).toBe(y0[block - 1]); // columns outside the block untouched
   });
 });

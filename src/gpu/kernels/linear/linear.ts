@@ -20,6 +20,8 @@ export interface LinearShape {
   N: number; // out features
   /** Row stride of y, default N: y is then a column block of a wider (M, ldY) matrix. */
   ldY?: number;
+  /** Index in y of element (0, 0), default 0: the first column of the block. */
+  offsetY?: number;
 }
 
 export interface LinearBuffers {
@@ -32,14 +34,15 @@ export interface LinearBuffers {
 /** Bytes a binding of `count` weights in `dtype` covers, counted in 4-byte words for checkLength. */
 const words = (dtype: WeightDtype, count: number) => Math.ceil((count * dtypeBytes(dtype)) / 4);
 
-/** Mirror of `struct Params` in linear.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8, ldY: u32 @ 12. */
-export function linearParams({ M, K, N, ldY = N }: LinearShape): ArrayBuffer {
-  const bytes = new ArrayBuffer(16);
+/** Mirror of `struct Params` in linear.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8, ldY: u32 @ 12, offsetY: u32 @ 16. */
+export function linearParams({ M, K, N, ldY = N, offsetY = 0 }: LinearShape): ArrayBuffer {
+  const bytes = new ArrayBuffer(32);
   const view = new DataView(bytes);
   view.setUint32(0, M, true);
   view.setUint32(4, K, true);
   view.setUint32(8, N, true);
   view.setUint32(12, ldY, true);
+  view.setUint32(16, offsetY, true);
   return bytes;
 }
 
@@ -50,13 +53,13 @@ export function createLinear(
   b: LinearBuffers,
   options: { accumulate?: boolean } = {},
 ): Launch {
-  const { M, K, N, ldY = N } = shape;
+  const { M, K, N, ldY = N, offsetY = 0 } = shape;
   checkEven(K, 'linear: K');
   if (ldY < N) throw new Error(`linear: row stride ldY ${ldY} is less than the ${N} columns of y`);
   checkLength(b.x, M * K, 'x');
   checkLength(b.w, words(dtype, N * K), 'w');
   if (b.bias) checkLength(b.bias, words(dtype, N), 'bias');
-  checkLength(b.y, M * N === 0 ? 0 : (M - 1) * ldY + N, 'y');
+  checkLength(b.y, M * N === 0 ? 0 : offsetY + (M - 1) * ldY + N, 'y');
   const constants = {
     WFMT: WEIGHT_FORMAT[dtype],
     WG_X: LINEAR_WORKGROUP.x,

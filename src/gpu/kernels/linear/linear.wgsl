@@ -1,8 +1,9 @@
 // y (M, N) = x (M, K) · Wᵀ [+ bias (N)] [+= y]: a linear layer with its weight W (N, K) stored as Hugging
 // Face stores `nn.Linear.weight` (out, in) row-major, in the folder's format (F32, F16 or BF16, WFMT:
 // weight_format.wgsl, prepended by the host), accumulated in f32. x and y are f32. K is even (pairs).
-// Also the untied and the tied output head (W = lm_head or embed_tokens, a block of vocabulary rows
-// at a time, y a column block of the logits at row stride ldY).
+// y may be a column block of a wider matrix (row stride ldY, first column offsetY): q, k and v write
+// their columns of one qkv row, gate and up theirs of one gateUp row, and the head (W = lm_head or the
+// tied embed_tokens, a block of vocabulary rows at a time) its block of the logits.
 //
 // One invocation owns a 4 × 4 block of y and walks K two elements at a time (one 16-bit word, or two
 // f32 words, of each of its four rows of W). Grid (ceil(N / (4·WG_X)), ceil(M / (4·WG_Y))).
@@ -17,13 +18,14 @@ struct Params {
   M: u32,
   K: u32,
   N: u32,
-  ldY: u32, // row stride of y (N, or wider: a column block of the logits)
+  ldY: u32, // row stride of y (N, or wider: y is a column block)
+  offsetY: u32, // index in y of element (0, 0)
 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec2f>; // (M, K)
 @group(0) @binding(1) var<storage, read> w: array<u32>; // (N, K) in WFMT
 @group(0) @binding(2) var<storage, read> bias: array<u32>; // (N) in WFMT, read only with HAS_BIAS
-@group(0) @binding(3) var<storage, read_write> y: array<f32>; // (M, ldY)
+@group(0) @binding(3) var<storage, read_write> y: array<f32>; // (M, ldY) from offsetY
 @group(0) @binding(4) var<uniform> params: Params;
 
 // Elements 2p, 2p + 1 of W and of bias (flat).
@@ -44,7 +46,7 @@ fn storeRow(m: u32, n0: u32, acc: vec4f) {
     if (n < params.N) {
       var v = acc[j];
       if (HAS_BIAS) { v += biasAt(n); }
-      let i = m * params.ldY + n;
+      let i = params.offsetY + m * params.ldY + n;
       if (ACCUMULATE) { v += y[i]; }
       y[i] = v;
     }
