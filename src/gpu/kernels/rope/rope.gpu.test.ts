@@ -56,6 +56,27 @@ describe('rope', () => {
     });
   }
 
+  it('rotates rows first .. first + N − 1 of a longer qkv (a decoder cache), leaving the others', async () => {
+    const { device } = gpu;
+    const [N, NH, NKV, HS, first] = [3, 2, 1, 64, 5];
+    const W = (NH + 2 * NKV) * HS;
+    const qkv = randomActivations(createRng(3), (first + N + 2) * W);
+    const positions = Uint32Array.from([5, 6, 7]);
+    const invFreq = ropeInverseFrequencies(HS, 10000);
+    const buffer = uploadStorage(device, 'test.qkv', qkv);
+    await submitValidated(device, 'test.rope', () => [
+      createRope(device, { N, NH, NKV, HS, first }, {
+        qkv: buffer,
+        positions: uploadStorage(device, 'test.positions', positions),
+        rotation: uploadStorage(device, 'test.rotation', ropeRotation(invFreq, 8)),
+      }),
+    ]);
+    const got = await readFloat32(device, buffer, (first + N + 2) * W);
+    const want = Float64Array.from(qkv);
+    want.set(ropeReference(qkv.subarray(first * W, (first + N) * W), positions, invFreq, { N, NH, NKV, HS }), first * W);
+    expectClose(got, want, { abs: 1e-5, rel: 1e-5, label: 'qkv' });
+  });
+
   it('llama3 scaling keeps high frequencies, divides low ones by the factor, and interpolates between', () => {
     const f = ropeInverseFrequencies(64, 500000, { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
     const plain = ropeInverseFrequencies(64, 500000);

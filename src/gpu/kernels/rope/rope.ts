@@ -18,6 +18,8 @@ export interface RopeShape {
   NH: number; // query heads
   NKV: number; // key/value heads
   HS: number; // head size (even)
+  /** qkv row of row 0, default 0 (a decoder rotates its new rows in place in its cache). */
+  first?: number;
 }
 
 export interface RopeBuffers {
@@ -29,20 +31,21 @@ export interface RopeBuffers {
   norm?: { q: BufferRef; k: BufferRef; dtype: WeightDtype; eps: number };
 }
 
-/** Mirror of `struct Params` in rope.wgsl: N: u32 @ 0, eps: f32 @ 4. */
-export function ropeParams(N: number, eps: number): ArrayBuffer {
+/** Mirror of `struct Params` in rope.wgsl: N: u32 @ 0, eps: f32 @ 4, first: u32 @ 8. */
+export function ropeParams(N: number, eps: number, first = 0): ArrayBuffer {
   const bytes = new ArrayBuffer(16);
   const view = new DataView(bytes);
   view.setUint32(0, N, true);
   view.setFloat32(4, eps, true);
+  view.setUint32(8, first, true);
   return bytes;
 }
 
 export function createRope(device: GPUDevice, shape: RopeShape, b: RopeBuffers): Launch {
-  const { N, NH, NKV, HS } = shape;
+  const { N, NH, NKV, HS, first = 0 } = shape;
   if (HS % 2 !== 0) throw new Error(`rope: head size ${HS} is odd`);
   if (NH % NKV !== 0) throw new Error(`rope: ${NH} query heads are not a multiple of ${NKV} key/value heads`);
-  checkLength(b.qkv, N * (NH + 2 * NKV) * HS, 'qkv');
+  checkLength(b.qkv, (first + N) * (NH + 2 * NKV) * HS, 'qkv');
   checkLength(b.positions, N, 'positions');
   checkLength(b.rotation, HS, 'rotation');
   const dtype = b.norm?.dtype ?? 'F32';
@@ -53,7 +56,7 @@ export function createRope(device: GPUDevice, shape: RopeShape, b: RopeBuffers):
   const constants = { NH, NKV, HS, WG: ROPE_WG, QK_NORM: Number(!!b.norm), WFMT: WEIGHT_FORMAT[dtype] };
   const label = b.norm ? `rope.qkNorm.${dtype}` : 'rope';
   const pipeline = computePipeline(device, label, code, constants);
-  const params = uploadUniform(device, `${label}.params`, ropeParams(N, b.norm?.eps ?? 0));
+  const params = uploadUniform(device, `${label}.params`, ropeParams(N, b.norm?.eps ?? 0, first));
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, {
     0: b.qkv,
     1: b.positions,

@@ -21,9 +21,10 @@ override QK_NORM: bool = false;
 struct Params {
   N: u32, // rows
   eps: f32, // of q_norm / k_norm (QK_NORM)
+  first: u32, // qkv row of row 0 (a decoder's new rows sit at row `start` of its cache)
 }
 
-@group(0) @binding(0) var<storage, read_write> qkv: array<f32>; // (N, (NH + 2·NKV)·HS)
+@group(0) @binding(0) var<storage, read_write> qkv: array<f32>; // (first + N, (NH + 2·NKV)·HS)
 @group(0) @binding(1) var<storage, read> positions: array<u32>; // (N)
 @group(0) @binding(2) var<storage, read> rotation: array<vec2f>; // (positions, HS / 2): (cos a, sin a)
 @group(0) @binding(3) var<storage, read> qNorm: array<u32>; // (HS) in WFMT, QK_NORM only
@@ -41,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) groups: vec3
   let i = wid.y + wid.z * groups.y; // row, uniform across the workgroup
   let live = i < params.N;
   let half = HS / 2u;
-  let at = i * (NH + 2u * NKV) * HS + j * HS;
+  let at = (params.first + i) * (NH + 2u * NKV) * HS + j * HS;
   var r = 1.0;
   if (QK_NORM) {
     var s = 0.0;
