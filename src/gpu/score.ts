@@ -1,4 +1,5 @@
-// Scoring on the GPU: the log-probability of every target of a plan (docs/methods.md), with the plan's
+// Scoring on the GPU, with GPT-2 or a family model (a ScoringModel view of either, scoring-model.ts):
+// the log-probability of every target of a plan (docs/methods.md), with the plan's
 // sequences packed block-diagonally into as few forward passes as fit, one submit and one read each;
 // evaluate(): every method's log-probability of every target of a batch of rollouts. A pass keeps two
 // layers' activations and the logits of one block of targets at a time (GPT-2 124M on 1,024 tokens:
@@ -112,8 +113,9 @@ export type ScoredBatchInput = Omit<BatchInput, 'group'> & { targets: readonly {
  * encode it into any pass (a training step encodes it beside its own work), read the buffers after
  * the submit, then destroy().
  *
- * The forward runs through the last block only (two layers' activations, createHiddenForward); the
- * final LayerNorm and the tied head then run over the targets' predictor rows alone, a block of
+ * The forward runs through the last block only (GPT-2: two layers' activations, createHiddenForward;
+ * a family model: one set, createFamilyForward); the final norm and the head then run over the
+ * targets' predictor rows alone, a block of
  * headBlockRows at a time (gathered, normalized, projected, log-softmaxed): the batch's (N, V) logits
  * never exist. Every row's values are the full forward's, bit for bit: each kernel computes a row on
  * its own. Targets with rows (a subset) get a second pass over their own blocks, so `logprobs` keeps
