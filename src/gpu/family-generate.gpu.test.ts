@@ -7,7 +7,7 @@ import type { FamilyConfig, WeightDtype } from '../model/family/config';
 import { createRng } from '../util/prng';
 import { expectClose } from '../testing/close';
 import type { Gpu } from './device';
-import { createFamilyDecoder } from './family-generate';
+import { familyLanguageModel, type FamilyDecoder } from './family-generate';
 import { loadFamilyModel } from './family-model';
 import { familyReferenceLogprobs, folderSource, randomFamilyFolder } from './family-model.testing';
 import { useGpu } from './gpu.testing';
@@ -30,7 +30,9 @@ describe('family decoder', () => {
     it(`${config.architecture} ${dtype}: prefill, decode steps and an edit give the float64 forward's last row within 2e-4`, async () => {
       const folder = randomFamilyFolder(config, dtype, 11);
       const model = await loadFamilyModel(gpu, config, folderSource(folder));
-      const decoder = createFamilyDecoder(model, { capacity: 24 });
+      const language = familyLanguageModel(model, { capacity: 24 });
+      expect(language.nPositions).toBe(24);
+      const decoder = language.createDecoder() as FamilyDecoder;
       try {
         const V = config.vocabSize;
         /** The reference's log-softmax of the last row of a causal view. */

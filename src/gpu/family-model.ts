@@ -8,7 +8,7 @@
 import type { FamilyConfig, FolderTensor, FolderTensorSource, WeightDtype } from '../model/family/config';
 import { createOwner, uploadStorage } from './buffers';
 import type { Gpu } from './device';
-import { attentionConfig, createAttentionForward, createAttentionMask, fitAttentionConfig } from './attention';
+import { ATTENTION_LONG_MAX_HS, attentionConfig, createAttentionForward, createAttentionMask, fitAttentionConfig } from './attention';
 import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './kernel';
 import { createEmbed, type TableBlock } from './kernels/embed/embed';
 import { createLinear } from './kernels/linear/linear';
@@ -55,8 +55,6 @@ export interface FamilyLoadProgress {
   total: number;
 }
 
-const HEAD_DIM_MAX = 128;
-
 /** The tensors a family model folder holds, by name, with their shapes. */
 export function familyTensorShapes(config: FamilyConfig): Map<string, number[]> {
   const { vocabSize: V, hiddenSize: C, intermediateSize: FF, nHead: NH, nKvHead: NKV, headDim: HS } = config;
@@ -95,7 +93,7 @@ function ignored(config: FamilyConfig, name: string): boolean {
 export function checkFamilyConfig(config: FamilyConfig): void {
   const { hiddenSize: C, intermediateSize: FF, nHead: NH, nKvHead: NKV, headDim: HS } = config;
   if (NH % NKV !== 0) throw new Error(`${config.name}: ${NH} attention heads are not a multiple of ${NKV} key/value heads`);
-  if (HS % 4 !== 0 || HS > HEAD_DIM_MAX) throw new Error(`${config.name}: head_dim ${HS} is not supported: the attention kernel takes a multiple of 4, at most ${HEAD_DIM_MAX}`);
+  if (HS % 4 !== 0 || HS > ATTENTION_LONG_MAX_HS) throw new Error(`${config.name}: head_dim ${HS} is not supported: the attention kernel takes a multiple of 4, at most ${ATTENTION_LONG_MAX_HS}`);
   if (C % 2 !== 0 || FF % 2 !== 0) throw new Error(`${config.name}: hidden_size ${C} and intermediate_size ${FF} must be even (16-bit weights are read in pairs)`);
 }
 
