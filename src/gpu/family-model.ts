@@ -178,8 +178,9 @@ export async function loadFamilyModel(
     destroyAll();
     throw error;
   }
-  const table = embedding!;
-  const weightBytes = [...tensors.values()].reduce((n, t) => n + t.buffer.size, 0) + [table, ...(head ? [head] : [])].reduce((n, t) => n + t.blocks.reduce((m, b) => m + (b.ref as GPUBuffer).size, 0), 0);
+  const table = embedding as GpuTable; // present: checked with the missing tensors
+  const tableBytes = (t: GpuTable) => t.blocks.reduce((n, b) => n + (b.ref as GPUBuffer).size, 0);
+  const weightBytes = [...tensors.values()].reduce((n, t) => n + t.buffer.size, 0) + tableBytes(table) + (head ? tableBytes(head) : 0);
   return {
     gpu,
     family: config,
@@ -208,7 +209,7 @@ export function mlpBlockRows(model: FamilyGpuModel, N: number): number {
   if (rows === 0) {
     throw new GpuLimitError(`model does not fit the adapter: ${BLOCK_ROWS_ALIGN} rows of the MLP need a ${mib(BLOCK_ROWS_ALIGN * 2 * FF * 4)} binding, it binds at most ${mib(bytes)}`);
   }
-  return N <= rows ? N : rows;
+  return Math.min(N, rows);
 }
 
 /** Floats per row of the activations a family forward keeps over all of a batch's rows. */

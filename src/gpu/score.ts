@@ -27,8 +27,10 @@ const scoringModels = new WeakMap<ScoredModel, ScoringModel>();
 
 /** The scoring view of a model (one per model). */
 export function scoringModel(model: ScoredModel): ScoringModel {
-  let s = scoringModels.get(model);
-  if (!s) scoringModels.set(model, (s = 'family' in model ? familyScoring(model) : gpt2Scoring(model)));
+  const known = scoringModels.get(model);
+  if (known) return known;
+  const s = 'family' in model ? familyScoring(model) : gpt2Scoring(model);
+  scoringModels.set(model, s);
   return s;
 }
 

@@ -45,11 +45,11 @@ describe('rope', () => {
           qkv: buffer,
           positions: uploadStorage(device, 'test.positions', positions),
           rotation: uploadStorage(device, 'test.rotation', ropeRotation(invFreq, Math.max(...positions) + 1)),
-          norm: normDtype ? { q: uploadBytes(device, 'test.qNorm', qNorm!.bytes), k: uploadBytes(device, 'test.kNorm', kNorm!.bytes), dtype: normDtype, eps } : undefined,
+          norm: normDtype && qNorm && kNorm ? { q: uploadBytes(device, 'test.qNorm', qNorm.bytes), k: uploadBytes(device, 'test.kNorm', kNorm.bytes), dtype: normDtype, eps } : undefined,
         }),
       ]);
       const got = await readFloat32(device, buffer, N * W);
-      const want = ropeReference(qkv, positions, invFreq, { N, NH, NKV, HS }, normDtype ? { q: qNorm!.values, k: kNorm!.values, eps } : undefined);
+      const want = ropeReference(qkv, positions, invFreq, { N, NH, NKV, HS }, qNorm && kNorm ? { q: qNorm.values, k: kNorm.values, eps } : undefined);
       expectClose(got, want, { abs: 1e-5, rel: 1e-5, label: 'qkv' });
       const v0 = (NH + NKV) * HS;
       expect(got.subarray(v0, W)).toEqual(qkv.subarray(v0, W));
