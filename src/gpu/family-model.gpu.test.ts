@@ -14,7 +14,8 @@ import { loadFamilyModel, mlpBlockRows } from './family-model';
 import { familyReferenceLogprobs, folderSource, randomFamilyFolder, type ReferenceBatch } from './family-model.testing';
 import { useGpu } from './gpu.testing';
 import { setBindingLimit } from './limits';
-import { scoreBatch } from './score';
+import type { PlanSequence } from '../plan/types';
+import { scoreBatch, scoreSequences } from './score';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));
@@ -88,6 +89,37 @@ describe('family model on the GPU', () => {
       }
     });
   }
+
+  it('scores plan sequences over several forward passes, with full log-probability rows where asked', async () => {
+    const config = { ...QWEN2, hiddenSize: 32, headDim: 8 };
+    const folder = randomFamilyFolder(config, 'F16', 3);
+    const model = await loadFamilyModel(gpu, config, folderSource(folder));
+    try {
+      let id = 0;
+      const sequences: PlanSequence[] = [0, 1, 2].map((s) => {
+        const b = treeBatch(10 + s, config.vocabSize, 14 + s, 5);
+        const n = b.tokens.length;
+        return {
+          ids: Int32Array.from({ length: n }, () => id++),
+          tokens: Int32Array.from(b.tokens),
+          positions: Int32Array.from(b.positions),
+          end: Uint32Array.from(b.end),
+          targets: b.targets.map((t, k) => ({ index: t.predictor + 1, id: 1000 * s + k, token: t.token, predictor: t.predictor })),
+        };
+      });
+      const scored = await scoreSequences(model, sequences, { maxRows: 25, rows: (tid) => tid % 2 === 0 });
+      const want = sequences.flatMap((q) => Array.from(familyReferenceLogprobs(config, folder, q)));
+      expectClose(scored.map((t) => t.logprob), want, { abs: 2e-4, label: 'logprobs' });
+      const withRows = scored.filter((t) => t.row);
+      expect(withRows.length).toBe(scored.filter((t) => t.id % 2 === 0).length);
+      for (const t of withRows) {
+        const target = sequences.flatMap((q) => q.targets).find((x) => x.id === t.id);
+        expect(t.row?.[target?.token ?? -1]).toBeCloseTo(t.logprob, 5);
+      }
+    } finally {
+      model.destroy();
+    }
+  });
 
   it('refuses a folder that lacks a tensor, or holds one of another shape, naming it', async () => {
     const folder = randomFamilyFolder(QWEN3, 'BF16', 1);
