@@ -13,8 +13,7 @@ import { createDecodeAttention } from './kernels/decode_attention/decode_attenti
 import { createEmbed } from './kernels/embed/embed';
 import { createLinear } from './kernels/linear/linear';
 import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';
-import { createRope } from './kernels/rope/rope';
-import { ropeRotation } from './kernels/rope/rope.reference';
+import { createRope, ropeRotation } from './kernels/rope/rope';
 import { createSwiglu } from './kernels/swiglu/swiglu';
 import { bindingLimit, GpuLimitError, subBinding } from './limits';
 import { mib } from './model';

@@ -13,8 +13,8 @@ import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './
 import { createEmbed, type TableBlock } from './kernels/embed/embed';
 import { createLinear } from './kernels/linear/linear';
 import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';
-import { createRope } from './kernels/rope/rope';
-import { ropeInverseFrequencies, ropeRotation } from './kernels/rope/rope.reference';
+import { createRope, ropeRotation } from './kernels/rope/rope';
+import { ropeInverseFrequencies } from './kernels/rope/rope.reference';
 import { createSwiglu } from './kernels/swiglu/swiglu';
 import { dtypeBytes } from './kernels/weight_format/weight_format';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, rowBlocks, subBinding } from './limits';

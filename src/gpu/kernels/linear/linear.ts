@@ -10,9 +10,10 @@ import kernel from './linear.wgsl?raw';
 
 const code = `${weightFormatWgsl}\n${kernel}`;
 
-/** Invocations per workgroup (the WG_X, WG_Y overrides); each owns a 4 × 4 block of y. */
+/** Invocations per workgroup (the WG_X, WG_Y overrides). */
 export const LINEAR_WORKGROUP = { x: 8, y: 8 } as const;
-const BLOCK = 4;
+/** Rows (m) and columns (n) of y one invocation owns: the unrolled accumulators of linear.wgsl. */
+export const LINEAR_BLOCK = { m: 8, n: 8 } as const;
 
 export interface LinearShape {
   M: number; // rows of x and y
@@ -78,6 +79,6 @@ export function createLinear(
     4: params,
   });
   const workgroups: [number, number, number] =
-    M * N === 0 ? [0, 0, 0] : [Math.ceil(N / (BLOCK * LINEAR_WORKGROUP.x)), Math.ceil(M / (BLOCK * LINEAR_WORKGROUP.y)), 1];
+    M * N === 0 ? [0, 0, 0] : [Math.ceil(N / (LINEAR_BLOCK.n * LINEAR_WORKGROUP.x)), Math.ceil(M / (LINEAR_BLOCK.m * LINEAR_WORKGROUP.y)), 1];
   return { label, pipeline, group, workgroups, uniforms: [params] };
 }

@@ -11,8 +11,8 @@ import type { Gpu } from '../../device';
 import { useGpu } from '../../gpu.testing';
 import { submitValidated } from '../../kernel';
 import { randomActivations, randomWeights, uploadBytes } from '../kernels.testing';
-import { createRope } from './rope';
-import { ropeInverseFrequencies, ropeReference, ropeRotation } from './rope.reference';
+import { createRope, ropeRotation } from './rope';
+import { ropeInverseFrequencies, ropeReference } from './rope.reference';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));

@@ -1,4 +1,4 @@
-// Float64 reference of rope.wgsl, and the inverse frequencies the kernel reads: RoPE in the
+// Float64 reference of rope.wgsl, and the inverse frequencies its rotation table is built from: RoPE in the
 // `rotate_half` convention over the query and key heads of qkv (N, (NH + 2·NKV)·HS), optionally after a
 // per-head RMSNorm (Qwen3's q_norm / k_norm), with Hugging Face's frequency scalings (none, linear, llama3).
 
@@ -26,20 +26,6 @@ export function ropeInverseFrequencies(HS: number, theta: number, scaling: RopeS
       const smooth = (old / wavelength - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
       return (1 - smooth) * (f / factor) + smooth * f;
     });
-  }
-  return out;
-}
-
-/** The table rope.wgsl reads: (P, HS / 2) pairs (cos a, sin a), a = p · invFreq[d], in float64 then rounded to f32. */
-export function ropeRotation(invFreq: ArrayLike<number>, P: number): Float32Array {
-  const half = invFreq.length;
-  const out = new Float32Array(P * half * 2);
-  for (let p = 0; p < P; p++) {
-    for (let d = 0; d < half; d++) {
-      const a = p * invFreq[d];
-      out[2 * (p * half + d)] = Math.cos(a);
-      out[2 * (p * half + d) + 1] = Math.sin(a);
-    }
   }
   return out;
 }

@@ -31,6 +31,20 @@ export interface RopeBuffers {
   norm?: { q: BufferRef; k: BufferRef; dtype: WeightDtype; eps: number };
 }
 
+/** The table rope.wgsl reads: (P, HS / 2) pairs (cos a, sin a), a = p · invFreq[d], in float64 then rounded to f32. */
+export function ropeRotation(invFreq: ArrayLike<number>, P: number): Float32Array {
+  const half = invFreq.length;
+  const out = new Float32Array(P * half * 2);
+  for (let p = 0; p < P; p++) {
+    for (let d = 0; d < half; d++) {
+      const a = p * invFreq[d];
+      out[2 * (p * half + d)] = Math.cos(a);
+      out[2 * (p * half + d) + 1] = Math.sin(a);
+    }
+  }
+  return out;
+}
+
 /** Mirror of `struct Params` in rope.wgsl: N: u32 @ 0, eps: f32 @ 4, first: u32 @ 8. */
 export function ropeParams(N: number, eps: number, first = 0): ArrayBuffer {
   const bytes = new ArrayBuffer(16);

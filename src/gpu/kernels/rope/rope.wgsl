@@ -3,7 +3,7 @@
 //   x'[d] = x[d]·cos(a) − x[d + HS/2]·sin(a),  x'[d + HS/2] = x[d + HS/2]·cos(a) + x[d]·sin(a),
 // a = position[i] · invFreq[d], at each row's logical position (in a tree every branch counts from its
 // root). The host computes cos(a) and sin(a) in float64 for every position the batch uses
-// (ropeRotation in rope.reference.ts, from the inverse frequencies of the rope scaling: none, linear,
+// (ropeRotation in rope.ts, from the inverse frequencies of the rope scaling: none, linear,
 // llama3): GPU sin and cos are promised only 2^-11 absolute (SwiftShader measured 1e-4 off), and an
 // f32 angle loses 2^-24 of itself.
 // With QK_NORM (Qwen3) each head's row is first RMS-normalised with q_norm or k_norm (HS, WFMT).
