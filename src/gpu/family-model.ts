@@ -251,8 +251,8 @@ export function createFamilyForward(model: FamilyGpuModel, input: BatchInput): H
   const tokens = owner.upload('tokens', Uint32Array.from(input.tokens));
   const positions = owner.upload('positions', Uint32Array.from(input.positions));
   const rotation = owner.own(uploadStorage(device, 'FamilyForward.rotation', ropeRotation(model.invFreq, maxPosition + 1)));
-  const config0 = fitAttentionConfig(attentionConfig(gpu.info), HS, device);
-  const mask = owner.own(createAttentionMask(device, input.end, config0, { group: input.group }));
+  const tiles = fitAttentionConfig(attentionConfig(gpu.info), HS, device);
+  const mask = owner.own(createAttentionMask(device, input.end, tiles, { group: input.group }));
   const x = buf('x', N * C); // (N, C): the residual stream, updated in place layer after layer
   const h = buf('h', N * C); // (N, C): a norm's output
   const qkv = buf('qkv', N * W); // (N, (NH + 2·NKV)·HS)
