@@ -1,4 +1,4 @@
-// Binding of shaders/attention.wgsl: tree-masked flash attention, forward and backward (docs/methods.md, docs/model.md).
+// Binding of shaders/attention.wgsl: tree-masked flash attention, forward and backward, and the forward with grouped-query heads up to 128 floats (the model families) (docs/model.md).
 // Per batch the caller builds one AttentionMask from `end[]` (block lists + params, uploaded once),
 // shared by every layer; createAttentionForward / createAttentionBackward give the layer's launches.
 
