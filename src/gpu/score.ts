@@ -1,4 +1,5 @@
-// Scoring on the GPU: the log-probability of every target of a plan (docs/methods.md), with the plan's
+// Scoring on the GPU, with GPT-2 or a family model (a ScoringModel view of either, scoring-model.ts):
+// the log-probability of every target of a plan (docs/methods.md), with the plan's
 // sequences packed block-diagonally into as few forward passes as fit, one submit and one read each;
 // evaluate(): every method's log-probability of every target of a batch of rollouts. A pass keeps two
 // layers' activations and the logits of one block of targets at a time (GPT-2 124M on 1,024 tokens:
@@ -15,7 +16,23 @@ import { createGatherRows } from './kernels/gather-rows/gather-rows';
 import { encodeLaunches, releaseLaunches, type Launch } from './runtime/kernel';
 import { createLogsoftmaxGather, createLogsoftmaxRows } from './kernels/logsoftmax/logsoftmax';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, subBinding } from './runtime/limits';
-import { createHiddenForward, createLogitsLaunches, mib, type BatchInput, type GpuModel } from './model';
+import { familyScoring, type FamilyGpuModel } from './family-model';
+import { mib, type BatchInput, type GpuModel } from './model';
+import { gpt2Scoring, type ScoringModel } from './scoring-model';
+
+/** A model scoring can run: GPT-2 or one of the model families (Llama, Qwen2, Qwen3). */
+export type ScoredModel = GpuModel | FamilyGpuModel;
+
+const scoringModels = new WeakMap<ScoredModel, ScoringModel>();
+
+/** The scoring view of a model (one per model). */
+export function scoringModel(model: ScoredModel): ScoringModel {
+  const known = scoringModels.get(model);
+  if (known) return known;
+  const s = 'family' in model ? familyScoring(model) : gpt2Scoring(model);
+  scoringModels.set(model, s);
+  return s;
+}
 
 export interface ScoreOptions {
   /** Most rows in one forward pass (sequences are never split); default scoringRows(model). */
@@ -46,28 +63,26 @@ export const SCORE_BATCH_BYTES = 128 * 2 ** 20;
 /** What one block of targets' logits may take: 32 MiB (GPT-2: 128 targets at a time). */
 export const HEAD_BLOCK_BYTES = 32 * 2 ** 20;
 
-/** Bytes per row of a forward-only batch: two layers' activations (createHiddenForward) and the embedding's output. */
-function batchRowBytes(model: GpuModel): number {
-  const { nEmbd: C, nHead: NH, nLayer: L } = model.config;
-  return (Math.min(L, 2) * (14 * C + NH + 4) + C) * 4;
-}
-
 /** Rows per scoring batch: DEFAULT_MAX_ROWS, fewer when the batch's activations would exceed SCORE_BATCH_BYTES or one binding. */
-export function scoringRows(model: GpuModel): number {
-  const limit = bindingLimit(model.gpu.device);
-  const byActivations = Math.floor(SCORE_BATCH_BYTES / batchRowBytes(model));
-  const byBinding = Math.floor(limit / (4 * model.config.nEmbd * 4)); // the MLP's (rows, 4C)
+export function scoringRows(model: ScoredModel): number {
+  const s = scoringModel(model);
+  const limit = bindingLimit(s.gpu.device);
+  const byActivations = Math.floor(SCORE_BATCH_BYTES / s.rowBytes);
+  const byBinding = Math.floor(limit / (s.widestRow * 4));
   return Math.max(1, Math.min(DEFAULT_MAX_ROWS, byActivations, byBinding));
 }
 
-/** Targets whose logits are computed at once: a multiple of BLOCK_ROWS_ALIGN (aligned slices), within HEAD_BLOCK_BYTES and one binding. */
-export function headBlockRows(model: GpuModel): number {
-  const V = model.config.vocabSize;
-  const bytes = Math.min(HEAD_BLOCK_BYTES, bindingLimit(model.gpu.device));
+/**
+ * Targets whose logits are computed at once: a multiple of BLOCK_ROWS_ALIGN (aligned slices), within
+ * HEAD_BLOCK_BYTES (or BLOCK_ROWS_ALIGN rows where a vocabulary makes those larger: Qwen's 151,936) and one binding.
+ */
+export function headBlockRows(model: ScoredModel): number {
+  const { V, gpu } = scoringModel(model);
+  const bytes = Math.min(Math.max(HEAD_BLOCK_BYTES, BLOCK_ROWS_ALIGN * V * 4), bindingLimit(gpu.device));
   const rows = Math.floor(bytes / (V * 4) / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN;
   if (rows === 0) {
     throw new GpuLimitError(
-      `model does not fit the adapter: the logits of ${BLOCK_ROWS_ALIGN} targets need a ${mib(BLOCK_ROWS_ALIGN * V * 4)} binding, the adapter binds at most ${mib(bindingLimit(model.gpu.device))} (maxStorageBufferBindingSize)`,
+      `model does not fit the adapter: the logits of ${BLOCK_ROWS_ALIGN} targets need a ${mib(BLOCK_ROWS_ALIGN * V * 4)} binding, the adapter binds at most ${mib(bindingLimit(gpu.device))} (maxStorageBufferBindingSize)`,
     );
   }
   return rows;
@@ -100,16 +115,18 @@ export type ScoredBatchInput = Omit<BatchInput, 'group'> & { targets: readonly {
  * encode it into any pass (a training step encodes it beside its own work), read the buffers after
  * the submit, then destroy().
  *
- * The forward runs through the last block only (two layers' activations, createHiddenForward); the
- * final LayerNorm and the tied head then run over the targets' predictor rows alone, a block of
+ * The forward runs through the last block only (GPT-2: two layers' activations, createHiddenForward;
+ * a family model: one set, createFamilyForward); the final norm and the head then run over the
+ * targets' predictor rows alone, a block of
  * headBlockRows at a time (gathered, normalized, projected, log-softmaxed): the batch's (N, V) logits
  * never exist. Every row's values are the full forward's, bit for bit: each kernel computes a row on
  * its own. Targets with rows (a subset) get a second pass over their own blocks, so `logprobs` keeps
  * the targets' order.
  */
-export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean | ArrayLike<boolean> } = {}) {
-  const { device } = model.gpu;
-  const { nEmbd: C, vocabSize: V } = model.config;
+export function createTargetScoring(model: ScoredModel, batch: ScoredBatchInput, label = 'Score', options: { rows?: boolean | ArrayLike<boolean> } = {}) {
+  const scoring = scoringModel(model);
+  const { device } = scoring.gpu;
+  const { C, V } = scoring;
   const R = batch.targets.length;
   const allRows = options.rows === true;
   const rowTargets = allRows
@@ -118,7 +135,7 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
       ? Int32Array.from(Array.from(batch.targets.keys()).filter((j) => (options.rows as ArrayLike<boolean>)[j]))
       : new Int32Array(0);
   const owner = createOwner(device, label);
-  const forward = owner.own(createHiddenForward(model, batch));
+  const forward = owner.own(scoring.hiddenForward(batch));
   const B = Math.min(headBlockRows(model), Math.max(BLOCK_ROWS_ALIGN, Math.ceil(R / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN));
   const { buf: storage, upload } = owner;
   const predictors = upload('predictors', Uint32Array.from(batch.targets, (t) => t.predictor));
@@ -128,15 +145,13 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
   // One block's working set, reused block after block (dispatches in a pass run in order).
   const local = upload('blockRows', Uint32Array.from({ length: B }, (_, i) => i));
   const x = storage('x', B * C); // (B, C): the block's predictor rows of the last block's output
-  const lnf = storage('lnf', B * C);
-  const lnfMean = storage('lnfMean', B);
-  const lnfRstd = storage('lnfRstd', B);
+  const head = owner.own(scoring.head(B)); // the final norm's scratch
   const logits = storage('logits', B * V); // (B, V)
   const slice = (buffer: GPUBuffer, first: number, count: number, width = 1) => subBinding(buffer, first * width * 4, count * width * 4);
-  /** Gather, ln_f and the head over requests [r0, r0 + n) of `rows` (predictor rows): the block's logits. */
+  /** Gather, the final norm and the head over requests [r0, r0 + n) of `rows` (predictor rows): the block's logits. */
   const headLaunches = (rows: GPUBufferBinding, n: number): Launch[] => [
     createGatherRows(device, { R: n, C, N: forward.N }, { x: forward.hidden, rows, out: x }),
-    ...createLogitsLaunches(model, n, { x, lnf, mean: lnfMean, rstd: lnfRstd, logits }),
+    ...head.launches(n, { x, logits }),
   ];
   const launches: Launch[] = [];
   owner.own({ destroy: () => releaseLaunches(launches) });
@@ -169,8 +184,8 @@ export function createTargetScoring(model: GpuModel, batch: ScoredBatchInput, la
 }
 
 /** What scoring one packed batch read back: the targets' log-probabilities, and the (rowTargets, V) rows asked for. */
-async function runScoring(model: GpuModel, batch: ScoredBatchInput, rows: boolean | ArrayLike<boolean>) {
-  const { device } = model.gpu;
+async function runScoring(model: ScoredModel, batch: ScoredBatchInput, rows: boolean | ArrayLike<boolean>) {
+  const { device } = scoringModel(model).gpu;
   if (batch.targets.length === 0) return { logprobs: new Float32Array(0), rows: null, rowTargets: new Int32Array(0) };
   const scoring = createTargetScoring(model, batch, 'Score', { rows });
   const encoder = device.createCommandEncoder({ label: 'Score.encoder' });
@@ -181,7 +196,7 @@ async function runScoring(model: GpuModel, batch: ScoredBatchInput, rows: boolea
   try {
     const [logprobs, rowValues] = await Promise.all([
       readFloat32(device, scoring.logprobs, scoring.R),
-      scoring.logprobRows ? readFloat32(device, scoring.logprobRows, scoring.rowTargets.length * model.config.vocabSize) : null,
+      scoring.logprobRows ? readFloat32(device, scoring.logprobRows, scoring.rowTargets.length * scoringModel(model).V) : null,
     ]);
     return { logprobs, rows: rowValues, rowTargets: scoring.rowTargets };
   } finally {
@@ -190,19 +205,19 @@ async function runScoring(model: GpuModel, batch: ScoredBatchInput, rows: boolea
 }
 
 /** Log-probabilities of the targets of one packed batch, in `batch.targets` order. */
-export async function scoreBatch(model: GpuModel, batch: ScoredBatchInput): Promise<Float32Array> {
+export async function scoreBatch(model: ScoredModel, batch: ScoredBatchInput): Promise<Float32Array> {
   return (await runScoring(model, batch, false)).logprobs;
 }
 
 /** Every target a sequence plan scores, in plan order (sequence by sequence). `forwarded` hears the rows of each pass. */
 export async function scoreSequences(
-  model: GpuModel,
+  model: ScoredModel,
   sequences: readonly PlanSequence[],
   options: ScoreOptions = {},
   forwarded?: (rows: number) => void,
 ): Promise<ScoredTarget[]> {
   const out: ScoredTarget[] = [];
-  const V = model.config.vocabSize;
+  const { V } = scoringModel(model);
   for (const group of groupSequences(sequences, options.maxRows ?? scoringRows(model))) {
     options.signal?.throwIfAborted();
     const batch = packBatch(group);
@@ -216,13 +231,13 @@ export async function scoreSequences(
   return out;
 }
 
-export async function scorePlan(model: GpuModel, plan: SequencePlan, options: ScoreOptions = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
+export async function scorePlan(model: ScoredModel, plan: SequencePlan, options: ScoreOptions = {}): Promise<{ method: Method; targets: ScoredTarget[] }> {
   return { method: plan.method, targets: await scoreSequences(model, plan.sequences, options) };
 }
 
 /** Scores every target of the rollouts under each method: one plan per rollout, packed into as few forwards as fit. */
 export async function scoreRollouts(
-  model: GpuModel,
+  model: ScoredModel,
   rollouts: readonly Rollout[],
   methods: readonly SequenceMethod[],
   options: ScoreOptions = {},
@@ -252,6 +267,6 @@ export async function scoreRollouts(
 }
 
 /** Every target's log-probability under each of `methods` (by rollout, by physical id). */
-export async function evaluate(model: GpuModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[] = SEQUENCE_METHODS): Promise<Evaluation> {
+export async function evaluate(model: ScoredModel, rollouts: readonly Rollout[], methods: readonly SequenceMethod[] = SEQUENCE_METHODS): Promise<Evaluation> {
   return logprobsOf(await scoreRollouts(model, rollouts, methods));
 }

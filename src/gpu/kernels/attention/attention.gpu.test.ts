@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import {
+  ATTENTION_LONG_MAX_HS,
   ATTENTION_MAX_HS,
   attentionConfig,
   createAttentionBackward,
@@ -261,7 +262,7 @@ describe('attention.wgsl', () => {
     const mask = createAttentionMask(gpu.device, causalEnd(4), ROWS);
     const small = createStorage(gpu.device, 'test.small', 4);
     const buffers = { qkv: small, out: small, lse: small };
-    for (const HS of [ATTENTION_MAX_HS + 4, 6]) {
+    for (const HS of [ATTENTION_LONG_MAX_HS + 4, 6]) {
       expect(() => createAttentionForward(gpu.device, mask, { NH: 1, HS }, buffers)).toThrow(`head size ${HS}`);
     }
     expect(() => createAttentionForward(gpu.device, mask, { NH: 1, HS: 8 }, buffers)).toThrow(/qkv/);

@@ -1,4 +1,4 @@
-// Binding of attention.wgsl: tree-masked flash attention, forward and backward (docs/methods.md, docs/model.md).
+// Binding of attention.wgsl: tree-masked flash attention, forward and backward, and the forward with grouped-query heads up to 128 floats (the model families) (docs/model.md).
 // Per batch the caller builds one AttentionMask from `end[]` (block lists + params, uploaded once),
 // shared by every layer; createAttentionForward / createAttentionBackward give the layer's launches.
 // Reference: attentionRef, attentionBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
@@ -10,8 +10,11 @@ import { computePipeline } from '../../runtime/pipeline';
 import { bindBuffers, checkLength, encodeLaunches, type Launch } from '../../runtime/kernel';
 import { attentionTiles, type AttentionTiles } from './attention-tiles';
 
-/** The longest head the kernel holds in registers (`const MAX_HS` in the shader, read from it). */
+/** The row length the shader is written for (`const MAX_HS` in it, read from it): GPT-2's 64, its config limit. */
 export const ATTENTION_MAX_HS = Number(/const MAX_HS: u32 = (\d+)u;/.exec(kernel)?.[1]);
+
+/** The longest head the kernel takes: longer than ATTENTION_MAX_HS gets a build with rows of this length (head_dim 128). */
+export const ATTENTION_LONG_MAX_HS = 128;
 
 /**
  * The kernel's row helpers (see "Rows" at the end of attention.wgsl), unrolled over the `maxHs / 4`
@@ -38,8 +41,15 @@ export function attentionRowHelpers(maxHs: number): string {
   ].join('\n\n');
 }
 
-/** attention.wgsl with its row helpers appended. */
-const code = `${kernel}\n${attentionRowHelpers(ATTENTION_MAX_HS)}\n`;
+/**
+ * attention.wgsl with its row helpers appended, its rows as long as the head needs: 64 (as written,
+ * GPT-2) or 128 (the model families' head_dim 128). Private rows cost registers, so short heads keep short rows.
+ */
+export function attentionCode(HS: number): string {
+  const maxHs = HS <= ATTENTION_MAX_HS ? ATTENTION_MAX_HS : ATTENTION_LONG_MAX_HS;
+  const source = maxHs === ATTENTION_MAX_HS ? kernel : kernel.replace(`const MAX_HS: u32 = ${ATTENTION_MAX_HS}u;`, `const MAX_HS: u32 = ${maxHs}u;`);
+  return `${source}\n${attentionRowHelpers(maxHs)}\n`;
+}
 
 export interface AttentionConfig {
   /** Query rows per tile: invocations per workgroup of forward and backwardQuery. */
@@ -63,9 +73,14 @@ export function attentionConfig(info: AdapterSummary): AttentionConfig {
 }
 
 export interface AttentionShape {
-  NH: number; // heads
+  NH: number; // query heads
   HS: number; // head size, a multiple of 4; C = NH * HS
+  /** Key/value heads (grouped-query attention), dividing NH; default NH. qkv rows are (NH + 2·NKV)·HS wide. */
+  NKV?: number;
 }
+
+/** Floats of one row of qkv: q (NH heads) | k (NKV) | v (NKV). */
+export const qkvWidth = ({ NH, HS, NKV = NH }: AttentionShape) => (NH + 2 * NKV) * HS;
 
 /** A batch's visibility on the GPU: `end[]` and its block lists, shared by every layer and both passes. */
 export interface AttentionMask {
@@ -196,11 +211,11 @@ function launch(
   buffers: Partial<Record<Binding, GPUBuffer>>,
   tiles: number,
 ): Launch {
-  const { NH, HS } = shape;
+  const { NH, HS, NKV = NH } = shape;
   const { BQ, BK, shared, countVisits = false } = mask.config;
-  const constants = { NH, HS, BQ, BK, SHARED: Number(shared), COUNT_VISITS: Number(countVisits), GROUPED: Number(mask.grouped) };
+  const constants = { NH, NKV, HS, BQ, BK, SHARED: Number(shared), COUNT_VISITS: Number(countVisits), GROUPED: Number(mask.grouped) };
   const label = `attention.${entryPoint}`;
-  const pipeline = computePipeline(device, label, code, constants, entryPoint);
+  const pipeline = computePipeline(device, label, attentionCode(HS), constants, entryPoint);
   const byNumber: Record<number, GPUBuffer> = {};
   for (const [name, buffer] of Object.entries(buffers)) byNumber[ATTENTION_BINDINGS[name as Binding]] = buffer;
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, byNumber);
@@ -208,10 +223,11 @@ function launch(
   return { label, pipeline, group, workgroups: [tiles, NH, 1], uniforms: [] };
 }
 
-function checkShape({ NH, HS }: AttentionShape): void {
+function checkShape({ NH, HS, NKV = NH }: AttentionShape): void {
   if (!Number.isInteger(NH) || NH < 1) throw new Error(`attention: NH must be a positive integer, got ${NH}`);
-  if (!Number.isInteger(HS) || HS < 4 || HS > ATTENTION_MAX_HS || HS % 4 !== 0) {
-    throw new Error(`attention: head size ${HS} must be a multiple of 4 in 4..${ATTENTION_MAX_HS} (rows are read as vec4; MAX_HS in attention.wgsl)`);
+  if (!Number.isInteger(NKV) || NKV < 1 || NH % NKV !== 0) throw new Error(`attention: ${NKV} key/value heads do not divide ${NH} query heads`);
+  if (!Number.isInteger(HS) || HS < 4 || HS > ATTENTION_LONG_MAX_HS || HS % 4 !== 0) {
+    throw new Error(`attention: head size ${HS} must be a multiple of 4 in 4..${ATTENTION_LONG_MAX_HS} (rows are read as vec4; attentionCode)`);
   }
 }
 
@@ -221,7 +237,7 @@ function checkLengths(buffers: object, lengths: Record<string, number>): void {
 }
 
 export interface AttentionForwardBuffers {
-  qkv: GPUBuffer; // (N, 3C)
+  qkv: GPUBuffer; // (N, (NH + 2·NKV)·HS): (N, 3C) for GPT-2
   out: GPUBuffer; // (N, C), written
   lse: GPUBuffer; // (NH, lseStride), written; -inf for a row that sees no key
 }
@@ -231,7 +247,7 @@ export function createAttentionForward(device: GPUDevice, mask: AttentionMask, s
   checkShape(shape);
   const { N } = mask;
   const C = shape.NH * shape.HS;
-  checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * mask.lseStride });
+  checkLengths(buffers, { qkv: N * qkvWidth(shape), out: N * C, lse: shape.NH * mask.lseStride });
   const { qkv, out, lse } = buffers;
   return launch(device, 'forward', mask, shape, { params: mask.params, mask: mask.buffer, visits: mask.visits, qkv, out, lse }, mask.tiles.queryTiles);
 }
@@ -250,6 +266,7 @@ export function createAttentionBackward(device: GPUDevice, mask: AttentionMask, 
   checkShape(shape);
   const { N, lseStride } = mask;
   if (mask.grouped) throw new Error('attention backward: a grouped mask serves the forward only');
+  if ((shape.NKV ?? shape.NH) !== shape.NH) throw new Error('attention backward: grouped-query attention (NKV < NH) is forward only');
   const C = shape.NH * shape.HS;
   checkLengths(buffers, { qkv: N * 3 * C, out: N * C, lse: shape.NH * lseStride, dOut: N * C, delta: shape.NH * lseStride, dqkv: N * 3 * C });
   const { qkv, out, lse, dOut, delta, dqkv } = buffers;
@@ -292,4 +309,19 @@ export interface AttentionVisits {
 export async function readAttentionVisits(device: GPUDevice, mask: AttentionMask): Promise<AttentionVisits> {
   const [forward, backwardQuery, backwardKey] = await readUint32(device, mask.visits, 3);
   return { forward, backwardQuery, backwardKey };
+}
+
+/**
+ * `config` with tiles small enough that the staged tiles of a head of HS floats fit the device's
+ * workgroup memory (SHARED only: two (max(BQ, BK), HS) tiles and two BQ rows of lse and delta):
+ * head_dim 128 halves GPU tiles of 64 rows.
+ */
+export function fitAttentionConfig(config: AttentionConfig, HS: number, device: GPUDevice): AttentionConfig {
+  if (!config.shared) return config;
+  const bytes = (c: AttentionConfig) => 2 * Math.max(c.BQ, c.BK) * HS * 4 + 2 * c.BQ * 4;
+  let fitted = config;
+  while (bytes(fitted) > device.limits.maxComputeWorkgroupStorageSize && Math.max(fitted.BQ, fitted.BK) > 4) {
+    fitted = { ...fitted, BQ: Math.max(4, fitted.BQ / 2), BK: Math.max(4, fitted.BK / 2) };
+  }
+  return fitted;
 }

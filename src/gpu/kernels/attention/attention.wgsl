@@ -1,5 +1,6 @@
 // Tree-masked flash attention, forward and backward, fp32 (docs/methods.md, docs/model.md). Query i sees key k iff
-// k <= i < end[k]. Rows are tiled (query tiles of BQ rows, key tiles of BK rows) and every tile visits
+// k <= i < end[k]. Grouped-query attention (the model families): NH query heads share NKV key/value
+// heads, head h reading kv head h / (NH / NKV); GPT-2 has NKV = NH. The backward takes NKV = NH only. Rows are tiled (query tiles of BQ rows, key tiles of BK rows) and every tile visits
 // only the tiles the block mask lists for it, so the work follows the visible pairs, not N².
 //
 // One invocation owns one row of one head (a query in `forward` and `backwardQuery`, a key in
@@ -13,7 +14,8 @@
 //   backwardQuery  (queryTiles, NH)  qkv, out, dOut, lse -> delta = rowsum(dOut * out), dQ columns of dqkv
 //   backwardKey    (keyTiles, NH)    qkv, dOut, lse, delta -> dK, dV columns of dqkv (after backwardQuery)
 
-override NH: u32; // heads; C = NH * HS
+override NH: u32; // query heads; C = NH * HS
+override NKV: u32; // key/value heads, dividing NH (NH for GPT-2)
 override HS: u32; // head size: a multiple of 4, at most MAX_HS
 override BQ: u32 = 16; // query rows per tile = invocations of forward and backwardQuery
 override BK: u32 = 16; // key rows per tile = invocations of backwardKey
@@ -23,7 +25,8 @@ override COUNT_VISITS: bool = false; // count visited tile pairs into `visits` (
 // query i also needs group[k] == group[i]. The backward never runs grouped.
 override GROUPED: bool = false;
 
-// Rows live in private arrays, whose length must be a constant (see Row below).
+// Rows live in private arrays, whose length must be a constant (see Row below). 64 as written here;
+// the host writes 128 in its place for longer heads (attentionCode in src/gpu/attention.ts).
 const MAX_HS: u32 = 64u;
 // The smallest running max: exp(NEG_BIG - s) is 0 for any finite score, without infinities.
 const NEG_BIG: f32 = -3.0e38;
@@ -46,14 +49,14 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> mask: array<u32>; // end (N) | block lists, see Params
 @group(0) @binding(2) var<storage, read_write> visits: array<atomic<u32>>; // (3): forward, backwardQuery, backwardKey
-@group(0) @binding(3) var<storage, read> qkv: array<vec4f>; // (N, 3C): q | k | v
+@group(0) @binding(3) var<storage, read> qkv: array<vec4f>; // (N, (NH + 2·NKV)·HS): q | k | v
 @group(0) @binding(4) var<storage, read_write> out: array<vec4f>; // (N, C), forward's output
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>; // (NH, lseStride), forward's output
 @group(0) @binding(6) var<storage, read> outIn: array<vec4f>; // (N, C), the forward's out
 @group(0) @binding(7) var<storage, read> dOut: array<vec4f>; // (N, C)
 @group(0) @binding(8) var<storage, read> lseIn: array<f32>; // (NH, lseStride), the forward's lse
 @group(0) @binding(9) var<storage, read_write> delta: array<f32>; // (NH, lseStride): rowsum(dOut * out)
-@group(0) @binding(10) var<storage, read_write> dqkv: array<vec4f>; // (N, 3C)
+@group(0) @binding(10) var<storage, read_write> dqkv: array<vec4f>; // (N, 3C), NKV = NH
 
 // The staged tile (SHARED): keys | values of a key tile in forward and backwardQuery, queries |
 // output gradients of a query tile in backwardKey.
@@ -62,10 +65,11 @@ var<workgroup> tileB: array<vec4f, max(BQ, BK) * HS / 4>; // (BK or BQ, HS)
 var<workgroup> lseTile: array<f32, BQ>;
 var<workgroup> deltaTile: array<f32, BQ>;
 
-// vec4 index of the first element of head h in row r of qkv (N, 3C), and of out or dOut (N, C).
-fn qAt(r: u32, h: u32) -> u32 { return r * 3u * NH * HS / 4u + h * HS / 4u; }
-fn kAt(r: u32, h: u32) -> u32 { return qAt(r, h) + NH * HS / 4u; }
-fn vAt(r: u32, h: u32) -> u32 { return qAt(r, h) + 2u * NH * HS / 4u; }
+// vec4 index of the first element of query head h in row r of qkv (N, (NH + 2·NKV)·HS), of the
+// key and value of the kv head that query head h reads, and of head h in out or dOut (N, C).
+fn qAt(r: u32, h: u32) -> u32 { return r * (NH + 2u * NKV) * HS / 4u + h * HS / 4u; }
+fn kAt(r: u32, h: u32) -> u32 { return r * (NH + 2u * NKV) * HS / 4u + (NH + h / (NH / NKV)) * HS / 4u; }
+fn vAt(r: u32, h: u32) -> u32 { return kAt(r, h) + NKV * HS / 4u; }
 fn oAt(r: u32, h: u32) -> u32 { return r * NH * HS / 4u + h * HS / 4u; }
 
 fn scale() -> f32 { return inverseSqrt(f32(HS)); }

@@ -1,0 +1,91 @@
+// Weights as a model folder stores them (F32, F16, BF16), kept in that format on the GPU: the
+// WFMT override of every kernel that reads weights (weight_format.wgsl), the bytes a tensor takes,
+// and the float64 decoding the references read.
+
+import type { WeightDtype } from '../../../model/family/config';
+import shared from './weight_format.wgsl?raw';
+
+/** The `WFMT` override of weight_format.wgsl, by dtype. */
+export const WEIGHT_FORMAT: Record<WeightDtype, number> = { F32: 0, F16: 1, BF16: 2 };
+
+/** WGSL of weight_format.wgsl, prepended to the kernels that read weights. */
+export const weightFormatWgsl = shared;
+
+export const dtypeBytes = (dtype: WeightDtype) => (dtype === 'F32' ? 4 : 2);
+
+/**
+ * Elements of a row (or a whole tensor) a kernel reads as pairs must be even for 16-bit formats
+ * (two to a word); F32 tensors follow the same rule so that one kernel reads all three.
+ */
+export function checkEven(count: number, what: string): void {
+  if (count % 2 !== 0) throw new Error(`${what}: ${count} elements, the weight kernels read them in pairs (an even count)`);
+}
+
+const f16 = (h: number): number => {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+};
+
+/** The elements of a tensor's little-endian bytes as float64 (exact: every format widens without rounding). */
+export function decodeWeights(dtype: WeightDtype, data: Uint8Array): Float64Array {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const n = data.byteLength / dtypeBytes(dtype);
+  const out = new Float64Array(n);
+  if (dtype === 'F32') for (let i = 0; i < n; i++) out[i] = view.getFloat32(4 * i, true);
+  else if (dtype === 'F16') for (let i = 0; i < n; i++) out[i] = f16(view.getUint16(2 * i, true));
+  else {
+    const word = new DataView(new ArrayBuffer(4));
+    for (let i = 0; i < n; i++) {
+      word.setUint32(0, view.getUint16(2 * i, true) << 16, false);
+      out[i] = word.getFloat32(0, false);
+    }
+  }
+  return out;
+}
+
+/** Rounds float values to `dtype` (nearest even), little-endian bytes: what a model folder would store. */
+export function encodeWeights(dtype: WeightDtype, values: ArrayLike<number>): Uint8Array {
+  const n = values.length;
+  if (dtype === 'F32') return new Uint8Array(Float32Array.from(values).buffer);
+  const out = new Uint8Array(2 * n);
+  const view = new DataView(out.buffer);
+  const f32 = new Float32Array(1);
+  const u32 = new Uint32Array(f32.buffer);
+  for (let i = 0; i < n; i++) {
+    f32[0] = values[i];
+    const bits = u32[0];
+    if (dtype === 'BF16') {
+      view.setUint16(2 * i, ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff, true);
+    } else {
+      view.setUint16(2 * i, toF16(values[i]), true);
+    }
+  }
+  return out;
+}
+
+/** Nearest-even f16 bits of a finite value within f16's range (subnormals included). */
+function toF16(v: number): number {
+  const sign = v < 0 || Object.is(v, -0) ? 0x8000 : 0;
+  const a = Math.abs(v);
+  if (a >= 65520) return sign | 0x7c00;
+  if (a < 2 ** -24 / 2) return sign;
+  let exp = Math.floor(Math.log2(a));
+  while (2 ** exp > a) exp--;
+  while (2 ** (exp + 1) <= a) exp++;
+  if (exp < -14) exp = -14; // subnormal
+  const scaled = a / 2 ** (exp - 10); // exact: a power-of-two scale
+  const floor = Math.floor(scaled);
+  const frac = scaled - floor;
+  let mant = frac > 0.5 || (frac === 0.5 && floor % 2 === 1) ? floor + 1 : floor;
+  if (mant >= 2048) {
+    mant /= 2;
+    exp += 1;
+  }
+  if (exp > 15) return sign | 0x7c00;
+  if (exp === -14 && mant < 1024) return sign | mant;
+  return sign | ((exp + 15) << 10) | (mant - 1024);
+}
