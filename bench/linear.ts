@@ -10,7 +10,7 @@ import { createStorage, readFloat32, uploadStorage } from '../src/gpu/runtime/bu
 import { adapterLine, createGpu } from '../src/gpu/runtime/device';
 import { encodeLaunches, releaseLaunches, type Launch } from '../src/gpu/runtime/kernel';
 import { createLinear } from '../src/gpu/kernels/linear/linear';
-import { decodeWeights, encodeWeights } from '../src/gpu/kernels/weight_format/weight_format';
+import { decodeWeights, encodeWeights } from '../src/gpu/kernels/weight-format/weight-format';
 import { createMatmul } from '../src/gpu/kernels/matmul/matmul';
 import { createRng } from '../src/util/prng';
 

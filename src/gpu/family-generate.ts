@@ -9,7 +9,7 @@ import { createOwner, uploadStorage } from './runtime/buffers';
 import { familyScoring, mlpBlockRows, type FamilyGpuModel } from './family-model';
 import { createGatherRows } from './kernels/gather-rows/gather-rows';
 import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './runtime/kernel';
-import { createDecodeAttention } from './kernels/decode_attention/decode_attention';
+import { createDecodeAttention } from './kernels/attention-decode-gqa/attention-decode-gqa';
 import { createEmbed } from './kernels/embed/embed';
 import { createLinear } from './kernels/linear/linear';
 import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';

@@ -4,14 +4,14 @@
 
 import type { FamilyConfig, FolderTensor, FolderTensorSource, WeightDtype } from '../model/family/config';
 import { createRng } from '../util/prng';
-import { attentionGqaReference } from './attention-gqa.reference';
+import { attentionGqaReference } from './kernels/attention/attention-gqa.reference';
 import { familyTensorShapes } from './family-model';
 import { embedReference } from './kernels/embed/embed.reference';
 import { linearReference } from './kernels/linear/linear.reference';
 import { rmsnormReference } from './kernels/rmsnorm/rmsnorm.reference';
 import { ropeInverseFrequencies, ropeReference } from './kernels/rope/rope.reference';
 import { swigluReference } from './kernels/swiglu/swiglu.reference';
-import { decodeWeights, encodeWeights } from './kernels/weight_format/weight_format';
+import { decodeWeights, encodeWeights } from './kernels/weight-format/weight-format';
 
 /**
  * Every tensor of `config`'s folder in `dtype`, in name order (as safetensors writes them): norms near

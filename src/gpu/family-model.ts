@@ -16,7 +16,7 @@ import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';
 import { createRope, ropeRotation } from './kernels/rope/rope';
 import { ropeInverseFrequencies } from './kernels/rope/rope.reference';
 import { createSwiglu } from './kernels/swiglu/swiglu';
-import { dtypeBytes } from './kernels/weight_format/weight_format';
+import { dtypeBytes } from './kernels/weight-format/weight-format';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, rowBlocks, subBinding } from './runtime/limits';
 import { mib, type BatchInput } from './model';
 import type { HiddenForward, ScoringModel } from './scoring-model';

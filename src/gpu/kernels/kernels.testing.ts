@@ -4,7 +4,7 @@
 import type { WeightDtype } from '../../model/family/config';
 import { createRng, type Rng } from '../../util/prng';
 import { align } from '../runtime/buffers';
-import { decodeWeights, encodeWeights } from './weight_format/weight_format';
+import { decodeWeights, encodeWeights } from './weight-format/weight-format';
 
 /** A storage buffer holding `bytes` (padded to whole words). */
 export function uploadBytes(device: GPUDevice, label: string, bytes: Uint8Array): GPUBuffer {

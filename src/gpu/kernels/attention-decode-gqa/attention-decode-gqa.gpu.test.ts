@@ -1,4 +1,4 @@
-// decode_attention.wgsl against its float64 reference: NH/NKV 4/2 and 2/1, head sizes 64 and 128, one
+// attention-decode-gqa.wgsl against its float64 reference: NH/NKV 4/2 and 2/1, head sizes 64 and 128, one
 // new row and a block of them, and a cache longer than one chunk of keys (the online softmax across chunks).
 
 import { describe, it } from 'vitest';
@@ -9,8 +9,8 @@ import type { Gpu } from '../../runtime/device';
 import { useGpu } from '../../runtime/gpu.testing';
 import { submitValidated } from '../../runtime/kernel';
 import { randomActivations } from '../kernels.testing';
-import { createDecodeAttention, DECODE_ATTENTION } from './decode_attention';
-import { decodeAttentionReference } from './decode_attention.reference';
+import { createDecodeAttention, DECODE_ATTENTION } from './attention-decode-gqa';
+import { decodeAttentionReference } from './attention-decode-gqa.reference';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));

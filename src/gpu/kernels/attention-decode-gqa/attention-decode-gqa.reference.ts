@@ -1,7 +1,7 @@
-// Float64 reference of decode_attention.wgsl: the causal grouped-query attention of rows start ..
+// Float64 reference of attention-decode-gqa.wgsl: the causal grouped-query attention of rows start ..
 // start + M − 1 of a qkv cache against its rows 0 ..= their own, out (M, NH·HS).
 
-import { attentionGqaReference, type GqaShape } from '../../attention-gqa.reference';
+import { attentionGqaReference, type GqaShape } from '../attention/attention-gqa.reference';
 
 export function decodeAttentionReference(cache: ArrayLike<number>, start: number, M: number, shape: GqaShape): Float64Array {
   const n = start + M;

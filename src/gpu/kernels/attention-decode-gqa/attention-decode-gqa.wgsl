@@ -4,7 +4,7 @@
 // start + M filled (the new rows' own q, k, v included); query head h reads kv head h / (NH / NKV).
 // Any cache length: keys are taken CHUNK at a time, their scores in workgroup memory, with a running
 // max and sum across chunks (online softmax), so nothing grows with the context.
-// The host prepends shaders/reduce.wgsl (reduceMax, reduceSum over WG invocations).
+// The host prepends kernels/common/reduce.wgsl (reduceMax, reduceSum over WG invocations).
 //
 // One workgroup per (new row, query head): WG invocations share a chunk's scores, then each
 // accumulates its output channels d = lid, lid + WG, … (HS <= 4·WG). Grid (M, NH).
@@ -15,7 +15,7 @@ override HS: u32; // head size, at most 4·WG
 override WG: u32 = 64; // a power of two (reduce.wgsl)
 override CHUNK: u32 = 256; // keys scored at a time
 
-// Mirror: decodeAttentionParams() in decode_attention.ts.
+// Mirror: decodeAttentionParams() in attention-decode-gqa.ts.
 struct Params {
   start: u32, // position (cache row) of the first new row
   M: u32, // new rows

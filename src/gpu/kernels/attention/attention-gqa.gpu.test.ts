@@ -3,15 +3,15 @@
 // tiles staged in workgroup memory, fitted to the device's workgroup memory).
 
 import { describe, it } from 'vitest';
-import { createRng } from '../util/prng';
-import { expectClose } from '../testing/close';
-import { createStorage, readFloat32, uploadStorage } from './runtime/buffers';
-import type { Gpu } from './runtime/device';
-import { attentionConfig, createAttentionForward, createAttentionMask, fitAttentionConfig, qkvWidth, type AttentionConfig } from './kernels/attention/attention';
+import { createRng } from '../../../util/prng';
+import { expectClose } from '../../../testing/close';
+import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
+import type { Gpu } from '../../runtime/device';
+import { attentionConfig, createAttentionForward, createAttentionMask, fitAttentionConfig, qkvWidth, type AttentionConfig } from './attention';
 import { attentionGqaReference } from './attention-gqa.reference';
-import { causalEnd, packEnds, randomTreeEnd } from './kernels/attention/attention-test-masks';
-import { useGpu } from './runtime/gpu.testing';
-import { submitValidated } from './runtime/kernel';
+import { causalEnd, packEnds, randomTreeEnd } from './attention-test-masks';
+import { useGpu } from '../../runtime/gpu.testing';
+import { submitValidated } from '../../runtime/kernel';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));

@@ -10,7 +10,7 @@ import { useGpu } from '../../runtime/gpu.testing';
 import { submitValidated } from '../../runtime/kernel';
 import { rowBlocks } from '../../runtime/limits';
 import { DTYPES, randomWeights, uploadBytes } from '../kernels.testing';
-import { dtypeBytes } from '../weight_format/weight_format';
+import { dtypeBytes } from '../weight-format/weight-format';
 import { createEmbed } from './embed';
 import { embedReference } from './embed.reference';
 

@@ -6,7 +6,7 @@ import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, type BufferRef, type Launch } from '../../runtime/kernel';
 import type { RowBlock } from '../../runtime/limits';
 import { computePipeline, groups1d } from '../../runtime/pipeline';
-import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight_format/weight_format';
+import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
 import kernel from './embed.wgsl?raw';
 
 const code = `${weightFormatWgsl}\n${kernel}`;

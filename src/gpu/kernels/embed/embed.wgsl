@@ -1,5 +1,5 @@
 // The token embedding of the model families: out (N, C) f32 = row tokens[i] of embed_tokens (V, C),
-// kept in the folder's format (F32, F16, BF16; WFMT: weight_format.wgsl, prepended by the host).
+// kept in the folder's format (F32, F16, BF16; WFMT: weight-format.wgsl, prepended by the host).
 // The table binds a block of vocabulary rows [first, end) at a time (a block each fits one storage
 // binding, src/gpu/limits.ts); a launch writes only the rows whose token lies in its block. C is even.
 //

@@ -5,7 +5,7 @@ import type { WeightDtype } from '../../../model/family/config';
 import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, unusedBinding, type BufferRef, type Launch } from '../../runtime/kernel';
 import { computePipeline } from '../../runtime/pipeline';
-import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight_format/weight_format';
+import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
 import kernel from './linear.wgsl?raw';
 
 const code = `${weightFormatWgsl}\n${kernel}`;

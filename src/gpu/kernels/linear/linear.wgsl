@@ -1,6 +1,6 @@
 // y (M, N) = x (M, K) · Wᵀ [+ bias (N)] [+= y]: a linear layer with its weight W (N, K) stored as Hugging
 // Face stores `nn.Linear.weight` (out, in) row-major, in the folder's format (F32, F16 or BF16, WFMT:
-// weight_format.wgsl, prepended by the host), accumulated in f32. x and y are f32. K is even (pairs).
+// weight-format.wgsl, prepended by the host), accumulated in f32. x and y are f32. K is even (pairs).
 // y may be a column block of a wider matrix (row stride ldY, first column offsetY): q, k and v write
 // their columns of one qkv row, gate and up theirs of one gateUp row, and the head (W = lm_head or the
 // tied embed_tokens, a block of vocabulary rows at a time) its block of the logits.

@@ -5,7 +5,7 @@ import type { WeightDtype } from '../../../model/family/config';
 import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, type BufferRef, type Launch } from '../../runtime/kernel';
 import { computePipeline, groups1d } from '../../runtime/pipeline';
-import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight_format/weight_format';
+import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
 import kernel from './rmsnorm.wgsl?raw';
 
 const code = `${weightFormatWgsl}\n${reduce}\n${kernel}`;

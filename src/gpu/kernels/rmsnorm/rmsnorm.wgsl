@@ -1,7 +1,7 @@
 // RMSNorm of the model families: out (N, C) = x / sqrt(mean(x²) + eps) · weight, f32 activations,
-// weight (C) in the folder's format (WFMT: weight_format.wgsl) — Llama's and Qwen's
+// weight (C) in the folder's format (WFMT: weight-format.wgsl) — Llama's and Qwen's
 // `input_layernorm`, `post_attention_layernorm` and the final `norm`. C is even.
-// The host prepends weight_format.wgsl and shaders/reduce.wgsl (reduceSum over the workgroup).
+// The host prepends weight-format.wgsl and kernels/common/reduce.wgsl (reduceSum over the workgroup).
 //
 // One workgroup of WG invocations per row; rows fold over (x, y) when N exceeds one dimension.
 

@@ -6,7 +6,7 @@ import type { WeightDtype } from '../../../model/family/config';
 import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, unusedBinding, type BufferRef, type Launch } from '../../runtime/kernel';
 import { computePipeline, groups1d } from '../../runtime/pipeline';
-import { dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight_format/weight_format';
+import { dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
 import kernel from './rope.wgsl?raw';
 
 const code = `${weightFormatWgsl}\n${reduce}\n${kernel}`;

@@ -7,7 +7,7 @@
 // llama3): GPU sin and cos are promised only 2^-11 absolute (SwiftShader measured 1e-4 off), and an
 // f32 angle loses 2^-24 of itself.
 // With QK_NORM (Qwen3) each head's row is first RMS-normalised with q_norm or k_norm (HS, WFMT).
-// The host prepends weight_format.wgsl and shaders/reduce.wgsl.
+// The host prepends weight-format.wgsl and kernels/common/reduce.wgsl.
 //
 // One workgroup per (head j of the NH + NKV query and key heads, row); rows fold over (y, z).
 

@@ -2,7 +2,7 @@
 // on known bit patterns: F16 normals, subnormals and the largest finite; BF16; ties to even.
 
 import { describe, expect, it } from 'vitest';
-import { decodeWeights, encodeWeights } from './weight_format';
+import { decodeWeights, encodeWeights } from './weight-format';
 
 const bytes16 = (...words: number[]) => new Uint8Array(Uint16Array.from(words).buffer);
 

@@ -1,14 +1,14 @@
 // Weights as a model folder stores them (F32, F16, BF16), kept in that format on the GPU: the
-// WFMT override of every kernel that reads weights (weight_format.wgsl), the bytes a tensor takes,
+// WFMT override of every kernel that reads weights (weight-format.wgsl), the bytes a tensor takes,
 // and the float64 decoding the references read.
 
 import type { WeightDtype } from '../../../model/family/config';
-import shared from './weight_format.wgsl?raw';
+import shared from './weight-format.wgsl?raw';
 
-/** The `WFMT` override of weight_format.wgsl, by dtype. */
+/** The `WFMT` override of weight-format.wgsl, by dtype. */
 export const WEIGHT_FORMAT: Record<WeightDtype, number> = { F32: 0, F16: 1, BF16: 2 };
 
-/** WGSL of weight_format.wgsl, prepended to the kernels that read weights. */
+/** WGSL of weight-format.wgsl, prepended to the kernels that read weights. */
 export const weightFormatWgsl = shared;
 
 export const dtypeBytes = (dtype: WeightDtype) => (dtype === 'F32' ? 4 : 2);

@@ -4,7 +4,7 @@
 // its weight bindings and, per binding, a `fn <name>Pair(p) -> vec2f` (elements 2p, 2p + 1) built
 // from pairF32 / pair16 below. Accumulation is always f32. The host prepends this file.
 
-override WFMT: u32 = 0u; // WEIGHT_FORMAT in weight_format.ts: 0 F32, 1 F16, 2 BF16
+override WFMT: u32 = 0u; // WEIGHT_FORMAT in weight-format.ts: 0 F32, 1 F16, 2 BF16
 
 // Two f32 words.
 fn pairF32(lo: u32, hi: u32) -> vec2f {
