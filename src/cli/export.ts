@@ -3,9 +3,10 @@
 // streams: one rollout at a time into the bins, each column spooled to its own temporary file, the
 // output assembled (header, then the columns) only when every rollout went in.
 
-import { closeSync, mkdtempSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { asOutputError, openPartial, release, removeOnExit, type PartialFile } from '../util/output-file';
 import { safetensorsHeader, tensorBytes } from '../util/safetensors';
 import { createBatchWriter, type BatchSink, type BatchSummary, type BatchTensorName } from '../plan/export';
 import { METHODS } from '../plan/types';
@@ -20,8 +21,12 @@ const COLUMN_BUFFER = 1 << 18;
 /** A sink that spools each column to a file of its own in `dir`, buffered. */
 function createSpool(dir: string) {
   const columns = new Map<BatchTensorName, { fd: number; parts: Uint8Array[]; size: number }>();
-  const flush = (c: { fd: number; parts: Uint8Array[]; size: number }) => {
-    for (const p of c.parts) writeSync(c.fd, p);
+  const flush = (c: { fd: number; parts: Uint8Array[]; size: number }, name: string) => {
+    try {
+      for (const p of c.parts) writeSync(c.fd, p);
+    } catch (error) {
+      throw asOutputError(join(dir, name), error); // the spool's disk is full: one line naming the file
+    }
     c.parts = [];
     c.size = 0;
   };
@@ -31,23 +36,23 @@ function createSpool(dir: string) {
       if (!c) columns.set(name, (c = { fd: openSync(join(dir, name), 'w'), parts: [], size: 0 }));
       c.parts.push(tensorBytes(values)); // the writer hands over fresh arrays: a view is safe to keep
       c.size += values.byteLength;
-      if (c.size >= COLUMN_BUFFER) flush(c);
+      if (c.size >= COLUMN_BUFFER) flush(c, name);
     },
   };
   return {
     sink,
-    /** Writes the header and every column, in the header's order, to `fd`. */
-    assemble(fd: number, summary: BatchSummary) {
-      writeSync(fd, safetensorsHeader(summary.tensors, summary.metadata));
+    /** Writes the header and every column, in the header's order, to `out`. */
+    assemble(out: PartialFile, summary: BatchSummary) {
+      out.write(safetensorsHeader(summary.tensors, summary.metadata));
       const buffer = new Uint8Array(COLUMN_BUFFER);
       for (const { name } of summary.tensors) {
         const c = columns.get(name as BatchTensorName);
         if (!c) continue; // an empty column (no targets, no pairs)
-        flush(c);
+        flush(c, name);
         closeSync(c.fd);
         const input = openSync(join(dir, name), 'r');
         try {
-          for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) writeSync(fd, buffer, 0, n);
+          for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) out.write(buffer.subarray(0, n));
         } finally {
           closeSync(input);
         }
@@ -86,30 +91,30 @@ export const exportCommand: Command = {
     const out = requiredFlag(args, 'out', 'BATCH.safetensors');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
     const maxTokens = args.flags['max-tokens'] === undefined ? undefined : integerFlag(args, 'max-tokens', 0, 1);
-    await checkOutputPath('out', out);
+    await checkOutputPath('out', out, [file]);
     const rollouts = (await openRolloutFile(file)).rollouts();
 
-    const dir = mkdtempSync(join(tmpdir(), 'mw-export-'));
-    const spool = createSpool(dir);
-    const temp = `${out}.${process.pid}.partial`;
+    // The partial beside OUT is taken first (exclusively) and, with the spool folder, removed on every exit path.
+    const partial = openPartial(out, [file]);
+    let dir: string | undefined;
+    let spool: ReturnType<typeof createSpool> | undefined;
     let summary: BatchSummary;
     try {
+      dir = mkdtempSync(join(tmpdir(), 'mw-export-'));
+      removeOnExit(dir, 'folder');
+      spool = createSpool(dir);
       const writer = createBatchWriter({ method, maxTokens }, spool.sink);
       for await (const rollout of rollouts) writer.add(deriveTree(rollout));
       summary = writer.finish();
-      const fd = openSync(temp, 'w');
-      try {
-        spool.assemble(fd, summary);
-      } catch (error) {
-        closeSync(fd);
-        unlinkSync(temp);
-        throw error;
-      }
-      closeSync(fd);
-      renameSync(temp, out);
+      spool.assemble(partial, summary);
+      partial.commit();
     } finally {
-      spool.close();
-      rmSync(dir, { recursive: true, force: true });
+      partial.discard();
+      spool?.close();
+      if (dir !== undefined) {
+        rmSync(dir, { recursive: true, force: true });
+        release(dir);
+      }
     }
 
     const lines = [

@@ -11,6 +11,7 @@ import type { RolloutFile } from '../rollout/parse';
 import type { FileLayout } from '../rollout/records';
 import type { Rollout } from '../rollout/rollout';
 import { openRolloutStream, type RolloutStream } from '../rollout/stream';
+import { outputProblem } from '../util/output-file';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
@@ -27,13 +28,14 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
 
 /**
  * An output path a command may write (a usage error otherwise, exit 1, before any work): its folder
- * exists and it is not itself a folder. Checked first, so no temporary file is left behind either.
+ * exists, and it is absent or a regular file that is none of `inputs` under any name (src/util/output-file.ts).
+ * Checked first, so no temporary file is left behind either.
  */
-export async function checkOutputPath(flag: string, path: string): Promise<void> {
+export async function checkOutputPath(flag: string, path: string, inputs: readonly string[] = []): Promise<void> {
   const folder = dirname(path);
-  const kind = async (p: string) => (await stat(p).catch(() => null))?.isDirectory();
-  if ((await kind(folder)) !== true) throw new UsageError(`--${flag} ${quote(path)}: folder ${quote(folder)} does not exist`);
-  if ((await kind(path)) === true) throw new UsageError(`--${flag} ${quote(path)} is a folder; give a file name`);
+  if ((await stat(folder).catch(() => null))?.isDirectory() !== true) throw new UsageError(`--${flag} ${JSON.stringify(path)}: folder ${JSON.stringify(folder)} does not exist`);
+  const problem = outputProblem(path, inputs);
+  if (problem) throw new UsageError(`--${flag} ${JSON.stringify(path)} ${problem}`);
 }
 
 /** The one FILE positional of a command. */
