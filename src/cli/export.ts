@@ -50,13 +50,13 @@ function createSpool(dir: string) {
         if (!c) continue; // an empty column (no targets, no pairs)
         flush(c, name);
         closeSync(c.fd);
+        columns.delete(name as BatchTensorName);
         const input = openSync(join(dir, name), 'r');
         try {
           for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) out.write(buffer.subarray(0, n));
         } finally {
           closeSync(input);
         }
-        columns.delete(name as BatchTensorName);
       }
     },
     close() {
