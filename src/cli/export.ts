@@ -13,7 +13,7 @@ import { METHODS } from '../plan/types';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
 import { integerFlag, methodFlag, requiredFlag } from './model-args';
-import { checkOutputPath, fileArgument, openRolloutFile, printJson } from './shared';
+import { MAX_PACKED_FLAG, checkOutputPath, checkSize, fileArgument, maxPackedFlag, openRolloutFile, printJson } from './shared';
 
 /** Bytes a column gathers before it is written out. */
 const COLUMN_BUFFER = 1 << 18;
@@ -69,7 +69,7 @@ function createSpool(dir: string) {
 export const exportCommand: Command = {
   name: 'export',
   summary: "a replay method's packed batch for PyTorch trainers (memorywalker.batch/v1 safetensors)",
-  usage: ['mw export FILE --method M --out BATCH.safetensors [--max-tokens N] [--json]'],
+  usage: ['mw export FILE --method M --out BATCH.safetensors [--max-tokens N] [--max-packed N] [--json]'],
   details: [
     `M is one of ${METHODS.join(', ')}.`,
     'FILE is a rollout, a .jsonl set (streamed: one rollout in memory at a time) or any importable',
@@ -77,12 +77,14 @@ export const exportCommand: Command = {
     'packed sequences of at most N rows (a sequence that does not fit the open one starts the next; one',
     'packed sequence when --max-tokens is absent). The tensors and metadata are in docs/batch-format.md;',
     'python/ reads them (import memorywalker). A summary goes to stderr; --json also prints it on stdout.',
-    'OUT appears only when the whole export succeeded.',
+    'A rollout whose plan would have more rows than --max-packed (its N_packed for packed-4d) is refused, from',
+    'its events, before its tree is built. OUT appears only when the whole export succeeded.',
   ].join('\n'),
   flags: {
     method: { type: 'string', value: 'M', help: 'the replay method' },
     out: { type: 'string', value: 'OUT', help: 'the batch file to write (.safetensors)' },
     'max-tokens': { type: 'string', value: 'N', help: 'most rows in one packed sequence (default: no limit)' },
+    'max-packed': MAX_PACKED_FLAG,
     json: { type: 'boolean', help: 'print the summary as JSON on stdout' },
   },
   async run(args, io) {
@@ -91,6 +93,7 @@ export const exportCommand: Command = {
     const out = requiredFlag(args, 'out', 'BATCH.safetensors');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
     const maxTokens = args.flags['max-tokens'] === undefined ? undefined : integerFlag(args, 'max-tokens', 0, 1);
+    const limit = maxPackedFlag(args);
     await checkOutputPath('out', out, [file]);
     const rollouts = (await openRolloutFile(file)).rollouts();
 
@@ -104,7 +107,10 @@ export const exportCommand: Command = {
       removeOnExit(dir, 'folder');
       spool = createSpool(dir);
       const writer = createBatchWriter({ method, maxTokens }, spool.sink);
-      for await (const rollout of rollouts) writer.add(deriveTree(rollout));
+      for await (const rollout of rollouts) {
+        checkSize(rollout, limit, method); // from the events: a plan too large is refused before its tree is built
+        writer.add(deriveTree(rollout));
+      }
       summary = writer.finish();
       spool.assemble(partial, summary);
       partial.commit();
