@@ -44,7 +44,7 @@ export async function checkOutputPath(flag: string, path: string, inputs: readon
 export const MAX_PACKED_FLAG: FlagSpec = {
   type: 'string',
   value: 'N',
-  help: `most rows of one rollout's tree (N_packed) or plan; a larger rollout is refused before it is built (default ${DEFAULT_MAX_PACKED.toLocaleString('en-US')})`,
+  help: `most rows of one rollout's tree (N_packed) or plan; a larger rollout is refused before it is built (default ${DEFAULT_MAX_PACKED})`,
 };
 
 export function maxPackedFlag(args: ParsedArgs): number {
