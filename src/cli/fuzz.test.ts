@@ -202,6 +202,7 @@ function reliabilityCases(): Case[] {
     { family: 'outputs: --out a named pipe', args: ['export', input, '--method', 'packed-4d', '--out', fifo], code: 1, line: /^mw export: --out .* is a named pipe, not a regular file/ },
     { family: 'outputs: --out a symlink to the input', args: ['import', input, '--out', symlink], code: 1, line: /^mw import: --out .* is the input file .* under another name/ },
     { family: 'outputs: --out a hard link to the input', args: ['export', input, '--method', 'sdcc', '--out', hardlink], code: 1, line: /under another name/ },
+    { family: 'outputs: verify --grad-out a named pipe', args: ['verify', input, '--grad-out', fifo], code: 1, line: /^mw verify: --grad-out .* is a named pipe/ },
     { family: 'outputs: --ckpt-out a named pipe', args: ['train', '--data', input, '--method', 'packed-4d', '--objective', 'sft', '--steps', '1', '--config', 'tiny', '--ckpt-out', fifo, '--metrics', join(TMP, 'rel-m.jsonl')], code: 1, line: /is a named pipe/ },
     ...(['packed-4d', 'logit-tree', 'sdcc'] as const).map((method): Case => ({ family: `sizes: export ${method} of the 2,000-edit rollout`, args: ['export', evict, '--method', method, '--out', join(TMP, `rel-${method}.safetensors`)], code: 2, line: huge })),
     { family: 'sizes: plan of the 2,000-edit rollout', args: ['plan', evict, '--method', 'naive-compressed', '--json'], code: 2, line: huge },
