@@ -143,16 +143,22 @@ async function waitFor(condition: () => boolean, ms: number): Promise<boolean> {
 }
 
 describe('a killed command leaves nothing behind', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s mid-export: no .partial, no output, no spool folder; exit 128 + the signal number', async (signal) => {
-    const dir = join(TMP, `kill-${signal}`);
+  const cases = [
+    ['export', 'SIGTERM'],
+    ['export', 'SIGINT'],
+    ['import', 'SIGTERM'],
+  ] as const;
+  it.each(cases)('mw %s, %s once its partial exists: no .partial, no output, no spool folder; exit 128 + the signal number', async (command, signal) => {
+    const dir = join(TMP, `kill-${command}-${signal}`);
     const tmp = join(dir, 'tmp');
     mkdirSync(tmp, { recursive: true });
-    // 3,000 rollouts: a few seconds of export, long enough to be caught with its partial open.
+    // 3,000 rollouts: a few seconds of work, long enough to be caught with its partial open.
     const base = generateRandomRollout({ seed: 5, size: 'small', id: 'x' });
     const file = join(dir, 'set.jsonl');
     writeFileSync(file, `${Array.from({ length: 3000 }, (_, i) => JSON.stringify({ ...base, id: `k${i}` })).join('\n')}\n`);
-    const out = join(dir, 'out.safetensors');
-    const { child, done } = spawnMw(['export', file, '--method', 'packed-4d', '--out', out], tmp);
+    const out = join(dir, command === 'export' ? 'out.safetensors' : 'out.jsonl');
+    const args = command === 'export' ? ['export', file, '--method', 'packed-4d', '--out', out] : ['import', file, '--out', out];
+    const { child, done } = spawnMw(args, tmp);
     const partial = `${out}.${child.pid}.partial`;
     expect(await waitFor(() => existsSync(partial), 60_000)).toBe(true);
     child.kill(signal);
