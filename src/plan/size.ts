@@ -73,7 +73,8 @@ export function sizeProblem(rollout: Rollout, limit: number, method?: Method, ra
   const tree = packedProblem(rollout.id, size.nPacked, limit, raise);
   if (tree) return tree;
   if (method && size.rows[method] > limit) {
-    return `${where}: the ${method} plan has ${figure(size.rows[method])} rows, above the limit of ${figure(limit)} (N_packed ${figure(size.nPacked)}; ${raise})`;
+    const rows = figure(size.rows[method]);
+    return `${where}: the ${method} plan has ${rows} rows, above the limit of ${figure(limit)} (N_packed ${figure(size.nPacked)}; ${raise})`;
   }
   return null;
 }

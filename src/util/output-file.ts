@@ -4,7 +4,9 @@
 // exclusively, and renamed into place; the partial goes on every exit path, SIGINT/SIGTERM/SIGHUP
 // included. A full disk or quota is an OutputIOError naming the file (docs/reliability.md).
 
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
+} from 'node:fs';
 import { basename } from 'node:path';
 
 /** An output path the command must not write (the CLI's exit 1): `reason` is one line. */
@@ -247,19 +249,7 @@ export function openPartial(name: string, inputs: readonly string[] = []): Parti
   };
 }
 
-/** Writes `name` whole or not at all through a partial file (`produce` writes; a throw discards). */
-export async function writeOutput<T>(name: string, produce: (write: (bytes: Uint8Array | string) => void) => Promise<T> | T, options: { inputs?: readonly string[]; sync?: boolean } = {}): Promise<T> {
-  const partial = openPartial(name, options.inputs);
-  try {
-    const result = await produce(partial.write);
-    partial.commit({ sync: options.sync });
-    return result;
-  } finally {
-    partial.discard();
-  }
-}
-
-/** The same, synchronous. */
+/** Writes `name` whole or not at all through a partial file (a throw discards it). */
 export function writeOutputSync(name: string, data: Uint8Array | string, options: { inputs?: readonly string[]; sync?: boolean } = {}): void {
   const partial = openPartial(name, options.inputs);
   try {

@@ -58,7 +58,10 @@ export function LoadBar() {
         </label>
         <label
           className="picker"
-          title="The largest conditioning tree (N_packed, in nodes) the page builds. A rollout whose tree is larger is refused with its figure, counted from its events, before anything is built: a few hundred KB of edits can make a tree of millions of nodes."
+          title={
+            'The largest conditioning tree (N_packed, in nodes) the page builds. A rollout whose tree is larger is refused with its figure, ' +
+            'counted from its events, before anything is built: a few hundred KB of edits can make a tree of millions of nodes.'
+          }
         >
           <span className="muted">largest tree</span>
           <input
