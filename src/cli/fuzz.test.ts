@@ -46,9 +46,15 @@ function mw(args: string[]): Promise<Outcome> {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), LIMIT_MS + 5000);
+    // Past the limit: SIGTERM (the command removes its partial files and exits 143), SIGKILL 3 s later.
+    let kill: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+    }, LIMIT_MS + 5000);
     child.on('exit', (code) => {
       clearTimeout(timer);
+      clearTimeout(kill);
       let maxRssKB = Infinity;
       try {
         maxRssKB = Number(readFileSync(rssFile, 'utf8'));
