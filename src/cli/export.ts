@@ -3,16 +3,17 @@
 // streams: one rollout at a time into the bins, each column spooled to its own temporary file, the
 // output assembled (header, then the columns) only when every rollout went in.
 
-import { closeSync, mkdtempSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { asOutputError, openPartial, release, removeOnExit, type PartialFile } from '../util/output-file';
 import { safetensorsHeader, tensorBytes } from '../util/safetensors';
 import { createBatchWriter, type BatchSink, type BatchSummary, type BatchTensorName } from '../plan/export';
 import { METHODS } from '../plan/types';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
 import { integerFlag, methodFlag, requiredFlag } from './model-args';
-import { checkOutputPath, fileArgument, openRolloutFile, printJson } from './shared';
+import { MAX_PACKED_FLAG, checkOutputPath, checkSize, fileArgument, maxPackedFlag, openRolloutFile, printJson } from './shared';
 
 /** Bytes a column gathers before it is written out. */
 const COLUMN_BUFFER = 1 << 18;
@@ -20,8 +21,12 @@ const COLUMN_BUFFER = 1 << 18;
 /** A sink that spools each column to a file of its own in `dir`, buffered. */
 function createSpool(dir: string) {
   const columns = new Map<BatchTensorName, { fd: number; parts: Uint8Array[]; size: number }>();
-  const flush = (c: { fd: number; parts: Uint8Array[]; size: number }) => {
-    for (const p of c.parts) writeSync(c.fd, p);
+  const flush = (c: { fd: number; parts: Uint8Array[]; size: number }, name: string) => {
+    try {
+      for (const p of c.parts) writeSync(c.fd, p);
+    } catch (error) {
+      throw asOutputError(join(dir, name), error); // the spool's disk is full: one line naming the file
+    }
     c.parts = [];
     c.size = 0;
   };
@@ -31,27 +36,27 @@ function createSpool(dir: string) {
       if (!c) columns.set(name, (c = { fd: openSync(join(dir, name), 'w'), parts: [], size: 0 }));
       c.parts.push(tensorBytes(values)); // the writer hands over fresh arrays: a view is safe to keep
       c.size += values.byteLength;
-      if (c.size >= COLUMN_BUFFER) flush(c);
+      if (c.size >= COLUMN_BUFFER) flush(c, name);
     },
   };
   return {
     sink,
-    /** Writes the header and every column, in the header's order, to `fd`. */
-    assemble(fd: number, summary: BatchSummary) {
-      writeSync(fd, safetensorsHeader(summary.tensors, summary.metadata));
+    /** Writes the header and every column, in the header's order, to `out`. */
+    assemble(out: PartialFile, summary: BatchSummary) {
+      out.write(safetensorsHeader(summary.tensors, summary.metadata));
       const buffer = new Uint8Array(COLUMN_BUFFER);
       for (const { name } of summary.tensors) {
         const c = columns.get(name as BatchTensorName);
         if (!c) continue; // an empty column (no targets, no pairs)
-        flush(c);
+        flush(c, name);
         closeSync(c.fd);
+        columns.delete(name as BatchTensorName);
         const input = openSync(join(dir, name), 'r');
         try {
-          for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) writeSync(fd, buffer, 0, n);
+          for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) out.write(buffer.subarray(0, n));
         } finally {
           closeSync(input);
         }
-        columns.delete(name as BatchTensorName);
       }
     },
     close() {
@@ -64,7 +69,7 @@ function createSpool(dir: string) {
 export const exportCommand: Command = {
   name: 'export',
   summary: "a replay method's packed batch for PyTorch trainers (memorywalker.batch/v1 safetensors)",
-  usage: ['mw export FILE --method M --out BATCH.safetensors [--max-tokens N] [--json]'],
+  usage: ['mw export FILE --method M --out BATCH.safetensors [--max-tokens N] [--max-packed N] [--json]'],
   details: [
     `M is one of ${METHODS.join(', ')}.`,
     'FILE is a rollout, a .jsonl set (streamed: one rollout in memory at a time) or any importable',
@@ -72,12 +77,14 @@ export const exportCommand: Command = {
     'packed sequences of at most N rows (a sequence that does not fit the open one starts the next; one',
     'packed sequence when --max-tokens is absent). The tensors and metadata are in docs/batch-format.md;',
     'python/ reads them (import memorywalker). A summary goes to stderr; --json also prints it on stdout.',
-    'OUT appears only when the whole export succeeded.',
+    'A rollout whose plan would have more rows than --max-packed (its N_packed for packed-4d) is refused, from',
+    'its events, before its tree is built. OUT appears only when the whole export succeeded.',
   ].join('\n'),
   flags: {
     method: { type: 'string', value: 'M', help: 'the replay method' },
     out: { type: 'string', value: 'OUT', help: 'the batch file to write (.safetensors)' },
     'max-tokens': { type: 'string', value: 'N', help: 'most rows in one packed sequence (default: no limit)' },
+    'max-packed': MAX_PACKED_FLAG,
     json: { type: 'boolean', help: 'print the summary as JSON on stdout' },
   },
   async run(args, io) {
@@ -86,30 +93,34 @@ export const exportCommand: Command = {
     const out = requiredFlag(args, 'out', 'BATCH.safetensors');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
     const maxTokens = args.flags['max-tokens'] === undefined ? undefined : integerFlag(args, 'max-tokens', 0, 1);
-    await checkOutputPath('out', out);
+    const limit = maxPackedFlag(args);
+    await checkOutputPath('out', out, [file]);
     const rollouts = (await openRolloutFile(file)).rollouts();
 
-    const dir = mkdtempSync(join(tmpdir(), 'mw-export-'));
-    const spool = createSpool(dir);
-    const temp = `${out}.${process.pid}.partial`;
+    // The partial beside OUT is taken first (exclusively) and, with the spool folder, removed on every exit path.
+    const partial = openPartial(out, [file]);
+    let dir: string | undefined;
+    let spool: ReturnType<typeof createSpool> | undefined;
     let summary: BatchSummary;
     try {
+      dir = mkdtempSync(join(tmpdir(), 'mw-export-'));
+      removeOnExit(dir, 'folder');
+      spool = createSpool(dir);
       const writer = createBatchWriter({ method, maxTokens }, spool.sink);
-      for await (const rollout of rollouts) writer.add(deriveTree(rollout));
-      summary = writer.finish();
-      const fd = openSync(temp, 'w');
-      try {
-        spool.assemble(fd, summary);
-      } catch (error) {
-        closeSync(fd);
-        unlinkSync(temp);
-        throw error;
+      for await (const rollout of rollouts) {
+        checkSize(rollout, limit, method); // from the events: a plan too large is refused before its tree is built
+        writer.add(deriveTree(rollout));
       }
-      closeSync(fd);
-      renameSync(temp, out);
+      summary = writer.finish();
+      spool.assemble(partial, summary);
+      partial.commit();
     } finally {
-      spool.close();
-      rmSync(dir, { recursive: true, force: true });
+      partial.discard();
+      spool?.close();
+      if (dir !== undefined) {
+        rmSync(dir, { recursive: true, force: true });
+        release(dir);
+      }
     }
 
     const lines = [

@@ -6,8 +6,8 @@
 // nothing on stdout, within 30 s and 500 MB; every accepted file gives the output it would give
 // without the hostile part.
 
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import type { ModelConfig } from '../model/config';
 import { initWeights, parameterShapes } from '../model/params';
 import { writeSafetensors } from '../util/safetensors';
 import { createRng } from '../rollout/generate-random';
+import { evictingRollout } from '../testing/evicting';
 import { ROOT, WORKED } from './subprocess.testing';
 
 const TMP = mkdtempSync(join(tmpdir(), 'mw-fuzz-'));
@@ -45,9 +46,15 @@ function mw(args: string[]): Promise<Outcome> {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), LIMIT_MS + 5000);
+    // Past the limit: SIGTERM (the command removes its partial files and exits 143), SIGKILL 3 s later.
+    let kill: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+    }, LIMIT_MS + 5000);
     child.on('exit', (code) => {
       clearTimeout(timer);
+      clearTimeout(kill);
       let maxRssKB = Infinity;
       try {
         maxRssKB = Number(readFileSync(rssFile, 'utf8'));
@@ -80,8 +87,8 @@ interface Case {
   same?: string[];
 }
 
-/** The cases, generated from one seed: each family several times with different values. */
-function generateCases(): Case[] {
+/** Bad rollout and checkpoint files and paths, generated from one seed: each family several times with different values. */
+function fileCases(): Case[] {
   const rng = createRng(19);
   const cases: Case[] = [];
   const ckpt = file('tiny.safetensors', saveCheckpoint(initWeights(TINY, 1)));
@@ -177,8 +184,39 @@ function generateCases(): Case[] {
   // An over-long rollout for the model: refused from its events, before any tree or plan is built.
   const long = file('long.json', JSON.stringify({ format: 'memorywalker.rollout/v1', id: 'long', vocab: 272, events: [{ op: 'append', role: 'prompt', text: 'p'.repeat(2_000_000) }, { op: 'append', role: 'act', text: 'a'.repeat(1_000_000) }] }));
   cases.push({ family: 'over-long rollout', args: ['score', '--ckpt', ckpt, long, '--method', 'packed-4d', '--json'], code: 2, line: /long\.json: rollout "long": packed-4d needs 3000002 positions, the model has 16$/ });
-  cases.push(...scaleCases(), ...exportCases(), ...turnsCases(), ...tokenizerCases(), ...trainCases(), ...experimentCases());
   return cases;
+}
+
+/**
+ * Issue 31: outputs that are not a regular file of ours (a named pipe, the input under another name),
+ * rollouts whose tree would be huge (the 2,000-edit rollout, N_packed 4,000,000), GPT-2 text of one
+ * long piece, and bad --max-packed values.
+ */
+function reliabilityCases(): Case[] {
+  const input = file('rel-in.json', readFileSync(WORKED));
+  const fifo = join(TMP, 'rel-pipe');
+  if (spawnSync('mkfifo', [fifo]).status !== 0) throw new Error('mkfifo failed');
+  const symlink = join(TMP, 'rel-symlink.json');
+  symlinkSync(input, symlink);
+  const hardlink = join(TMP, 'rel-hardlink.json');
+  linkSync(input, hardlink);
+  const evict = file('rel-evict.json', evictingRollout(2000));
+  const huge = /rel-evict\.json: rollout "evict": N_packed 4,000,000 is above the limit of 2,000,000 rows/;
+  const letters = Array.from({ length: 100_000 }, (_, i) => String.fromCharCode(97 + ((i * 7 + (i >> 4)) % 26))).join('');
+  const chat = file('rel-long-line.jsonl', `${JSON.stringify({ messages: [{ role: 'user', content: letters }, { role: 'assistant', content: `😀${letters.slice(0, 50_000)}` }] })}\n`);
+  return [
+    { family: 'outputs: --out a named pipe', args: ['export', input, '--method', 'packed-4d', '--out', fifo], code: 1, line: /^mw export: --out .* is a named pipe, not a regular file/ },
+    { family: 'outputs: --out a symlink to the input', args: ['import', input, '--out', symlink], code: 1, line: /^mw import: --out .* is the input file .* under another name/ },
+    { family: 'outputs: --out a hard link to the input', args: ['export', input, '--method', 'sdcc', '--out', hardlink], code: 1, line: /under another name/ },
+    { family: 'outputs: verify --grad-out a named pipe', args: ['verify', input, '--grad-out', fifo], code: 1, line: /^mw verify: --grad-out .* is a named pipe/ },
+    { family: 'outputs: --ckpt-out a named pipe', args: ['train', '--data', input, '--method', 'packed-4d', '--objective', 'sft', '--steps', '1', '--config', 'tiny', '--ckpt-out', fifo, '--metrics', join(TMP, 'rel-m.jsonl')], code: 1, line: /is a named pipe/ },
+    ...(['packed-4d', 'logit-tree', 'sdcc'] as const).map((method): Case => ({ family: `sizes: export ${method} of the 2,000-edit rollout`, args: ['export', evict, '--method', method, '--out', join(TMP, `rel-${method}.safetensors`)], code: 2, line: huge })),
+    { family: 'sizes: plan of the 2,000-edit rollout', args: ['plan', evict, '--method', 'naive-compressed', '--json'], code: 2, line: huge },
+    { family: 'sizes: tree --per-target of the 2,000-edit rollout', args: ['tree', evict, '--per-target', '--json'], code: 2, line: huge },
+    { family: 'sizes: --max-packed 0', args: ['plan', input, '--method', 'packed-4d', '--max-packed', '0'], code: 1, line: /--max-packed must be an integer ≥ 1/ },
+    { family: 'sizes: --max-packed 1e9', args: ['tree', input, '--per-target', '--max-packed', '1e9'], code: 1, line: /--max-packed must be an integer ≥ 1/ },
+    { family: 'gpt2: 150k characters without a space', args: ['import', chat, '--tokenizer', 'gpt2', '--out', join(TMP, 'rel-long-line.out.jsonl')], code: 0 },
+  ];
 }
 
 /** Sizes past a JavaScript call's argument limit (~125k): a spread of them would overflow the stack (exit 70). */
@@ -331,9 +369,21 @@ async function inPool<T, R>(items: readonly T[], width: number, f: (item: T) => 
   return out;
 }
 
+/** Each family its own test, so that one slow family does not fail the others; each input keeps its 30 s and 500 MB. */
+const FAMILIES: [string, () => Case[]][] = [
+  ['rollout and checkpoint files, paths', fileCases],
+  ["sizes past a call's argument limit", scaleCases],
+  ['export', exportCases],
+  ['turn dumps', turnsCases],
+  ['tokenizers', tokenizerCases],
+  ['train', trainCases],
+  ['experiment', experimentCases],
+  ['outputs, sizes and long GPT-2 text (issue 31)', reliabilityCases],
+];
+
 describe('mw under hostile input', () => {
-  it('refuses every bad input with its exit code and one stderr line, in 30 s and 500 MB; accepts the rest unchanged', async () => {
-    const cases = generateCases();
+  it.each(FAMILIES)('%s: every bad input refused with its exit code and one stderr line, in 30 s and 500 MB; the rest accepted unchanged', async (_, generate) => {
+    const cases = generate();
     const outcomes = await inPool(cases, 2, (c) => mw(c.args));
     const expected = await inPool(cases.filter((c) => c.same), 2, (c) => mw(c.same!));
     let e = 0;
@@ -357,10 +407,14 @@ describe('mw under hostile input', () => {
     console.log(`${cases.length} hostile cases: slowest ${worst.ms} ms, largest peak RSS ${Math.round(worst.kb / 1024)} MB`);
     for (const [i, c] of cases.entries()) console.log(`  ${c.family}: exit ${outcomes[i].code} ${outcomes[i].stderr.trimEnd().slice(0, 140)}`);
     expect(failures).toEqual([]);
+  }, 400_000);
+
+  it('leaves no output behind: no .partial, nothing in a folder named as --out, no output of a refused command', () => {
     expect(readdirSync(TMP).filter((f) => f.endsWith('.partial'))).toEqual([]);
+    expect(readdirSync(TMP).filter((f) => f.startsWith('rel-') && /\.(safetensors|out\.jsonl)$/.test(f) && f !== 'rel-long-line.out.jsonl')).toEqual([]);
     expect(readdirSync(join(TMP, 'a-folder'))).toEqual([]);
     expect(readdirSync(TMP).filter((f) => f === 'matrix' || f.startsWith('trained.') || f === 'batch.safetensors' || f === 't.jsonl' || /^turns-\d+\.out/.test(f))).toEqual([]);
-  }, 400_000);
+  });
 
   it('keeps a top-level __proto__ through mw import', async () => {
     const out = join(TMP, 'proto.out.jsonl');

@@ -4,7 +4,7 @@
 // expert (warm-start data, no GPU). Every episode is verified (its tree re-derives the views it was
 // decoded from) before the file appears; progress and the summary go to stderr.
 
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { writeOutputSync } from '../util/output-file';
 import { ValidationError } from '../rollout/errors';
 import { BYTE_VOCAB } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
@@ -71,18 +71,7 @@ async function generate(io: CliIO, config: DatasetConfig, policy: Policy, nPosit
 
 /** Writes the JSONL beside `out` first and renames it: a failed run leaves no file. */
 function writeDataset(io: CliIO, out: string, { dataset, longBranches }: { dataset: Dataset; longBranches: number }, nPositions: number): number {
-  const temp = `${out}.${process.pid}.partial`;
-  try {
-    writeFileSync(temp, datasetToJsonl(dataset.rollouts));
-    renameSync(temp, out);
-  } catch (error) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // nothing was written
-    }
-    throw new Error(`cannot write ${out}: ${(error as Error).message}`);
-  }
+  writeOutputSync(out, datasetToJsonl(dataset.rollouts));
   const s = dataset.summary;
   const stops = Object.entries(s.stops).map(([k, v]) => `${k} ${v}`).join(', ');
   io.err(
@@ -130,7 +119,7 @@ export const generateCommand: Command = {
     if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
     const config = datasetConfig(args);
     const out = requiredFlag(args, 'out', 'FILE.jsonl');
-    await checkOutputPath('out', out);
+    await checkOutputPath('out', out, typeof args.flags.ckpt === 'string' ? [args.flags.ckpt] : []);
     const policyKind = choiceFlag(args, 'policy', POLICIES, 'model');
 
     if (policyKind === 'expert') {

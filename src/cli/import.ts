@@ -3,7 +3,7 @@
 // record count, not the bytes); the output appears only when the import succeeded, written to a
 // temporary file first. The import report goes to stderr.
 
-import { closeSync, createReadStream, existsSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { ValidationError, quote } from '../rollout/errors';
@@ -24,6 +24,7 @@ import type { EventJson, RolloutJson } from '../rollout/format';
 import { ModelFolderError } from '../model/family/folder';
 import { loadFolderTokenizer } from '../model/family/folder-node';
 import { validateRollout } from '../rollout/validate';
+import { openPartial, type PartialFile } from '../util/output-file';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
@@ -49,7 +50,7 @@ async function detectFormat(file: string): Promise<Detected> {
 async function importTranscriptFile(file: string, out: string, importer: FileImporter, tokenizer: TokenizerName) {
   const { rollouts, report } = importer.readText(await readFile(file, 'utf8'), file, { tokenizer });
   for (const { value, line } of rollouts) validateRollout(value, line === undefined ? { file } : { file, line });
-  await writeAtomically(out, async (w) => {
+  await writeAtomically(file, out, async (w) => {
     for (const { value } of rollouts) w.write(`${JSON.stringify(value)}\n`);
   });
   return report;
@@ -65,12 +66,12 @@ async function isCallsFile(file: string): Promise<boolean> {
   }
 }
 
-/** Synchronous buffered writes to a file descriptor: importers emit from synchronous callbacks. */
-function createWriter(fd: number) {
+/** Synchronous buffered writes to a partial file: importers emit from synchronous callbacks. */
+function createWriter(partial: PartialFile) {
   let parts: string[] = [];
   let size = 0;
   const flush = () => {
-    if (parts.length) writeSync(fd, parts.join(''));
+    if (parts.length) partial.write(parts.join(''));
     parts = [];
     size = 0;
   };
@@ -86,23 +87,17 @@ function createWriter(fd: number) {
 
 type Writer = ReturnType<typeof createWriter>;
 
-/** Writes through `produce` to a temporary file beside `out`, renamed to `out` only on success. */
-async function writeAtomically<T>(out: string, produce: (w: Writer) => Promise<T>): Promise<T> {
-  const temp = `${out}.${process.pid}.partial`;
-  const fd = openSync(temp, 'w');
-  let closed = false;
+/** Writes through `produce` to `OUT.<pid>.partial` beside `out` (never `file`, the input, under any name) (src/util/output-file.ts), renamed to `out` only on success. */
+async function writeAtomically<T>(file: string, out: string, produce: (w: Writer) => Promise<T>): Promise<T> {
+  const partial = openPartial(out, [file]);
   try {
-    const writer = createWriter(fd);
+    const writer = createWriter(partial);
     const result = await produce(writer);
     writer.flush();
-    closeSync(fd);
-    closed = true;
-    renameSync(temp, out);
+    partial.commit();
     return result;
-  } catch (error) {
-    if (!closed) closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
+  } finally {
+    partial.discard();
   }
 }
 
@@ -128,7 +123,7 @@ function asTokens(event: EventJson, hf: HfTokenizer | null): EventJson[] {
 
 function importAgentSessionFile(file: string, out: string, tokenizer: string, hf: HfTokenizer | null): Promise<ImportReport> {
   const source: OpenSource = () => createReadStream(file);
-  return writeAtomically(out, async (w) => {
+  return writeAtomically(file, out, async (w) => {
     let first = true;
     const head = await streamAgentSession(
       source,
@@ -147,7 +142,7 @@ function importAgentSessionFile(file: string, out: string, tokenizer: string, hf
 }
 
 function importChatFile(file: string, out: string, tokenizer: string, hf: HfTokenizer | null): Promise<ImportReport> {
-  return writeAtomically(out, (w) =>
+  return writeAtomically(file, out, (w) =>
     streamChat(
       () => createReadStream(file),
       (imported) => {
@@ -162,7 +157,7 @@ function importChatFile(file: string, out: string, tokenizer: string, hf: HfToke
 
 /** A trainer's turn records: read twice line by line (an index of trajectories, then each aligned as its turns arrive), validated and written one rollout at a time. */
 async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<TurnsSummary> {
-  return writeAtomically(out, (w) =>
+  return writeAtomically(file, out, (w) =>
     streamTurns(
       () => createReadStream(file),
       file,
@@ -190,13 +185,13 @@ async function importWholeFile(file: string, out: string, format: 'calls' | 'rol
       validateRollout(rollout, source);
       return rollout;
     });
-    await writeAtomically(out, async (w) => {
+    await writeAtomically(file, out, async (w) => {
       for (const rollout of rollouts) w.write(`${JSON.stringify(rollout)}\n`);
     });
     return rollouts.length;
   }
   const stream = await openRolloutFile(file);
-  return writeAtomically(out, async (w) => {
+  return writeAtomically(file, out, async (w) => {
     let n = 0;
     for await (const rollout of stream.rollouts()) {
       w.write(`${stringifyRollout(rollout)}\n`);
@@ -255,7 +250,7 @@ export const importCommand: Command = {
     const out = args.flags.out;
     if (typeof out !== 'string' || out.length === 0) throw new UsageError('--out OUT.jsonl is required');
     if (resolve(out) === resolve(file)) throw new UsageError('--out must not be the input file');
-    await checkOutputPath('out', out);
+    await checkOutputPath('out', out, [file]);
     try {
       if (!(await stat(file)).isFile()) throw new ValidationError({ file }, 'not a file');
     } catch (error) {

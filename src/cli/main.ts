@@ -1,8 +1,9 @@
 // The `mw` command line: a registry of commands (one file each) and main(), which maps errors to
 // exit codes: 0 ok, 1 usage, 2 invalid input (one line `FILE[:LINE]: event N: reason` on stderr,
-// nothing on stdout), 70 internal error. Every error is exactly one line on stderr.
+// nothing on stdout; also a disk that is full), 70 internal error. Every error is exactly one line on stderr.
 
 import { ValidationError, escapeControls } from '../rollout/errors';
+import { OutputIOError, OutputRefusedError } from '../util/output-file';
 import { UsageError, type CliIO, type Command } from './command';
 import { driftCommand } from './drift';
 import { experimentCommand } from './experiment';
@@ -112,6 +113,15 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     if (error instanceof ValidationError) {
       io.err(`${error.message}\n`);
       return 2;
+    }
+    if (error instanceof OutputIOError) {
+      // The disk, not the input or the program: a full disk or quota names the file (the old one is kept).
+      io.err(`${oneLine(error.message)}\n`);
+      return 2;
+    }
+    if (error instanceof OutputRefusedError) {
+      io.err(`mw ${command.name}: ${oneLine(`${error.file} ${error.reason}`)}\n`);
+      return 1;
     }
     if (error instanceof UsageError) {
       io.err(`mw ${command.name}: ${oneLine(error.message)} (see 'mw ${command.name} --help')\n`);

@@ -3,7 +3,8 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { writeOutputSync } from '../util/output-file';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/runtime/device';
@@ -318,11 +319,9 @@ async function loadEngine() {
 
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;
 
-/** Writes PATH whole or not at all: a temporary beside it, renamed into place. */
+/** Writes PATH whole or not at all: a partial beside it, renamed into place (src/util/output-file.ts: only over a regular file). */
 export function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.partial`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
+  writeOutputSync(path, text);
 }
 
 /** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */

@@ -8,7 +8,7 @@ import { planNeeds } from '../plan/needs';
 import { METHODS, isMethod, type Plan, type PlanSequence } from '../plan/types';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
-import { createJsonOutput, fileArgument, formatIds, formatTable, openRolloutFile, validateRolloutFile } from './shared';
+import { MAX_PACKED_FLAG, createJsonOutput, fileArgument, formatIds, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
 
 const TEACHERS = ['logit-tree', 'packed-4d'] as const;
 
@@ -35,12 +35,13 @@ function planTable(id: string, plan: Plan): string {
 export const planCommand: Command = {
   name: 'plan',
   summary: 'the scoring plan of a replay method: sequences, positions, end[] visibility, targets',
-  usage: ['mw plan FILE --method M [--json] [--teacher T]'],
+  usage: ['mw plan FILE --method M [--json] [--teacher T] [--max-packed N]'],
   details: `M is one of ${METHODS.join(', ')}.`,
   flags: {
     method: { type: 'string', value: 'M', help: 'the replay method' },
     json: { type: 'boolean', help: 'print the plan as JSON (an array of plans for JSONL)' },
     teacher: { type: 'string', value: 'T', help: `sdcc only: teacher layout, ${TEACHERS.join(' or ')} (default packed-4d)` },
+    'max-packed': MAX_PACKED_FLAG,
   },
   async run(args, io) {
     const method = args.flags.method;
@@ -50,10 +51,12 @@ export const planCommand: Command = {
     if (teacher !== undefined && !(TEACHERS as readonly unknown[]).includes(teacher)) {
       throw new UsageError(`unknown teacher layout "${teacher}" (${TEACHERS.join(', ')})`);
     }
+    const limit = maxPackedFlag(args);
     const stream = await openRolloutFile(fileArgument(args));
-    // A plan grows with N_packed: the file is validated first, then each plan is built and
-    // written (in pieces, the JSON of one plan may exceed V8's longest string) before the next.
-    await validateRolloutFile(stream);
+    // A plan grows with N_packed: the file is validated first (every rollout's plan size against the
+    // limit included, from its events), then each plan is built and written (in pieces, the JSON of
+    // one plan may exceed V8's longest string) before the next.
+    await validateRolloutFile(stream, { limit, method });
     const out = createJsonOutput(io, stream.layout);
     let first = true;
     for await (const rollout of stream.rollouts()) {

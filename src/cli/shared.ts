@@ -11,7 +11,10 @@ import type { RolloutFile } from '../rollout/parse';
 import type { FileLayout } from '../rollout/records';
 import type { Rollout } from '../rollout/rollout';
 import { openRolloutStream, type RolloutStream } from '../rollout/stream';
-import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
+import { outputProblem } from '../util/output-file';
+import { DEFAULT_MAX_PACKED, sizeProblem } from '../plan/size';
+import type { Method } from '../plan/types';
+import { UsageError, type CliIO, type Command, type FlagSpec, type ParsedArgs } from './command';
 
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   const options: Record<string, { type: 'boolean' | 'string' }> = {};
@@ -27,13 +30,37 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
 
 /**
  * An output path a command may write (a usage error otherwise, exit 1, before any work): its folder
- * exists and it is not itself a folder. Checked first, so no temporary file is left behind either.
+ * exists, and it is absent or a regular file that is none of `inputs` under any name (src/util/output-file.ts).
+ * Checked first, so no temporary file is left behind either.
  */
-export async function checkOutputPath(flag: string, path: string): Promise<void> {
+export async function checkOutputPath(flag: string, path: string, inputs: readonly string[] = []): Promise<void> {
   const folder = dirname(path);
-  const kind = async (p: string) => (await stat(p).catch(() => null))?.isDirectory();
-  if ((await kind(folder)) !== true) throw new UsageError(`--${flag} ${quote(path)}: folder ${quote(folder)} does not exist`);
-  if ((await kind(path)) === true) throw new UsageError(`--${flag} ${quote(path)} is a folder; give a file name`);
+  if ((await stat(folder).catch(() => null))?.isDirectory() !== true) throw new UsageError(`--${flag} ${JSON.stringify(path)}: folder ${JSON.stringify(folder)} does not exist`);
+  const problem = outputProblem(path, inputs);
+  if (problem) throw new UsageError(`--${flag} ${JSON.stringify(path)} ${problem}`);
+}
+
+/** `--max-packed N`: the most rows one rollout's tree or plan may have (src/plan/size.ts). */
+export const MAX_PACKED_FLAG: FlagSpec = {
+  type: 'string',
+  value: 'N',
+  help: `most rows of one rollout's tree (N_packed) or plan; a larger rollout is refused before it is built (default ${DEFAULT_MAX_PACKED})`,
+};
+
+export function maxPackedFlag(args: ParsedArgs): number {
+  const text = args.flags['max-packed'];
+  if (text === undefined) return DEFAULT_MAX_PACKED;
+  const value = Number(text);
+  if (typeof text !== 'string' || !/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`--max-packed must be an integer ≥ 1, got ${quote(text)}`);
+  }
+  return value;
+}
+
+/** Refuses (invalid input, naming the figure and the limit) a rollout whose tree or `method`'s plan exceeds `limit` rows. */
+export function checkSize(rollout: Rollout, limit: number, method?: Method): void {
+  const problem = sizeProblem(rollout, limit, method, '--max-packed N allows more');
+  if (problem) throw new ValidationError(rollout.source, problem);
 }
 
 /** The one FILE positional of a command. */
@@ -82,11 +109,12 @@ export async function loadRolloutFile(file: string): Promise<RolloutFile> {
 
 /**
  * Validates every rollout of a JSONL file (one at a time, nothing kept) before a command prints
- * anything: output streamed per rollout must not start for a file whose line 900 is invalid.
+ * anything: output streamed per rollout must not start for a file whose line 900 is invalid (or,
+ * with `size`, too large to build).
  */
-export async function validateRolloutFile(stream: RolloutStream): Promise<void> {
-  if (stream.layout === 'json') return;
-  for await (const _ of stream.rollouts());
+export async function validateRolloutFile(stream: RolloutStream, size?: { limit: number; method?: Method }): Promise<void> {
+  if (stream.layout === 'json' && !size) return;
+  for await (const rollout of stream.rollouts()) if (size) checkSize(rollout, size.limit, size.method);
 }
 
 /**

@@ -7,6 +7,7 @@
 import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { optimizerStatePath } from '../model/checkpoint-file';
+import { asOutputError, lockOutput } from '../util/output-file';
 import type { ModelConfig } from '../model/config';
 import type { LrSchedule } from '../objectives/adamw';
 import { methodNeeds } from '../plan/needs';
@@ -41,7 +42,7 @@ import {
   stringFlag,
   withGpu,
 } from './model-args';
-import { loadRolloutFile, printJson } from './shared';
+import { checkOutputPath, loadRolloutFile, printJson } from './shared';
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
@@ -313,111 +314,125 @@ export const trainCommand: Command = {
       if (!existsSync(dirname(resolve(path)))) throw new UsageError(`--${flag} ${path}: no such directory`);
     }
     if (resolve(metricsPath) === resolve(out) || (dataPath !== undefined && resolve(metricsPath) === resolve(dataPath))) throw new UsageError('--metrics must be a file of its own');
-
-    // Training stays GPT-2 (docs/model.md): a model folder of the Llama / Qwen family is refused in one line.
+    // Outputs replace only regular files that are no input under any name (--ckpt-in may be --ckpt-out: a resume in place).
     const ckptIn = stringFlag(args, 'ckpt-in');
+    // Training stays GPT-2 (docs/model.md): a model folder of the Llama / Qwen family is refused in one line.
     if (ckptIn !== undefined) refuseFamilyModel(ckptIn, 'training supports GPT-2 checkpoints only');
-    // The weights and the optimizer state beside them are read as one pair (src/run/files.ts).
-    const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2', read: readLaneCheckpoint });
-    const { weights } = choice;
-    const optimizerState = choice.checkpoint?.optimizer ?? null;
-    // Settings a resumed run takes from its checkpoint; a fresh run (even from a checkpoint's weights) does not.
-    const saved = optimizerState ? choice.checkpoint!.metadata : {};
-    const start = optimizerState?.step ?? 0;
-    const seed = integerFlag(args, 'seed', savedNumber(saved, 'seed') ?? 0, 0, 2 ** 32 - 1);
-    const settings = { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective, seed };
-    const { source, description, metadata: sourceMetadata } =
-      dataPath !== undefined ? await dataSource(args, io, dataPath, saved, settings) : envSource(args, saved, settings);
-    const schedule = scheduleFrom(args, saved, start, steps);
-    // The checkpoint's `__metadata__` beside the config (the trainer adds `step`).
-    const metadata: Record<string, string> = {
-      lr_peak: String(schedule.peak),
-      lr_warmup: String(schedule.warmup),
-      lr_total: String(schedule.total),
-      lr_min: String(schedule.min),
-      seed: String(seed),
-      ...sourceMetadata,
-      method,
-      objective,
-    };
-    const spec: RunSpec = { methods: [method], objective, lambda, sdccTeacher: teacher, sdccGate, schedule, conditioningDrift: true, source };
-
-    if (choice.checkpoint && !optimizerState) {
-      io.err(`mw train: no optimizer state beside ${choice.checkpoint.path}: a fresh run from its weights (update 0)\n`);
-    }
-    if (choice.checkpoint?.recovered) {
-      io.err(`mw train: ${choice.checkpoint.path}: completed a save that was cut short (its optimizer state was rolled forward)\n`);
-    }
-    io.err(
-      `mw train: ${method} ${objective}${method === 'sdcc' ? ` λ ${lambda ?? 0.1}` : ''} on ${description}\n` +
-        `mw train: model ${choice.description}; updates ${start + 1}..${start + steps}, ` +
-        `lr ${schedule.peak} (warm-up ${schedule.warmup}, cosine to ${schedule.min} at update ${schedule.total})\n`,
-    );
-
-    return withGpu(io, 'train', async ({ assertHealthy, gpu }) => {
-      const { checkpointDue, createRunEngine, StepFailedError } = await import('../run/engine');
-      const run = createRunEngine(gpu, spec, { weights, resume: optimizerState ? { [method]: { weights, optimizer: optimizerState } } : undefined });
-      const [lane] = run.lanes;
-      const save = async () => {
-        // A validation error would have left wrong numbers: only a healthy state is written.
-        await assertHealthy();
-        await writeLaneCheckpoint(out, lane.trainer, metadata);
+    const data = dataPath === undefined ? [] : [dataPath];
+    await checkOutputPath('ckpt-out', out, data);
+    await checkOutputPath('ckpt-out', optimizerStatePath(out), data);
+    await checkOutputPath('metrics', metricsPath, [...data, out, optimizerStatePath(out), ...(ckptIn === undefined ? [] : [ckptIn, optimizerStatePath(ckptIn)])]);
+    // One writer per checkpoint name: a second run on the same --ckpt-out refuses here, naming the first.
+    const unlock = lockOutput(out, 'being written by another mw train');
+    try {
+      // The weights and the optimizer state beside them are read as one pair (src/run/files.ts).
+      const choice = modelFromArgs(args, { ckptFlag: 'ckpt-in', init: 'gpt2', read: readLaneCheckpoint });
+      const { weights } = choice;
+      const optimizerState = choice.checkpoint?.optimizer ?? null;
+      // Settings a resumed run takes from its checkpoint; a fresh run (even from a checkpoint's weights) does not.
+      const saved = optimizerState ? choice.checkpoint!.metadata : {};
+      const start = optimizerState?.step ?? 0;
+      const seed = integerFlag(args, 'seed', savedNumber(saved, 'seed') ?? 0, 0, 2 ** 32 - 1);
+      const settings = { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective, seed };
+      const { source, description, metadata: sourceMetadata } =
+        dataPath !== undefined ? await dataSource(args, io, dataPath, saved, settings) : envSource(args, saved, settings);
+      const schedule = scheduleFrom(args, saved, start, steps);
+      // The checkpoint's `__metadata__` beside the config (the trainer adds `step`).
+      const metadata: Record<string, string> = {
+        lr_peak: String(schedule.peak),
+        lr_warmup: String(schedule.warmup),
+        lr_total: String(schedule.total),
+        lr_min: String(schedule.min),
+        seed: String(seed),
+        ...sourceMetadata,
+        method,
+        objective,
       };
-      const metricsFd = openSync(metricsPath, 'w');
-      const progress = trainProgress(io, steps, start, process.stderr.isTTY === true);
-      let first: StepMetrics | undefined;
-      let last: StepMetrics | undefined;
-      const rewards: number[] = [];
-      try {
-        for (let done = 1; done <= steps; done++) {
-          let step: LaneStep;
-          try {
-            [step] = await run.next();
-          } catch (error) {
-            if (!(error instanceof StepFailedError) || error.kind === 'failed') throw error;
-            // The weights are those of the last good update: keep them, resumable.
-            if (last) await save();
-            const wrote = last ? ` Wrote the checkpoint of update ${lane.trainer.step} to ${out}.` : '';
-            return () => {
-              io.err(`mw train: stopped: ${error.reason}${wrote}\n`);
-              return TRAIN_STOPPED_EXIT;
-            };
-          }
-          const metrics = step.metrics!;
-          writeSync(metricsFd, metricsLine(step));
-          first ??= metrics;
-          last = metrics;
-          const reward = step.batch.played?.reward;
-          if (reward !== undefined) rewards.push(reward);
-          progress(done, metrics, reward);
-          if (checkpointDue(run.step, checkpointEvery, done === steps)) await save();
-        }
-      } finally {
-        closeSync(metricsFd);
-        run.destroy();
+      const spec: RunSpec = { methods: [method], objective, lambda, sdccTeacher: teacher, sdccGate, schedule, conditioningDrift: true, source };
+
+      if (choice.checkpoint && !optimizerState) {
+        io.err(`mw train: no optimizer state beside ${choice.checkpoint.path}: a fresh run from its weights (update 0)\n`);
       }
-      const summary = {
-        updates: steps,
-        firstUpdate: first!.step,
-        lastUpdate: last!.step,
-        loss: { first: first!.loss, last: last!.loss },
-        ...(rewards.length ? { reward: { first: rewards[0], last: rewards.at(-1)! } } : {}),
-        checkpoint: out,
-        optimizer: optimizerStatePath(out),
-        metrics: metricsPath,
-      };
-      return () => {
-        if (args.flags.json) printJson(io, summary);
-        else {
-          io.out(
-            `trained updates ${summary.firstUpdate}..${summary.lastUpdate} (${method}, ${objective}): ` +
-              `loss ${summary.loss.first.toFixed(4)} → ${summary.loss.last.toFixed(4)}` +
-              `${summary.reward ? `, reward ${summary.reward.first.toFixed(3)} → ${summary.reward.last.toFixed(3)}` : ''}\n` +
-              `wrote ${summary.checkpoint}, ${summary.optimizer}, ${summary.metrics}\n`,
-          );
+      if (choice.checkpoint?.recovered) {
+        io.err(`mw train: ${choice.checkpoint.path}: completed a save that was cut short (its optimizer state was rolled forward)\n`);
+      }
+      io.err(
+        `mw train: ${method} ${objective}${method === 'sdcc' ? ` λ ${lambda ?? 0.1}` : ''} on ${description}\n` +
+          `mw train: model ${choice.description}; updates ${start + 1}..${start + steps}, ` +
+          `lr ${schedule.peak} (warm-up ${schedule.warmup}, cosine to ${schedule.min} at update ${schedule.total})\n`,
+      );
+
+      return await withGpu(io, 'train', async ({ assertHealthy, gpu }) => {
+        const { checkpointDue, createRunEngine, StepFailedError } = await import('../run/engine');
+        const run = createRunEngine(gpu, spec, { weights, resume: optimizerState ? { [method]: { weights, optimizer: optimizerState } } : undefined });
+        const [lane] = run.lanes;
+        const save = async () => {
+          // A validation error would have left wrong numbers: only a healthy state is written.
+          await assertHealthy();
+          await writeLaneCheckpoint(out, lane.trainer, metadata);
+        };
+        const metricsFd = openSync(metricsPath, 'w');
+        const progress = trainProgress(io, steps, start, process.stderr.isTTY === true);
+        let first: StepMetrics | undefined;
+        let last: StepMetrics | undefined;
+        const rewards: number[] = [];
+        try {
+          for (let done = 1; done <= steps; done++) {
+            let step: LaneStep;
+            try {
+              [step] = await run.next();
+            } catch (error) {
+              if (!(error instanceof StepFailedError) || error.kind === 'failed') throw error;
+              // The weights are those of the last good update: keep them, resumable.
+              if (last) await save();
+              const wrote = last ? ` Wrote the checkpoint of update ${lane.trainer.step} to ${out}.` : '';
+              return () => {
+                io.err(`mw train: stopped: ${error.reason}${wrote}\n`);
+                return TRAIN_STOPPED_EXIT;
+              };
+            }
+            const metrics = step.metrics!;
+            try {
+              writeSync(metricsFd, metricsLine(step));
+            } catch (error) {
+              throw asOutputError(metricsPath, error);
+            }
+            first ??= metrics;
+            last = metrics;
+            const reward = step.batch.played?.reward;
+            if (reward !== undefined) rewards.push(reward);
+            progress(done, metrics, reward);
+            if (checkpointDue(run.step, checkpointEvery, done === steps)) await save();
+          }
+        } finally {
+          closeSync(metricsFd);
+          run.destroy();
         }
-        return 0;
-      };
-    });
+        const summary = {
+          updates: steps,
+          firstUpdate: first!.step,
+          lastUpdate: last!.step,
+          loss: { first: first!.loss, last: last!.loss },
+          ...(rewards.length ? { reward: { first: rewards[0], last: rewards.at(-1)! } } : {}),
+          checkpoint: out,
+          optimizer: optimizerStatePath(out),
+          metrics: metricsPath,
+        };
+        return () => {
+          if (args.flags.json) printJson(io, summary);
+          else {
+            io.out(
+              `trained updates ${summary.firstUpdate}..${summary.lastUpdate} (${method}, ${objective}): ` +
+                `loss ${summary.loss.first.toFixed(4)} → ${summary.loss.last.toFixed(4)}` +
+                `${summary.reward ? `, reward ${summary.reward.first.toFixed(3)} → ${summary.reward.last.toFixed(3)}` : ''}\n` +
+                `wrote ${summary.checkpoint}, ${summary.optimizer}, ${summary.metrics}\n`,
+            );
+          }
+          return 0;
+        };
+      });
+    } finally {
+      unlock();
+    }
   },
 };

@@ -8,7 +8,7 @@ import { perTargetReport, targetReport } from '../tree/report';
 import { rolloutRow, TREE_FIGURES, type RolloutRow } from '../tree/rolloutRow';
 import type { ConditioningTree } from '../tree/types';
 import type { Command } from './command';
-import { createJsonOutput, fileArgument, formatIds, formatTable, openRolloutFile, validateRolloutFile } from './shared';
+import { MAX_PACKED_FLAG, checkSize, createJsonOutput, fileArgument, formatIds, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
 
 
 function targetTable(tree: ConditioningTree): string {
@@ -26,13 +26,19 @@ function targetTable(tree: ConditioningTree): string {
 export const treeCommand: Command = {
   name: 'tree',
   summary: 'figures of the conditioning tree: K, branches, L, N_packed, dropped, diverging leaves, eviction mass',
-  usage: ['mw tree FILE [--json] [--per-target]'],
-  details: 'FILE is a rollout (.json), a data set (.jsonl, one rollout per line) or any importable format.',
+  usage: ['mw tree FILE [--json] [--per-target] [--max-packed N]'],
+  details: [
+    'FILE is a rollout (.json), a data set (.jsonl, one rollout per line) or any importable format.',
+    'The figures are counted from the events (N_packed without building the trie), whatever its size;',
+    '--per-target builds each tree, and refuses a rollout whose N_packed is above --max-packed.',
+  ].join('\n'),
   flags: {
     json: { type: 'boolean', help: 'print JSON: one object for a .json file, an array (file order) for JSONL' },
     'per-target': { type: 'boolean', help: 'add each target: segment, live and final prefix, eviction mass, diverging' },
+    'max-packed': MAX_PACKED_FLAG,
   },
   async run(args, io) {
+    const limit = maxPackedFlag(args);
     const stream = await openRolloutFile(fileArgument(args));
     const perTarget = args.flags['per-target'] === true;
     if (!perTarget) {
@@ -46,7 +52,7 @@ export const treeCommand: Command = {
     // Per-target output grows with targets × prefix length: the file is validated first, then
     // each rollout's output is written as it is derived.
     if (args.flags.json) {
-      await validateRolloutFile(stream);
+      await validateRolloutFile(stream, { limit });
       const out = createJsonOutput(io, stream.layout);
       for await (const rollout of stream.rollouts()) {
         const tree = deriveTree(rollout);
@@ -69,6 +75,7 @@ export const treeCommand: Command = {
     // The table of figures needs the whole file first (which validates it), then one table per rollout.
     const rows: (string | number)[][] = [];
     for await (const rollout of stream.rollouts()) {
+      checkSize(rollout, limit);
       const figures = deriveFigures(rollout);
       rows.push([rollout.id, ...TREE_FIGURES.map((f) => figures[f])]);
     }

@@ -2,7 +2,7 @@
 // packed-4d give the same log-probabilities and SFT gradients) and the GPU against the float64 CPU
 // reference, over every target and every parameter tensor. Exit 0 only within the tolerances.
 
-import { writeFileSync } from 'node:fs';
+import { writeOutputSync } from '../util/output-file';
 import type { GpuModel } from '../gpu/model';
 import { saveCheckpoint } from '../model/checkpoint';
 import { sftLossAndGrads } from '../model/reference/model';
@@ -13,7 +13,7 @@ import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { UsageError, type Command } from './command';
 import { checkModelTakes, modelFromArgs, modelFlags, stringFlag, withGpu, type Engine } from './model-args';
-import { fileArgument, formatTable, loadRolloutFile, perFile, printJson } from './shared';
+import { checkOutputPath, fileArgument, formatTable, loadRolloutFile, perFile, printJson } from './shared';
 
 /** Exit status when a difference exceeds its tolerance. */
 export const VERIFY_FAILED_EXIT = 3;
@@ -194,6 +194,8 @@ export const verifyCommand: Command = {
   async run(args, io) {
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt', init: 'wide' });
     const gradOut = stringFlag(args, 'grad-out');
+    const ckpt = stringFlag(args, 'ckpt');
+    if (gradOut !== undefined) await checkOutputPath('grad-out', gradOut, [fileArgument(args), ...(ckpt === undefined ? [] : [ckpt])]);
     const file = await loadRolloutFile(fileArgument(args));
     if (gradOut !== undefined && file.rollouts.length !== 1) throw new UsageError(`--grad-out needs a file of one rollout, this one has ${file.rollouts.length}`);
     checkModelTakes(choice.weights.config, file.rollouts, EXACT);
@@ -220,7 +222,7 @@ export const verifyCommand: Command = {
         if (gradOut !== undefined) {
           if (!packedGrads) throw new UsageError('--grad-out: the rollout has no targets, so no gradient');
           const { id } = file.rollouts[0];
-          writeFileSync(gradOut, saveCheckpoint({ config: choice.weights.config, tensors: packedGrads }, { kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: id }));
+          writeOutputSync(gradOut, saveCheckpoint({ config: choice.weights.config, tensors: packedGrads }, { kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: id }));
         }
         if (args.flags.json) printJson(io, perFile(file, reports));
         else io.out(reports.map(reportTable).join('\n'));

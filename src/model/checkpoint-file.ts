@@ -7,7 +7,7 @@
 // refused. Stale `.partial` files go at the next save.
 
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
   type CheckpointPairBytes,
@@ -21,6 +21,7 @@ import {
   loadOptimizerState,
 } from './checkpoint';
 import type { ModelConfig } from './config';
+import { isRunning, openPartial } from '../util/output-file';
 import { readSafetensorsHeader } from '../util/safetensors';
 import { optimizerStatePath } from './checkpoint-name';
 
@@ -57,27 +58,17 @@ function inFile<T>(path: string, f: () => T): T {
   }
 }
 
-/** `PATH.<pid>.partial`: the temporary a save writes before renaming it to PATH. */
-function partialPath(path: string): string {
-  return `${path}.${process.pid}.partial`;
-}
-
-/** Every `PATH.<pid>.partial` beside PATH, from any process. */
-function partialsOf(path: string): string[] {
+/** Every `PATH.<pid>.partial` beside PATH, from any process (`alive`: only those of running processes, else only of dead ones). */
+function partialsOf(path: string, which: 'any' | 'stale' = 'any'): string[] {
   const dir = dirname(path);
   const name = basename(path);
   const entries = safe(() => readdirSync(dir)) ?? [];
-  return entries.filter((e) => e.startsWith(`${name}.`) && /^\.\d+\.partial$/.test(e.slice(name.length))).map((e) => join(dir, e));
-}
-
-function writeDurably(path: string, bytes: Uint8Array): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  return entries
+    .filter((e) => {
+      const m = e.startsWith(`${name}.`) ? /^\.(\d+)\.partial$/.exec(e.slice(name.length)) : null;
+      return m !== null && (which === 'any' || Number(m[1]) === process.pid || !isRunning(Number(m[1])));
+    })
+    .map((e) => join(dir, e));
 }
 
 /** Makes the renames in a folder durable (a rename is only on disk once its directory is). */
@@ -134,7 +125,8 @@ export function writeCheckpointPair(path: string, files: { weights: Uint8Array; 
   const optimizer = optimizerStatePath(path);
   // An earlier save cut between its two renames is completed first, then its leftovers go.
   recoverCheckpointPair(path, digest);
-  for (const stale of [...partialsOf(path), ...partialsOf(optimizer)]) rmSync(stale, { force: true });
+  // A running process's partial is its save in progress, not a leftover (one writer per name: lockOutput).
+  for (const stale of [...partialsOf(path, 'stale'), ...partialsOf(optimizer, 'stale')]) rmSync(stale, { force: true });
   let pair: CheckpointPairBytes | null = null;
   if (files.optimizer) {
     pair = { weights: files.weights, optimizer: files.optimizer };
@@ -142,20 +134,23 @@ export function writeCheckpointPair(path: string, files: { weights: Uint8Array; 
     if (meta[WEIGHTS_DIGEST_KEY] === undefined) pair = bindOptimizerState(pair, digest);
     else if (!checkPair(pair.weights, pair.optimizer, digest).ok) throw new CheckpointFileError(optimizer, 'the optimizer state is bound to other weights');
   }
-  const weightsTemp = partialPath(path);
-  const optimizerTemp = partialPath(optimizer);
+  // Both partials are written and flushed before either is renamed: a full disk (OutputIOError naming
+  // the file) leaves the old pair as it was, and both partials go, as on a signal.
+  const weightsTemp = openPartial(path);
+  const optimizerTemp = pair ? openPartial(optimizer) : null;
   try {
-    writeDurably(weightsTemp, files.weights);
-    if (pair) writeDurably(optimizerTemp, pair.optimizer);
-  } catch (error) {
-    rmSync(weightsTemp, { force: true });
-    rmSync(optimizerTemp, { force: true });
-    throw error;
+    weightsTemp.write(files.weights);
+    if (pair) optimizerTemp!.write(pair.optimizer);
+    weightsTemp.sync();
+    optimizerTemp?.sync();
+    // The commit: weights first, optimizer second (a cut between them is rolled forward on load).
+    weightsTemp.commit();
+    if (pair) optimizerTemp!.commit();
+    else rmSync(optimizer, { force: true });
+  } finally {
+    weightsTemp.discard();
+    optimizerTemp?.discard();
   }
-  // The commit: weights first, optimizer second (a cut between them is rolled forward on load).
-  renameSync(weightsTemp, path);
-  if (pair) renameSync(optimizerTemp, optimizer);
-  else rmSync(optimizer, { force: true });
   syncFolder(path);
 }
 

@@ -6,6 +6,7 @@
 
 import { countTokens, encode as encodeBpe } from 'gpt-tokenizer/encoding/r50k_base';
 import ranks from 'gpt-tokenizer/bpeRanks/r50k_base';
+import { bytePairMerge, pairRanksOf, type PairRanks } from './bpe';
 import type { Role } from './format';
 import { GPT2_VOCAB, type Tokenizer } from './tokenizer-types';
 import { visibleText } from './token-text';
@@ -31,7 +32,49 @@ export const GPT2_MARKER_TEXT: Readonly<Record<Role, string>> = {
 /** No special tokens in text: every string encodes as its characters. */
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
-const encodeText = (text: string): number[] => encodeBpe(text, PLAIN);
+/**
+ * GPT-2's pre-tokenizer (r50k's split pattern, as gpt-tokenizer and tiktoken write it): BPE merges
+ * within each piece, never across.
+ */
+const PIECES = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+
+/**
+ * Pieces up to this many UTF-16 units go through gpt-tokenizer (its merge rescans the piece after
+ * every merge: quadratic, but at most LONG_PIECE² per piece); longer ones through the heap merge of
+ * bpe.ts, O(n log n). Both give the reference encoding, so the bound changes the time only.
+ */
+const LONG_PIECE = 256;
+
+let pairRanks: PairRanks | null = null;
+
+/** GPT-2's merges as pairs of tokens, built once (~0.3 s), the first time a long piece is met. */
+function gpt2PairRanks(): PairRanks {
+  pairRanks ??= pairRanksOf(Array.from({ length: END_OF_TEXT }, (_, id) => (ranks[id] === undefined ? undefined : gpt2TokenBytes(id))));
+  return pairRanks;
+}
+
+/**
+ * GPT-2's encoding of plain text, in time O(n log n) in its length whatever it holds: runs of
+ * ordinary pieces are encoded by gpt-tokenizer as they are, a piece longer than LONG_PIECE (a line
+ * of letters or emoji without a space) by the heap merge. Exactly gpt-tokenizer's ids either way.
+ */
+function encodeText(text: string): number[] {
+  if (text.length <= LONG_PIECE) return encodeBpe(text, PLAIN);
+  const out: number[] = [];
+  let run = 0; // start of the pending run of short pieces
+  const flush = (to: number) => {
+    if (to > run) for (const t of encodeBpe(text.slice(run, to), PLAIN)) out.push(t);
+  };
+  for (const match of text.matchAll(PIECES)) {
+    const piece = match[0];
+    if (piece.length <= LONG_PIECE) continue;
+    flush(match.index);
+    bytePairMerge(utf8.encode(piece), gpt2PairRanks(), out);
+    run = match.index + piece.length;
+  }
+  flush(text.length);
+  return out;
+}
 
 const MARKERS: Readonly<Record<Role, readonly number[]>> = {
   prompt: encodeText(GPT2_MARKER_TEXT.prompt),
@@ -65,7 +108,7 @@ export const gpt2Tokenizer: Tokenizer = {
     return [...MARKERS[role], ...encodeText(text)];
   },
   pieceLength(text, role) {
-    return MARKERS[role].length + (text ? countTokens(text, PLAIN) : 0);
+    return MARKERS[role].length + (!text ? 0 : text.length <= LONG_PIECE ? countTokens(text, PLAIN) : encodeText(text).length);
   },
   encode: encodeText,
   decode(tokens) {

@@ -124,6 +124,14 @@ export function deriveFigures(rollout: Rollout): TreeFigures {
   return targetFacts(rollout, facts).figures(packedLengthOf(facts.branches));
 }
 
+/**
+ * N_packed alone, from the events: one replay as runs and the trie's phase 1 counted, never laid
+ * out (src/plan/size.ts checks a rollout's plan sizes with it before any tree is built).
+ */
+export function packedLength(rollout: Rollout): number {
+  return packedLengthOf(replay(rollout).branches);
+}
+
 export function deriveTree(rollout: Rollout): ConditioningTree {
   const L = rollout.length;
   const K = rollout.K;

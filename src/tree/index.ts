@@ -1,5 +1,5 @@
 // The conditioning-tree stage: rollout in, branches / prefixes / packed trie / figures out.
-export { deriveTree } from './derive';
+export { deriveTree, packedLength } from './derive';
 export { buildPackedTrie, type PackedTrie } from './trie';
 export { perTargetReport, targetReport, type TargetReport } from './report';
 export type { ConditioningTree, EditInfo, TreeFigures } from './types';

@@ -3,6 +3,7 @@
 // charts redraw from a subscription). Also the JSONL and CSV exports.
 
 import { csvFormatRows } from 'd3';
+import { neutralise } from '../export/targetRows';
 import { MISMATCH_NAMES } from '../../metrics/mismatch';
 import type { Method } from '../../plan/types';
 import type { MetricRecord } from '../../run/engine';
@@ -45,7 +46,7 @@ export function historyJsonl(history: MetricHistory): string {
 export const CSV_MISMATCH_COLUMNS = MISMATCH_NAMES.map((name) => `rollout_corr/${name}`);
 
 export function historyCsv(history: MetricHistory): string {
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : neutralise(String(v)));
   const row = (r: MetricRecord) => [...CSV_COLUMNS.map((c) => cell(r[c])), ...MISMATCH_NAMES.map((name) => cell(r.rollout_corr?.[name]))];
   return csvFormatRows([[...CSV_COLUMNS, ...CSV_MISMATCH_COLUMNS], ...lanesInOrder(history).map(row)]) + '\n';
 }

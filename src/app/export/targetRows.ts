@@ -14,5 +14,22 @@ export function targetCells(view: ViewData, id: number): { cells: Cell[]; facts:
 }
 
 export function csvOf(header: readonly string[], rows: readonly Cell[][]): string {
-  return `${csvFormatRows([[...header], ...rows.map((row) => row.map((v) => (v === null ? '' : String(v))))])}\n`;
+  return `${csvFormatRows([header.map(neutralise), ...rows.map((row) => row.map(csvCell))])}\n`;
+}
+
+/** A value as CSV text: empty when missing, booleans as written, text neutralised (see `neutralise`). */
+export function csvCell(v: Cell | undefined): string {
+  return v === null || v === undefined ? '' : neutralise(String(v));
+}
+
+/** A number as a spreadsheet reads it (`-2.5`, `1e-7`): it is a value, not a formula, and stays as it is. */
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/**
+ * Text a spreadsheet would run as a formula (a cell starting with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return: `=HYPERLINK(…)`, `+1+cmd`, `@SUM(1,1)`) gets a leading apostrophe, which the
+ * spreadsheet shows as text; numbers (`-2.5`) stay numbers. Every CSV the page writes goes through it.
+ */
+export function neutralise(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) && !NUMBER.test(text) ? `'${text}` : text;
 }

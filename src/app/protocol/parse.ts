@@ -84,6 +84,8 @@ export interface ParseDone {
   /** The selected rollout and its index in the set. */
   index: number;
   rollout: Rollout;
+  /** Its N_packed, counted in the worker from the events (the page refuses above its limit before deriving). */
+  nPacked: number;
   /** Milliseconds spent reading and validating, for the status line and the benchmark. */
   readMs: number;
   validateMs: number;
@@ -100,6 +102,8 @@ export interface RolloutReply {
   type: 'rollout';
   job: number;
   rollout: Rollout;
+  /** Its N_packed, counted in the worker from the events. */
+  nPacked: number;
 }
 
 export interface Generated {

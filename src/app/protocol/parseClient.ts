@@ -21,6 +21,8 @@ export interface Parser {
   parse(blob: Blob, fileName: string, options: ParseOptions, onProgress: (phase: ParsePhase, done: number, total: number) => void): Promise<ParseOutcome>;
   /** Rollout `index` of a parsed set. */
   rollout(set: number, index: number): Promise<Rollout>;
+  /** The rollout with its N_packed, counted in the worker from the events. */
+  sizedRollout(set: number, index: number): Promise<{ rollout: Rollout; nPacked: number }>;
   /** A demo data set from the harness, as JSONL text. */
   generate(config: DemoConfig): Promise<string>;
   /** The figures of every rollout of a parsed set (progress in rollouts). */
@@ -58,6 +60,10 @@ export function createParser(): Parser {
     },
     async rollout(set, index) {
       return (await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index })).reply).rollout;
+    },
+    async sizedRollout(set, index) {
+      const { rollout, nPacked } = await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index })).reply;
+      return { rollout, nPacked };
     },
     async generate(config) {
       return (await send<Generated>((job) => ({ type: 'generate', job, config })).reply).text;

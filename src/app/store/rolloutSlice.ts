@@ -6,6 +6,8 @@
 // open wins over one still in flight. Imported text is tokenized as `importTokenizer` says; a
 // rollout's tokenizer is loaded on the page before its views are built (gpt2's ranks only for gpt2).
 import { loadTokenizers, stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
+import { DEFAULT_MAX_PACKED, packedProblem } from '../../plan/size';
+import { packedLength } from '../../tree';
 import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
 import { loadLastSet, saveLastSet } from '../persist/lastSet';
@@ -18,7 +20,16 @@ import type { RolloutSlice, Slice } from './types';
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
 let opens = 0;
 
-async function derive(rollout: Rollout): Promise<{ view: ViewData; ms: number }> {
+/** How the refusal of a tree above the page's limit says to allow more. */
+const RAISE = 'raise "largest tree" in the load bar to show it';
+
+/**
+ * The rollout's view data, unless its tree (N_packed, counted in the worker from the events) is above
+ * `limit`: then the refusal, without deriving anything (a 244 KB rollout can hold a 4M-node tree).
+ */
+async function derive(rollout: Rollout, nPacked: number, limit: number): Promise<{ view: ViewData; ms: number }> {
+  const refused = packedProblem(rollout.id, nPacked, limit, RAISE);
+  if (refused) throw new Error(refused);
   // The views label tokens with their text: the rollout's tokenizer must be at hand.
   await loadTokenizers([rollout.tokenizer]);
   const started = performance.now();
@@ -38,6 +49,11 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
   importReport: null,
   manualOpens: 0,
   importTokenizer: 'byte',
+  maxPacked: DEFAULT_MAX_PACKED,
+
+  setMaxPacked(limit) {
+    if (Number.isSafeInteger(limit) && limit >= 1) set({ maxPacked: limit });
+  },
 
   async openBlob(blob, source, options = {}) {
     const fileName = options.fileName ?? source.name;
@@ -60,7 +76,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     set({ loading: { fileName, phase: 'derive', done: 0, total: 0 } });
     let derived;
     try {
-      derived = await derive(outcome.rollout);
+      derived = await derive(outcome.rollout, outcome.nPacked, get().maxPacked);
     } catch (error) {
       if (open === opens) set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
@@ -108,6 +124,8 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       validateMs = performance.now() - started;
       // Rollouts shown from memory come from the page's own harness (byte) or a set already loaded.
       const viewStarted = performance.now();
+      const refused = packedProblem(rollout.id, packedLength(rollout), get().maxPacked, RAISE);
+      if (refused) throw new Error(refused);
       derived = { view: buildViewData(rollout), ms: 0 };
       derived.ms = performance.now() - viewStarted;
     } catch (error) {
@@ -155,8 +173,8 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const { rollouts, rolloutIndex, view, setJob } = get();
     if (index < 0 || index >= rollouts.length || setJob === null || (index === rolloutIndex && view)) return;
     try {
-      const rollout = await rolloutWorker().rollout(setJob, index);
-      const derived = await derive(rollout);
+      const { rollout, nPacked } = await rolloutWorker().sizedRollout(setJob, index);
+      const derived = await derive(rollout, nPacked, get().maxPacked);
       if (get().setJob !== setJob) return; // another set was opened meanwhile
       set({ rolloutIndex: index, view: derived.view, loadError: null });
       get().selectTarget(pickTarget(derived.view, target));

@@ -67,6 +67,9 @@ export interface RolloutSlice {
   manualOpens: number;
   /** How the text of an imported log (chat, agent session, calls) is tokenized: bytes, or GPT-2 word pieces for a GPT-2 checkpoint. */
   importTokenizer: TokenizerName;
+  /** The largest tree (N_packed) the page derives; a rollout above it is refused with the figure (docs/reliability.md). */
+  maxPacked: number;
+  setMaxPacked(limit: number): void;
   /** Sets the import choice; an open file is imported again with it. */
   setImportTokenizer(tokenizer: TokenizerName): Promise<void>;
   openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;

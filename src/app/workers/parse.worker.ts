@@ -7,7 +7,7 @@
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
 import { formatFileReport, loadRolloutFile, type Rollout } from '../../rollout';
-import { rolloutRow, type RolloutRow } from '../../tree';
+import { packedLength, rolloutRow, type RolloutRow } from '../../tree';
 import { loadReportOf, summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
 
@@ -75,7 +75,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       const rollout = set?.[request.index];
       if (!rollout) throw new Error(`rollout ${request.index} of set ${request.set} is not held by the worker`);
       const { rollout: copy, transfer } = forPage(rollout);
-      post({ type: 'rollout', job, rollout: copy }, transfer);
+      post({ type: 'rollout', job, rollout: copy, nPacked: packedLength(rollout) }, transfer);
       return;
     }
     const started = performance.now();
@@ -90,9 +90,11 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     sets.set(job, rollouts);
     const index = Math.max(0, request.select === null ? 0 : rollouts.findIndex((r) => r.id === request.select));
     const summaries = rollouts.map(summaryOf);
+    // N_packed counted here, from the events: the page refuses a tree above its limit without deriving it.
+    const nPacked = packedLength(rollouts[index]);
     const { rollout, transfer } = forPage(rollouts[index]);
     const report = loadReportOf(file.report, formatFileReport(file.report, request.fileName));
-    post({ type: 'done', job, summaries, index, rollout, readMs: read - started, validateMs: validated - read, report }, transfer);
+    post({ type: 'done', job, summaries, index, rollout, nPacked, readMs: read - started, validateMs: validated - read, report }, transfer);
   } catch (error) {
     post({ type: 'error', job, message: error instanceof Error ? error.message : String(error) });
   }

@@ -22,6 +22,8 @@ export function LoadBar() {
   const dismiss = useWorkbench((s) => s.dismissLoadError);
   const importTokenizer = useWorkbench((s) => s.importTokenizer);
   const setImportTokenizer = useWorkbench((s) => s.setImportTokenizer);
+  const maxPacked = useWorkbench((s) => s.maxPacked);
+  const setMaxPacked = useWorkbench((s) => s.setMaxPacked);
 
   const onFiles = (files: FileList | null) => {
     const file = files?.[0];
@@ -53,6 +55,24 @@ export function LoadBar() {
             <option value="byte">bytes</option>
             <option value="gpt2">GPT-2 word pieces</option>
           </select>
+        </label>
+        <label
+          className="picker"
+          title={
+            'The largest conditioning tree (N_packed, in nodes) the page builds. A rollout whose tree is larger is refused with its figure, ' +
+            'counted from its events, before anything is built: a few hundred KB of edits can make a tree of millions of nodes.'
+          }
+        >
+          <span className="muted">largest tree</span>
+          <input
+            type="number"
+            min={1}
+            step={100000}
+            value={maxPacked}
+            onChange={(e) => setMaxPacked(Math.floor(Number(e.currentTarget.value)))}
+            data-testid="max-packed"
+            style={{ width: '8em' }}
+          />
         </label>
         <span className="sep" />
         <span className="muted">Examples:</span>
