@@ -25,7 +25,7 @@ describe('driftVerdict', () => {
     // 8.9e-6 is 8.9 floors: small, but three targets move beyond 1e-4, all upwards
     expect(m['naive-full'].state).toBe('above');
     expect(m['naive-full'].meaning).toMatch(/stale context/);
-    expect(v.conclusion).toMatch(/^naive-compressed \(μ -2\.2, 2\.2e\+6 floors\) and naive-full \(μ 0\.0000089, 8\.9 floors\) move);
+    expect(v.conclusion).toMatch(/^naive-compressed \(μ -2\.2, 2\.2e\+6 floors\) and naive-full \(μ 0\.0000089, 8\.9 floors\) move/);
   });
 
   it('puts a round-off-sized μ at the floor, not above zero (issue 29: Naive-Full +7.1e-7 beside LogitTree +3.5e-7)', () => {
