@@ -52,7 +52,7 @@ export interface DriftVerdict {
 export interface VerdictOptions {
   /** A method's name for people (default: its id). */
   label?: (method: Method) => string;
-  /** A figure for people (default: 2 significant digits). */
+  /** A signed figure for people (default: 2 significant digits); magnitudes drop its "+". */
   format?: (x: number) => string;
 }
 
@@ -105,8 +105,9 @@ function conclude(
   floor: number,
   foreign: boolean,
   label: (m: Method) => string,
-  format: (x: number) => string,
+  signed: (x: number) => string,
 ): string {
+  const format = (x: number) => signed(x).replace(/^\+/, ''); // a magnitude
   if (foreign) {
     return (
       `The exact methods are ${format(floor)} nats from the rollout’s logprobs, so another model or engine wrote them: these figures measure ` +
@@ -120,7 +121,7 @@ function conclude(
     return `Every method is within ${floorText}: on this model and batch the replay method does not move the policy’s log-probabilities measurably.`;
   }
   const mu = (m: Method) => figures.find((f) => f.method === m)!.mu!;
-  const parts = moved.map((v) => `${label(v.method)} (μ ${format(mu(v.method))}, ${format(v.floors!).replace(/^\+/, '')} floors)`);
+  const parts = moved.map((v) => `${label(v.method)} (μ ${signed(mu(v.method))}, ${format(v.floors!)} floors)`);
   const rest = still.length ? `; ${still.join(' and ')} ${still.length === 1 ? 'stays' : 'stay'} at ${floorText}` : `, beyond ${floorText}`;
   return `${parts.join(' and ')} ${moved.length === 1 ? 'moves' : 'move'} the policy’s log-probabilities${rest}: train on this data with an exact method (or SDCC) to stay at the floor.`;
 }
