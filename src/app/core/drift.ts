@@ -13,6 +13,9 @@ import { tailRange } from './histogram';
 import { driftVerdict, type DriftVerdict, type VerdictState } from '../../metrics/verdict';
 import { METHOD_BY_ID } from '../../present/palette';
 import { formatEffect } from '../../present/number';
+import { byCost, rolloutJunctions, type Junction } from '../../metrics/junctions';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
+import type { ConditioningTree } from '../../tree/types';
 
 export { niceRange } from './histogram';
 
@@ -210,4 +213,15 @@ export function liveVerdict(drift: Pick<DriftData, 'methods'>): DriftVerdict {
 /** A verdict's state in words, for a table cell or a readout. */
 export function stateWords(state: VerdictState): string {
   return state === 'at-floor' ? 'at the floor' : state === 'below' ? 'below zero' : state === 'above' ? 'above zero' : 'not scored';
+}
+
+/** Drift per edit of the shown rollout (src/metrics/junctions.ts) from the panel's scores, the costliest first. */
+export function viewJunctions(tree: ConditioningTree, drift: Pick<DriftData, 'methods' | 'live'>, text: (token: number) => string): Junction[] {
+  const scores = Object.fromEntries(
+    SEQUENCE_METHODS.map((method) => {
+      const m = drift.methods.find((x) => x.method === method);
+      return [method, method === 'logit-tree' ? drift.live : m && !m.error ? m.logprob : new Map<number, number>()];
+    }),
+  ) as unknown as Record<SequenceMethod, ReadonlyMap<number, number>>;
+  return byCost(rolloutJunctions(tree, scores, { text }));
 }

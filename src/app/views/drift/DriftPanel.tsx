@@ -17,7 +17,9 @@ import { useWorkbench } from '../../store';
 import { driftColor } from '../shared/colors';
 import { formatEffect, formatMagnitude } from '../../../present/number';
 import { DriftHistogram } from './DriftHistogram';
+import { DriftJunctions } from './DriftJunctions';
 import { DriftTerms } from './DriftTerms';
+import { DriftVerdict } from './DriftVerdict';
 import { LogprobNotice } from './LogprobNotice';
 import { Term } from './Term';
 import './drift.css';
@@ -127,7 +129,8 @@ function DriftBody({ drift }: { drift: DriftData }) {
       <LogprobNotice source={drift.logprobs} />
       <p className="caption">
         Each row replays this rollout the way one training method would: <Term name="logdiff" /> is how far, on average, it moves the log-probability of each token
-        the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than they were).
+        the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than they were; what each
+        method&apos;s sign means, and whether it is beyond the noise floor, is in the verdict under the table).
       </p>
       <table className="drift-table">
         <thead>
@@ -190,6 +193,8 @@ function DriftBody({ drift }: { drift: DriftData }) {
           )}
         </tbody>
       </table>
+      <DriftVerdict drift={drift} />
+      <DriftJunctions view={view} drift={drift} />
       <SamplerForm />
       <div className="histogram-controls">
         <div className="segmented" role="group" aria-label="Histogram axis">
