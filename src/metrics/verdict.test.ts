@@ -81,6 +81,7 @@ describe('driftVerdict', () => {
     // every |μ| is within 4 floors of the engine gap
     expect(v.methods.every((m) => m.state === 'at-floor')).toBe(true);
     expect(v.conclusion).toMatch(/another model or engine wrote them/);
+    expect(v.methods[0].meaning).toMatch(/cannot be told apart/);
   });
 
   it('counts a method without figures as not scored, and everything at the floor as no effect', () => {

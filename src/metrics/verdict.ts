@@ -62,8 +62,13 @@ const LEAKAGE_POSITIVE =
   '(tokens chosen knowing the outcome, not sampled from this model) read as a hint; it is not stale context, which Naive-Compressed has none of';
 
 /** What a state means for a method (the sign's reading depends on the method). */
-export function signMeaning(method: Method, state: VerdictState): string {
+export function signMeaning(method: Method, state: VerdictState, foreign = false): string {
   if (state === 'not-scored') return 'not scored against this reference';
+  if (foreign && state === 'at-floor') {
+    return EXACT_METHODS.includes(method)
+      ? 'exact (Theorem 1): its whole figure is the gap between this model and the one that wrote the logprobs'
+      : 'within the gap between this model and the one that wrote the logprobs: its replay effect cannot be told apart from it';
+  }
   if (EXACT_METHODS.includes(method)) {
     return state === 'at-floor'
       ? 'exact (Theorem 1): each target under its live prefix; its figure is round-off and sets the floor'
@@ -91,10 +96,10 @@ export function driftVerdict(figures: readonly DriftFigures[], reference: 'rollo
   const floor = Math.max(MIN_FLOOR, exact);
   const foreign = reference === 'rollout' && exact >= FOREIGN_LOGPROBS;
   const methods = figures.map((f): MethodVerdict => {
-    if (f.n === 0 || f.mu === null) return { method: f.method, state: 'not-scored', floors: null, meaning: signMeaning(f.method, 'not-scored') };
+    if (f.n === 0 || f.mu === null) return { method: f.method, state: 'not-scored', floors: null, meaning: signMeaning(f.method, 'not-scored', foreign) };
     const floors = Math.abs(f.mu) / floor;
     const state: VerdictState = floors <= FLOOR_FACTOR ? 'at-floor' : f.mu < 0 ? 'below' : 'above';
-    return { method: f.method, state, floors, meaning: signMeaning(f.method, state) };
+    return { method: f.method, state, floors, meaning: signMeaning(f.method, state, foreign) };
   });
   return { reference, floor, factor: FLOOR_FACTOR, foreign, methods, conclusion: conclude(figures, methods, floor, foreign, label, format) };
 }
