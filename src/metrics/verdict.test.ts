@@ -66,6 +66,22 @@ describe('driftVerdict', () => {
     expect(m['logit-tree'].state).toBe('at-floor');
   });
 
+  it('signs both naive methods on the expert example, the exact ones at the floor (real figures)', () => {
+    // `mw generate --policy expert --env lookup --editor fold --n 4 --seed 1`, then mw drift with the demo model:
+    // against the live prefix (expert logprobs are 0, not a model's).
+    const v = driftVerdict(
+      [
+        { method: 'naive-compressed', n: 88, logdiff: 2.809660082513636, mu: -0.15990461544557052 },
+        { method: 'naive-full', n: 544, logdiff: 1.41110942994847, mu: 0.691880447899594 },
+        { method: 'logit-tree', n: 544, logdiff: 0, mu: 0 },
+        { method: 'packed-4d', n: 544, logdiff: 0, mu: 0 },
+      ],
+      'live',
+    );
+    expect(v.methods.map((m) => m.state)).toEqual(['below', 'above', 'at-floor', 'at-floor']);
+    expect(v.methods[2].meaning).toMatch(/^exact \(Theorem 1\)/);
+  });
+
   it('says the rollout logprobs are foreign when the exact methods are far from them (worked example)', () => {
     const v = driftVerdict(
       [
