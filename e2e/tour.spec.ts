@@ -36,11 +36,22 @@ test('from ?tour=1, Next walks every step to the last: captions, highlights, the
     if (n === 4) await expect(page.getByTestId('inspector-target')).toHaveText('13');
     if (n === 6) await expect(page.getByTestId('inspector-target')).toHaveText('15');
     if (n === 9) {
-      // The demo model scored the rollout on WebGPU: the readout quotes each method's μ, the exact ones at 0.
+      // The demo model scored the rollout on WebGPU: the readout quotes each method's μ, the exact ones at the floor.
       await expect(page.getByTestId('tour-readout')).toContainText('μ vs live on this rollout', { timeout: 120_000 });
-      await expect(page.getByTestId('tour-readout')).toContainText('LogitTree 0.0000');
-      await expect(page.getByTestId('tour-readout')).toContainText('Packed 4D mask 0.0000');
+      await expect(page.getByTestId('tour-readout')).toContainText('LogitTree 0 (at the floor)');
+      await expect(page.getByTestId('tour-readout')).toContainText(/Packed 4D mask \S+ \(at the floor\)/);
       await expect(page.getByTestId('model-info')).toContainText('demo.safetensors');
+      // The panel's verdict: the exact methods at the floor; drift per edit sorted by cost, a largest drift selects its target.
+      await expect(page.getByTestId('verdict-logit-tree')).toHaveAttribute('data-state', 'at-floor');
+      await expect(page.getByTestId('verdict-packed-4d')).toHaveAttribute('data-state', 'at-floor');
+      await expect(page.getByTestId('drift-conclusion')).toContainText(/stay|moves|move|Every method/);
+      const costs = (await page.getByTestId('junction-table').locator('tbody tr').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-cost')))));
+      expect(costs.length).toBeGreaterThan(0);
+      expect(costs).toEqual([...costs].sort((a, b) => b - a));
+      const first = page.getByTestId('junction-target').first();
+      const target = await first.getAttribute('data-target');
+      await first.click();
+      await expect(page.getByTestId('inspector-target')).toHaveText(target!);
     }
   }
   await expect(page.getByTestId('tour-next')).toHaveCount(0);

@@ -28,9 +28,11 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 describe('mw drift', () => {
   it('reports every method on the worked example; logdiff and μ match the scores mw score prints', async () => {
-    const [run, scored] = await Promise.all([
+    const [run, scored, scoredLive, scoredCompressed] = await Promise.all([
       mw(['drift', '--ckpt', CKPT, '--rollouts', WORKED, '--json', '--bins', '8']),
       mw(['score', '--ckpt', CKPT, WORKED, '--method', 'naive-full', '--json']),
+      mw(['score', '--ckpt', CKPT, WORKED, '--method', 'logit-tree', '--json']),
+      mw(['score', '--ckpt', CKPT, WORKED, '--method', 'naive-compressed', '--json']),
     ]);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const report: DriftOutput = JSON.parse(run.stdout);
@@ -73,6 +75,39 @@ describe('mw drift', () => {
     const edges = full.histogram.rollout.edges;
     expect(edges.at(-1)).toBe(-edges[0]);
     expect(edges.at(-1)).toBeGreaterThanOrEqual(Math.max(...diffs.map(Math.abs)) - 1e-12);
+ 
+    // Drift per edit equals a recomputation from mw score's numbers: edit 1 evicts the observation 2..6 (in the
+    // live prefixes of 3, 7, 8) and opens the segment of 13, 14; edit 2 evicts 7, 8, 11, 12 (in those of 8, 13, 14)
+    // and opens that of 15, 16.
+    const byId = (out: string) => new Map<number, number>(JSON.parse(out).targets.map((t: { id: number; logprob: number }) => [t.id, t.logprob]));
+    const live = byId(scoredLive.stdout);
+    const perMethod = { 'naive-full': byId(scored.stdout), 'naive-compressed': byId(scoredCompressed.stdout), 'logit-tree': live };
+    const junctions = [...report.junctions].sort((a, b) => a.edit - b.edit);
+    expect(junctions.map((j) => [j.edit, j.targets.before, j.targets.after])).toEqual([[1, [3, 7, 8], [13, 14]], [2, [8, 13, 14], [15, 16]]]);
+    for (const j of junctions) {
+      let cost = 0;
+      for (const [method, logprobs] of Object.entries(perMethod)) {
+        const d = [...j.targets.before, ...j.targets.after].filter((id) => logprobs.has(id)).map((id) => logprobs.get(id)! - live.get(id)!);
+        const got = j.methods[method as SequenceMethod];
+        expect(got.n, `edit ${j.edit} ${method}`).toBe(d.length);
+        expect(got.mu!, `edit ${j.edit} ${method}`).toBeCloseTo(sum(d) / d.length, 12);
+        expect(got.logdiff!, `edit ${j.edit} ${method}`).toBeCloseTo(sum(d.map(Math.abs)) / d.length, 12);
+        const top = d.map((x, k) => ({ x, k })).sort((a, b) => Math.abs(b.x) - Math.abs(a.x))[0];
+        if (top.x !== 0) expect(got.largest[0].drift).toBeCloseTo(top.x, 12);
+        cost = Math.max(cost, sum(d.map(Math.abs)));
+      }
+      expect(j.methods['naive-compressed'].n).toBe(j.edit === 1 ? 2 : 4); // the final walk drops 3, 7, 8
+      expect(j.cost).toBeCloseTo(cost, 12);
+    }
+    expect(report.junctions[0].cost).toBeGreaterThanOrEqual(report.junctions[1].cost);
+    // The verdict: made-up rollout logprobs are foreign to this model; against the live prefix the exact methods set the floor.
+    expect(report.verdict.rollout!.foreign).toBe(true);
+    expect(report.verdict.conditioning.floor).toBe(1e-6);
+    // (a random model: the naive methods' signs are whatever their μ says, far beyond 4 floors)
+    const signOf = (mu: number) => (mu < 0 ? 'below' : 'above');
+    expect(report.verdict.conditioning.methods.map((m) => m.state)).toEqual([
+      signOf(compressed.conditioningMu!), signOf(full.conditioningMu!), 'at-floor', 'at-floor',
+    ]);
   });
 
   it('pools a JSONL file and prints a table by default; rollouts without logprobs count only for conditioning drift', async () => {
@@ -94,13 +129,21 @@ describe('mw drift', () => {
     expect(lines[0]).toMatch(/^3 rollouts, 37 targets, \d+ with rollout logprobs; conditioning drift against logit-tree/);
     expect(lines[1].split(/\s{2,}/)).toEqual(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative']);
     expect(lines.slice(2, 6).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
-    expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0.0000', '0.0000', '-', '0.0000', '-']); // logit-tree against itself
+    expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0', '0', '-', '0', '-']); // logit-tree against itself: exactly 0
     // verl's figures: a table of their own, one row per method, the numbers of --json.
     const verl = lines.indexOf('') + 1;
     expect(lines[verl]).toMatch(/^verl's rollout_corr/);
     expect(lines[verl + 1].split(/\s{2,}/)).toEqual(['method', 'kl', 'k3_kl', 'log_ppl_diff', 'log_ppl_abs_diff', 'ppl_ratio', 'chi2_token', 'chi2_seq', 'rollout_is_eff_sample_size']);
-    expect(lines.slice(verl + 2).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
-    expect(Number(lines[verl + 2].split(/\s+/)[2])).toBeCloseTo(report.methods['naive-compressed'].rollout_corr!.k3_kl, 4);
+    expect(lines.slice(verl + 2, verl + 6).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
+    // three significant digits (src/present/number.ts)
+    const k3 = report.methods['naive-compressed'].rollout_corr!.k3_kl;
+    expect(Math.abs(Number(lines[verl + 2].split(/\s+/)[2]) - k3)).toBeLessThanOrEqual(0.005 * k3);
+    // The verdicts, against the rollout's logprobs and the live prefix, end in what to conclude; then the costliest edits.
+    expect(lines.filter((l) => l.startsWith('verdict against '))).toHaveLength(2);
+    expect(lines.some((l) => l === report.verdict.conditioning.conclusion)).toBe(true);
+    const perEdit = lines.findIndex((l) => l.startsWith('drift per edit'));
+    expect(lines[perEdit]).toContain(`of ${report.junctions.length};`);
+    expect(lines[perEdit + 2].split(/\s{2,}/)[0]).toBe(`${report.junctions[0].rollout} edit ${report.junctions[0].edit}`);
   });
 
   it('expected drift: the float64 reference model gives the same numbers; −KL ≤ 0 at temperature 1 for every target', async () => {

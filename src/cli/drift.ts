@@ -10,6 +10,10 @@ import type { Rollout } from '../rollout/rollout';
 import { UsageError, type Command } from './command';
 import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
 import { createProgress, duration } from '../present/progress';
+import { formatEffect, formatMagnitude } from '../present/number';
+import { driftVerdict, FLOOR_FACTOR, type DriftVerdict } from '../metrics/verdict';
+import { byCost, rolloutJunctions, type Junction } from '../metrics/junctions';
+import { loadTokenizer, tokenText } from '../rollout/tokenizer';
 import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
 import type { ScoreProgress } from '../gpu/score';
 import { buildPlan } from '../plan/build';
@@ -18,16 +22,76 @@ import { deriveTree } from '../tree/derive';
 /** Floats of (target, V) rows held per GPU pass, all methods together (whole rollouts; a larger one goes alone). */
 const DRIFT_GROUP_FLOATS = 1 << 24;
 
-/** `mw drift --json`: the figures of docs/metrics.md per method, and the drift the sampler should expect. */
-export type DriftOutput = DriftReport & { expected: ExpectedDriftReport };
+/**
+ * `mw drift --json`: the figures of docs/metrics.md per method, the drift the sampler should expect, and the
+ * verdict against each reference (`rollout` null when no target has a rollout logprob).
+ */
+export type DriftOutput = DriftReport & {
+  expected: ExpectedDriftReport;
+  verdict: { rollout: DriftVerdict | null; conditioning: DriftVerdict };
+  /** Drift per edit of every rollout (docs/metrics.md, "Drift per edit"), the costliest first. */
+  junctions: Junction[];
+};
+
+/** Edits the text table lists (--json has them all). */
+const JUNCTION_ROWS = 5;
+
+function junctionText(junctions: readonly Junction[]): string {
+  if (!junctions.length) return 'no edit: no drift per edit';
+  const rows = junctions.slice(0, JUNCTION_ROWS).map((j) => {
+    const top = SEQUENCE_METHODS.flatMap((m) => j.methods[m].largest.slice(0, 1).map((t) => ({ m, t }))).sort((a, b) => Math.abs(b.t.drift) - Math.abs(a.t.drift))[0];
+    return [
+      `${j.rollout} edit ${j.edit}`,
+      `-${j.evicted} +${j.inserted}`,
+      `${j.targets.before.length}+${j.targets.after.length}`,
+      formatMagnitude(j.cost),
+      ...SEQUENCE_METHODS.map((m) => (j.methods[m].mu === null ? '-' : formatEffect(j.methods[m].mu!))),
+      top ? `${top.m} ${formatEffect(top.t.drift)} at ${top.t.id} ${JSON.stringify(top.t.token)}` : '-',
+    ];
+  });
+  return (
+    `drift per edit (the costliest ${Math.min(JUNCTION_ROWS, junctions.length)} of ${junctions.length}; mu against ${LIVE} on the targets the edit makes diverge: ` +
+    'before it whose live prefix loses ids to it + of the segment it opens; cost = the largest Σ|diff| of any method)\n' +
+    formatTable(['edit', 'ids', 'targets', 'cost', ...SEQUENCE_METHODS.map((m) => `${m} mu`), 'largest'], rows)
+  );
+}
+
+/** The verdicts of a report: against the rollout's logprobs (when it has any) and against the live prefix. */
+export function reportVerdicts(report: DriftReport): DriftOutput['verdict'] {
+  const methods = SEQUENCE_METHODS.map((method) => ({ method, m: report.methods[method] }));
+  const format = (x: number) => formatEffect(x);
+  return {
+    rollout: report.withLogprobs ? driftVerdict(methods.map(({ method, m }) => ({ method, n: m.n, logdiff: m.logdiff, mu: m.mu })), 'rollout', { format }) : null,
+    conditioning: driftVerdict(
+      methods.map(({ method, m }) => ({ method, n: m.conditioningDrift === null ? 0 : m.scored, logdiff: m.conditioningDrift, mu: m.conditioningMu })),
+      'live',
+      { format },
+    ),
+  };
+}
+
+function verdictText(v: DriftVerdict): string {
+  const against = v.reference === 'rollout' ? "the rollout's logprobs" : `the live prefix (${LIVE})`;
+  const rows = v.methods.map((m) => [
+    m.method,
+    m.state === 'at-floor' ? 'at the floor' : m.state === 'not-scored' ? '-' : m.state === 'below' ? 'below zero' : 'above zero',
+    m.floors === null ? '-' : formatMagnitude(m.floors),
+    m.meaning,
+  ]);
+  return (
+    `verdict against ${against}: floor ${formatMagnitude(v.floor)} nats (the exact methods' logdiff, at least 1e-6); |mu| within ${FLOOR_FACTOR} floors reads "at the floor"\n` +
+    `${formatTable(['method', 'verdict', 'floors', 'what it means'], rows)}\n${v.conclusion}`
+  );
+}
 
 function driftTable(report: DriftOutput): string {
-  const num = (v: number | null, digits = 4) => (v === null ? '-' : v.toFixed(digits));
+  const num = (v: number | null) => (v === null ? '-' : formatMagnitude(v));
+  const signed = (v: number | null) => (v === null ? '-' : formatEffect(v));
   const share = (s: SignSplit) => (s.negativeShare === null ? '-' : `${Math.round(100 * s.negativeShare)}% of ${s.diverging}`);
   const rows = SEQUENCE_METHODS.map((method) => {
     const m = report.methods[method];
     const e = report.expected.methods[method]!;
-    return [method, m.scored, m.n, num(m.logdiff), num(m.mu), share(m.sign.rollout), num(m.conditioningDrift), num(m.conditioningMu), share(m.sign.conditioning), num(e.mu), share(e.sign)];
+    return [method, m.scored, m.n, num(m.logdiff), signed(m.mu), share(m.sign.rollout), num(m.conditioningDrift), signed(m.conditioningMu), share(m.sign.conditioning), signed(e.mu), share(e.sign)];
   });
   const head =
     `${report.rollouts} rollout${report.rollouts === 1 ? '' : 's'}, ${report.targets} targets, ${report.withLogprobs} with rollout logprobs; ` +
@@ -40,7 +104,9 @@ function driftTable(report: DriftOutput): string {
   return (
     `${head}\n${formatTable(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative'], rows)}\n` +
     `verl's rollout_corr/* against the rollout logprobs (a sequence per rollout; slime's train_rollout_logprob_abs_diff is logdiff)\n` +
-    formatTable(['method', ...ROLLOUT_CORR_COLUMNS], verl)
+    `${formatTable(['method', ...ROLLOUT_CORR_COLUMNS], verl)}\n` +
+    [report.verdict.rollout, report.verdict.conditioning].flatMap((v) => (v ? [verdictText(v)] : [])).join('\n') +
+    `\n${junctionText(report.junctions)}`
   );
 }
 
@@ -124,19 +190,29 @@ export const driftCommand: Command = {
             );
           });
         const drift = createDriftAccumulator();
+        const junctions: Junction[] = [];
+        let rolloutIndex = 0;
         const expected: Partial<Record<SequenceMethod, number[]>> = {};
         const rowsPerTarget = SEQUENCE_METHODS.length * weights.config.vocabSize;
         for await (const group of rolloutGroups(stream.rollouts(), (r) => r.targets.length * rowsPerTarget, DRIFT_GROUP_FLOATS)) {
           const scores = await engine.scoreRollouts(model, group, SEQUENCE_METHODS, { rows: true, onProgress });
           done += groupRows;
           const logprobs = logprobsOf(scores);
-          group.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, logprobs[m][r]])) as Record<SequenceMethod, Map<number, number>>));
+          for (const [r, rollout] of group.entries()) {
+            const byMethod = Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, logprobs[m][r]])) as Record<SequenceMethod, Map<number, number>>;
+            drift.add(rollout, byMethod);
+            const tokenizer = await loadTokenizer(rollout.tokenizer);
+            const text = (token: number) => tokenText(tokenizer, token);
+            for (const j of rolloutJunctions(deriveTree(rollout), byMethod, { text, rolloutIndex })) junctions.push(j);
+            rolloutIndex++;
+          }
           for (const [method, values] of Object.entries(expectedTargetDrifts(scores, sampling)) as [SequenceMethod, number[]][]) {
             const list = (expected[method] ??= []);
             for (const v of values) list.push(v);
           }
         }
-        report = { ...drift.report(bins), expected: expectedDriftReport(expected, sampling) };
+        const figures = drift.report(bins);
+        report = { ...figures, expected: expectedDriftReport(expected, sampling), verdict: reportVerdicts(figures), junctions: byCost(junctions) };
       } finally {
         model.destroy();
       }

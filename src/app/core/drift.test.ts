@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
 import type { MethodScores } from '../protocol/score';
-import { driftOf, driftRow, expectedOf, niceRange, OTHER_POLICY_LOGDIFF } from './drift';
+import { driftOf, driftRow, expectedOf, liveVerdict, niceRange, OTHER_POLICY_LOGDIFF, viewJunctions } from './drift';
 import { buildViewData } from './viewData';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
@@ -131,5 +131,35 @@ describe('niceRange', () => {
     expect(niceRange(2)).toBe(2);
     expect(niceRange(7.2)).toBe(10);
     expect(niceRange(0.031)).toBeCloseTo(0.05, 12);
+  });
+});
+
+describe('the panel’s verdict and drift per edit', () => {
+  const live = new Map([[2, -1.5], [3, -0.5], [7, -0.25], [8, -2], [13, -0.75], [14, -1], [15, -0.5], [16, -0.125]]);
+  const moved = (d: Record<number, number>, ids = [...live.keys()]) => new Map(ids.map((id) => [id, live.get(id)! + (d[id] ?? 0)]));
+  const methods = [
+    { method: 'naive-compressed', logprob: moved({ 13: 0.9, 14: 0.86 }, [13, 14, 15, 16]) },
+    { method: 'naive-full', logprob: moved({ 15: 7.1e-7 * 4, 16: 0 }) },
+    { method: 'logit-tree', logprob: live },
+    { method: 'packed-4d', logprob: moved({ 13: 3.5e-7 }) },
+  ].map(({ method, logprob }) => {
+    const d = [...logprob].map(([id, l]) => l - live.get(id)!);
+    return { method, error: null, logprob, vsLive: { n: d.length, logdiff: d.reduce((s, x) => s + Math.abs(x), 0) / d.length, mu: d.reduce((s, x) => s + x, 0) / d.length, negativeShare: 0 } };
+  }) as unknown as Parameters<typeof liveVerdict>[0]['methods'];
+
+  it('reads a positive Naive-Compressed as leakage’s other side, round-off as the floor', () => {
+    const v = liveVerdict({ methods });
+    expect(v.methods.map((m) => m.state)).toEqual(['above', 'at-floor', 'at-floor', 'at-floor']);
+    expect(v.methods[0].meaning).toMatch(/can only lower its score where the final walk lacks evidence/);
+    expect(v.conclusion).toMatch(/^Naive-Compressed \(μ \+0\.440, 4\.4e5 floors\) moves .*; Naive-Full stays at the floor \(1\.0e-6 nats/);
+  });
+
+  it('gives the panel’s junctions from the same scores mw drift uses', () => {
+    const junctions = viewJunctions(view.tree, { methods, live }, (t) => `#${t}`);
+    expect(junctions.map((j) => j.edit)).toEqual([1, 2]); // edit 1's Σ|d| = 1.76 (13, 14) ties edit 2's, file order breaks it
+    expect(junctions[0].methods['naive-compressed']).toMatchObject({ n: 2 });
+    expect(junctions[0].methods['naive-compressed'].mu).toBeCloseTo(0.88, 12);
+    expect(junctions[1].methods['naive-full'].largest.map((t) => t.id)).toEqual([15]);
+    expect(junctions[0].methods['logit-tree']).toMatchObject({ n: 5, mu: 0, largest: [] });
   });
 });

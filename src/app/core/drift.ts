@@ -10,6 +10,12 @@ import { forwardKlRow } from '../../objectives/sdcc';
 import type { Rollout } from '../../rollout';
 import type { DriftRow, MethodScores, ScoredMethod } from '../protocol/score';
 import { tailRange } from './histogram';
+import { driftVerdict, type DriftVerdict, type VerdictState } from '../../metrics/verdict';
+import { METHOD_BY_ID } from '../../present/palette';
+import { formatEffect } from '../../present/number';
+import { byCost, rolloutJunctions, type Junction } from '../../metrics/junctions';
+import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
+import type { ConditioningTree } from '../../tree/types';
 
 export { niceRange } from './histogram';
 
@@ -196,4 +202,26 @@ export function driftRow(drift: DriftData): DriftRow {
     methods[m.method] = s ? { logdiff: s.logdiff, mu: s.mu } : null;
   }
   return { reference, methods, klSdcc: drift.sdcc.error ? null : drift.sdcc.meanKl };
+}
+
+/** The verdict (src/metrics/verdict.ts) of the shown rollout's μ against the live prefix, in the page's names and number format. */
+export function liveVerdict(drift: Pick<DriftData, 'methods'>): DriftVerdict {
+  const figures = drift.methods.map((m) => ({ method: m.method, n: m.error ? 0 : m.vsLive.n, logdiff: m.error ? null : m.vsLive.logdiff, mu: m.error ? null : m.vsLive.mu }));
+  return driftVerdict(figures, 'live', { label: (m) => METHOD_BY_ID[m].label, format: (x) => formatEffect(x) });
+}
+
+/** A verdict's state in words, for a table cell or a readout. */
+export function stateWords(state: VerdictState): string {
+  return state === 'at-floor' ? 'at the floor' : state === 'below' ? 'below zero' : state === 'above' ? 'above zero' : 'not scored';
+}
+
+/** Drift per edit of the shown rollout (src/metrics/junctions.ts) from the panel's scores, the costliest first. */
+export function viewJunctions(tree: ConditioningTree, drift: Pick<DriftData, 'methods' | 'live'>, text: (token: number) => string): Junction[] {
+  const scores = Object.fromEntries(
+    SEQUENCE_METHODS.map((method) => {
+      const m = drift.methods.find((x) => x.method === method);
+      return [method, method === 'logit-tree' ? drift.live : m && !m.error ? m.logprob : new Map<number, number>()];
+    }),
+  ) as unknown as Record<SequenceMethod, ReadonlyMap<number, number>>;
+  return byCost(rolloutJunctions(tree, scores, { text }));
 }

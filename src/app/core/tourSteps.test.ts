@@ -10,6 +10,7 @@ import { anchorLinks } from '../glossary/glossary';
 import { GLOSSARY } from '../glossary/terms';
 import { EXAMPLES } from '../load/examples';
 import { firstGpuStep, TOUR_EXAMPLE, TOUR_STEPS } from './tourSteps';
+import type { DriftData } from './drift';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
 const worked = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
@@ -62,5 +63,18 @@ describe('tour steps', () => {
     // Step 7's readout: N_packed 21 over N_final 8.
     expect(TOUR_STEPS[6].readout!(worked, null)).toBe('N_packed = 21, N_final = 8: one forward over 2.63× the final walk, instead of 3 forwards.');
     expect(TOUR_STEPS[0].readout!(worked, null)).toBe('This rollout: 2 edits, 17 tokens created, 8 of them written by the policy.');
+    // Step 9 prints the figure its caption talks about: a round-off μ is shown with its digits and read "at the floor".
+    const mu = { 'naive-compressed': -2.2175611074154196, 'naive-full': 7.1e-7, 'logit-tree': 0, 'packed-4d': 3.5e-7 } as const;
+    const drift = {
+      methods: Object.entries(mu).map(([method, m]) => ({ method, error: null, vsLive: { n: 47, logdiff: Math.abs(m), mu: m, negativeShare: 0 } })),
+    } as unknown as DriftData;
+    const nine = TOUR_STEPS[8].readout!(worked, drift)!;
+    expect(nine).toContain('Naive-Compressed −2.22 (below zero)');
+    expect(nine).toContain('Naive-Full +7.1e-7 (at the floor)');
+    expect(nine).toContain('LogitTree 0 (at the floor)');
+    expect(nine).toContain('Packed 4D mask +3.5e-7 (at the floor)');
+    expect(nine).not.toContain('0.0000');
+    expect(nine).toMatch(/Naive-Compressed \(μ −2\.22, 2\.2e6 floors\) moves .*; Naive-Full stays at the floor/);
+    expect(TOUR_STEPS[8].caption).toMatch(/at the floor where it changes nothing measurable/);
   });
 });

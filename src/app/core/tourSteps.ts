@@ -5,7 +5,8 @@
 // view draws it. Steps 1–8 run on the worked example of docs/tree.md, whose ids the captions cite.
 import { METHOD_BY_ID } from '../../present/palette';
 import type { Method } from '../../plan/types';
-import type { DriftData } from './drift';
+import { liveVerdict, stateWords, type DriftData } from './drift';
+import { formatEffect } from '../../present/number';
 import type { ViewData } from './viewData';
 import type { ColorMode, RowMode } from '../url/schema';
 
@@ -50,7 +51,6 @@ export const DRIFT_EXAMPLE = 'demo-window';
 export const TRAIN_METHODS: Method[] = ['naive-compressed', 'packed-4d'];
 
 const tour = (s: string) => `[data-tour="${s}"]`;
-const fmt = (x: number) => (Math.abs(x) < 5e-5 ? '0.0000' : `${x > 0 ? '+' : '−'}${Math.abs(x).toFixed(Math.abs(x) < 0.01 ? 4 : 2)}`);
 
 export const TOUR_STEPS: readonly TourStep[] = [
   {
@@ -137,15 +137,18 @@ export const TOUR_STEPS: readonly TourStep[] = [
     title: 'Drift, measured',
     caption:
       'The demo model, a small GPT-2 trained in this workbench, now scores every target of a generated rollout under each method, on WebGPU. ' +
-      'Read [μ](#signed-drift) vs live, the mean of method minus live-prefix log-probability: Naive-Compressed below zero, Naive-Full above zero where stale evidence helps, LogitTree and the 4D mask at 0 up to round-off. ' +
+      'Read [μ](#signed-drift) vs live, the mean of method minus live-prefix log-probability, against the noise floor that LogitTree and the 4D mask set (their round-off): Naive-Compressed below it, Naive-Full above it where stale evidence helps and at the floor where it changes nothing measurable. ' +
       'The staircase and tree now colour each target by that difference.',
     setup: { example: DRIFT_EXAMPLE, target: null, method: 'naive-compressed', color: 'drift', model: 'demo' },
     highlight: [tour('drift')],
     needs: 'webgpu',
     readout: (_view, drift) => {
       if (!drift) return null;
-      const parts = drift.methods.filter((m) => !m.error).map((m) => `${METHOD_BY_ID[m.method].label} ${fmt(m.vsLive.mu)}`);
-      return `μ vs live on this rollout: ${parts.join(' · ')}`;
+      const verdict = liveVerdict(drift);
+      const parts = drift.methods
+        .filter((m) => !m.error)
+        .map((m) => `${METHOD_BY_ID[m.method].label} ${formatEffect(m.vsLive.mu)} (${stateWords(verdict.methods.find((v) => v.method === m.method)!.state)})`);
+      return `μ vs live on this rollout: ${parts.join(' · ')}. ${verdict.conclusion}`;
     },
   },
   {

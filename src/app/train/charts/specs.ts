@@ -7,6 +7,7 @@ import type { Objective } from '../../../gpu/train';
 import type { MismatchFigures } from '../../../metrics/mismatch';
 import type { Method } from '../../../plan/types';
 import type { MetricRecord } from '../../../run/engine';
+import { formatEffect } from '../../../present/number';
 
 export interface ChartSpec {
   id: string;
@@ -33,7 +34,17 @@ export interface ChartSpec {
 export const LOG_FLOOR = 1e-8;
 
 const fixed = (digits: number) => (v: number) => v.toFixed(digits);
-const sci = (v: number) => (v === 0 ? '0' : Math.abs(v) >= 0.01 && Math.abs(v) < 1000 ? v.toPrecision(3) : v.toExponential(1));
+/** A drift figure in the one number format of reported effects (src/present/number.ts): never 0 when it is not. */
+const sci = (v: number) => formatEffect(v, { signed: false });
+const signedSci = (v: number) => formatEffect(v);
+
+/**
+ * What the signed drift's sign means, per method (docs/metrics.md, "The verdict"): Naive-Compressed has no stale
+ * context, so its positive μ is not one.
+ */
+const SIGN_NOTE =
+  'Naive-Compressed < 0: time-travel leakage (evidence the final walk lacks); it can only lower the score there, so > 0 means later summaries ' +
+  'point at the token (a trained model, expert data); Naive-Full > 0: stale context; the exact methods sit at the round-off floor';
 
 /** The drift the charts and the readouts use for this objective (see the file comment). */
 export function driftOf(r: MetricRecord, objective: Objective): number | null {
@@ -76,10 +87,10 @@ export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'mu',
     title: 'Signed drift μ',
-    note: (o) => (o === 'rl' ? 'mean(ℓ_m − ℓ_rollout): < 0 time-travel leakage, > 0 stale context' : 'mean(ℓ_m − ℓ_live): < 0 time-travel leakage, > 0 stale context'),
+    note: (o) => `${o === 'rl' ? 'mean(ℓ_m − ℓ_rollout)' : 'mean(ℓ_m − ℓ_live)'}: ${SIGN_NOTE}`,
     value: signedDriftOf,
     include: [0],
-    format: sci,
+    format: signedSci,
   },
   {
     id: 'conditioning',

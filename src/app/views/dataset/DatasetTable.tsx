@@ -7,7 +7,7 @@ import { useMemo, useRef, useState } from 'react';
 import { DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type Column, type Sort, type TableEntry } from '../../core/datasetTable';
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
-import { formatDelta } from '../shared/colors';
+import { formatEffect as formatDelta } from '../../../present/number';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;

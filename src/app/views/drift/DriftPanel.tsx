@@ -14,9 +14,12 @@ import { downloadText, fileStem } from '../../export/download';
 import { driftCsv } from '../../export/driftCsv';
 import type { ScoredMethod } from '../../protocol/score';
 import { useWorkbench } from '../../store';
-import { driftColor, formatDelta } from '../shared/colors';
+import { driftColor } from '../shared/colors';
+import { formatEffect, formatMagnitude } from '../../../present/number';
 import { DriftHistogram } from './DriftHistogram';
+import { DriftJunctions } from './DriftJunctions';
 import { DriftTerms } from './DriftTerms';
+import { DriftVerdict } from './DriftVerdict';
 import { LogprobNotice } from './LogprobNotice';
 import { Term } from './Term';
 import './drift.css';
@@ -126,7 +129,8 @@ function DriftBody({ drift }: { drift: DriftData }) {
       <LogprobNotice source={drift.logprobs} />
       <p className="caption">
         Each row replays this rollout the way one training method would: <Term name="logdiff" /> is how far, on average, it moves the log-probability of each token
-        the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than they were).
+        the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than they were; what each
+        method&apos;s sign means, and whether it is beyond the noise floor, is in the verdict under the table).
       </p>
       <table className="drift-table">
         <thead>
@@ -182,13 +186,15 @@ function DriftBody({ drift }: { drift: DriftData }) {
               withRollout={withRollout}
               kl={
                 <td data-testid="drift-kl-sdcc" data-value={String(drift.sdcc.meanKl)} data-pairs={drift.sdcc.kl.size} title={`mean over ${drift.sdcc.kl.size} diverging leaves`}>
-                  {drift.sdcc.meanKl.toFixed(4)} <span className="muted">D {drift.sdcc.kl.size}</span>
+                  {formatMagnitude(drift.sdcc.meanKl)} <span className="muted">D {drift.sdcc.kl.size}</span>
                 </td>
               }
             />
           )}
         </tbody>
       </table>
+      <DriftVerdict drift={drift} />
+      <DriftJunctions view={view} drift={drift} />
       <SamplerForm />
       <div className="histogram-controls">
         <div className="segmented" role="group" aria-label="Histogram axis">
@@ -218,10 +224,10 @@ function DriftBody({ drift }: { drift: DriftData }) {
               testId={`histogram-${m.method}`}
               title={METHOD_BY_ID[m.method].label}
               color={METHOD_BY_ID[m.method].color}
-              figure={`μ ${formatDelta(m.vsLive.mu)}`}
+              figure={`μ ${formatEffect(m.vsLive.mu)}`}
               bins={driftBins(m.deltas, axis === 'own' ? m.ownRange : drift.range)}
               log={log}
-              format={formatDelta}
+              format={formatEffect}
             />
           ),
         )}
@@ -251,19 +257,19 @@ function MethodRow(props: { id: ScoredMethod | 'sdcc'; m: MethodDrift; label: st
         <>
           <td data-testid={`drift-scored-${id}`}>{scored}</td>
           <td data-testid={`drift-logdiff-${id}`} data-value={String(m.vsLive.logdiff)}>
-            {m.vsLive.logdiff.toFixed(4)}
+            {formatMagnitude(m.vsLive.logdiff)}
           </td>
           <td data-testid={`drift-mu-${id}`} data-value={String(m.vsLive.mu)}>
-            {formatDelta(m.vsLive.mu)}
+            {formatEffect(m.vsLive.mu)}
           </td>
           <ExpectedCell method={id} e={e} rowsKept={m.rowsComplete} />
           {withRollout && (
             <>
               <td data-testid={`drift-logdiff-rollout-${id}`} data-value={String(m.vsRollout?.logdiff ?? '')}>
-                {m.vsRollout ? m.vsRollout.logdiff.toFixed(4) : '—'}
+                {m.vsRollout ? formatMagnitude(m.vsRollout.logdiff) : '—'}
               </td>
               <td data-testid={`drift-mu-rollout-${id}`} data-value={String(m.vsRollout?.mu ?? '')}>
-                {m.vsRollout ? formatDelta(m.vsRollout.mu) : '—'}
+                {m.vsRollout ? formatEffect(m.vsRollout.mu) : '—'}
               </td>
             </>
           )}
@@ -287,7 +293,7 @@ function ExpectedCell({ method, e, rowsKept }: { method: string; e: MethodExpect
   const title = negativeShare === null ? 'no target expects a drift beyond 1e-4' : `${Math.round(100 * negativeShare)}% of ${diverging} targets expect a loss`;
   return (
     <td data-testid={`drift-expected-${method}`} data-value={String(e.mu)} title={title}>
-      {formatDelta(e.mu)}
+      {formatEffect(e.mu)}
     </td>
   );
 }
@@ -300,10 +306,10 @@ function SdccHistogram({ drift, log }: { drift: DriftData; log: boolean }) {
       testId="histogram-sdcc"
       title="SDCC · KL per leaf"
       color={METHOD_BY_ID.sdcc.color}
-      figure={`mean ${drift.sdcc.meanKl.toFixed(3)}`}
+      figure={`mean ${formatMagnitude(drift.sdcc.meanKl)}`}
       bins={bins}
       log={log}
-      format={(x) => (x === 0 ? '0' : formatDelta(x).replace('+', ''))}
+      format={(x) => (x === 0 ? '0' : formatEffect(x).replace('+', ''))}
       idle={kl.length ? `KL at ${kl.length} diverging leaves · hover a bar` : 'no diverging leaf: KL_SDCC is 0'}
     />
   );
@@ -380,13 +386,13 @@ function ColorBar({ range }: { range: number }) {
         </defs>
         <rect x={4} y={2} width={W - 8} height={10} fill="url(#drift-gradient)" />
         <text x={4} y={26} fontSize={9.5} fill={INK.muted}>
-          {formatDelta(-range)}
+          {formatEffect(-range)}
         </text>
         <text x={W / 2} y={26} fontSize={9.5} fill={INK.muted} textAnchor="middle">
           0 nats
         </text>
         <text x={W - 4} y={26} fontSize={9.5} fill={INK.muted} textAnchor="end">
-          {formatDelta(range)}
+          {formatEffect(range)}
         </text>
       </svg>
       <span className="caption">

@@ -2,7 +2,7 @@
 // recorded log-probabilities when they are this model's, otherwise each other (the exact live-prefix score).
 import type { LogprobSource } from '../../core/drift';
 import { OTHER_POLICY_LOGDIFF } from '../../core/drift';
-import { formatDelta } from '../shared/colors';
+import { formatEffect as formatDelta } from '../../../present/number';
 
 export function LogprobNotice({ source }: { source: LogprobSource }) {
   const against = 'so the methods are compared with each other instead: against the exact live-prefix score ℓ_live (LogitTree’s, which the packed 4D mask equals).';

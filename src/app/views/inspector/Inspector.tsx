@@ -11,7 +11,7 @@ import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { CELL_COLORS, CELL } from '../../core/cells';
 import { axisEnd, PREFIX_STATE, prefixStateRuns } from '../../core/prefixStates';
-import { formatDelta } from '../shared/colors';
+import { formatEffect as formatDelta } from '../../../present/number';
 import { TermText } from '../../glossary/Term';
 
 export function Inspector() {

@@ -7,8 +7,3 @@ export function driftColor(range: number): (delta: number) => string {
   return (delta) => scale(delta);
 }
 
-export function formatDelta(x: number): string {
-  const a = Math.abs(x);
-  const s = a === 0 ? '0' : a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a >= 1e-3 ? a.toFixed(3) : a.toExponential(1);
-  return x < 0 ? `−${s}` : x > 0 ? `+${s}` : s;
-}
