@@ -10,7 +10,7 @@ import { createOwner, createStorage, readFloat32 } from './runtime/buffers';
 import type { Gpu } from './runtime/device';
 import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './runtime/kernel';
 import { createAdd } from './kernels/add/add';
-import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, type AttentionMask } from './kernels/attention/attention';
+import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, } from './kernels/attention/attention';
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './kernels/embedding/embedding';
 import { createHead } from './head';
 import { bindingLimit, GpuLimitError, rowBlocks } from './runtime/limits';

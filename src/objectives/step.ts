@@ -6,7 +6,7 @@
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
-import { fitRollouts, type FittedBatch } from '../plan/needs';
+import type { FittedBatch } from '../plan/needs';
 import { assembleStep, planCache, type StepLayout, type StepLayoutOptions } from '../plan/step';
 import type { Method } from '../plan/types';
 import { grpoAdvantages } from './grpo';

@@ -29,7 +29,7 @@ import { createLanes, laneOf, runStepOf, type Lane, type LaneState } from './lan
 import { playBatch, type EpisodeWatch, type Player, type TokenRelay } from './play';
 import { checkFirstBatch } from './preflight';
 import { metricRecord, summarizeReasons } from './record';
-import { createBatchSource, drawBatch, playedBatch, type RolloutSource, type StepBatch } from './source';
+import { createBatchSource, drawBatch, playedBatch, type RolloutSource, } from './source';
 import { heldOutSeed } from './seeds';
 
 export type { Lane, LaneState } from './lanes';

@@ -121,12 +121,16 @@ export function submitLaunches(device: GPUDevice, label: string, launches: reado
 export async function submitValidated(device: GPUDevice, label: string, build: () => Launch[]): Promise<Launch[]> {
   device.pushErrorScope('validation');
   let launches: Launch[] = [];
+  let failed: { error: unknown } | undefined;
   try {
     launches = build();
     submitLaunches(device, label, launches);
-  } finally {
-    const error = await device.popErrorScope();
-    if (error) throw new Error(`${label}: WebGPU validation error: ${error.message}`);
+  } catch (error) {
+    failed = { error };
   }
+  // The scope is always popped; a validation error names the cause better than what it made throw.
+  const error = await device.popErrorScope();
+  if (error) throw new Error(`${label}: WebGPU validation error: ${error.message}`);
+  if (failed) throw failed.error;
   return launches;
 }

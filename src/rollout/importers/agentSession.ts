@@ -10,7 +10,7 @@ import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import { byteTokenizer, getTokenizer, type TokenizerName } from '../tokenizer';
-import type { FileImporter, ImportedRollout } from './types';
+import type { FileImporter, } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';
@@ -539,7 +539,7 @@ function createSessionConverter(plan: SessionPlan, emit: (event: EventJson) => v
       }
       if (entry.type === 'user') {
         const text = textOf(message.content);
-        const summary = entry.compactSummary || (pending !== null && text !== undefined && text.startsWith(SUMMARY_OPENING));
+        const summary = entry.compactSummary || (pending && text?.startsWith(SUMMARY_OPENING));
         if (summary && text !== undefined) {
           report.imported(line);
           if (pending) pending.summaries.push({ text, ordinal });
