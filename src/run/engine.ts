@@ -35,7 +35,7 @@ import { heldOutSeed } from './seeds';
 export type { Lane, LaneState } from './lanes';
 export { RunRefusedError } from './preflight';
 export type { MetricRecord } from './record';
-export type { RolloutSource, StepBatch } from './source';
+export type { RolloutSource } from './source';
 
 /** The step options (src/objectives/step.ts) every lane's update takes, and where the run's rollouts come from. */
 export interface RunSpec extends Pick<StepOptions, 'objective' | 'lambda' | 'sdccTeacher' | 'sdccGate' | 'conditioningDrift'> {

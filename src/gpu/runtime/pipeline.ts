@@ -28,21 +28,6 @@ export function computePipeline(
   return pipeline;
 }
 
-/** A bind group for group 0 with the given resources in binding order. */
-export function bindGroup(
-  device: GPUDevice,
-  label: string,
-  pipeline: GPUComputePipeline,
-  resources: GPUBuffer[],
-  group = 0,
-): GPUBindGroup {
-  return device.createBindGroup({
-    label,
-    layout: pipeline.getBindGroupLayout(group),
-    entries: resources.map((buffer, binding) => ({ binding, resource: { buffer } })),
-  });
-}
-
 /** Records one dispatch into an open compute pass. */
 export function dispatch(
   pass: GPUComputePassEncoder,

@@ -240,11 +240,6 @@ export function familyParameters(config: FamilyConfig): FamilyParameter[] {
   return out;
 }
 
-/** Number of parameters (the tied head counted once). */
-export function familyParameterCount(config: FamilyConfig): number {
-  return familyParameters(config).reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0);
-}
-
 export function describeFamilyConfig(c: FamilyConfig): string {
   const kv = c.nKvHead === c.nHead ? '' : ` (${c.nKvHead} kv)`;
   return `${c.architecture} ${c.name}: V ${c.vocabSize}, C ${c.hiddenSize}, ${c.nLayer} layers, ${c.nHead} heads${kv} of ${c.headDim}, FF ${c.intermediateSize}, P ${c.maxPositionEmbeddings}`;
