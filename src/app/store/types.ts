@@ -243,6 +243,9 @@ export interface TourSlice {
   tourNext(): void;
   tourBack(): void;
   endTour(): void;
+  /** The first-visit "New here?" line shows: false for good (in localStorage) once dismissed, or once a tour was taken or ended. */
+  tourOffer: boolean;
+  dismissTourOffer(): void;
 }
 
 // --- Glossary: the panel showing docs/glossary.md, open at an entry (in the URL).
