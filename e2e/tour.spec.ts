@@ -52,6 +52,8 @@ test('?tour=5 opens step 5 directly, Back returns to 4, arrow keys move, Escape 
   await page.goto('/?tour=5');
   await expectStep(page, 5);
   await expect(page.getByTestId('inspector-target')).toHaveText('13');
+  // The spotlight layer is no wider than the page: no horizontal scroll bar of its own.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
   await expect(page.locator('[data-testid="method-table"] tr[data-method="naive-compressed"]')).toHaveAttribute('aria-selected', 'true');
   await page.getByTestId('tour-back').click();
   await expectStep(page, 4);
@@ -66,6 +68,11 @@ test('?tour=5 opens step 5 directly, Back returns to 4, arrow keys move, Escape 
   await expect(page.locator('[data-tour-ring]')).toHaveCount(0);
   await expect(page).not.toHaveURL(/[?&]tour=/);
   await expect(page).toHaveURL(/target=13/);
+  // A tour taken (here from a link) answers the first-visit offer for good.
+  await expect(page.getByTestId('tour-offer')).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId('rollout-id')).toBeVisible();
+  await expect(page.getByTestId('tour-offer')).toHaveCount(0);
 });
 
 test('the first visit offers the tour in one line; dismissed, it stays dismissed', async ({ page }) => {
