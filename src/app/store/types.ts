@@ -253,6 +253,10 @@ export interface TourSlice {
 export interface GlossarySlice {
   /** The entry the glossary panel shows (an anchor of docs/glossary.md), 'all' for its top, null when closed. */
   glossaryTerm: string | null;
+  /** A doc section the panel shows over the glossary (a reference such as `tree.md#the-figures`), or null. */
+  glossaryDoc: string | null;
   openGlossary(id?: string): void;
+  /** Opens a doc reference of the glossary in the panel (it stays open at its entry underneath). */
+  openDoc(href: string | null): void;
   closeGlossary(): void;
 }
