@@ -89,7 +89,18 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     }
   };
 
-  const ensure = () => (client ??= createTrainClient(onReply));
+  /**
+   * The worker, started on first use with its hello (probe the device, restore a stored run). Whatever
+   * starts it (the panel opening, the tour importing the demo checkpoint first), the hello goes first:
+   * a worker started by an import and never greeted left the panel "starting the engine…" until a run began.
+   */
+  const ensure = () => {
+    if (!client) {
+      client = createTrainClient(onReply);
+      client.send({ type: 'hello' });
+    }
+    return client;
+  };
 
   /** Sends `request` to the run, or with no run, `start`'s request for the draft config if it can start (otherwise the reason, shown as a refusal). */
   const command = (request: TrainRequest, start: (config: RunConfig) => TrainRequest) => {
@@ -119,8 +130,7 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     trainFiles: [],
 
     trainConnect() {
-      if (client) return;
-      ensure().send({ type: 'hello' });
+      ensure();
     },
     setTrainConfig(patch) {
       if (get().trainRun) return; // a run's config is fixed: reset to change it
