@@ -152,7 +152,7 @@ function Table() {
         className="dataset-scroll"
         ref={scroller}
         role="table"
-        aria-rowcount={shown.length + 1}
+        aria-rowcount={shown.length + 2}
         data-testid="dataset-table"
         style={{ height: (Math.min(MAX_ROWS, Math.max(1, shown.length)) + 2) * ROW_HEIGHT + 4 + SCROLLBAR }}
       >
