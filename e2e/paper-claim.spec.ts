@@ -56,7 +56,10 @@ test("The paper's claim: four lanes from the weak start, each with a held-out EM
   await expect(page.getByTestId('train-status')).toHaveAttribute('data-phase', 'paused', { timeout: 120_000 });
 
   // Without a run the dashed curves follow the draft: a lane toggled off loses its curve at once.
+  // Reset asks first: the run has made steps.
+  const asked = new Promise<string>((resolve) => page.once('dialog', (d) => void d.accept().then(() => resolve(d.message()))));
   await page.getByTestId('train-reset').click();
+  expect(await asked).toMatch(/^End this run at step \d+ of 20 and forget it\?/);
   await expect(page.getByTestId('train-status')).toHaveAttribute('data-phase', 'idle');
   await expect(canvas).toHaveAttribute('data-references', '4');
   await page.getByTestId('config-method-naive-full').click();

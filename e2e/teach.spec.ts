@@ -153,6 +153,12 @@ test('every figure label that names a glossary term links to its entry, and ever
   await expect(panel.locator('[data-entry="eviction-mass"]')).toHaveClass(/current/);
   await expect(panel.locator('[data-entry="eviction-mass"]')).toContainText('the number of ids in its live prefix that are absent from its final prefix');
   await expect(page).toHaveURL(/[?&]glossary=eviction-mass\b/);
+  // Its reference to where it is defined in full is a link: it opens that section of tree.md here, and Back returns.
+  await panel.locator('[data-entry="eviction-mass"] a[data-doc="tree.md#eviction-mass-diverging-leaves-and-d"]').click();
+  await expect(page.getByTestId('glossary-doc-title')).toHaveText('Eviction mass, diverging leaves and D');
+  await expect(page.getByTestId('glossary-doc')).toContainText('dropped');
+  await page.getByTestId('glossary-back').click();
+  await expect(panel.locator('[data-entry="eviction-mass"]')).toHaveClass(/current/);
   await page.keyboard.press('Escape');
   await expect(panel).toHaveCount(0);
   await expect(page).not.toHaveURL(/glossary=/);

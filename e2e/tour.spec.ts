@@ -77,6 +77,11 @@ test('?tour=5 opens step 5 directly, Back returns to 4, arrow keys move, Escape 
   await expect(page.locator('[data-tour-ring]')).toHaveCount(0);
   await expect(page).not.toHaveURL(/[?&]tour=/);
   await expect(page).toHaveURL(/target=13/);
+  // A tour taken (here from a link) answers the first-visit offer for good.
+  await expect(page.getByTestId('tour-offer')).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId('rollout-id')).toBeVisible();
+  await expect(page.getByTestId('tour-offer')).toHaveCount(0);
 });
 
 test('the first visit offers the tour in one line; dismissed, it stays dismissed', async ({ page }) => {
@@ -89,6 +94,26 @@ test('the first visit offers the tour in one line; dismissed, it stays dismissed
   await expect(page.getByTestId('tour-offer')).toHaveCount(0);
   await page.getByTestId('tour-open').click();
   await expectStep(page, 1);
+});
+
+test('with classic scroll bars, the spotlight adds no horizontal scroll bar', async ({ baseURL }) => {
+  // Playwright hides scroll bars in headless Chromium; a person's browser draws them (15 px), and the
+  // spotlight, sized to the page's scrollWidth, was 15 px wider than the page inside the vertical bar.
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, ignoreDefaultArgs: ['--hide-scrollbars'] });
+  try {
+    const page = await browser.newPage({ baseURL, viewport: { width: 1440, height: 900 } });
+    await page.goto('/?tour=5');
+    await expectStep(page, 5);
+    const widths = () => page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth, window.innerWidth]);
+    const [, client, inner] = await widths();
+    expect(client).toBeLessThan(inner); // a vertical scroll bar is drawn
+    await page.getByTestId('tour-back').click();
+    await expectStep(page, 4);
+    await page.waitForTimeout(700); // the rings are re-measured every 300 ms
+    expect(await widths()).toEqual([client, client, inner]);
+  } finally {
+    await browser.close();
+  }
 });
 
 test.describe('without WebGPU', () => {

@@ -106,7 +106,8 @@ test.describe('live training', () => {
 
   test('naive-compressed and packed-4d side by side (RL from the demo checkpoint, compact harness): the exact logdiff stays at the floor, the naive one does not', async ({ page }) => {
     test.setTimeout(300_000);
-    await page.goto('/#editor=compact&methods=naive-compressed,packed-4d&objective=rl&batch=2&group=2&steps=0&seed=5&evalEvery=0');
+    // Another starting point's settings first (window editor, one lane, 20 steps of 4 prompts): Demo model sets all of its own.
+    await page.goto('/#editor=window&methods=naive-full&objective=rl&batch=4&group=1&steps=20&seed=5&evalEvery=5');
     await expect(page.getByTestId('config-lr')).not.toHaveValue(String(DEMO_MODEL.task.lr));
     // The demo model button: the shipped checkpoint, the task it was trained on, and a learning rate
     // that keeps what it learned (3e-3 drops its held-out EM under window to 0.13 in 20 SFT updates;
@@ -118,9 +119,20 @@ test.describe('live training', () => {
     await expect(page.getByTestId('config-distractors')).toHaveValue('0');
     await expect(page.getByTestId('config-budget')).toHaveValue('100');
     await expect(page.getByTestId('config-lr')).toHaveValue(String(DEMO_MODEL.task.lr));
-    await expect(page.getByTestId('config-objective-rl')).toHaveAttribute('aria-pressed', 'true');
+    await expect(page.getByTestId('config-editor')).toHaveValue('compact');
+    await expect(page.getByTestId('config-steps')).toHaveValue('200');
+    await expect(page.getByTestId('config-batch')).toHaveValue('2');
+    await expect(page.getByTestId('config-objective-sft')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.getByTestId('config-method-naive-compressed')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.getByTestId('config-method-packed-4d')).toHaveAttribute('aria-pressed', 'true');
+    await expect(page.getByTestId('config-method-naive-full')).toHaveAttribute('aria-pressed', 'false');
+    // Then this run's own choices: RL, seed 5, open-ended, no evaluations.
+    await page.getByTestId('config-objective-rl').click();
+    for (const [name, value] of [['seed', '5'], ['steps', '0'], ['evalEvery', '0']]) {
+      await page.getByTestId(`config-${name}`).fill(value);
+      await page.getByTestId(`config-${name}`).press('Tab');
+      await expect(page.getByTestId(`config-${name}`)).toHaveValue(value);
+    }
     // The link reproduces the run: the checkpoint it starts from, RL, the lanes' shared seed.
     await expect.poll(() => new URL(page.url()).hash).toMatch(/ckpt=demo\.safetensors.*objective=rl.*seed=5.*steps=0/);
 

@@ -90,6 +90,17 @@ export function defaultRunConfig(preset: ModelPreset = 'tiny'): RunConfig {
 }
 
 /**
+ * Every setting a starting point (Demo model, Paper claim) applies: the defaults of a new run, over
+ * them the point's own task and harness. A preset sets all of them, so what another preset changed
+ * before (its methods, steps, batch, editor) does not stay behind. The model shape (`preset`) and the
+ * checkpoint are not settings of a preset: the checkpoint it loads sets them.
+ */
+export function presetSettings(task: Partial<RunConfig>): Omit<RunConfig, 'preset' | 'checkpoint'> {
+  const { preset: _, checkpoint: __, ...defaults } = defaultRunConfig();
+  return { ...defaults, ...task, methods: [...(task.methods ?? defaults.methods)] };
+}
+
+/**
  * The pretrained demo checkpoint (public/models, trained by scripts/train-demo.sh) and the task it
  * was trained on: `collect` with three pages, no decoys and 20 filler characters, edited at a budget
  * of 100 tokens. Starting from it sets that task, and a learning rate that fine-tunes a trained model

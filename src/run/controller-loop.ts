@@ -12,8 +12,17 @@ import { checkpointDue, StepFailedError } from './engine';
 
 const now = () => performance.now();
 
-/** How many recent steps the rates are measured over. */
+/** How many recent steps the rates are measured over (at least). */
 const RATE_WINDOW = 12;
+
+/**
+ * The steps the rates are measured over: at least two evaluation periods, so an evaluation's long
+ * step is always averaged in. A window shorter than the period made the ETA drop between evaluations
+ * and jump when one entered it.
+ */
+export function rateWindow(evalEvery: number): number {
+  return Math.max(RATE_WINDOW, evalEvery > 0 ? 2 * evalEvery + 1 : 0);
+}
 
 /** The run's step and rates, from its recent step completions (wall ms, tokens). */
 export function progress(step: number, total: number, recent: readonly { at: number; tokens: number }[]): Progress {
@@ -52,7 +61,8 @@ export async function stepOnce(run: ControllerState): Promise<boolean> {
     const records = steps.flatMap((s) => (s.record ? [s.record] : []));
     run.history.push(...records);
     run.recent.push({ at: now(), tokens: records.reduce((s, r) => s + r.tokens, 0) });
-    if (run.recent.length > RATE_WINDOW) run.recent = run.recent.slice(-RATE_WINDOW);
+    const window = rateWindow(run.info?.config.evalEvery ?? 0);
+    if (run.recent.length > window) run.recent = run.recent.slice(-window);
     emit({ type: 'metrics', records, progress: progress(current.step, run.info?.config.steps ?? 0, run.recent) });
     for (const s of steps) {
       const lane = current.lanes.find((l) => l.method === s.method)!;

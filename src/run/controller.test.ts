@@ -3,7 +3,7 @@
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { postLive, clearLive } from './controller-live';
-import { progress } from './controller-loop';
+import { progress, rateWindow } from './controller-loop';
 import { atCheckpoint } from './controller-persistence';
 import { createControllerState, type LiveEvent, type RunEvent } from './controller-state';
 import type { LaneCheckpoint, MetricRecord } from './engine';
@@ -20,6 +20,27 @@ describe('run controller parts', () => {
     expect(progress(4, 10, recent)).toEqual({ step: 4, total: 10, stepsPerSec: 1, tokensPerSec: 200, etaSec: 6 });
     expect(progress(4, 0, recent).etaSec).toBeNull();
     expect(progress(1, 10, recent.slice(0, 1))).toEqual({ step: 1, total: 10, stepsPerSec: 0, tokensPerSec: 0, etaSec: null });
+  });
+
+  it('the ETA holds steady across evaluations: the rate window always spans two evaluation periods', () => {
+    expect(rateWindow(0)).toBe(12);
+    expect(rateWindow(5)).toBe(12);
+    expect(rateWindow(20)).toBe(41);
+    // Steps of 1 s with an evaluation of 10 s every 20 steps: over the window the ETA moves by under 15%
+    // from step to step; over the old 12-step window it nearly doubled when the evaluation entered.
+    const times: number[] = [0];
+    for (let step = 1; step <= 120; step++) times.push(times[step - 1] + 1000 + (step % 20 === 0 ? 10_000 : 0));
+    const eta = (step: number, window: number) => {
+      const recent = times.slice(Math.max(0, step - window + 1), step + 1).map((at) => ({ at, tokens: 0 }));
+      return progress(step, 200, recent).etaSec!;
+    };
+    const oldJump = eta(60, 12) / eta(59, 12);
+    expect(oldJump).toBeGreaterThan(1.8);
+    for (let step = 60; step < 120; step++) {
+      const ratio = eta(step + 1, rateWindow(20)) / eta(step, rateWindow(20));
+      expect(ratio, `step ${step}`).toBeGreaterThan(0.85);
+      expect(ratio, `step ${step}`).toBeLessThan(1.15);
+    }
   });
 
   it('a checkpoint is at its slowest lane, and keeps each lane history up to its own step', () => {

@@ -6,7 +6,7 @@ import { buildStaircase, rowLiveIds } from './staircaseModel';
 import { buildTreeModel } from './treeModel';
 import { CELL } from './cells';
 import { methodViews } from './methodViews';
-import { buildViewData, defaultTarget, targetFacts } from './viewData';
+import { buildViewData, defaultTarget, finalPrefixText, targetFacts } from './viewData';
 import { WORKED_EXAMPLE_FIGURES } from '../../testing/fixtures';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
@@ -33,6 +33,9 @@ describe('view data of the worked example', () => {
       rolloutLogprob: -0.75,
     });
     expect(targetFacts(view, 2)).toMatchObject({ dropped: true, evictionMass: null, finalPrefixLength: null });
+    // The inspector's cell: a length, or for a dropped target words, never a literal null.
+    expect(finalPrefixText(targetFacts(view, 13)).text).toBe('4');
+    expect(finalPrefixText(targetFacts(view, 2)).text).toBe('none: dropped');
     expect(defaultTarget(view)).toBe(13);
   });
   it('staircase rows equal the core live prefixes (as sets) for every target', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
 import { ROLLOUT_ROW_FIELDS, rolloutRow } from '../../tree';
 import type { DriftRow } from '../protocol/score';
-import { datasetCsv, parseFilter, sortEntries, type TableEntry } from './datasetTable';
+import { columnMeans, DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type TableEntry } from './datasetTable';
 
 const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
 const worked = parseRolloutFile(read('../../../fixtures/worked-example.json'), 'worked-example.json')[0];
@@ -68,5 +68,28 @@ describe('data-set table rows', () => {
     ]);
     expect(r0.slice(ROLLOUT_ROW_FIELDS.length)).toEqual(['live', '0.75', '-0.75', '0.1875', '0.1875', '0', '0', '', '', '0.25', '']);
     expect(r1.slice(ROLLOUT_ROW_FIELDS.length)).toEqual(['', '', '', '', '', '', '', '', '', '', 'needs 2000 positions, the model has 1024']);
+  });
+
+  it('summary row: the mean of each column over the rows that have a value, per method once scored', () => {
+    const drift = (mu: number): DriftRow => ({
+      reference: 'live',
+      methods: { 'naive-compressed': { logdiff: -mu, mu }, 'naive-full': null, 'logit-tree': { logdiff: 0, mu: 0 }, 'packed-4d': { logdiff: 0, mu: 0 } },
+      klSdcc: 0.5,
+    });
+    const scored: TableEntry[] = [
+      { ...entries[0], drift: drift(-0.75) },
+      { ...entries[1], drift: drift(-0.25) },
+      { ...entries[2], drift: { error: 'too long' } },
+    ];
+    const columns = [...FIGURE_COLUMNS, ...DRIFT_COLUMNS];
+    const means = columnMeans(scored, columns);
+    const at = (key: string) => means[columns.findIndex((c) => c.key === key)];
+    expect(at('id')).toEqual({ mean: null, count: 0 });
+    expect(at('K')).toEqual({ mean: (2 + entries[1].row.K + 2) / 3, count: 3 });
+    expect(entries[1].row.reward).toBeNull();
+    expect(at('reward')).toEqual({ mean: 1, count: 1 }); // the rollouts without a reward left out, not counted as 0
+    expect(at('mu:naive-compressed')).toEqual({ mean: -0.5, count: 2 }); // the unscored row left out
+    expect(at('mu:naive-full')).toEqual({ mean: null, count: 0 });
+    expect(at('klSdcc')).toEqual({ mean: 0.5, count: 2 });
   });
 });

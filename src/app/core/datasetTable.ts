@@ -133,6 +133,26 @@ export function parseFilter(text: string): Filter {
   return { ok: true, test: (e) => tests.every((t) => t(e)) };
 }
 
+/**
+ * The table's summary row: per numeric column, the mean over the entries that have a value (a rollout
+ * without a reward, or not yet scored, is left out of that column's mean), and how many it averages;
+ * null where none has one. The id column has no mean.
+ */
+export function columnMeans(entries: readonly TableEntry[], columns: readonly Column[]): { mean: number | null; count: number }[] {
+  return columns.map((column) => {
+    if (column.key === 'id') return { mean: null, count: 0 };
+    let sum = 0;
+    let count = 0;
+    for (const entry of entries) {
+      const v = column.value(entry);
+      if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+      sum += v;
+      count++;
+    }
+    return { mean: count ? sum / count : null, count };
+  });
+}
+
 /** The rows as CSV in the order given: every field of `mw tree --json`, then the drift columns when any row was scored. */
 export function datasetCsv(entries: readonly TableEntry[]): string {
   const scored = entries.some((e) => e.drift !== undefined);

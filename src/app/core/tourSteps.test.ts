@@ -58,6 +58,14 @@ describe('tour steps', () => {
     expect(Array.from(worked.tree.livePrefix(13))).toEqual([0, 1, 9, 10, 7, 8, 11, 12]);
     expect(Array.from(worked.tree.edits[1].evicted)).toEqual([7, 8, 11, 12]);
     expect(worked.tree.evictionMass[13]).toBe(4);
+    // Steps 5 and 8: the final walk drops targets 2, 3, 7, 8 (no final prefix: neither Naive-Compressed nor SDCC trains them);
+    // 15 and 16 keep their live prefix, so only 13 and 14 need a teacher.
+    const dropped = Array.from(worked.rollout.targets).filter((id) => worked.tree.dropped[id]);
+    expect(dropped).toEqual([2, 3, 7, 8]);
+    for (const id of dropped) expect(TOUR_STEPS[4].caption + TOUR_STEPS[7].caption).toContain(`${id}`);
+    expect(TOUR_STEPS[4].caption).toContain('2, 3, 7 and 8');
+    expect(TOUR_STEPS[7].caption).toContain('dropped targets 2, 3, 7 and 8');
+    for (const id of [15, 16]) expect(Array.from(worked.tree.livePrefix(id))).toEqual(Array.from(worked.tree.finalPrefix(id)!));
     // Step 6: Naive-Full shows target 15 nine ids the policy no longer had.
     expect(methodViews(worked, 15).find((v) => v.method === 'naive-full')!.stale).toBe(9);
     // Step 7's readout: N_packed 21 over N_final 8.

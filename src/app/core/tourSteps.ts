@@ -92,7 +92,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
   {
     title: 'Naive-Compressed: time-travel leakage',
     caption:
-      '[Naive-Compressed](#naive-compressed) scores every target on the [final walk](#final-walk), the context the rollout ends with. ' +
+      '[Naive-Compressed](#naive-compressed) scores targets on the [final walk](#final-walk), the context the rollout ends with; the four it lost, 2, 3, 7 and 8, are [dropped](#dropped-target): not scored, not trained. ' +
       'But target 13’s evidence (ids 7, 8, 11, 12) was evicted later, by edit 2, so it is scored without 4 ids it did see ([eviction mass](#eviction-mass) 4): a later edit reaches back in time ([time-travel leakage](#time-travel-leakage)). ' +
       'Without its evidence the model finds the token less likely: this [drift](#signed-drift) is mostly negative.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'naive-compressed' },
@@ -129,7 +129,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
     caption:
       '[SDCC](#sdcc) keeps the cheap final-walk pass as a student and adds one term. ' +
       'At each [diverging leaf](#diverging-leaf) (here [D](#d) = 2: targets 13 and 14) a teacher with the same weights, under stop-gradient, reads the live prefix, and a forward KL ([KL_SDCC](#kl_sdcc)) pulls the student towards it. ' +
-      'The other targets need no teacher: their final prefix is their live prefix.',
+      'Targets 15 and 16 need no teacher (their final prefix is their live prefix), and the dropped targets 2, 3, 7 and 8 get neither task loss nor teacher: like Naive-Compressed, SDCC leaves them untrained.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'sdcc' },
     highlight: ['[data-testid="method-table"] tr[data-method="sdcc"]', '[data-testid="method-sequence"]', tour('stat-divergingLeaves')],
   },

@@ -140,6 +140,15 @@ export function targetFacts(view: ViewData, id: number): TargetFacts {
   };
 }
 
+/** The inspector's final-prefix cell: its length, or, for a dropped target, that it has none and why. */
+export function finalPrefixText(facts: TargetFacts): { text: string; title: string } {
+  if (facts.finalPrefixLength !== null) return { text: String(facts.finalPrefixLength), title: 'Ids before it in the final walk' };
+  return {
+    text: 'none: dropped',
+    title: 'The final walk lost this target (or holds it first): Naive-Compressed and SDCC do not score or train it',
+  };
+}
+
 /** The target a freshly opened rollout selects: its first diverging leaf, else its first target. */
 export function defaultTarget(view: ViewData): number | null {
   if (view.tree.divergingLeaves.length) return view.tree.divergingLeaves[0];

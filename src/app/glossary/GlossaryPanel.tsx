@@ -1,7 +1,9 @@
 // The glossary panel: docs/glossary.md as the page shows it, beside the views (which stay live),
-// scrolled to the entry a <Term> link named. Escape or × closes it.
-import { useEffect, useRef } from 'react';
+// scrolled to the entry a <Term> link named. Escape or × closes it. A reference to another doc
+// (tree.md#the-figures) opens that section in the panel, with a way back to the entry.
+import { useEffect, useRef, useState } from 'react';
 import { useWorkbench } from '../store';
+import { loadDocSection, type DocSection } from './docs';
 import { Blocks } from './Markdown';
 import { GLOSSARY } from './terms';
 import './glossary.css';
@@ -9,15 +11,17 @@ import './glossary.css';
 export function GlossaryPanel() {
   const term = useWorkbench((s) => s.glossaryTerm);
   const close = useWorkbench((s) => s.closeGlossary);
+  const doc = useWorkbench((s) => s.glossaryDoc);
+  const openDoc = useWorkbench((s) => s.openDoc);
   const bodyRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
-    if (term === null) return;
+    if (term === null || doc !== null) return;
     const body = bodyRef.current;
     const target = term === 'all' ? null : body?.querySelector<HTMLElement>(`[data-entry="${CSS.escape(term)}"]`);
     if (body) body.scrollTop = target ? target.offsetTop - 8 : 0;
     target?.focus({ preventScroll: true });
-  }, [term]);
+  }, [term, doc]);
 
   useEffect(() => {
     if (term === null) return;
@@ -32,6 +36,7 @@ export function GlossaryPanel() {
   }, [term, close]);
 
   if (term === null) return null;
+  if (doc !== null) return <DocView href={doc} onBack={() => openDoc(null)} onClose={close} />;
   const known = term === 'all' || GLOSSARY.entries.has(term);
   return (
     <aside className="glossary-panel" aria-label="Glossary" data-testid="glossary" data-tour="glossary">
@@ -61,6 +66,47 @@ export function GlossaryPanel() {
             </dl>
           </section>
         ))}
+      </div>
+    </aside>
+  );
+}
+
+/** One section of another doc, loaded when opened; Back returns to the glossary entry it was opened from. */
+function DocView({ href, onBack, onClose }: { href: string; onBack(): void; onClose(): void }) {
+  const [section, setSection] = useState<DocSection | null | 'loading'>('loading');
+  useEffect(() => {
+    let live = true;
+    setSection('loading');
+    loadDocSection(href).then(
+      (s) => live && setSection(s),
+      () => live && setSection(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [href]);
+  return (
+    <aside className="glossary-panel" aria-label="Glossary" data-testid="glossary" data-doc-open={href}>
+      <header>
+        <button type="button" className="button" onClick={onBack} data-testid="glossary-back">
+          ← Glossary
+        </button>
+        <span className="muted">{section && section !== 'loading' ? section.path : href}</span>
+        <button type="button" className="close" onClick={onClose} aria-label="Close the glossary" data-testid="glossary-close">
+          ×
+        </button>
+      </header>
+      <div className="glossary-body" data-testid="glossary-doc">
+        {section === 'loading' ? (
+          <p className="muted">opening {href}…</p>
+        ) : section === null ? (
+          <p className="error-text">{href}: no such section in the repository&apos;s docs.</p>
+        ) : (
+          <section>
+            <h3 data-testid="glossary-doc-title">{section.title}</h3>
+            <Blocks tokens={section.tokens} />
+          </section>
+        )}
       </div>
     </aside>
   );

@@ -4,8 +4,31 @@
 import type { Token, Tokens } from 'marked';
 import { Lexer } from 'marked';
 import type { ReactNode } from 'react';
+import { useWorkbench } from '../store';
+import { docPath } from './docs';
 import { repositoryPath } from './glossary';
 import { Term } from './Term';
+import { glossaryEntry } from './terms';
+
+/** A reference to a section of another doc: opens it in the glossary panel. */
+function DocLink({ href, children }: { href: string; children: ReactNode }) {
+  const openDoc = useWorkbench((s) => s.openDoc);
+  return (
+    <a
+      className="doc-link"
+      href={`#${href}`}
+      data-doc={href}
+      title={`Open ${repositoryPath(href)} here`}
+      onClick={(e) => {
+        e.preventDefault();
+        e.stopPropagation();
+        openDoc(href);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
 
 export function Inline({ tokens }: { tokens: readonly Token[] }): ReactNode {
   return tokens.map((t, i) => <InlineToken key={i} token={t} />);
@@ -38,13 +61,14 @@ function InlineToken({ token }: { token: Token }): ReactNode {
     case 'link': {
       const link = token as Tokens.Link;
       const body = <Inline tokens={link.tokens} />;
-      if (link.href.startsWith('#')) return <Term id={link.href.slice(1)}>{body}</Term>;
+      if (link.href.startsWith('#')) return glossaryEntry(link.href.slice(1)) ? <Term id={link.href.slice(1)}>{body}</Term> : body;
       if (/^https?:/.test(link.href))
         return (
           <a href={link.href} target="_blank" rel="noreferrer">
             {body}
           </a>
         );
+      if (docPath(link.href) !== null) return <DocLink href={link.href}>{body}</DocLink>;
       return (
         <span className="doc-ref" title={`${repositoryPath(link.href)} in the repository`}>
           {body}
@@ -109,7 +133,24 @@ function Block({ token }: { token: Token }): ReactNode {
       return t.tokens ? <Inline tokens={t.tokens} /> : t.text;
     }
     case 'space':
+    case 'hr':
       return null;
+    case 'heading': {
+      const h = token as Tokens.Heading;
+      return (
+        <h4 className={`md-h${h.depth}`}>
+          <Inline tokens={h.tokens} />
+        </h4>
+      );
+    }
+    case 'code':
+      return <pre className="md-code">{(token as Tokens.Code).text}</pre>;
+    case 'blockquote':
+      return (
+        <blockquote>
+          <Blocks tokens={(token as Tokens.Blockquote).tokens} />
+        </blockquote>
+      );
     default:
       return 'text' in token ? <p>{(token as Tokens.Generic).text}</p> : null;
   }

@@ -4,10 +4,14 @@ import type { GlossarySlice, Slice } from './types';
 
 export const createGlossarySlice: Slice<GlossarySlice> = (set) => ({
   glossaryTerm: null,
+  glossaryDoc: null,
   openGlossary(id = 'all') {
-    set({ glossaryTerm: id });
+    set({ glossaryTerm: id, glossaryDoc: null });
+  },
+  openDoc(href) {
+    set((s) => ({ glossaryDoc: href, glossaryTerm: s.glossaryTerm ?? 'all' }));
   },
   closeGlossary() {
-    set({ glossaryTerm: null });
+    set({ glossaryTerm: null, glossaryDoc: null });
   },
 });

@@ -4,6 +4,7 @@
 // Moving on while a setup is in flight abandons it: only the newest step's setup finishes.
 import { DEMO_MODEL } from '../../run/config';
 import { TOUR_STEPS } from '../core/tourSteps';
+import { dismissTourOffer, tourOfferDismissed } from '../persist/tourOffer';
 import type { Slice, TourSlice, WorkbenchState } from './types';
 
 let runs = 0;
@@ -24,12 +25,19 @@ function probed(get: () => WorkbenchState, subscribe: (listener: (s: WorkbenchSt
 
 export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
   ...CLOSED,
+  tourOffer: !tourOfferDismissed(),
+
+  dismissTourOffer() {
+    dismissTourOffer();
+    set({ tourOffer: false });
+  },
 
   async tourGo(n) {
     const number = Math.max(1, Math.min(TOUR_STEPS.length, Math.round(n)));
     const step = TOUR_STEPS[number - 1];
     const run = ++runs;
     const current = () => run === runs && get().tourStep === number;
+    if (get().tourOffer) get().dismissTourOffer(); // a tour taken (from the offer, the top bar or a link) answers the offer
     set({ tourStep: number, tourApplied: number, tourBusy: true, tourBlocked: null, tourError: null });
     try {
       if (step.needs === 'webgpu') {
@@ -76,6 +84,7 @@ export const createTourSlice: Slice<TourSlice> = (set, get, api) => ({
   },
   endTour() {
     runs++;
+    get().dismissTourOffer(); // a tour opened from a link may end without tourGo: its end answers the offer too
     set(CLOSED);
   },
 });

@@ -8,7 +8,7 @@ import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
 import type { TrainReply, TrainRequest } from '../protocol/train';
 import { createTrainClient, type TrainClient } from '../protocol/trainClient';
 import { fetchShipped } from '../load/shipped';
-import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
+import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSettings, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { Slice, TrainSlice } from './types';
 
@@ -89,7 +89,18 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     }
   };
 
-  const ensure = () => (client ??= createTrainClient(onReply));
+  /**
+   * The worker, started on first use with its hello (probe the device, restore a stored run). Whatever
+   * starts it (the panel opening, the tour importing the demo checkpoint first), the hello goes first:
+   * a worker started by an import and never greeted left the panel "starting the engine…" until a run began.
+   */
+  const ensure = () => {
+    if (!client) {
+      client = createTrainClient(onReply);
+      client.send({ type: 'hello' });
+    }
+    return client;
+  };
 
   /** Sends `request` to the run, or with no run, `start`'s request for the draft config if it can start (otherwise the reason, shown as a refusal). */
   const command = (request: TrainRequest, start: (config: RunConfig) => TrainRequest) => {
@@ -119,8 +130,7 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     trainFiles: [],
 
     trainConnect() {
-      if (client) return;
-      ensure().send({ type: 'hello' });
+      ensure();
     },
     setTrainConfig(patch) {
       if (get().trainRun) return; // a run's config is fixed: reset to change it
@@ -149,11 +159,11 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       await importCheckpoint(file.name, () => file.arrayBuffer(), {});
     },
     async trainUseDemoModel() {
-      await importCheckpoint(DEMO_MODEL.name, shipped(DEMO_MODEL.file), DEMO_MODEL.task);
+      await importCheckpoint(DEMO_MODEL.name, shipped(DEMO_MODEL.file), presetSettings(DEMO_MODEL.task));
     },
     async trainPaperClaim() {
       if (get().trainRun) return; // a run's config is fixed: reset first
-      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), { ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] })) get().trainPlay();
+      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), presetSettings({ ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] }))) get().trainPlay();
     },
     async trainExportCheckpoint(method) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'checkpoint-file' }>>((job) => ({ type: 'export-checkpoint', job, method }));

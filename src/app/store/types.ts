@@ -246,6 +246,9 @@ export interface TourSlice {
   tourNext(): void;
   tourBack(): void;
   endTour(): void;
+  /** The first-visit "New here?" line shows: false for good (in localStorage) once dismissed, or once a tour was taken or ended. */
+  tourOffer: boolean;
+  dismissTourOffer(): void;
 }
 
 // --- Glossary: the panel showing docs/glossary.md, open at an entry (in the URL).
@@ -253,6 +256,10 @@ export interface TourSlice {
 export interface GlossarySlice {
   /** The entry the glossary panel shows (an anchor of docs/glossary.md), 'all' for its top, null when closed. */
   glossaryTerm: string | null;
+  /** A doc section the panel shows over the glossary (a reference such as `tree.md#the-figures`), or null. */
+  glossaryDoc: string | null;
   openGlossary(id?: string): void;
+  /** Opens a doc reference of the glossary in the panel (it stays open at its entry underneath). */
+  openDoc(href: string | null): void;
   closeGlossary(): void;
 }

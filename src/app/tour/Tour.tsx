@@ -84,7 +84,9 @@ function useRings(highlight: readonly TourHighlight[] | null): Ring[] {
 }
 
 function Spotlight({ rings }: { rings: Ring[] }) {
-  const width = document.documentElement.scrollWidth;
+  // The layer spans the page's width inside its vertical scroll bar (clientWidth): scrollWidth counted the
+  // scroll bar's 15 px too, and the layer, as wide as that, then kept a horizontal scroll bar of its own.
+  const width = document.documentElement.clientWidth;
   const height = document.documentElement.scrollHeight;
   return createPortal(
     <div className="tour-layer" data-testid="tour-rings" style={{ width, height }} aria-hidden="true">

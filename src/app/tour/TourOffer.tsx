@@ -1,20 +1,15 @@
 // The first-visit line under the title: the tour offered in one sentence, dismissed for good by ×
-// or by taking the tour; and the top bar's Tour and Glossary buttons, always there.
-import { useState } from 'react';
-import { dismissTourOffer, tourOfferDismissed } from '../persist/tourOffer';
+// or by taking (or ending) a tour, from anywhere (the store remembers it); and the top bar's Tour and Glossary buttons, always there.
 import { useWorkbench } from '../store';
 import { TOUR_STEPS } from '../core/tourSteps';
 
 export function TourOffer() {
-  const [dismissed, setDismissed] = useState(tourOfferDismissed);
+  const offered = useWorkbench((s) => s.tourOffer);
   const touring = useWorkbench((s) => s.tourStep !== null);
   const tourGo = useWorkbench((s) => s.tourGo);
+  const dismiss = useWorkbench((s) => s.dismissTourOffer);
   const openGlossary = useWorkbench((s) => s.openGlossary);
-  if (dismissed || touring) return null;
-  const dismiss = () => {
-    dismissTourOffer();
-    setDismissed(true);
-  };
+  if (!offered || touring) return null;
   return (
     <div className="tour-offer" role="note" data-testid="tour-offer">
       <span>
@@ -25,10 +20,7 @@ export function TourOffer() {
         type="button"
         className="button primary"
         data-testid="tour-offer-start"
-        onClick={() => {
-          dismiss();
-          void tourGo(1);
-        }}
+        onClick={() => void tourGo(1)}
       >
         Take the tour
       </button>

@@ -136,7 +136,7 @@ function OpenTrainPanel({ onCollapse }: { onCollapse(): void }) {
           ▾ Live training
         </button>
         <span className="hint">
-          {gpu.kind === 'ready' ? `engine in a worker on ${gpu.adapter}` : gpu.kind === 'probing' ? 'starting the engine…' : 'no WebGPU'}
+          {gpu.kind === 'ready' ? `engine in a worker on ${gpu.adapter}` : gpu.kind === 'probing' ? 'starting the engine: a worker makes its WebGPU device…' : 'no WebGPU'}
           {' · space: play/pause · .: step'}
         </span>
       </header>

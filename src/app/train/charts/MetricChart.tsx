@@ -19,7 +19,7 @@ function frameData(state: WorkbenchState, spec: ChartSpec) {
   const lanes = new Map(orderedMethods([...state.trainHistory.byMethod.keys()]).map((m) => [m, state.trainHistory.byMethod.get(m)!]));
   // Lanes of the run with no record yet still get their (empty) series.
   for (const m of orderedMethods(run?.config.methods ?? [])) if (!lanes.has(m)) lanes.set(m, []);
-  const frame = { totalSteps: run?.config.steps || undefined, references: spec.reference ? referenceSeries(config) : [] };
+  const frame = { totalSteps: run?.config.steps || undefined, references: spec.reference ? referenceSeries(config) : [], run: run !== null && run !== undefined };
   return { objective: config.objective, series: seriesOf(spec, lanes, config.objective), frame };
 }
 

@@ -30,6 +30,14 @@ export interface ChartFrame {
   /** Steps of a fixed-length run: the x axis spans them from the start. */
   totalSteps?: number;
   references?: readonly ReferenceSeries[];
+  /** A run exists (started, paused or finished): without one the charts wait for the first. */
+  run?: boolean;
+}
+
+/** What an empty chart says: before a run, that it fills once one starts; in a run, why this one is empty. */
+export function emptyChartText(series: readonly Series[], run: boolean): string {
+  if (!run) return 'fills in when a training run starts';
+  return series.length ? 'no data yet: the first points come with the first steps' : 'no method of this run records this metric';
 }
 
 const MARGIN = { left: 46, right: 74, top: 10, bottom: 22 };
@@ -106,10 +114,12 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     y = scaleLinear().domain([a, b]).range([y0 + plotH, y0]).nice(5);
   }
 
+  // An empty chart has no scale to read: grid lines, no numbers (an empty step-time axis read "1 ms, 1 ms, 1 ms, 0 ms").
   const yTicks = spec.log ? logTicks(y) : y.ticks(4);
   for (const t of yTicks) {
     const py = Math.round(y(t)) + 0.5;
     surface.polyline(INK.grid, 1, [[x0, py], [x0 + plotW, py]]);
+    if (empty) continue;
     const label = spec.log && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
     surface.text(label, x0 - 6, py, { color: INK.muted, size: 10, align: 'right', baseline: 'middle' });
   }
@@ -120,9 +130,8 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
   }
   surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
 
-  const nothing = series.length ? 'no data yet' : 'no lane has this metric';
   if (empty) {
-    surface.text(nothing, x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
+    surface.text(emptyChartText(series, frame.run ?? series.length > 0), x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
     return;
   }
 

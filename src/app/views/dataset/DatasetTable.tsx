@@ -4,15 +4,17 @@
 // rollouts scroll as fast as 10); a click opens the rollout in the views; the shown rows export as CSV.
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
-import { DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type Column, type Sort, type TableEntry } from '../../core/datasetTable';
+import { columnMeans, DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type Column, type Sort, type TableEntry } from '../../core/datasetTable';
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
 import { formatEffect as formatDelta } from '../../../present/number';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;
-/** The table scrolls past seven rows (and its header): the views below stay in sight. */
-const MAX_ROWS = 8;
+/** The table shows up to sixteen rows (with its header and its mean row) before it scrolls: the views below stay in reach. */
+const MAX_ROWS = 16;
+/** Room for the horizontal scroll bar when the columns are wider than the panel, so no row is half hidden under it. */
+const SCROLLBAR = 16;
 
 function columnWidth(c: Column): number {
   if (c.key === 'id') return 240;
@@ -23,6 +25,10 @@ function columnWidth(c: Column): number {
 function cell(column: Column, entry: TableEntry): string {
   const v = column.value(entry);
   if (v === null) return entry.drift && 'error' in entry.drift && column.key.includes(':') ? '×' : '—';
+  return number(column, v);
+}
+
+function number(column: Column, v: number | string): string {
   if (typeof v === 'string') return v;
   if (column.key.startsWith('mu:')) return formatDelta(v);
   if (column.key.startsWith('logdiff:') || column.key === 'klSdcc') return v < 1e-3 && v > 0 ? v.toExponential(1) : v.toFixed(4);
@@ -79,6 +85,7 @@ function Table() {
   const shown = useMemo(() => sortEntries(filtered, sort), [filtered, sort]);
   const columns = model ? [...FIGURE_COLUMNS, ...DRIFT_COLUMNS] : FIGURE_COLUMNS;
   const scored = driftRows?.size ?? 0;
+  const means = useMemo(() => columnMeans(shown, columns), [shown, columns]);
 
   const scroller = useRef<HTMLDivElement>(null);
   // The header row sits (sticky) inside the scroller, above the rows: the list starts one row down.
@@ -145,9 +152,9 @@ function Table() {
         className="dataset-scroll"
         ref={scroller}
         role="table"
-        aria-rowcount={shown.length + 1}
+        aria-rowcount={shown.length + 2}
         data-testid="dataset-table"
-        style={{ height: Math.min(MAX_ROWS, Math.max(1, shown.length) + 1) * ROW_HEIGHT + 4 }}
+        style={{ height: (Math.min(MAX_ROWS, Math.max(1, shown.length)) + 2) * ROW_HEIGHT + 4 + SCROLLBAR }}
       >
         <div className="dataset-row head" role="row" style={{ gridTemplateColumns: template, width, height: ROW_HEIGHT }}>
           {columns.map((c) => (
@@ -190,6 +197,18 @@ function Table() {
               </div>
             );
           })}
+        </div>
+        <div className="dataset-row mean" role="row" style={{ gridTemplateColumns: template, width, height: ROW_HEIGHT }} data-testid="dataset-mean">
+          {columns.map((c, i) => (
+            <span
+              role="cell"
+              key={c.key}
+              className={c.key === 'id' ? 'id' : 'num'}
+              title={c.key === 'id' ? 'Each column’s mean over the rows shown that have a value' : `${c.label}: mean of ${means[i].count} of ${shown.length} rows`}
+            >
+              {c.key === 'id' ? `mean of ${shown.length} shown` : means[i].mean === null ? '—' : number(c, means[i].mean!)}
+            </span>
+          ))}
         </div>
       </div>
     </>

@@ -5,7 +5,7 @@
 import { bisectLeft } from 'd3';
 import { useMemo } from 'react';
 import { selectedViews, type MethodView } from '../../core/methodViews';
-import { targetFacts } from '../../core/viewData';
+import { finalPrefixText, targetFacts } from '../../core/viewData';
 import { idRunsText, tokenDescription } from '../../core/contextModel';
 import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
@@ -95,7 +95,9 @@ export function Inspector() {
           <dt>
             <TermText text="final prefix" />
           </dt>
-          <dd>{facts.finalPrefixLength ?? 'null'}</dd>
+          <dd data-testid="inspector-finalPrefix" title={finalPrefixText(facts).title}>
+            {finalPrefixText(facts).text}
+          </dd>
         </div>
         <div data-tour="fact-full-prefix">
           <dt>
