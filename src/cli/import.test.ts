@@ -70,17 +70,28 @@ describe('mw import', () => {
       new ValidationError({ file: input }, 'no user or assistant messages on the main chain'),
     );
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'agent-session', '--out', out])).rejects.toThrow(
-      'no agent-session records',
+      /chat\.jsonl: not agent-session \(.*\): it looks like chat \(JSON lines, each/,
     );
     await expect(mwImport([join(dir, 'missing.jsonl'), '--out', out])).rejects.toThrow('missing.jsonl: no such file');
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
   });
 
+  it('refuses an unread format in one line, and --from X on a file of another format names the format it looks like', async () => {
+    const other = join(dir, 'other.jsonl');
+    writeFileSync(other, `${JSON.stringify({ timestamp: 't', type: 'turn_start', payload: {} })}\n`.repeat(2));
+    const out = join(dir, 'never.jsonl');
+    await expect(mwImport([other, '--out', out])).rejects.toThrow(/other\.jsonl: not a format mw reads; it reads: agent-session \(/);
+    await expect(mwImport([fixturePath('agent-session-stream.jsonl'), '--from', 'chat', '--out', out])).rejects.toThrow(
+      /agent-session-stream\.jsonl: not chat \(.+\): it looks like agent-session \(JSON lines with "type" user/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('refuses a command line without --out or with an unknown format', async () => {
     await expect(mwImport([fixturePath('chat.jsonl')])).rejects.toThrow(new UsageError('--out OUT.jsonl is required'));
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'xml', '--out', join(dir, 'x.jsonl')])).rejects.toThrow(
-      'unknown format "xml" (auto, agent-session, chat, calls, turns)',
+      'unknown format "xml" (auto, agent-session, chat, turns, calls, rollout)',
     );
   });
 });

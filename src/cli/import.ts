@@ -9,11 +9,11 @@ import { resolve } from 'node:path';
 import { ValidationError, quote } from '../rollout/errors';
 import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
-import { streamChat } from '../rollout/importers/chat';
+import { formats, wrongFormat, type FormatRow } from '../rollout/importers/detect';
 import type { OpenSource } from '../rollout/importers/lines';
 import { readTurnsText } from '../rollout/importers/turns';
-import { detectFileKind } from '../rollout/stream';
-import { formatFileReport, type ImportReport } from '../rollout/importers/report';
+import { detectFileKind, importerRollouts, sampleFile } from '../rollout/stream';
+import { formatFileReport, type FileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, loadTokenizer, loadTokenizers, tokenizerField, type TokenizerName } from '../rollout/tokenizer';
@@ -21,15 +21,17 @@ import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
-const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns'] as const;
-type Format = (typeof FORMATS)[number];
-/** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
-type Detected = Exclude<Format, 'auto'> | 'rollout';
+/** `auto`, then every format of the table (src/rollout/importers/detect.ts). */
+const FORMATS = ['auto', ...formats.map((row) => row.name)];
 
-/** The format, judged from the first records of the file (whole lines, however long). */
-async function detectFormat(file: string): Promise<Detected> {
+/** The row that reads a file: a whole-file importer's, or the core's (v1, calls, ...: `rollout`). */
+async function detectRow(file: string): Promise<FormatRow> {
   const kind = await detectFileKind(() => createReadStream(file), file);
-  return kind === 'chat' || kind === 'agent-session' || kind === 'turns' ? kind : 'rollout';
+  return kind.kind === 'file' ? kind.row : rowNamed('rollout');
+}
+
+function rowNamed(name: string): FormatRow {
+  return formats.find((row) => row.name === name)!;
 }
 
 /** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */
@@ -101,21 +103,20 @@ function importAgentSessionFile(file: string, out: string, tokenizer: TokenizerN
   });
 }
 
-function importChatFile(file: string, out: string, tokenizer: TokenizerName): Promise<ImportReport> {
-  return writeAtomically(out, (w) =>
-    streamChat(
-      () => createReadStream(file),
-      (rollout) => {
-        validateRollout(rollout, { file, line: (rollout.meta as { line: number }).line });
-        w.write(`${JSON.stringify(rollout)}\n`);
-      },
-      { file, tokenizer },
-    ),
-  );
+/** Any other whole-file format: rollouts validated and written one at a time (streamed where its importer streams). */
+function importRows(file: string, out: string, row: Extract<FormatRow, { kind: 'file' }>, tokenizer: TokenizerName | undefined): Promise<FileReport> {
+  return writeAtomically(out, async (w) => {
+    const rollouts = importerRollouts(row.importer, () => createReadStream(file), file, tokenizer ? { tokenizer } : {});
+    for (let next = await rollouts.next(); ; next = await rollouts.next()) {
+      if (next.done) return next.value;
+      validateRollout(next.value.value, { file, line: next.value.line });
+      w.write(`${JSON.stringify(next.value.value)}\n`);
+    }
+  });
 }
 
-/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), grouped, then validated and written one rollout at a time. */
-async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<{ rollouts: number; records: number; convention: string }> {
+/** A trainer's turn records: read whole (a trajectory's turns may lie anywhere in the file), their ids checked against `tokenizer`'s vocabulary. */
+async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<FileReport> {
   const dump = readTurnsText(await readFile(file, 'utf8'), file, { tokenizer });
   await writeAtomically(out, async (w) => {
     for (const { value, line } of dump.rollouts()) {
@@ -123,7 +124,7 @@ async function importTurnsFile(file: string, out: string, tokenizer: TokenizerNa
       w.write(`${JSON.stringify(value)}\n`);
     }
   });
-  return { rollouts: dump.trajectories, records: dump.records, convention: dump.convention };
+  return { kind: 'turns', convention: dump.convention, records: dump.records, rollouts: dump.trajectories };
 }
 
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */
@@ -185,7 +186,7 @@ export const importCommand: Command = {
   async run(args, io) {
     const file = fileArgument(args);
     const from = args.flags.from ?? 'auto';
-    if (typeof from !== 'string' || !(FORMATS as readonly string[]).includes(from)) {
+    if (typeof from !== 'string' || !FORMATS.includes(from)) {
       throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
     }
     const tokenizerFlag = args.flags.tokenizer;
@@ -204,23 +205,28 @@ export const importCommand: Command = {
       const code = (error as NodeJS.ErrnoException).code;
       throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
     }
-    let format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
-    if (format === 'rollout' && tokenizerFlag !== undefined) {
-      // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
-      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to agent-session, chat and calls imports; ${file} is read by the core as it is`);
-      format = 'calls';
+    let row = from === 'auto' ? await detectRow(file) : rowNamed(from);
+    if (from !== 'auto') {
+      const refusal = wrongFormat(from, await sampleFile(() => createReadStream(file)), { file });
+      if (refusal) throw refusal;
     }
-    if (format === 'turns') {
-      const { rollouts, records, convention } = await importTurnsFile(file, out, tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts }, file)}\nwrote ${out}\n`);
-    } else if (format === 'agent-session' || format === 'chat') {
-      // The same lines the app shows beside the summary (formatFileReport).
-      const tokenizer = tokenizerFlag ?? DEFAULT_TOKENIZER;
-      const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer) : await importChatFile(file, out, tokenizer);
+    if (row.name === 'rollout' && tokenizerFlag !== undefined) {
+      // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
+      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to imports of text; ${file} is read by the core as it is`);
+      row = rowNamed('calls');
+    }
+    if (row.kind === 'file' && row.name === 'agent-session') {
+      // Event by event: a session's one rollout is never held whole.
+      const report = await importAgentSessionFile(file, out, tokenizerFlag ?? DEFAULT_TOKENIZER);
       io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
+    } else if (row.kind === 'file') {
+      // The same lines the app shows beside the summary (formatFileReport).
+      const report = row.name === 'turns' ? await importTurnsFile(file, out, tokenizerFlag) : await importRows(file, out, row, tokenizerFlag);
+      io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
     } else {
-      const n = await importWholeFile(file, out, format, tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(format === 'calls' ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
+      const calls = row.name === 'calls';
+      const n = await importWholeFile(file, out, calls ? 'calls' : 'rollout', tokenizerFlag);
+      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(calls ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
     }
     return 0;
   },

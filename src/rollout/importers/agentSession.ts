@@ -720,4 +720,11 @@ export const agentSessionImporter: FileImporter = {
     const { rollout, report } = importAgentSessionText(text, { file, tokenizer: options.tokenizer });
     return { rollouts: [{ value: rollout }], report: { kind: 'records', report } };
   },
+  async *rollouts(open, file, options = {}) {
+    const events: EventJson[] = [];
+    let fields: Omit<RolloutHead, 'meta'> | undefined;
+    const head = await streamAgentSession(open, (event) => events.push(event), { file, tokenizer: options.tokenizer, onStart: (f) => (fields = f) });
+    yield { value: { ...fields!, events, meta: head.meta } as RolloutJson };
+    return { kind: 'records', report: head.meta.import };
+  },
 };

@@ -257,4 +257,11 @@ export const chatImporter: FileImporter = {
     const { rollouts, report } = importChatText(text, { file, tokenizer: options.tokenizer });
     return { rollouts: rollouts.map((rollout) => ({ value: rollout, line: (rollout.meta as { line: number }).line })), report: { kind: 'records', report } };
   },
+  async *rollouts(open, file, options = {}) {
+    const rollouts = chatRollouts(open, { file, tokenizer: options.tokenizer });
+    for (let next = await rollouts.next(); ; next = await rollouts.next()) {
+      if (next.done) return { kind: 'records', report: next.value };
+      yield { value: next.value, line: (next.value.meta as { line: number }).line };
+    }
+  },
 };
