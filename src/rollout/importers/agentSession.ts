@@ -78,6 +78,10 @@ interface Entry {
   /** Assistant records of one API response share message.id (one record per content block). */
   messageId?: string;
   toolResultsOnly: boolean;
+  /** Assistant records: the ids of their tool_use blocks, in block order. */
+  toolUseIds?: string[];
+  /** User records of tool results only: the tool_use ids they answer. */
+  resultIds?: string[];
   /** compact_boundary: the preserved segment (first and last preserved record). */
   preserved?: { head: string; tail: string };
 }
@@ -110,6 +114,12 @@ function readEntry(value: Json, line: number): Entry {
   if (logical) entry.logicalParent = logical;
   const messageId = str(message?.id);
   if (messageId) entry.messageId = messageId;
+  if (Array.isArray(content)) {
+    const ids = (type: string, key: string) =>
+      content.flatMap((b) => (isObject(b) && b.type === type && str(b[key]) ? [b[key] as string] : []));
+    if (entry.type === 'assistant') entry.toolUseIds = ids('tool_use', 'id');
+    else if (entry.toolResultsOnly) entry.resultIds = ids('tool_result', 'tool_use_id');
+  }
   if (subtype === 'compact_boundary') {
     const meta = field(value, 'compactMetadata', 'compact_metadata');
     const segment = isObject(meta) ? field(meta, 'preservedSegment', 'preserved_segment') : undefined;
@@ -157,7 +167,7 @@ function createSessionIndex(report: ReportBuilder) {
     },
     finish(): SessionPlan {
       const mainChain = hasParentLinks ? chooseMainChain(entries, report) : linearChain(entries);
-      const imports = entries.filter((e) => mainChain.has(e));
+      const imports = convertOrder(entries.filter((e) => mainChain.has(e)));
       for (const e of entries) {
         if (mainChain.has(e)) continue;
         if (e.sidechain) report.skip(SKIP.sidechain, e.line);
@@ -174,6 +184,38 @@ function createSessionIndex(report: ReportBuilder) {
       return plan;
     },
   };
+}
+
+/**
+ * The order records are converted in: file order, except that the results of one response's tool
+ * calls follow that response's last record, in the order of their tool_use blocks (the CLI writes
+ * results as the tools finish, and a parallel call's results may come in any order).
+ */
+function convertOrder(imports: Entry[]): Entry[] {
+  const callAt = new Map<string, { record: number; block: number; response: string }>();
+  imports.forEach((e, i) => e.toolUseIds?.forEach((id, block) => callAt.set(id, { record: i, block, response: e.messageId ?? e.uuid ?? `${i}` })));
+  const lastOfResponse = new Map<string, number>();
+  for (const { record, response } of callAt.values()) lastOfResponse.set(response, Math.max(lastOfResponse.get(response) ?? -1, record));
+  // Results by the record they follow; a result whose call is not imported stays where it is.
+  const after = new Map<number, { entry: Entry; key: number }[]>();
+  const moved = new Set<Entry>();
+  for (const e of imports) {
+    const calls = (e.resultIds ?? []).flatMap((id) => (callAt.has(id) ? [callAt.get(id)!] : []));
+    if (calls.length === 0) continue;
+    const first = calls.reduce((a, b) => (a.record * 1e6 + a.block <= b.record * 1e6 + b.block ? a : b));
+    const at = lastOfResponse.get(first.response)!;
+    const list = after.get(at) ?? [];
+    list.push({ entry: e, key: first.record * 1e6 + first.block });
+    after.set(at, list);
+    moved.add(e);
+  }
+  if (moved.size === 0) return imports;
+  const out: Entry[] = [];
+  imports.forEach((e, i) => {
+    if (!moved.has(e)) out.push(e);
+    for (const { entry } of (after.get(i) ?? []).sort((a, b) => a.key - b.key)) out.push(entry);
+  });
+  return out;
 }
 
 function notInContextReason(e: Entry): string {
@@ -249,17 +291,28 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder): Set<Entry> {
     }
   }
 
-  // Parallel tool calls: the response's other tool_use records and their results hang off the
-  // chain beside it (same message.id); the CLI sends them all, so they are stitched back.
+  // Parallel tool calls: one response's N tool_use blocks are N records (one message.id), and
+  // each result record hangs off its own tool_use record, so all but one result are siblings of
+  // the chain. The CLI sent them all: the response's records and every result not answered on
+  // the chain are stitched back (convertOrder puts the results after the response, in block order).
   const responseIds = new Set<string>();
-  for (const e of main) if (e.type === 'assistant' && e.messageId) responseIds.add(e.messageId);
+  const answered = new Set<string>();
+  for (const e of main) {
+    if (e.type === 'assistant' && e.messageId) responseIds.add(e.messageId);
+    for (const id of e.resultIds ?? []) answered.add(id);
+  }
   const stitched = new Set<Entry>();
   for (const e of linked) {
     if (main.has(e) || !e.parent) continue;
     const parent = byUuid.get(e.parent);
     if (!parent) continue;
     const sibling = e.type === 'assistant' && e.messageId !== undefined && responseIds.has(e.messageId) && main.has(parent);
-    const result = e.type === 'user' && e.toolResultsOnly && stitched.has(parent);
+    const result =
+      e.type === 'user' &&
+      e.toolResultsOnly &&
+      parent.type === 'assistant' &&
+      (main.has(parent) || stitched.has(parent)) &&
+      !(e.resultIds ?? []).some((id) => answered.has(id));
     if (sibling || result) stitched.add(e);
   }
   for (const e of stitched) main.add(e);
@@ -606,19 +659,29 @@ function headFields(plan: SessionPlan, options: AgentSessionOptions): Omit<Rollo
   return { format: ROLLOUT_FORMAT, id: options.id ?? plan.sessionId ?? AGENT_SESSION, vocab: tokenizer.vocab, tokenizer: tokenizer.name };
 }
 
-/** Second pass over one line: convert it if the plan imports it. */
+/**
+ * Second pass over one line: convert it if the plan imports it, in plan order. A record the plan
+ * converts later than a following line (a tool result read before its response's last call) waits
+ * in `early` until its turn: memory follows the widest such reordering, not the file.
+ */
 function createPlanCursor(plan: SessionPlan, file: string, convert: (entry: Entry, ordinal: number, value: Json) => void) {
+  const position = new Map<number, number>();
+  plan.imports.forEach((e, i) => position.set(e.line, i));
+  const early = new Map<number, Json>();
   let next = 0;
-  return (line: number, text: () => string) => {
-    if (next >= plan.imports.length || plan.imports[next].line !== line) return;
-    const entry = plan.imports[next];
-    const parsed = parseLine(text(), line);
-    const value = 'value' in parsed ? parsed.value : undefined;
-    if (!isObject(value) || str(value.uuid) !== entry.uuid) {
+  return (line: number, value: () => unknown) => {
+    const at = position.get(line);
+    if (at === undefined) return;
+    const v = value();
+    if (!isObject(v) || str(v.uuid) !== plan.imports[at].uuid) {
       throw new ValidationError({ file, line }, 'the file changed while it was being imported');
     }
-    convert(entry, next, value);
-    next++;
+    early.set(at, v);
+    for (let ready = early.get(next); ready !== undefined; ready = early.get(next)) {
+      early.delete(next);
+      convert(plan.imports[next], next, ready);
+      next++;
+    }
   };
 }
 
@@ -657,7 +720,12 @@ export async function streamAgentSession(
   options.onStart?.(headFields(plan, options));
   const converter = createSessionConverter(plan, emit, report, options);
   const visit = createPlanCursor(plan, file, converter.add);
-  for await (const { text, line } of readLines(open())) visit(line, () => text);
+  for await (const { text, line } of readLines(open())) {
+    visit(line, () => {
+      const parsed = parseLine(text, line);
+      return 'value' in parsed ? parsed.value : undefined;
+    });
+  }
   return finishImport(plan, converter, report, options, file);
 }
 
@@ -684,14 +752,8 @@ export function importAgentSessionRecords(
   const plan = finishPlan(index, file);
   const events: EventJson[] = [];
   const converter = createSessionConverter(plan, (e) => events.push(e), report, options);
-  let next = 0;
-  for (const record of records) {
-    if (next >= plan.imports.length) break;
-    if ('value' in record && plan.imports[next].line === record.line) {
-      converter.add(plan.imports[next], next, record.value as Json);
-      next++;
-    }
-  }
+  const visit = createPlanCursor(plan, file, converter.add);
+  for (const record of records) visit(record.line, () => ('value' in record ? record.value : undefined));
   const { meta, ...fields } = finishImport(plan, converter, report, options, file);
   return { rollout: { ...fields, events, meta }, report: meta.import };
 }
