@@ -485,7 +485,10 @@ describe('a Claude Code 2.1 session as it is written (parallel calls, rewind, mi
       ['act', 'calibrate.py adds 0.03 cm per day on top of the offset: that is the drift.'],
     ]);
     // Observations are never targets; the action after them is.
-    const targetsIn = (i: number) => rollout.targets.filter((t) => t >= rollout.events[i].first && t < rollout.events[i].first + rollout.events[i].count).length;
+    const targetsIn = (i: number) => {
+      const e = rollout.events[i] as { first: number; count: number };
+      return rollout.targets.filter((t) => t >= e.first && t < e.first + e.count).length;
+    };
     expect([5, 6, 7].map(targetsIn)).toEqual([0, 0, 0]);
     expect(targetsIn(8)).toBeGreaterThan(0);
   });
