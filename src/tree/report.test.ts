@@ -1,0 +1,31 @@
+// The compact per-target rows of `mw tree --per-target`: a prefix named by its length in a branch
+// spelled once (branchView) is exactly the tree's live and final prefix, on random rollouts of
+// every size and edit shape.
+
+import { describe, expect, it } from 'vitest';
+import { generateRandomRollout, type RandomSize } from '../rollout/generate-random';
+import { validateRollout } from '../rollout/validate';
+import { deriveTree } from './derive';
+import { branchView, targetRow } from './report';
+
+const expand = (ranges: [number, number][], n: number) => ranges.flatMap(([a, b]) => Array.from({ length: b - a }, (_, i) => a + i)).slice(0, n);
+
+describe('targetRow and branchView', () => {
+  it('name each target\'s live and final prefix exactly, on 150 random rollouts', () => {
+    let targets = 0;
+    for (let seed = 0; seed < 150; seed++) {
+      const size: RandomSize = (['small', 'medium', 'large'] as const)[seed % 3];
+      const tree = deriveTree(validateRollout(generateRandomRollout({ seed, size }), { file: 'random' }));
+      const views = Array.from({ length: tree.K + 1 }, (_, k) => branchView(tree, k));
+      for (const id of tree.targets) {
+        const row = targetRow(tree, id);
+        expect(expand(views[row.segment], row.livePrefix)).toEqual(Array.from(tree.livePrefix(id)));
+        const final = tree.finalPrefix(id);
+        if (row.finalPrefix === null) expect(tree.dropped[id]).toBe(1);
+        else expect(expand(views[tree.K], row.finalPrefix)).toEqual(Array.from(final ?? []));
+        targets++;
+      }
+    }
+    expect(targets).toBeGreaterThan(1000);
+  });
+});
