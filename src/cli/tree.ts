@@ -3,10 +3,10 @@
 // `--json` prints each rollout as a row `{id, ...figures, reward}` (src/tree/rolloutRow.ts): the
 // columns of the app's data-set table and its CSV.
 
-import { deriveFigures, deriveTree } from '../tree/derive';
+import { deriveFigures, deriveTargetFacts } from '../tree/derive';
 import { branchView, targetRow, type TargetRow } from '../tree/report';
 import { rolloutRow, TREE_FIGURES, type RolloutRow } from '../tree/rolloutRow';
-import type { ConditioningTree } from '../tree/types';
+import type { TargetFacts } from '../tree/types';
 import type { Command } from './command';
 import { createJsonOutput, fileArgument, formatTable, openRolloutFile, validateRolloutFile } from './shared';
 
@@ -17,7 +17,7 @@ function formatRanges(ranges: [number, number][]): string {
 }
 
 /** One rollout's per-target text: its branches spelled once, then a row per target naming its prefixes by length. */
-async function writeTargetTable(tree: ConditioningTree, write: (text: string) => Promise<void>): Promise<void> {
+async function writeTargetTable(tree: TargetFacts, write: (text: string) => Promise<void>): Promise<void> {
   for (let k = 0; k <= tree.K; k++) await write(`branch ${k}${k === tree.K ? ' (final walk)' : ''}: ${formatRanges(branchView(tree, k))}\n`);
   const headers = ['target', 'segment', 'live prefix', 'final prefix', 'evictionMass', 'diverging'];
   const cell = (r: TargetRow) => [r.id, r.segment, `${r.livePrefix} of branch ${r.segment}`, r.finalPrefix === null ? 'dropped' : `${r.finalPrefix} of branch ${tree.K}`, r.evictionMass ?? '-', r.diverging ? 'yes' : ''];
@@ -65,7 +65,7 @@ export const treeCommand: Command = {
       await validateRolloutFile(stream);
       const out = createJsonOutput(io, stream.layout);
       for await (const rollout of stream.rollouts()) {
-        const tree = deriveTree(rollout);
+        const tree = deriveTargetFacts(rollout);
         await out.item(async (write) => {
           const views = Array.from({ length: tree.K + 1 }, (_, k) => branchView(tree, k));
           await write(`${JSON.stringify(rolloutRow(rollout, tree.figures)).slice(0, -1)},"branchViews":${JSON.stringify(views)},"perTarget":[`);
@@ -96,7 +96,7 @@ export const treeCommand: Command = {
     };
     for await (const rollout of stream.rollouts()) {
       await write(`\n${rollout.id}\n`);
-      await writeTargetTable(deriveTree(rollout), write);
+      await writeTargetTable(deriveTargetFacts(rollout), write);
     }
     return 0;
   },

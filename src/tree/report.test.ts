@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateRandomRollout, type RandomSize } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
-import { deriveTree } from './derive';
+import { deriveTargetFacts, deriveTree } from './derive';
 import { branchView, targetRow } from './report';
 
 const expand = (ranges: [number, number][], n: number) => ranges.flatMap(([a, b]) => Array.from({ length: b - a }, (_, i) => a + i)).slice(0, n);
@@ -15,10 +15,15 @@ describe('targetRow and branchView', () => {
     let targets = 0;
     for (let seed = 0; seed < 150; seed++) {
       const size: RandomSize = (['small', 'medium', 'large'] as const)[seed % 3];
-      const tree = deriveTree(validateRollout(generateRandomRollout({ seed, size }), { file: 'random' }));
-      const views = Array.from({ length: tree.K + 1 }, (_, k) => branchView(tree, k));
+      const rollout = validateRollout(generateRandomRollout({ seed, size }), { file: 'random' });
+      const tree = deriveTree(rollout);
+      // What mw tree --per-target derives (no trie) gives the same rows and figures as the whole tree.
+      const facts = deriveTargetFacts(rollout);
+      expect(facts.figures).toEqual(tree.figures);
+      const views = Array.from({ length: tree.K + 1 }, (_, k) => branchView(facts, k));
       for (const id of tree.targets) {
-        const row = targetRow(tree, id);
+        const row = targetRow(facts, id);
+        expect(row).toEqual(targetRow(tree, id));
         expect(expand(views[row.segment], row.livePrefix)).toEqual(Array.from(tree.livePrefix(id)));
         const final = tree.finalPrefix(id);
         if (row.finalPrefix === null) expect(tree.dropped[id]).toBe(1);

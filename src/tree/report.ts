@@ -1,6 +1,6 @@
 // Per-target facts of a tree as plain JSON-ready records (what `mw tree --per-target` prints).
 
-import type { ConditioningTree } from './types';
+import type { ConditioningTree, TargetFacts } from './types';
 
 export interface TargetReport {
   id: number;
@@ -42,7 +42,7 @@ export interface TargetRow {
   diverging: boolean;
 }
 
-export function targetRow(tree: ConditioningTree, id: number): TargetRow {
+export function targetRow(tree: TargetFacts, id: number): TargetRow {
   const dropped = tree.dropped[id] === 1;
   return {
     id,
@@ -55,7 +55,7 @@ export function targetRow(tree: ConditioningTree, id: number): TargetRow {
 }
 
 /** Branch k's live view as half-open ranges `[first, end)` of physical ids, in live order. */
-export function branchView(tree: ConditioningTree, k: number): [number, number][] {
+export function branchView(tree: TargetFacts, k: number): [number, number][] {
   const { starts, lengths } = tree.branches[k];
   return starts.map((s, r) => [s, s + lengths[r]]);
 }
