@@ -88,6 +88,28 @@ describe('mw import', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('refuses a session whose links are of the wrong type or loop, naming the line, and writes nothing', async () => {
+    const rec = (n: number, parent: number | null) =>
+      JSON.stringify({ parentUuid: parent === null ? null : `u${parent}`, isSidechain: false, sessionId: 's', type: n % 2 ? 'user' : 'assistant', message: { role: n % 2 ? 'user' : 'assistant', content: `m${n}` }, uuid: `u${n}` });
+    const cases: [string, string][] = [
+      [`${rec(1, null)}\n${rec(2, 1).replace('"parentUuid":"u1"', '"parentUuid":7')}\n`, ':2: "parentUuid" must be a string or null, got 7'],
+      [`${rec(1, null)}\n${rec(2, 1).replace('"isSidechain":false', '"isSidechain":"no"')}\n`, ':2: "isSidechain" must be true or false, got "no"'],
+      [`${rec(1, null)}\n${rec(2, 1).replace(/"message":\{[^}]*\}/, '"message":"hi"')}\n`, ':2: "message" must be an object, got "hi"'],
+      [`${rec(1, 3)}\n${rec(2, 1)}\n${rec(3, 2)}\n`, ':3: parentUuid links form a loop through uuid "u3"'],
+    ];
+    for (const [i, [text, reason]] of cases.entries()) {
+      const input = join(dir, `bad-session-${i}.jsonl`);
+      writeFileSync(input, text);
+      const out = join(dir, `bad-session-${i}.out.jsonl`);
+      const error = await mwImport([input, '--out', out]).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toBe(`${input}${reason}`);
+      expect((error as Error).message.split('\n')).toHaveLength(1);
+      expect(existsSync(out)).toBe(false);
+    }
+    expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
+  });
+
   it('refuses a command line without --out or with an unknown format', async () => {
     await expect(mwImport([fixturePath('chat.jsonl')])).rejects.toThrow(new UsageError('--out OUT.jsonl is required'));
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'xml', '--out', join(dir, 'x.jsonl')])).rejects.toThrow(

@@ -143,7 +143,7 @@ interface SessionPlan {
 }
 
 /** First pass: index every record, choose the main chain, report everything else. */
-function createSessionIndex(report: ReportBuilder) {
+function createSessionIndex(report: ReportBuilder, file: string) {
   const entries: Entry[] = [];
   let hasParentLinks = false;
   let sessionId: string | undefined;
@@ -161,12 +161,13 @@ function createSessionIndex(report: ReportBuilder) {
         report.skip(SKIP.malformed, line);
         return;
       }
+      checkLinks(value, { file, line });
       if ('parentUuid' in value || 'parent_uuid' in value) hasParentLinks = true;
       sessionId ??= str(field(value, 'sessionId', 'session_id'));
       entries.push(readEntry(value, line));
     },
     finish(): SessionPlan {
-      const mainChain = hasParentLinks ? chooseMainChain(entries, report) : linearChain(entries);
+      const mainChain = hasParentLinks ? chooseMainChain(entries, report, file) : linearChain(entries);
       const imports = convertOrder(entries.filter((e) => mainChain.has(e)));
       for (const e of entries) {
         if (mainChain.has(e)) continue;
@@ -223,6 +224,32 @@ function notInContextReason(e: Entry): string {
   return notModelContext(e.type === 'system' ? `system/${e.subtype ?? '?'}` : e.type);
 }
 
+/** Fields that link records, and the flags that place them: of the wrong type, no chain can be trusted (exit 2, naming the line). */
+const LINK_FIELDS: [string, string, 'id' | 'flag'][] = [
+  ['uuid', 'uuid', 'id'],
+  ['parentUuid', 'parent_uuid', 'id'],
+  ['logicalParentUuid', 'logical_parent_uuid', 'id'],
+  ['isSidechain', 'is_sidechain', 'flag'],
+  ['isMeta', 'is_meta', 'flag'],
+  ['isCompactSummary', 'is_compact_summary', 'flag'],
+];
+
+function checkLinks(value: Json, source: { file: string; line: number }) {
+  for (const [camel, snake, kind] of LINK_FIELDS) {
+    for (const name of [camel, snake]) {
+      const v = value[name];
+      if (v === undefined || v === null) continue;
+      if (kind === 'id' ? typeof v !== 'string' : typeof v !== 'boolean') {
+        throw new ValidationError(source, `"${name}" must be ${kind === 'id' ? 'a string or null' : 'true or false'}, got ${quote(v)}`);
+      }
+    }
+  }
+  const message = value.message;
+  if ((value.type === 'user' || value.type === 'assistant') && message !== undefined && message !== null && (typeof message !== 'object' || Array.isArray(message))) {
+    throw new ValidationError(source, `"message" must be an object, got ${quote(message)}`);
+  }
+}
+
 /** Streamed variants carry no parent links: the records are the conversation in file order. */
 function linearChain(entries: Entry[]): Set<Entry> {
   return new Set(entries.filter((e) => !e.sidechain));
@@ -234,7 +261,7 @@ function linearChain(entries: Entry[]): Set<Entry> {
  * tool calls stitched back (one API response stored as sibling records). Everything else with
  * a uuid belongs to another branch and is reported as such.
  */
-function chooseMainChain(entries: Entry[], report: ReportBuilder): Set<Entry> {
+function chooseMainChain(entries: Entry[], report: ReportBuilder, file: string): Set<Entry> {
   const byUuid = new Map<string, Entry>();
   const children = new Map<string, Entry[]>();
   const linked = entries.filter((e) => {
@@ -262,8 +289,8 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder): Set<Entry> {
   for (const e of linked) if (isConversational(e)) leaf = e;
   for (let cur = leaf; cur; ) {
     if (main.has(cur)) {
-      report.problem(cur.line, 'parentUuid links form a loop; the main chain starts here');
-      break;
+      // A chain that comes back to itself has no start: no order of its records is the session's.
+      throw new ValidationError({ file, line: cur.line }, `parentUuid links form a loop through uuid ${quote(cur.uuid)}`);
     }
     main.add(cur);
     const p = up(cur);
@@ -712,7 +739,7 @@ export async function streamAgentSession(
 ): Promise<RolloutHead> {
   const file = options.file ?? AGENT_SESSION;
   const report = createReportBuilder(AGENT_SESSION);
-  const index = createSessionIndex(report);
+  const index = createSessionIndex(report, file);
   for await (const { text, line } of readLines(open())) {
     if (text.trim()) indexRecord(index, parseLine(text, line));
   }
@@ -747,7 +774,7 @@ export function importAgentSessionRecords(
 ): { rollout: RolloutJson; report: ImportReport } {
   const file = options.file ?? AGENT_SESSION;
   const report = createReportBuilder(AGENT_SESSION);
-  const index = createSessionIndex(report);
+  const index = createSessionIndex(report, file);
   for (const record of records) indexRecord(index, record);
   const plan = finishPlan(index, file);
   const events: EventJson[] = [];
