@@ -451,6 +451,18 @@ describe('random sessions', () => {
 });
 
 describe('through the core reader (file loader, mw commands)', () => {
+  it('is what the app\'s loader reads on drop: detected by content, its report naming the format', async () => {
+    const { loadRolloutFile } = await import('../parse');
+    const { formatFileReport } = await import('./report');
+    const name = 'claude-code-2.1-session.jsonl';
+    const file = await loadRolloutFile(readFixture(name), name);
+    expect(file.rollouts.map((r) => [r.id, r.K])).toEqual([['7b1e4c2a-93d0-4f6e-a1b8-2c5d9e0f3a47', 2]]);
+    expect(formatFileReport(file.report, name).split('\n')[0]).toBe(`${name}: agent-session: 31 records read, 25 imported -> 1 rollout, 24 events (1 microcompaction, 1 compaction)`);
+    // A file of a format mw does not read: the same one-line refusal as the CLI's.
+    const other = `${JSON.stringify({ timestamp: 't', type: 'session_meta', payload: { id: 'x' } })}\n`;
+    await expect(loadRolloutFile(other, 'rollout-x.jsonl')).rejects.toThrow(/^rollout-x\.jsonl: not a format mw reads; it reads: agent-session \(/);
+  });
+
   it('detects the session by content, passes over its malformed line and derives K = 3', async () => {
     const { parseRolloutFile } = await import('../parse');
     const [rollout] = parseRolloutFile(readFixture(TWO), TWO);
