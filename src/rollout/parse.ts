@@ -31,11 +31,12 @@ type Read = { importer: FileImporter; text: string } | { layout: FileLayout; rec
 
 function readFile(text: string, file: string): Read {
   text = stripBom(text);
-  const sample = sampleText(text);
+  const { sample, document } = sampleText(text);
   const row = detectFormat(sample, file);
   if (row?.kind === 'file') return { importer: row.importer, text };
   if (isUnreadable(sample, file)) throw notAFormat({ file });
-  return readJsonRecords(text, file);
+  // As readJsonRecords: a text that parses whole is one document unless the name says JSON lines.
+  return document && !/\.jsonl$/i.test(file) ? { layout: 'json', records: [{ value: document.value }] } : readJsonRecords(text, file);
 }
 
 function importAndValidate(read: Read, file: string, options: ImportOptions): ReadRolloutFile {

@@ -76,14 +76,16 @@ export function detectFormat(sample: readonly unknown[], file: string): FormatRo
 /**
  * The first records of a whole text: `[document]` for a text that parses whole, else its first lines
  * that parse (JSON lines), or none when its first non-blank line does not (judged by the JSON reader).
+ * The parsed document comes back too, so a large one is parsed once.
  */
-export function sampleText(text: string): unknown[] {
+export function sampleText(text: string): { sample: unknown[]; document?: { value: unknown } } {
   try {
-    return [JSON.parse(text)];
+    const value: unknown = JSON.parse(text);
+    return { sample: [value], document: { value } };
   } catch {
     const sample = sampleRecords(text);
     const first = text.trimStart().split('\n', 1)[0];
-    return sample.length > 0 && parses(first) ? sample : [];
+    return { sample: sample.length > 0 && parses(first) ? sample : [] };
   }
 }
 
