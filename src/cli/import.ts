@@ -163,7 +163,7 @@ export const importCommand: Command = {
   summary: 'convert an agent-session log, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
   usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2] --out OUT.jsonl'],
   details: [
-    `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
+    `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE; a file no format identifies is refused).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
     '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
     'chat: one {"messages": [...]} conversation per line, one rollout each.',
