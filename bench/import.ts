@@ -117,7 +117,9 @@ function writeSession(path: string, bytes: number, seed: number): number {
         assistant(id, [{ type: 'tool_use', id: t, name: 'Read', input: { file_path: `src/${t}.ts` } }]);
         return last as string;
       });
-      ids.forEach((t, j) => result(callRecords[j], [{ type: 'tool_result', tool_use_id: t, content: words(rng, 500 + rng.int(20000)) }], j === ids.length - 1));
+      for (const [j, t] of ids.entries()) {
+        result(callRecords[j], [{ type: 'tool_result', tool_use_id: t, content: words(rng, 500 + rng.int(20000)) }], j === ids.length - 1);
+      }
       live.push(...ids);
     }
     assistant(`msg_${turn}_final`, [{ type: 'text', text: words(rng, 100 + rng.int(500)) }]);

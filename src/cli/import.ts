@@ -31,7 +31,9 @@ async function detectRow(file: string): Promise<FormatRow> {
 }
 
 function rowNamed(name: string): FormatRow {
-  return formats.find((row) => row.name === name)!;
+  const row = formats.find((r) => r.name === name);
+  if (!row) throw new UsageError(`unknown format ${quote(name)} (${FORMATS.join(', ')})`);
+  return row;
 }
 
 /** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */

@@ -72,7 +72,9 @@ function headFields(plan: SessionPlan, options: AgentSessionOptions): Omit<Rollo
  */
 function createPlanCursor(plan: SessionPlan, file: string, convert: (entry: Entry, ordinal: number, value: Json) => void) {
   const position = new Map<number, number>();
-  plan.imports.forEach((e, i) => position.set(e.line, i));
+  plan.imports.forEach((e, i) => {
+    position.set(e.line, i);
+  });
   const early = new Map<number, Json>();
   let next = 0;
   return (line: number, value: () => unknown) => {

@@ -170,7 +170,10 @@ export function planSession(index: SessionIndex, report: ReportBuilder): Session
  */
 function convertOrder(imports: Entry[]): Entry[] {
   const callAt = new Map<string, { record: number; block: number; response: string }>();
-  imports.forEach((e, i) => e.toolUseIds?.forEach((id, block) => callAt.set(id, { record: i, block, response: e.messageId ?? e.uuid ?? `${i}` })));
+  imports.forEach((e, i) => {
+    const response = e.messageId ?? e.uuid ?? `${i}`;
+    for (const [block, id] of (e.toolUseIds ?? []).entries()) callAt.set(id, { record: i, block, response });
+  });
   const lastOfResponse = new Map<string, number>();
   for (const { record, response } of callAt.values()) lastOfResponse.set(response, Math.max(lastOfResponse.get(response) ?? -1, record));
   // Results by the record they follow; a result whose call is not imported stays where it is.
