@@ -177,7 +177,7 @@ function generateCases(): Case[] {
   // An over-long rollout for the model: refused from its events, before any tree or plan is built.
   const long = file('long.json', JSON.stringify({ format: 'memorywalker.rollout/v1', id: 'long', vocab: 272, events: [{ op: 'append', role: 'prompt', text: 'p'.repeat(2_000_000) }, { op: 'append', role: 'act', text: 'a'.repeat(1_000_000) }] }));
   cases.push({ family: 'over-long rollout', args: ['score', '--ckpt', ckpt, long, '--method', 'packed-4d', '--json'], code: 2, line: /long\.json: rollout "long": packed-4d needs 3000002 positions, the model has 16$/ });
-  cases.push(...scaleCases(), ...exportCases(), ...turnsCases(), ...tokenizerCases(), ...trainCases(), ...experimentCases());
+  cases.push(...scaleCases(), ...exportCases(), ...turnsCases(), ...agentSessionCases(), ...tokenizerCases(), ...trainCases(), ...experimentCases());
   return cases;
 }
 
@@ -211,6 +211,20 @@ function exportCases(): Case[] {
     { family: 'export: --max-tokens -5', args: ['export', WORKED, '--method', 'sdcc', '--out', out, '--max-tokens', '-5'], code: 1, line: /^mw export: Option '--max-tokens' argument is ambiguous\. .* use '--max-tokens=-XYZ'/ },
     { family: 'export: a packed sequence over --max-tokens', args: ['export', WORKED, '--method', 'packed-4d', '--out', out, '--max-tokens', '10'], code: 2, line: /a packed-4d sequence of 21 rows does not fit --max-tokens 10/ },
   ];
+}
+
+/** Claude Code sessions (`mw import`, detected): links of the wrong type or in a loop name their line; nothing is written. */
+function agentSessionCases(): Case[] {
+  const rec = (n: number, parent: number | null, extra = '') =>
+    `{"parentUuid":${parent === null ? 'null' : `"u${parent}"`},"isSidechain":false,"sessionId":"s","type":"${n % 2 ? 'user' : 'assistant'}","message":{"role":"${n % 2 ? 'user' : 'assistant'}","content":"m${n}"},"uuid":"u${n}"${extra}}\n`;
+  const bad: [string, string, RegExp][] = [
+    ['parentUuid of the wrong type', rec(1, null) + rec(2, 1).replace('"parentUuid":"u1"', '"parentUuid":7'), /:2: "parentUuid" must be a string or null, got 7$/],
+    ['uuid of the wrong type', rec(1, null) + rec(2, 1).replace('"uuid":"u2"', '"uuid":["u2"]'), /:2: "uuid" must be a string or null, got \["u2"\]$/],
+    ['isSidechain of the wrong type', rec(1, null) + rec(2, 1, ',"isSidechain":"no"').replace('"isSidechain":false,', ''), /:2: "isSidechain" must be true or false, got "no"$/],
+    ['message of the wrong type', rec(1, null) + rec(2, 1).replace(/"message":\{[^}]*\}/, '"message":"hi"'), /:2: "message" must be an object, got "hi"$/],
+    ['parent links in a loop', rec(1, 3) + rec(2, 1) + rec(3, 2), /:3: parentUuid links form a loop through uuid "u3"$/],
+  ];
+  return bad.map(([name, text, line], i) => ({ family: `agent-session: ${name}`, args: ['import', file(`session-${i}.jsonl`, text), '--out', join(TMP, `session-${i}.out.jsonl`)], code: 2, line }));
 }
 
 /** Trainer dumps (`mw import --from turns`): one record per model call, in token space. */
