@@ -15,8 +15,9 @@ const EVICTED = 'Tests: 2 passed, 2 total';
 
 interface PerTarget {
   id: number;
-  livePrefix: number[];
-  finalPrefix: number[] | null;
+  /** Prefix lengths (mw tree --per-target names prefixes by their length in a branch). */
+  livePrefix: number;
+  finalPrefix: number | null;
 }
 const perTarget: PerTarget[] = JSON.parse(execFileSync('node', [MW, 'tree', SESSION, '--json', '--per-target'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }))[0].perTarget;
 
@@ -31,8 +32,8 @@ async function openSession(page: Page) {
 async function expectCounts(page: Page, id: number) {
   await expect(page.getByTestId('inspector-target')).toHaveText(String(id));
   const r = perTarget.find((t) => t.id === id)!;
-  await expect(page.getByTestId('pane-tokens-live')).toHaveText(String(r.livePrefix.length));
-  await expect(page.getByTestId('pane-tokens-naive-compressed')).toHaveText(String(r.finalPrefix?.length ?? 0));
+  await expect(page.getByTestId('pane-tokens-live')).toHaveText(String(r.livePrefix));
+  await expect(page.getByTestId('pane-tokens-naive-compressed')).toHaveText(String(r.finalPrefix ?? 0));
   await expect(page.getByTestId('pane-tokens-naive-full')).toHaveText(String(id));
 }
 

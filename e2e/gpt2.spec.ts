@@ -19,7 +19,7 @@ const SESSION = join(FIXTURES, 'agent-session-two-compactions.jsonl');
 const MW = fileURLToPath(new URL('../bin/mw.js', import.meta.url));
 
 /** `mw import --tokenizer gpt2` then `mw tree --json --per-target`, run here. */
-function mwTree(file: string): { physicalLength: number; targets: number; perTarget: { id: number; livePrefix: number[] }[] }[] {
+function mwTree(file: string): { physicalLength: number; targets: number; perTarget: { id: number; livePrefix: number }[] }[] {
   const out = join(mkdtempSync(join(tmpdir(), 'mw-e2e-gpt2-')), 'imported.jsonl');
   execFileSync('node', [MW, 'import', file, '--tokenizer', 'gpt2', '--out', out], { stdio: 'ignore' });
   return JSON.parse(execFileSync('node', [MW, 'tree', out, '--json', '--per-target'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
@@ -68,7 +68,7 @@ test('a chat log imported as GPT-2 word pieces: word pieces in the staircase and
 
   // The panes: what the policy saw, decoded; with ids, one chip per word piece.
   const live = figures[1].perTarget.find((t) => t.id === weather)!.livePrefix;
-  await expect(page.getByTestId('pane-tokens-live')).toHaveText(String(live.length));
+  await expect(page.getByTestId('pane-tokens-live')).toHaveText(String(live));
   await expect(page.getByTestId('pane-live')).toContainText('Weather in Paris?');
   await page.getByTestId('context-show-ids').check();
   const chip = (id: number) => page.getByTestId('pane-live').locator(`[data-id="${id}"]`);

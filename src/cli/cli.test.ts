@@ -45,6 +45,15 @@ describe('mw tree', () => {
     expect(Object.keys(row)).toEqual([...ROLLOUT_ROW_FIELDS]);
   });
 
+  it('prints per-target text: each branch spelled once, each target naming its prefixes by length', async () => {
+    const run = await mw('tree', WORKED, '--per-target');
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines.slice(4, 7)).toEqual(['branch 0: 0-8', 'branch 1: 0-1 9-10 7-8 11-14', 'branch 2 (final walk): 0-1 9-10 13-16']);
+    expect(lines.find((l) => /^\s+13\s/.test(l))!.split(/\s{2,}/)).toEqual(['', '13', '1', '8 of branch 1', '4 of branch 2', '4', 'yes']);
+    expect(lines.find((l) => /^\s+2\s/.test(l))!.split(/\s{2,}/)).toEqual(['', '2', '0', '2 of branch 0', 'dropped', '-']);
+  });
+
   it('adds perTarget with --per-target, and prints an array for JSONL', async () => {
     const jsonl = tmpFile('two.jsonl', `${JSON.stringify(JSON.parse(readFileSync(WORKED, 'utf8')))}\n${readFileSync(CALLS, 'utf8').replace(/\n\s*/g, ' ')}\n`);
     const run = await mw('tree', jsonl, '--json', '--per-target');
@@ -52,19 +61,18 @@ describe('mw tree', () => {
     const out = JSON.parse(run.stdout);
     expect(out).toHaveLength(2);
     expect(out[0]).toMatchObject(WORKED_EXAMPLE_FIGURES);
-    expect(out[0].perTarget[4]).toEqual({
-      id: 13,
-      segment: 1,
-      livePrefix: [0, 1, 9, 10, 7, 8, 11, 12],
-      finalPrefix: [0, 1, 9, 10],
-      evictionMass: 4,
-      diverging: true,
-    });
-    expect(out[0].perTarget[0]).toEqual({ id: 2, segment: 0, livePrefix: [0, 1], finalPrefix: null, evictionMass: null, diverging: false });
+    // Each branch spelled once as [first, end) ranges; a target names its prefixes by their length in one.
+    expect(out[0].branchViews).toEqual([[[0, 9]], [[0, 2], [9, 11], [7, 9], [11, 15]], [[0, 2], [9, 11], [13, 17]]]);
+    expect(out[0].perTarget[4]).toEqual({ id: 13, segment: 1, livePrefix: 8, finalPrefix: 4, evictionMass: 4, diverging: true });
+    expect(out[0].perTarget[0]).toEqual({ id: 2, segment: 0, livePrefix: 2, finalPrefix: null, evictionMass: null, diverging: false });
+    // The lengths name exactly the tree's prefixes: 13's live prefix 0 1 9 10 7 8 11 12, its final prefix 0 1 9 10.
+    const ids = (ranges: [number, number][], n: number) => ranges.flatMap(([a, b]) => Array.from({ length: b - a }, (_, i) => a + i)).slice(0, n);
+    expect(ids(out[0].branchViews[1], out[0].perTarget[4].livePrefix)).toEqual([0, 1, 9, 10, 7, 8, 11, 12]);
+    expect(ids(out[0].branchViews[2], out[0].perTarget[4].finalPrefix)).toEqual([0, 1, 9, 10]);
     expect(out[1]).toMatchObject({ id: 'calls-example', K: 1, packedLength: 14, divergingLeaves: 1, evictionMassTotal: 5 });
     // Without --per-target: the same rows, without perTarget (the app's data-set table and CSV).
     const rows = JSON.parse((await mw('tree', jsonl, '--json')).stdout);
-    expect(rows).toEqual(out.map(({ perTarget: _, ...row }: { perTarget: unknown }) => row));
+    expect(rows).toEqual(out.map(({ perTarget: _, branchViews: __, ...row }: { perTarget: unknown; branchViews: unknown }) => row));
     expect(Object.keys(rows[1])).toEqual([...ROLLOUT_ROW_FIELDS]);
   });
 

@@ -251,6 +251,20 @@ function exportCases(): Case[] {
   ];
 }
 
+/** Claude Code sessions (`mw import`, detected): links of the wrong type or in a loop name their line; nothing is written. */
+function agentSessionCases(): Case[] {
+  const rec = (n: number, parent: number | null, extra = '') =>
+    `{"parentUuid":${parent === null ? 'null' : `"u${parent}"`},"isSidechain":false,"sessionId":"s","type":"${n % 2 ? 'user' : 'assistant'}","message":{"role":"${n % 2 ? 'user' : 'assistant'}","content":"m${n}"},"uuid":"u${n}"${extra}}\n`;
+  const bad: [string, string, RegExp][] = [
+    ['parentUuid of the wrong type', rec(1, null) + rec(2, 1).replace('"parentUuid":"u1"', '"parentUuid":7'), /:2: "parentUuid" must be a string or null, got 7$/],
+    ['uuid of the wrong type', rec(1, null) + rec(2, 1).replace('"uuid":"u2"', '"uuid":["u2"]'), /:2: "uuid" must be a string or null, got \["u2"\]$/],
+    ['isSidechain of the wrong type', rec(1, null) + rec(2, 1, ',"isSidechain":"no"').replace('"isSidechain":false,', ''), /:2: "isSidechain" must be true or false, got "no"$/],
+    ['message of the wrong type', rec(1, null) + rec(2, 1).replace(/"message":\{[^}]*\}/, '"message":"hi"'), /:2: "message" must be an object, got "hi"$/],
+    ['parent links in a loop', rec(1, 3) + rec(2, 1) + rec(3, 2), /:3: parentUuid links form a loop through uuid "u3"$/],
+  ];
+  return bad.map(([name, text, line], i) => ({ family: `agent-session: ${name}`, args: ['import', file(`session-${i}.jsonl`, text), '--out', join(TMP, `session-${i}.out.jsonl`)], code: 2, line }));
+}
+
 /** Trainer dumps (`mw import --from turns`): one record per model call, in token space. */
 function turnsCases(): Case[] {
   const turn = (fields: string) => `{"prompt_ids":[10,11],"response_ids":[20,21],"trajectory_ids":"q"${fields}}\n`;
@@ -280,7 +294,7 @@ function turnsCases(): Case[] {
 function tokenizerCases(): Case[] {
   const calls = (vocab: number, output: number[]) => JSON.stringify({ format: 'memorywalker.calls/v1', id: 'c', vocab, calls: [{ input: [1, 2], output }] });
   return [
-    { family: 'import --tokenizer bogus', args: ['import', WORKED, '--tokenizer', 'bogus', '--out', join(TMP, 't.jsonl')], code: 1, line: /^mw import: unknown tokenizer "bogus" \(byte, gpt2\)/ },
+    { family: 'import --tokenizer bogus', args: ['import', WORKED, '--tokenizer', 'bogus', '--out', join(TMP, 't.jsonl')], code: 1, line: /^mw import: unknown tokenizer "bogus" \(byte, gpt2, or a model folder with a tokenizer\.json\)/ },
     { family: 'import --tokenizer byte of a turn dump with ids past 272', args: ['import', file('turns-gpt2.jsonl', '{"prompt_ids":[15496,995],"response_ids":[50256]}\n'), '--tokenizer', 'byte', '--out', join(TMP, 't.jsonl')], code: 2, line: /turns-gpt2\.jsonl:1: token id 50256 is outside the vocabulary of 272$/ },
     { family: 'import --tokenizer gpt2: an id past GPT-2', args: ['import', file('calls-gpt2.json', calls(50257, [60000])), '--tokenizer', 'gpt2', '--out', join(TMP, 't.jsonl')], code: 2, line: /calls-gpt2\.json: calls\[0\]\.output\[0\] = 60000 is not a token id in \[0, 50257\)$/ },
     { family: 'import --tokenizer gpt2: a chat log with a BOM', args: ['import', file('chat-bom.jsonl', '\ufeff{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}\n'), '--tokenizer', 'gpt2', '--out', join(TMP, 'chat-bom.out.jsonl')], code: 0 },

@@ -103,7 +103,7 @@ describe('mw import --tokenizer gpt2', () => {
     expect(run.stderr).toContain('unknown tokenizer "llama" (byte, gpt2, or a model folder with a tokenizer.json)');
     const worked = await mw(['import', WORKED, '--tokenizer', 'gpt2', '--out', join(dir, 'y.jsonl')]);
     expect(worked).toMatchObject({ code: 1, stdout: '' });
-    expect(worked.stderr).toContain(`--tokenizer applies to agent-session, chat and calls imports; ${WORKED} is read by the core as it is`);
+    expect(worked.stderr).toContain(`--tokenizer applies to imports of text; ${WORKED} is read by the core as it is`);
   });
 
   it('names the tokenizer of a calls log: its text is encoded by it, and a file naming another one is refused', async () => {

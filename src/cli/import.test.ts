@@ -70,17 +70,70 @@ describe('mw import', () => {
       new ValidationError({ file: input }, 'no user or assistant messages on the main chain'),
     );
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'agent-session', '--out', out])).rejects.toThrow(
-      'no agent-session records',
+      /chat\.jsonl: not agent-session \(.*\): it looks like chat \(JSON lines, each/,
     );
     await expect(mwImport([join(dir, 'missing.jsonl'), '--out', out])).rejects.toThrow('missing.jsonl: no such file');
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
   });
 
+  it('refuses an unread format in one line, and --from X on a file of another format names the format it looks like', async () => {
+    const other = join(dir, 'other.jsonl');
+    writeFileSync(other, `${JSON.stringify({ timestamp: 't', type: 'turn_start', payload: {} })}\n`.repeat(2));
+    const out = join(dir, 'never.jsonl');
+    await expect(mwImport([other, '--out', out])).rejects.toThrow(/other\.jsonl: not a format mw reads; it reads: codex \(/);
+    await expect(mwImport([fixturePath('agent-session-stream.jsonl'), '--from', 'chat', '--out', out])).rejects.toThrow(
+      /agent-session-stream\.jsonl: not chat \(.+\): it looks like agent-session \(JSON lines with "type" user/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('detects a pretty-printed document (Gemini file, OpenHands trajectory, SkyRL columns) and refuses --from X on it naming its format', async () => {
+    const cases: [string, string, number][] = [
+      ['gemini-session.json', 'gemini: 7 records read, 5 imported -> 1 rollout, 9 events', 1],
+      ['openhands-condensation.json', 'openhands: 16 records read, 13 imported -> 1 rollout, 16 events (1 condensation)', 1],
+      ['skyrl-generator-output.json', 'turns (skyrl fields): 3 records -> 3 rollouts (one per trajectory)', 3],
+    ];
+    for (const [name, head, n] of cases) {
+      const out = join(dir, `${name}.out.jsonl`);
+      const { code, err } = await mwImport([fixturePath(name), '--out', out]);
+      expect(code).toBe(0);
+      expect(err.split('\n')[0]).toBe(`${fixturePath(name)}: ${head}`);
+      expect(parseRolloutFile(readFileSync(out, 'utf8'), out)).toHaveLength(n);
+    }
+    const out = join(dir, 'never-gemini.jsonl');
+    await expect(mwImport([fixturePath('gemini-session.json'), '--from', 'chat', '--out', out])).rejects.toThrow(
+      /gemini-session\.json: not chat \(.+\): it looks like gemini \(\{"sessionId"/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('refuses a session whose links are of the wrong type or loop, naming the line, and writes nothing', async () => {
+    const rec = (n: number, parent: number | null) =>
+      JSON.stringify({ parentUuid: parent === null ? null : `u${parent}`, isSidechain: false, sessionId: 's', type: n % 2 ? 'user' : 'assistant', message: { role: n % 2 ? 'user' : 'assistant', content: `m${n}` }, uuid: `u${n}` });
+    const cases: [string, string][] = [
+      [`${rec(1, null)}\n${rec(2, 1).replace('"parentUuid":"u1"', '"parentUuid":7')}\n`, ':2: "parentUuid" must be a string or null, got 7'],
+      [`${rec(1, null)}\n${rec(2, 1).replace('"isSidechain":false', '"isSidechain":"no"')}\n`, ':2: "isSidechain" must be true or false, got "no"'],
+      [`${rec(1, null)}\n${rec(2, 1).replace(/"message":\{[^}]*\}/, '"message":"hi"')}\n`, ':2: "message" must be an object, got "hi"'],
+      [`${rec(1, 3)}\n${rec(2, 1)}\n${rec(3, 2)}\n`, ':3: parentUuid links form a loop through uuid "u3"'],
+    ];
+    for (const [i, [text, reason]] of cases.entries()) {
+      const input = join(dir, `bad-session-${i}.jsonl`);
+      writeFileSync(input, text);
+      const out = join(dir, `bad-session-${i}.out.jsonl`);
+      const error = await mwImport([input, '--out', out]).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toBe(`${input}${reason}`);
+      expect((error as Error).message.split('\n')).toHaveLength(1);
+      expect(existsSync(out)).toBe(false);
+    }
+    expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
+  });
+
   it('refuses a command line without --out or with an unknown format', async () => {
     await expect(mwImport([fixturePath('chat.jsonl')])).rejects.toThrow(new UsageError('--out OUT.jsonl is required'));
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'xml', '--out', join(dir, 'x.jsonl')])).rejects.toThrow(
-      'unknown format "xml" (auto, agent-session, chat, calls, turns, codex, gemini, openhands, verl)',
+      'unknown format "xml" (auto, codex, gemini, openhands, verl, agent-session, chat, turns, calls, rollout)',
     );
   });
 });

@@ -1,5 +1,5 @@
 // `mw import FILE [--from FORMAT] --out OUT.jsonl`: converts a file of another format into v1
-// rollouts (docs/importers.md). Agent-session logs and chat JSONL stream line by line (memory follows the
+// rollouts (docs/importers.md). Agent-session logs, chat JSONL and turn dumps stream line by line (memory follows the
 // record count, not the bytes); the output appears only when the import succeeded, written to a
 // temporary file first. The import report goes to stderr.
 
@@ -9,13 +9,11 @@ import { basename, join, resolve } from 'node:path';
 import { ValidationError, quote } from '../rollout/errors';
 import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
-import { streamChat } from '../rollout/importers/chat';
+import { detectFormat, formats, sampleText, wrongFormat, type FormatRow } from '../rollout/importers/detect';
 import type { OpenSource } from '../rollout/importers/lines';
-import { streamTurns, type TurnsSummary } from '../rollout/importers/turns';
-import { findFileImporter, transcriptImporters } from '../rollout/importers/detect';
-import type { FileImporter } from '../rollout/importers/types';
-import { detectFileKind } from '../rollout/stream';
-import { formatFileReport, type ImportReport } from '../rollout/importers/report';
+import { turnsRollouts } from '../rollout/importers/turns';
+import { detectFileKind, importerRollouts, sampleFile } from '../rollout/stream';
+import { formatFileReport, type FileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, loadTokenizer, loadTokenizers, registerTokenizer, tokenizerField, type TokenizerName } from '../rollout/tokenizer';
@@ -24,36 +22,35 @@ import type { EventJson, RolloutJson } from '../rollout/format';
 import { ModelFolderError } from '../model/family/folder';
 import { loadFolderTokenizer } from '../model/family/folder-node';
 import { validateRollout } from '../rollout/validate';
-import { openPartial, type PartialFile } from '../util/output-file';
 import { UsageError, type Command } from './command';
+import { openPartial, type PartialFile } from '../util/output-file';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
-const FORMATS = ['auto', 'agent-session', 'chat', 'calls', 'turns', 'codex', 'gemini', 'openhands', 'verl'] as const;
-type Format = (typeof FORMATS)[number];
-/** What `auto` can pick; `rollout` is every other format the core reads (v1 itself, calls, ...). */
-type Detected = Exclude<Format, 'auto'> | 'rollout';
+/** `auto`, then every format of the table (src/rollout/importers/detect.ts). */
+const FORMATS = ['auto', ...formats.map((row) => row.name)];
 
-/** The format, judged from the first records of the file (whole lines, however long). */
-async function detectFormat(file: string): Promise<Detected> {
+/** The row that reads a file: a whole-file importer's, or the core's (v1, calls, ...: `rollout`). */
+async function detectRow(file: string): Promise<FormatRow> {
   const kind = await detectFileKind(() => createReadStream(file), file);
-  if (kind === 'chat' || kind === 'agent-session' || kind === 'turns') return kind;
-  if (kind === 'transcript' || kind === 'document') {
-    // Transcripts are read whole anyway; a pretty-printed one is recognised from the whole document.
-    const name = findFileImporter(await readFile(file, 'utf8'), file)?.name;
-    const transcript = transcriptImporters.find((importer) => importer.name === name);
-    if (transcript) return transcript.name as Detected;
+  if (kind.kind === 'file') return kind.row;
+  // A pretty-printed document (a Gemini session file, an OpenHands trajectory, SkyRL columns) is judged whole.
+  if (kind.kind === 'document') {
+    const row = detectFormat(await sampleOf(file), file);
+    if (row?.kind === 'file') return row;
   }
-  return 'rollout';
+  return rowNamed('rollout');
 }
 
-/** A Codex, Gemini or OpenHands transcript or a verl text dump: read whole, imported strictly, each rollout validated, then written. */
-async function importTranscriptFile(file: string, out: string, importer: FileImporter, tokenizer: TokenizerName) {
-  const { rollouts, report } = importer.readText(await readFile(file, 'utf8'), file, { tokenizer });
-  for (const { value, line } of rollouts) validateRollout(value, line === undefined ? { file } : { file, line });
-  await writeAtomically(file, out, async (w) => {
-    for (const { value } of rollouts) w.write(`${JSON.stringify(value)}\n`);
-  });
-  return report;
+/** What detection judges: the file's first records, or the whole document when its first line is not JSON alone. */
+async function sampleOf(file: string): Promise<unknown[]> {
+  const sample = await sampleFile(() => createReadStream(file));
+  return sample.length > 0 ? sample : sampleText(await readFile(file, 'utf8')).sample;
+}
+
+function rowNamed(name: string): FormatRow {
+  const row = formats.find((r) => r.name === name);
+  if (!row) throw new UsageError(`unknown format ${quote(name)} (${FORMATS.join(', ')})`);
+  return row;
 }
 
 /** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */
@@ -141,33 +138,40 @@ function importAgentSessionFile(file: string, out: string, tokenizer: string, hf
   });
 }
 
-function importChatFile(file: string, out: string, tokenizer: string, hf: HfTokenizer | null): Promise<ImportReport> {
-  return writeAtomically(file, out, (w) =>
-    streamChat(
-      () => createReadStream(file),
-      (imported) => {
-        const rollout: RolloutJson = hf ? { ...imported, events: imported.events.flatMap((e) => asTokens(e, hf)) } : imported;
-        validateRollout(rollout, { file, line: (rollout.meta as { line: number }).line });
-        w.write(`${JSON.stringify(rollout)}\n`);
-      },
-      { file, tokenizer },
-    ),
-  );
+/**
+ * Any other whole-file format: rollouts validated and written one at a time (streamed where its importer
+ * streams). With a model folder's tokenizer (`hf`), text pieces are written as token ids.
+ */
+function importRows(file: string, out: string, row: Extract<FormatRow, { kind: 'file' }>, tokenizer: string | undefined, hf: HfTokenizer | null): Promise<FileReport> {
+  return writeAtomically(file, out, async (w) => {
+    // A model folder's `hf:<name>` is registered (folderTokenizerFlag): the chat importer renders with its template.
+    const rollouts = importerRollouts(row.importer, () => createReadStream(file), file, tokenizer ? { tokenizer: tokenizer as TokenizerName } : {});
+    for (let next = await rollouts.next(); ; next = await rollouts.next()) {
+      if (next.done) return next.value;
+      const { value, line } = next.value;
+      const rollout: RolloutJson = hf ? { ...value, events: value.events.flatMap((e) => asTokens(e, hf)) } : value;
+      validateRollout(rollout, { file, line });
+      w.write(`${JSON.stringify(rollout)}\n`);
+    }
+  });
 }
 
-/** A trainer's turn records: read twice line by line (an index of trajectories, then each aligned as its turns arrive), validated and written one rollout at a time. */
-async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<TurnsSummary> {
-  return writeAtomically(file, out, (w) =>
-    streamTurns(
-      () => createReadStream(file),
-      file,
-      ({ value, line }) => {
-        validateRollout(value, { file, line });
-        w.write(`${JSON.stringify(value)}\n`);
-      },
-      { tokenizer },
-    ),
-  );
+/**
+ * A trainer's turn records: read twice line by line (an index of trajectories, then each aligned as its
+ * turns arrive), validated and written one rollout at a time; `tokenizer` names the tokenizer of the ids.
+ */
+async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<FileReport> {
+  return writeAtomically(file, out, async (w) => {
+    const rollouts = turnsRollouts(() => createReadStream(file), file, { tokenizer });
+    for (let next = await rollouts.next(); ; next = await rollouts.next()) {
+      if (next.done) {
+        const { trajectories, records, convention, unused } = next.value;
+        return { kind: 'turns', convention, records, rollouts: trajectories, unused };
+      }
+      validateRollout(next.value.value, { file, line: next.value.line });
+      w.write(`${JSON.stringify(next.value.value)}\n`);
+    }
+  });
 }
 
 /** Calls logs and anything else the core reads: validated and written one rollout at a time. */
@@ -206,7 +210,7 @@ export const importCommand: Command = {
   summary: 'convert an agent-session log, Codex / Gemini / OpenHands transcript, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
   usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2|MODEL-FOLDER] --out OUT.jsonl'],
   details: [
-    `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE).`,
+    `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE; a file no format identifies is refused).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
     '  microcompactions); the main conversation chain becomes one rollout, other branches are reported.',
     'chat: one {"messages": [...]} conversation per line, one rollout each.',
@@ -235,7 +239,7 @@ export const importCommand: Command = {
   async run(args, io) {
     const file = fileArgument(args);
     const from = args.flags.from ?? 'auto';
-    if (typeof from !== 'string' || !(FORMATS as readonly string[]).includes(from)) {
+    if (typeof from !== 'string' || !FORMATS.includes(from)) {
       throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
     }
     const flag = args.flags.tokenizer;
@@ -258,30 +262,32 @@ export const importCommand: Command = {
       const code = (error as NodeJS.ErrnoException).code;
       throw new ValidationError({ file }, code === 'ENOENT' ? 'no such file' : `cannot read file (${code ?? String(error)})`);
     }
-    let format: Detected = from === 'auto' ? await detectFormat(file) : (from as Detected);
-    if (hf && format !== 'agent-session' && format !== 'chat') {
-      throw new UsageError(`--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${format === 'rollout' ? 'read by the core as it is' : `a ${format} file`}`);
+    let row = from === 'auto' ? await detectRow(file) : rowNamed(from);
+    if (from !== 'auto') {
+      const refusal = wrongFormat(from, await sampleOf(file), { file });
+      if (refusal) throw refusal;
     }
-    if (format === 'rollout' && tokenizerFlag !== undefined) {
+    if (hf && row.name !== 'agent-session' && row.name !== 'chat') {
+      throw new UsageError(`--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${row.name === 'rollout' ? 'read by the core as it is' : `a ${row.name} file`}`);
+    }
+    if (row.name === 'rollout' && tokenizerFlag !== undefined) {
       // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
-      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to agent-session, chat and calls imports; ${file} is read by the core as it is`);
-      format = 'calls';
+      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to imports of text; ${file} is read by the core as it is`);
+      row = rowNamed('calls');
     }
-    const transcript = transcriptImporters.find((importer) => importer.name === format);
-    if (transcript) {
-      const report = await importTranscriptFile(file, out, transcript, tokenizerFlag ?? DEFAULT_TOKENIZER);
-      io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
-    } else if (format === 'turns') {
-      const { trajectories, records, convention, unused } = await importTurnsFile(file, out, tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'turns', convention, records, rollouts: trajectories, unused }, file)}\nwrote ${out}\n`);
-    } else if (format === 'agent-session' || format === 'chat') {
-      // The same lines the app shows beside the summary (formatFileReport).
-      const tokenizer = hf?.name ?? tokenizerFlag ?? DEFAULT_TOKENIZER;
-      const report = format === 'agent-session' ? await importAgentSessionFile(file, out, tokenizer, hf) : await importChatFile(file, out, tokenizer, hf);
+    // The same lines the app shows beside the summary (formatFileReport).
+    const tokenizer = hf?.name ?? tokenizerFlag;
+    if (row.kind === 'file' && row.name === 'agent-session') {
+      // Event by event: a session's one rollout is never held whole.
+      const report = await importAgentSessionFile(file, out, tokenizer ?? DEFAULT_TOKENIZER, hf);
       io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
+    } else if (row.kind === 'file') {
+      const report = row.name === 'turns' ? await importTurnsFile(file, out, tokenizerFlag) : await importRows(file, out, row, tokenizer, hf);
+      io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
     } else {
-      const n = await importWholeFile(file, out, format as 'calls' | 'rollout', tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(format === 'calls' ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
+      const calls = row.name === 'calls';
+      const n = await importWholeFile(file, out, calls ? 'calls' : 'rollout', tokenizerFlag);
+      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(calls ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
     }
     return 0;
   },

@@ -3,24 +3,40 @@
 // `--json` prints each rollout as a row `{id, ...figures, reward}` (src/tree/rolloutRow.ts): the
 // columns of the app's data-set table and its CSV.
 
-import { deriveFigures, deriveTree } from '../tree/derive';
-import { perTargetReport, targetReport } from '../tree/report';
+import { deriveFigures, deriveTargetFacts } from '../tree/derive';
+import { branchView, targetRow, type TargetRow } from '../tree/report';
 import { rolloutRow, TREE_FIGURES, type RolloutRow } from '../tree/rolloutRow';
-import type { ConditioningTree } from '../tree/types';
+import type { TargetFacts } from '../tree/types';
 import type { Command } from './command';
-import { MAX_PACKED_FLAG, checkSize, createJsonOutput, fileArgument, formatIds, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
+import { MAX_PACKED_FLAG, checkSize, createJsonOutput, fileArgument, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
 
 
-function targetTable(tree: ConditioningTree): string {
-  const rows = perTargetReport(tree).map((t) => [
-    t.id,
-    t.segment,
-    formatIds(t.livePrefix),
-    t.finalPrefix ? formatIds(t.finalPrefix) : 'dropped',
-    t.evictionMass ?? '-',
-    t.diverging ? 'yes' : '',
-  ]);
-  return formatTable(['target', 'segment', 'live prefix', 'final prefix', 'evictionMass', 'diverging'], rows);
+/** Half-open ranges as id runs, e.g. [[0,2],[9,11]] -> "0-1 9-10". */
+function formatRanges(ranges: [number, number][]): string {
+  return ranges.map(([a, b]) => (b - a === 1 ? `${a}` : `${a}-${b - 1}`)).join(' ') || '(empty)';
+}
+
+/** One rollout's per-target text: its branches spelled once, then a row per target naming its prefixes by length. */
+async function writeTargetTable(tree: TargetFacts, write: (text: string) => Promise<void>): Promise<void> {
+  for (let k = 0; k <= tree.K; k++) await write(`branch ${k}${k === tree.K ? ' (final walk)' : ''}: ${formatRanges(branchView(tree, k))}\n`);
+  const headers = ['target', 'segment', 'live prefix', 'final prefix', 'evictionMass', 'diverging'];
+  const cell = (r: TargetRow) => [r.id, r.segment, `${r.livePrefix} of branch ${r.segment}`, r.finalPrefix === null ? 'dropped' : `${r.finalPrefix} of branch ${tree.K}`, r.evictionMass ?? '-', r.diverging ? 'yes' : ''];
+  // Column widths from the widest values, so rows stream without holding the table.
+  const last = tree.targets.length ? tree.targets[tree.targets.length - 1] : 0;
+  const widest = [String(last).length, String(tree.K).length, `${tree.figures.physicalLength} of branch ${tree.K}`.length, `${tree.figures.physicalLength} of branch ${tree.K}`.length, Math.max(1, String(tree.figures.physicalLength).length), 3];
+  const widths = headers.map((h, c) => Math.max(h.length, widest[c]));
+  const numeric = [true, true, false, false, true, false];
+  const line = (cells: (string | number)[], header = false) =>
+    `${cells.map((v, c) => (numeric[c] && !header ? String(v).padStart(widths[c]) : String(v).padEnd(widths[c]))).join('  ').trimEnd()}\n`;
+  let chunk = line(headers, true);
+  for (let i = 0; i < tree.targets.length; i++) {
+    chunk += line(cell(targetRow(tree, tree.targets[i])));
+    if ((i & 255) === 255) {
+      await write(chunk);
+      chunk = '';
+    }
+  }
+  await write(chunk);
 }
 
 export const treeCommand: Command = {
@@ -34,7 +50,7 @@ export const treeCommand: Command = {
   ].join('\n'),
   flags: {
     json: { type: 'boolean', help: 'print JSON: one object for a .json file, an array (file order) for JSONL' },
-    'per-target': { type: 'boolean', help: 'add each target: segment, live and final prefix, eviction mass, diverging' },
+    'per-target': { type: 'boolean', help: 'add each branch (id ranges) and each target: segment, live and final prefix lengths, eviction mass, diverging' },
     'max-packed': MAX_PACKED_FLAG,
   },
   async run(args, io) {
@@ -55,12 +71,13 @@ export const treeCommand: Command = {
       await validateRolloutFile(stream, { limit });
       const out = createJsonOutput(io, stream.layout);
       for await (const rollout of stream.rollouts()) {
-        const tree = deriveTree(rollout);
+        const tree = deriveTargetFacts(rollout);
         await out.item(async (write) => {
-          await write(`${JSON.stringify(rolloutRow(rollout, tree.figures)).slice(0, -1)},"perTarget":[`);
+          const views = Array.from({ length: tree.K + 1 }, (_, k) => branchView(tree, k));
+          await write(`${JSON.stringify(rolloutRow(rollout, tree.figures)).slice(0, -1)},"branchViews":${JSON.stringify(views)},"perTarget":[`);
           let chunk: string[] = [];
           for (let i = 0; i < tree.targets.length; i++) {
-            chunk.push(JSON.stringify(targetReport(tree, tree.targets[i])));
+            chunk.push(JSON.stringify(targetRow(tree, tree.targets[i])));
             if (chunk.length === 256 || i === tree.targets.length - 1) {
               await write((i >= chunk.length ? ',' : '') + chunk.join(','));
               chunk = [];
@@ -80,9 +97,13 @@ export const treeCommand: Command = {
       rows.push([rollout.id, ...TREE_FIGURES.map((f) => figures[f])]);
     }
     io.out(formatTable(['rollout', ...TREE_FIGURES], rows));
-    for await (const rollout of stream.rollouts()) {
-      io.out(`\n${rollout.id}\n${targetTable(deriveTree(rollout))}`);
+    const write = async (text: string) => {
+      io.out(text);
       await io.drain?.();
+    };
+    for await (const rollout of stream.rollouts()) {
+      await write(`\n${rollout.id}\n`);
+      await writeTargetTable(deriveTargetFacts(rollout), write);
     }
     return 0;
   },

@@ -25,6 +25,6 @@ export {
   type TokenizerName,
 } from './tokenizer';
 export { runsToIds, type Runs } from './live-view';
-export { fileImporters, recordImporters, type FileImporter, type RecordImporter, type ImportedRollout } from './importers/detect';
+export { formats, formatList, type FormatRow, type FileImporter, type RecordImporter, type ImportedRollout } from './importers/detect';
 export { CALLS_FORMAT, importCalls } from './importers/calls';
 export { formatFileReport, type FileReport, type ImportReport } from './importers/report';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from './errors';
 import { generateRandomRollout } from './generate-random';
-import { fileImporters } from './importers/detect';
+import { formats } from './importers/detect';
 import { parseRolloutFile, readRolloutFile } from './parse';
 import { rolloutToJson, stringifyRollout, stringifyRollouts } from './serialize';
 import { validateRollout } from './validate';
@@ -74,6 +74,18 @@ describe('readRolloutFile', () => {
     expect(errorOf('{"id": "x"}', 'x.json').message).toBe('x.json: missing "format" (expected "memorywalker.rollout/v1")');
   });
 
+  it('refuses a file no format of the table identifies with one line listing each format and what identifies it', () => {
+    // A rollout log of some other agent: records of its own shape, no `format`, no v1 field.
+    const other = `${JSON.stringify({ timestamp: '2026-01-01T00:00:00Z', type: 'turn_start', payload: { cwd: '/x' } })}\n`;
+    const e = errorOf(other.repeat(3), 'other.jsonl');
+    expect(e.line).toBeUndefined();
+    expect(e.message.split('\n')).toHaveLength(1);
+    expect(e.message).toMatch(/^other\.jsonl: not a format mw reads; it reads: codex \(.+\); gemini \(.+\); openhands \(.+\); verl \(.+\); agent-session \(.+\); chat \(.+\); turns \(.+\); calls \(.+\); rollout \(records with "format": "memorywalker\.rollout\/v1"\)/);
+    for (const row of formats) expect(e.message).toContain(`${row.name} (${row.identifiedBy})`);
+    // The same refusal for one pretty-printed JSON document (an array of another tool's steps).
+    expect(errorOf(JSON.stringify([{ step: 1, tool: 'shell', output: 'ok' }], null, 2), 'events.json').message).toMatch(/^events\.json: not a format mw reads; /);
+  });
+
   it('imports memorywalker.calls/v1 records, also mixed with v1 lines', () => {
     const calls = JSON.stringify({ format: 'memorywalker.calls/v1', id: 'c', vocab: 272, calls: [{ input: [1], output: [2] }] });
     const rollouts = parseRolloutFile(`${line('a')}\n${calls}`, 'mixed.jsonl');
@@ -87,11 +99,15 @@ describe('readRolloutFile', () => {
 });
 
 describe('importer registry', () => {
-  const registered = [...fileImporters];
-  afterEach(() => void fileImporters.splice(0, fileImporters.length, ...registered));
+  const registered = [...formats];
+  afterEach(() => void formats.splice(0, formats.length, ...registered));
 
   it('takes a whole-file importer with one line, tried before per-record dispatch', () => {
-    fileImporters.unshift({
+    formats.unshift({
+      kind: 'file',
+      name: 'test-chat',
+      identifiedBy: 'records with "message"',
+      importer: {
       name: 'test-chat',
       detect: (sample) => sample.every((v) => typeof v === 'object' && v !== null && 'message' in v),
       readText: (text) => ({
@@ -107,6 +123,7 @@ describe('importer registry', () => {
         ],
         report: { kind: 'core', rollouts: 1 },
       }),
+      },
     });
     const [r] = parseRolloutFile('{"message": "hi"}\n{"message": "yo"}\n', 'chat.jsonl');
     expect(Array.from(r.tokens)).toEqual([259, 104, 105, 259, 121, 111]);

@@ -5,7 +5,7 @@
 
 import { ValidationError, quote } from './errors';
 import { ROLLOUT_FORMAT } from './format';
-import { findFileImporter, recordImporters, type ImportedRollout } from './importers/detect';
+import { detectFormat, isUnreadable, notAFormat, recordImporter, sampleText, type ImportedRollout } from './importers/detect';
 import type { FileImporter, ImportOptions } from './importers/types';
 import type { FileReport } from './importers/report';
 import { readJsonRecords, stripBom, type FileLayout, type JsonRecord } from './records';
@@ -31,8 +31,12 @@ type Read = { importer: FileImporter; text: string } | { layout: FileLayout; rec
 
 function readFile(text: string, file: string): Read {
   text = stripBom(text);
-  const importer = findFileImporter(text, file);
-  return importer ? { importer, text } : readJsonRecords(text, file);
+  const { sample, document } = sampleText(text);
+  const row = detectFormat(sample, file);
+  if (row?.kind === 'file') return { importer: row.importer, text };
+  if (isUnreadable(sample, file)) throw notAFormat({ file });
+  // As readJsonRecords: a text that parses whole is one document unless the name says JSON lines.
+  return document && !/\.jsonl$/i.test(file) ? { layout: 'json', records: [{ value: document.value }] } : readJsonRecords(text, file);
 }
 
 function importAndValidate(read: Read, file: string, options: ImportOptions): ReadRolloutFile {
@@ -70,9 +74,8 @@ export function importRecord(value: unknown, source: { file: string; line?: numb
   const obj = value as Record<string, unknown>;
   if (obj.format === ROLLOUT_FORMAT) return { value: obj as ImportedRollout['value'], line: source.line };
   const format = obj.format;
-  if (typeof format === 'string' && Object.hasOwn(recordImporters, format)) {
-    return { value: recordImporters[format](obj, source, options), line: source.line };
-  }
+  const importer = typeof format === 'string' ? recordImporter(format) : undefined;
+  if (importer) return { value: importer(obj, source, options), line: source.line };
   throw new ValidationError(
     source,
     format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`,

@@ -1,16 +1,15 @@
 // Reading a rollout file one rollout at a time: memory follows the largest rollout, not the file.
-// The same formats and messages as parse.ts (JSON, JSONL, calls, chat, agent sessions), judged
+// The same formats and messages as parse.ts (every row of the format table, detect.ts), judged
 // from the head of the file; the first problem throws a ValidationError, as there. The tokenizer a
 // record names is loaded before the record is read (gpt2's ranks only when a gpt2 rollout comes).
 
 import { ValidationError } from './errors';
-import { chatRollouts, looksLikeChat } from './importers/chat';
-import { looksLikeAgentSession, streamAgentSession } from './importers/agentSession';
+import { detectFormat, isUnreadable, notAFormat, type FormatRow } from './importers/detect';
 import { readLines, type OpenSource } from './importers/lines';
-import { looksLikeTurns, streamTurns } from './importers/turns';
-import { transcriptImporters } from './importers/detect';
-import type { EventJson, RolloutJson } from './format';
+import type { FileImporter, ImportedRollout } from './importers/types';
+import type { FileReport } from './importers/report';
 import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
+import type { ImportOptions } from './parse';
 import type { FileLayout } from './records';
 import type { Rollout } from './rollout';
 import { loadTokenizers, tokenizerField } from './tokenizer';
@@ -20,8 +19,8 @@ import { validateRollout } from './validate';
 const SAMPLE_RECORDS = 50;
 const SAMPLE_CHARS = 256 * 1024;
 
-/** How a file is read: a chat log, an agent-session log, JSON lines of records, or one JSON document. */
-export type FileKind = 'chat' | 'agent-session' | 'turns' | 'jsonl' | 'document' | 'transcript';
+/** How a file is read: by a whole-file importer of the format table, as JSON lines of records, or as one JSON document. */
+export type FileKind = { kind: 'file'; row: Extract<FormatRow, { kind: 'file' }> } | { kind: 'jsonl' } | { kind: 'document' };
 
 export interface RolloutStream {
   layout: FileLayout;
@@ -61,14 +60,14 @@ async function readHead(open: OpenSource): Promise<Head> {
 }
 
 function kindOf(head: Head, file: string): FileKind {
-  // Codex rollouts, Gemini recordings, one-line Gemini files and OpenHands trajectories (detect.ts).
-  if (transcriptImporters.some((importer) => importer.detect(head.sample, file))) return 'transcript';
-  if (looksLikeChat(head.sample)) return 'chat';
-  if (looksLikeAgentSession(head.sample)) return 'agent-session';
-  if (looksLikeTurns(head.sample)) return 'turns';
-  if (/\.jsonl$/i.test(file)) return 'jsonl';
+  // A file whose first line is not JSON by itself is one document (or broken): parse.ts judges it whole.
+  const sample = head.firstParses ? head.sample : [];
+  const row = detectFormat(sample, file);
+  if (row?.kind === 'file') return { kind: 'file', row };
+  if (isUnreadable(sample, file)) throw notAFormat({ file });
+  if (/\.jsonl$/i.test(file)) return { kind: 'jsonl' };
   // As readJsonRecords: one document unless the first line is JSON alone and more lines follow.
-  return head.firstParses && head.moreLines ? 'jsonl' : 'document';
+  return { kind: head.firstParses && head.moreLines ? 'jsonl' : 'document' };
 }
 
 /** Checks that ids are unique in the file, one rollout at a time. */
@@ -102,63 +101,24 @@ async function* jsonlRollouts(open: OpenSource, file: string): AsyncGenerator<Ro
   if (records === 0) throw new ValidationError({ file }, 'file is empty');
 }
 
-async function* chatFileRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
+/** A whole-file importer's rollouts one at a time: streamed where it can, else from the text read whole. */
+export async function* importerRollouts(importer: FileImporter, open: OpenSource, file: string, options: ImportOptions = {}): AsyncGenerator<ImportedRollout, FileReport> {
+  if (importer.rollouts) return yield* importer.rollouts(open, file, options);
+  const lines: string[] = [];
+  for await (const { text } of readLines(open())) lines.push(text);
+  // splice: the generator keeps its locals while it runs; the lines go once joined.
+  const { rollouts, report } = importer.readText(lines.splice(0).join('\n'), file, options);
+  yield* rollouts.splice(0);
+  return report;
+}
+
+async function* importedRollouts(importer: FileImporter, open: OpenSource, file: string): AsyncGenerator<Rollout> {
   const checkId = createIdCheck(file);
-  for await (const value of chatRollouts(open, { file })) {
-    const line = (value.meta as { line: number }).line;
+  for await (const { value, line } of importerRollouts(importer, open, file)) {
     const rollout = validateRollout(value, { file, line });
     checkId(rollout, line);
     yield rollout;
   }
-}
-
-async function* sessionRollout(open: OpenSource, file: string): AsyncGenerator<Rollout> {
-  const events: EventJson[] = [];
-  let fields: Omit<RolloutJson, 'events' | 'meta'> | undefined;
-  const head = await streamAgentSession(open, (event) => events.push(event), { file, onStart: (f) => (fields = f) });
-  yield validateRollout({ ...fields!, events, meta: head.meta } as RolloutJson, { file });
-}
-
-async function* turnsRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
-  // A trainer's turn dump, read twice line by line; each rollout is handed over as its trajectory
-  // ends, and the reading waits until it is taken (so rollouts never pile up).
-  let slot: { rollout: Rollout; taken: () => void } | null = null;
-  let signal: (() => void) | null = null;
-  let finished = false;
-  let failure: unknown;
-  const notify = () => {
-    const s = signal;
-    signal = null;
-    s?.();
-  };
-  void streamTurns(open, file, ({ value, line }) =>
-    new Promise<void>((taken) => {
-      slot = { rollout: validateRollout(value, { file, line }), taken };
-      notify();
-    }),
-  ).then(
-    () => {
-      finished = true;
-      notify();
-    },
-    (error: unknown) => {
-      failure = error;
-      finished = true;
-      notify();
-    },
-  );
-  for (;;) {
-    const s = slot as { rollout: Rollout; taken: () => void } | null;
-    if (s) {
-      slot = null;
-      yield s.rollout;
-      s.taken();
-      continue;
-    }
-    if (finished) break;
-    await new Promise<void>((resolve) => (signal = resolve));
-  }
-  if (failure !== undefined) throw failure;
 }
 
 async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
@@ -166,6 +126,12 @@ async function* documentRollouts(open: OpenSource, file: string): AsyncGenerator
   const lines: string[] = [];
   for await (const { text } of readLines(open())) lines.push(text);
   yield* (await loadRolloutFile(lines.join('\n'), file)).rollouts;
+}
+
+/** The first records of a file that parse (whole lines, however long): what detection judges. */
+export async function sampleFile(open: OpenSource): Promise<unknown[]> {
+  const head = await readHead(open);
+  return head.firstParses ? head.sample : [];
 }
 
 /**
@@ -181,7 +147,6 @@ export async function detectFileKind(open: OpenSource, file: string): Promise<Fi
 /** Opens a rollout file for reading one rollout at a time; `open` is called once per pass. */
 export async function openRolloutStream(open: OpenSource, file: string): Promise<RolloutStream> {
   const kind = await detectFileKind(open, file);
-  // A transcript is read whole, as one document is (its importer is found again by parse.ts).
-  const read = { chat: chatFileRollouts, 'agent-session': sessionRollout, turns: turnsRollouts, jsonl: jsonlRollouts, document: documentRollouts, transcript: documentRollouts }[kind];
-  return { layout: kind === 'document' ? 'json' : 'jsonl', rollouts: () => read(open, file) };
+  if (kind.kind === 'file') return { layout: 'jsonl', rollouts: () => importedRollouts(kind.row.importer, open, file) };
+  return { layout: kind.kind === 'document' ? 'json' : 'jsonl', rollouts: () => (kind.kind === 'document' ? documentRollouts : jsonlRollouts)(open, file) };
 }

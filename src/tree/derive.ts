@@ -5,7 +5,7 @@
 import { applyEdit, pushRun, emptyRuns, runsToIds, type EditPiece, type Runs } from '../rollout/live-view';
 import type { Rollout } from '../rollout/rollout';
 import { buildPackedTrie, packedLengthOf } from './trie';
-import type { ConditioningTree, EditInfo, TreeFigures } from './types';
+import type { ConditioningTree, EditInfo, TargetFacts, TreeFigures } from './types';
 
 interface Replay {
   branches: Runs[];
@@ -130,6 +130,27 @@ export function deriveFigures(rollout: Rollout): TreeFigures {
  */
 export function packedLength(rollout: Rollout): number {
   return packedLengthOf(replay(rollout).branches);
+}
+
+/**
+ * What `mw tree --per-target` prints, without the trie: the branches, each target's positions,
+ * eviction mass and divergence, and the figures (N_packed counted). Memory as for deriveFigures.
+ */
+export function deriveTargetFacts(rollout: Rollout): TargetFacts {
+  const replayed = replay(rollout);
+  const { finalPosition, dropped, evictionMass, diverging, figures } = targetFacts(rollout, replayed);
+  return {
+    rollout,
+    K: rollout.K,
+    figures: figures(packedLengthOf(replayed.branches)),
+    branches: replayed.branches,
+    targets: rollout.targets,
+    ownPosition: replayed.ownPosition,
+    finalPosition,
+    dropped,
+    evictionMass,
+    diverging,
+  };
 }
 
 export function deriveTree(rollout: Rollout): ConditioningTree {

@@ -65,3 +65,9 @@ export interface ConditioningTree extends PackedTrie {
   /** All ids smaller than `id`. */
   fullPrefix(id: number): Int32Array;
 }
+
+/** The part of a conditioning tree that per-target rows need (deriveTargetFacts builds it without the trie). */
+export type TargetFacts = Pick<
+  ConditioningTree,
+  'rollout' | 'K' | 'figures' | 'branches' | 'targets' | 'ownPosition' | 'finalPosition' | 'dropped' | 'evictionMass' | 'diverging'
+>;

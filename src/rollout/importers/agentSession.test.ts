@@ -451,6 +451,18 @@ describe('random sessions', () => {
 });
 
 describe('through the core reader (file loader, mw commands)', () => {
+  it('is what the app\'s loader reads on drop: detected by content, its report naming the format', async () => {
+    const { loadRolloutFile } = await import('../parse');
+    const { formatFileReport } = await import('./report');
+    const name = 'claude-code-2.1-session.jsonl';
+    const file = await loadRolloutFile(readFixture(name), name);
+    expect(file.rollouts.map((r) => [r.id, r.K])).toEqual([['7b1e4c2a-93d0-4f6e-a1b8-2c5d9e0f3a47', 2]]);
+    expect(formatFileReport(file.report, name).split('\n')[0]).toBe(`${name}: agent-session: 31 records read, 25 imported -> 1 rollout, 24 events (1 microcompaction, 1 compaction)`);
+    // A file of a format mw does not read: the same one-line refusal as the CLI's.
+    const other = `${JSON.stringify({ timestamp: 't', type: 'turn_start', payload: { id: 'x' } })}\n`;
+    await expect(loadRolloutFile(other, 'rollout-x.jsonl')).rejects.toThrow(/^rollout-x\.jsonl: not a format mw reads; it reads: codex \(/);
+  });
+
   it('detects the session by content, passes over its malformed line and derives K = 3', async () => {
     const { parseRolloutFile } = await import('../parse');
     const [rollout] = parseRolloutFile(readFixture(TWO), TWO);
@@ -459,5 +471,104 @@ describe('through the core reader (file loader, mw commands)', () => {
     expect(figures.branches).toBe(4);
     expect(figures.divergingLeaves).toBe(36);
     expect((rollout.meta as { import: { problems: { line: number }[] } }).import.problems.map((p) => p.line)).toContain(27);
+  });
+});
+
+describe('a Claude Code 2.1 session as it is written (parallel calls, rewind, microcompactions, a preserved segment)', () => {
+  const CC = 'claude-code-2.1-session.jsonl';
+  const text = readFixture(CC);
+  const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const { rollout: json, report } = importAgentSessionText(text, { file: CC });
+  const { rollout, events } = describeRollout(json);
+  const appended = (role: string) => json.events.flatMap((e) => (e.op === 'append' && e.role === role ? [e.text as string] : []));
+  const read = (file: string) => tool('Read', { file_path: `/home/ana/tidepool/${file}` });
+
+  it('lands the results of three parallel tool calls as observations in the order of their tool_use blocks', () => {
+    // One response written as four chained records (text, then three tool_use); each result hangs off its own
+    // tool_use record and the results were written south, north, calibrate; the chain goes on from the last one.
+    expect(events.slice(1, 9)).toEqual([
+      ['act', 'I will read the three gauge files side by side.'],
+      ['act', read('data/north.csv')],
+      ['act', read('data/south.csv')],
+      ['act', read('calibrate.py')],
+      ['obs', 'time,level_cm\n06:00,201.7\n12:00,87.9\n18:00,204.2'],
+      ['obs', 'time,level_cm\n06:00,212.4\n12:00,98.1\n18:00,215.0'],
+      ['obs', 'OFFSET_CM = 0.0\ndef correct(level, day):\n    return level + OFFSET_CM + 0.03 * day'],
+      ['act', 'calibrate.py adds 0.03 cm per day on top of the offset: that is the drift.'],
+    ]);
+    // Observations are never targets; the action after them is.
+    const targetsIn = (i: number) => {
+      const e = rollout.events[i] as { first: number; count: number };
+      return rollout.targets.filter((t) => t >= e.first && t < e.first + e.count).length;
+    };
+    expect([5, 6, 7].map(targetsIn)).toEqual([0, 0, 0]);
+    expect(targetsIn(8)).toBeGreaterThan(0);
+  });
+
+  it('imports the chain up to logicalParentUuid, then one edit that inserts the summary and keeps the preserved records, then what follows', () => {
+    const boundary = records.findIndex((r) => r.subtype === 'compact_boundary');
+    const segment = (records[boundary].compactMetadata as { preservedSegment: { headUuid: string; tailUuid: string } }).preservedSegment;
+    expect(records[boundary].logicalParentUuid).toBe(segment.tailUuid);
+    const compaction = events.filter((e) => !Array.isArray(e)).at(-1) as { edit: unknown[] };
+    const at = events.indexOf(compaction);
+    // The head (a call) and the tail (its result) were appended before the compaction, and are kept by it.
+    expect(events[at - 2]).toEqual(['act', tool('Edit', { file_path: '/home/ana/tidepool/calibrate.py', old_string: 'OFFSET_CM = 0.0', new_string: 'OFFSET_CM = 0.0\nDRIFT_CM_PER_DAY = 0.03' })]);
+    expect(events[at - 1]).toEqual(['obs', 'The file /home/ana/tidepool/calibrate.py has been updated.']);
+    expect(compaction.edit).toEqual([{ insert: 'summary', text: expect.stringMatching(/^This session is being continued/) }, `e${at - 2}`, `e${at - 1}`]);
+    expect(events.slice(at + 1).map((e) => (e as string[])[0])).toEqual(['prompt', 'act', 'obs', 'act']);
+    // No action appended twice.
+    const acts = appended('act');
+    expect(new Set(acts).size).toBe(acts.length);
+  });
+
+  it('holds every tool_result text of the main chain, and one edit per compaction and per microcompaction that clears something', () => {
+    const results = records.flatMap((r) =>
+      r.type === 'user' && Array.isArray((r.message as { content: unknown }).content)
+        ? ((r.message as { content: { type: string; content: string }[] }).content).filter((b) => b.type === 'tool_result').map((b) => b.content)
+        : [],
+    );
+    expect(results).toHaveLength(7);
+    const obs = appended('obs');
+    for (const r of results) expect(obs).toContain(r);
+    const calls = new Set(records.flatMap((r) => ((r.message as { content?: unknown } | undefined)?.content as { type: string; id: string }[] | undefined ?? []).filter?.((b) => b.type === 'tool_use').map((b) => b.id) ?? []));
+    const clearing = records.filter((r) => r.subtype === 'microcompact_boundary' && (r.microcompactMetadata as { compactedToolIds: string[] }).compactedToolIds.some((id) => calls.has(id)));
+    const compactions = records.filter((r) => r.subtype === 'compact_boundary');
+    expect([compactions.length, clearing.length]).toEqual([1, 1]);
+    expect(rollout.K).toBe(compactions.length + clearing.length);
+    expect(report.edits).toEqual({ microcompaction: 1, compaction: 1 });
+  });
+
+  it('reports the rest: the rewound branch, the sidechain, meta and synthetic records, a microcompaction of ids before the file', () => {
+    expect(report.branches).toEqual([{ leafLine: 14, forkLine: 12, records: 2, messages: 2 }]);
+    expect(report.skipped.map((s) => [s.reason, s.lines])).toEqual([
+      ['meta (harness-injected, isMeta)', '10'],
+      ['synthetic assistant message (not generated by the model)', '12'],
+      ['not on the main chain', '13-14'],
+      ['sidechain (sub-agent traffic)', '20'],
+      ['microcompaction with nothing live to clear', '23'],
+    ]);
+    expect(report.problems).toEqual([
+      { line: 23, reason: 'microcompaction: 1 of 1 compacted tool results are not in the live view (evicted, already cleared, or never imported)' },
+    ]);
+    expect(report.imported + report.skipped.reduce((k, s) => k + s.count, 0)).toBe(report.records);
+  });
+
+  it('streams to the same events, cut into any chunks (results read before their turn wait for it)', async () => {
+    for (const size of [7, 4096]) {
+      const streamed: EventJson[] = [];
+      await streamAgentSession(chunkedSource(text, size), (e) => streamed.push(e), { file: CC });
+      expect(streamed).toEqual(json.events);
+    }
+  });
+
+  it('reads the same when the preserved records are written again after the summary, the head under it', () => {
+    const b = records.findIndex((r) => r.subtype === 'compact_boundary');
+    const { headUuid, anchorUuid, tailUuid } = (records[b].compactMetadata as { preservedSegment: Record<string, string> }).preservedSegment;
+    const head = records.find((r) => r.uuid === headUuid)!;
+    const tail = records.find((r) => r.uuid === tailUuid)!;
+    const again = [...records.slice(0, b + 2), { ...head, parentUuid: anchorUuid }, tail, { ...records[b + 2], parentUuid: tailUuid }, ...records.slice(b + 3)];
+    const { rollout: other, report: otherReport } = importAgentSessionText(jsonl(again), { file: CC });
+    expect(other.events).toEqual(json.events);
+    expect(otherReport.skipped.at(-1)).toEqual({ reason: 'duplicate uuid (an earlier record has it)', count: 2, lines: `${b + 3}-${b + 4}` });
   });
 });

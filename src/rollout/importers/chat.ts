@@ -265,12 +265,19 @@ export function looksLikeChat(values: readonly unknown[]): boolean {
   return values.length > 0 && isChatRecord(values[0]) && values.slice(0, 50).every((v) => !(isObject(v) && 'format' in v));
 }
 
-/** The registry entry (src/rollout/importers/detect.ts `fileImporters`). */
+/** The importer of its row in the format table (src/rollout/importers/detect.ts `formats`). */
 export const chatImporter: FileImporter = {
   name: CHAT,
   detect: (sample) => looksLikeChat(sample),
   readText(text, file, options = {}) {
     const { rollouts, report } = importChatText(text, { file, tokenizer: options.tokenizer });
     return { rollouts: rollouts.map((rollout) => ({ value: rollout, line: (rollout.meta as { line: number }).line })), report: { kind: 'records', report } };
+  },
+  async *rollouts(open, file, options = {}) {
+    const rollouts = chatRollouts(open, { file, tokenizer: options.tokenizer });
+    for (let next = await rollouts.next(); ; next = await rollouts.next()) {
+      if (next.done) return { kind: 'records', report: next.value };
+      yield { value: next.value, line: (next.value.meta as { line: number }).line };
+    }
   },
 };

@@ -191,7 +191,7 @@ export function importCodexText(text: string, file: string, options: ImportOptio
   return t.finish(sessionId ?? CODEX, { ...(sessionId ? { sessionId } : {}), ...(cli ? { cliVersion: cli } : {}), ...(model ? { model } : {}) });
 }
 
-/** The registry entry (detect.ts `fileImporters`). */
+/** The importer of its row in the format table (detect.ts `formats`). */
 export const codexImporter: FileImporter = {
   name: CODEX,
   detect: (sample) => looksLikeCodex(sample),

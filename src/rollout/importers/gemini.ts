@@ -224,7 +224,7 @@ export function importGeminiText(text: string, file: string, options: ImportOpti
   return t.finish(sessionId ?? GEMINI, { ...(sessionId ? { sessionId } : {}), ...meta, layout });
 }
 
-/** The registry entry (detect.ts `fileImporters`). */
+/** The importer of its row in the format table (detect.ts `formats`). */
 export const geminiImporter: FileImporter = {
   name: GEMINI,
   detect: (sample) => looksLikeGemini(sample),

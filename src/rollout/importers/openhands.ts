@@ -170,7 +170,7 @@ export function importOpenHandsText(text: string, file: string, options: ImportO
   return t.finish(id, {});
 }
 
-/** The registry entry (detect.ts `fileImporters`). */
+/** The importer of its row in the format table (detect.ts `formats`). */
 export const openHandsImporter: FileImporter = {
   name: OPENHANDS,
   detect: (sample) => looksLikeOpenHands(sample),

@@ -6,7 +6,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { formatFileReport } from './report';
-import { importTurnsText, streamTurns } from './turns';
+import { importTurnsText, turnsRollouts } from './turns';
 import { deriveTree } from '../../tree/derive';
 import { parseRolloutFile } from '../parse';
 import { jsonl, readFixture } from './testing';
@@ -115,9 +115,10 @@ describe('turn dumps streamed', () => {
     const b = jsonl([{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a' }, { prompt_ids: [1], output_ids: [3], trajectory_id: 'c' }]);
     let opened = 0;
     const emitted: string[] = [];
-    await expect(streamTurns(() => [opened++ === 0 ? a : b], 'd.jsonl', ({ value }) => void emitted.push(value.id))).rejects.toThrow(
-      'd.jsonl:2: the file changed while it was being imported',
-    );
+    const read = async () => {
+      for await (const { value } of turnsRollouts(() => [opened++ === 0 ? a : b], 'd.jsonl')) emitted.push(value.id);
+    };
+    await expect(read()).rejects.toThrow('d.jsonl:2: the file changed while it was being imported');
   });
 
   it('40,000 turns (8.5M token ids): the heap retained while reading stays under 24 MB; all-in-memory grouping holds the ids alone in 68 MB', async () => {
@@ -135,24 +136,23 @@ describe('turn dumps streamed', () => {
       peak = Math.max(peak, process.memoryUsage().heapUsed - before);
     };
     const started = Date.now();
-    const summary = await streamTurns(
-      () => {
-        let chunks = 0;
-        return (function* () {
-          for (const chunk of dump(10_000)) {
-            if (++chunks % 100 === 0) sample();
-            ids += (chunk.match(/,/g) ?? []).length;
-            yield chunk;
-          }
-        })();
-      },
-      'big.jsonl',
-      ({ value }) => {
-        rollouts++;
-        events += value.events.length;
-        if (rollouts % 1000 === 0) sample();
-      },
-    );
+    const read = turnsRollouts(() => {
+      let chunks = 0;
+      return (function* () {
+        for (const chunk of dump(10_000)) {
+          if (++chunks % 100 === 0) sample();
+          ids += (chunk.match(/,/g) ?? []).length;
+          yield chunk;
+        }
+      })();
+    }, 'big.jsonl');
+    let next = await read.next();
+    for (; !next.done; next = await read.next()) {
+      rollouts++;
+      events += next.value.value.events.length;
+      if (rollouts % 1000 === 0) sample();
+    }
+    const summary = next.value;
     expect(summary).toMatchObject({ trajectories: 10_000, records: 40_000, convention: 'skyrl', unused: {} });
     expect(rollouts).toBe(10_000);
     expect(events).toBe(10_000 * 8); // prompt, then act / obs / act / obs / act / obs / act

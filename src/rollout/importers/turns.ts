@@ -619,14 +619,14 @@ export function importTurnsText(text: string, file: string, options: { tokenizer
 /**
  * The same from a byte source read twice, line by line: memory follows the trajectories open at once
  * (their live views and events) and one index entry per record, never the file. A column-form
- * document is one value and is read whole. `emit` receives each rollout as its trajectory ends.
+ * document is one value and is read whole. Each rollout is yielded as its trajectory ends, and the
+ * reading waits until it is taken (so rollouts never pile up); the summary is the return value.
  */
-export async function streamTurns(
+export async function* turnsRollouts(
   open: OpenSource,
   file: string,
-  emit: (rollout: ImportedRollout) => void | Promise<void>,
   options: { tokenizer?: TokenizerName } = {},
-): Promise<TurnsSummary> {
+): AsyncGenerator<ImportedRollout, TurnsSummary> {
   const index = createIndex(file, options.tokenizer);
   let columns = false;
   let first = true;
@@ -646,7 +646,7 @@ export async function streamTurns(
   if (columns) {
     const text = lines.splice(0).join('\n');
     const dump = readTurnsText(text, file, options);
-    for (const r of dump.rollouts()) await emit(r);
+    yield* dump.rollouts();
     return { trajectories: dump.trajectories, records: dump.records, convention: dump.convention, unused: dump.unused };
   }
   const done = index.finish();
@@ -654,7 +654,7 @@ export async function streamTurns(
   for await (const { text, line } of readLines(open())) {
     const t = text.trim();
     if (!t) continue;
-    for (const r of builder.add({ value: parseRecord(t, file, line), line })) await emit(r);
+    yield* builder.add({ value: parseRecord(t, file, line), line });
   }
   builder.finish();
   const { trajectories, records, convention, unused } = done;
@@ -668,5 +668,10 @@ export const turnsImporter: FileImporter = {
     void options; // the ids are the trainer's: a text tokenizer does not apply (mw import --tokenizer names theirs)
     const { rollouts, records, convention, unused } = importTurnsText(text, file);
     return { rollouts, report: { kind: 'turns', convention, records, rollouts: rollouts.length, unused } };
+  },
+  async *rollouts(open, file) {
+    // As readText, a text tokenizer does not apply; mw import calls turnsRollouts with the ids' own.
+    const { trajectories, records, convention, unused } = yield* turnsRollouts(open, file);
+    return { kind: 'turns', convention, records, rollouts: trajectories, unused };
   },
 };

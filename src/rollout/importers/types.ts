@@ -4,6 +4,7 @@
 import type { SourceLocation } from '../errors';
 import type { RolloutJson } from '../format';
 import type { TokenizerName } from '../tokenizer-types';
+import type { OpenSource } from './lines';
 import type { FileReport } from './report';
 
 /** What a person chooses about an import (mw import's flags, the app's import choice). */
@@ -32,4 +33,9 @@ export interface FileImporter {
   detect(sample: readonly unknown[], file: string): boolean;
   /** The file's rollouts, and what was read, skipped and not understood on the way. */
   readText(text: string, file: string, options?: ImportOptions): { rollouts: ImportedRollout[]; report: FileReport };
+  /**
+   * The same rollouts pulled one at a time from the file's bytes (`open` may be called more than once),
+   * the report as the generator's return value. Absent: the file is read whole and given to readText.
+   */
+  rollouts?(open: OpenSource, file: string, options?: ImportOptions): AsyncGenerator<ImportedRollout, FileReport>;
 }

@@ -93,7 +93,7 @@ export function importVerlText(text: string, file: string, options: ImportOption
   return { rollouts, records: records.length, unused };
 }
 
-/** The registry entry (detect.ts `fileImporters`). */
+/** The importer of its row in the format table (detect.ts `formats`). */
 export const verlImporter: FileImporter = {
   name: VERL,
   detect: (sample) => looksLikeVerlDump(sample),
