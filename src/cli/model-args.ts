@@ -225,8 +225,9 @@ export async function familyModelArg(path: string): Promise<FamilyModel> {
 /** `mw train` (and the GPT-2-only paths) given a model folder: one line saying what it is. */
 export function refuseFamilyModel(path: string, why: string): void {
   if (!isFamilyModelPath(path)) return;
+  // A folder without a readable config.json is no model folder: the checkpoint reader names it ("not a file").
   const arch = folderArchitecture(path);
-  throw new ValidationError({ file: path }, `${why}; this is ${arch ? `a ${arch}` : 'a'} model folder`);
+  if (arch) throw new ValidationError({ file: path }, `${why}; this is a ${arch} model folder`);
 }
 
 /** The checkpoint alone (mw train reads the optimizer state beside it too); errors name the file (exit 2). */
