@@ -8,7 +8,7 @@ import { expectedDriftReport, expectedTargetDrifts, type ExpectedDriftReport } f
 import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { UsageError, type Command } from './command';
-import { checkModelTakes, createScoredModel, integerFlag, requiredFlag, samplingFlags, samplingFromArgs, scoringModelArg, withGpu } from './model-args';
+import { createScoredModel, integerFlag, requiredFlag, samplingFlags, samplingFromArgs, scoringModelArg, withGpu } from './model-args';
 import { createProgress, duration } from '../present/progress';
 import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
 import type { ScoreProgress } from '../gpu/score';
@@ -101,7 +101,7 @@ export const driftCommand: Command = {
     const counting = !!process.stderr.isTTY || !!args.flags.progress;
     let total = 0;
     for await (const rollout of stream.rollouts()) {
-      checkModelTakes(modelArg.config, [rollout], SEQUENCE_METHODS);
+      modelArg.takes([rollout], SEQUENCE_METHODS);
       if (counting) total += groupTokens([rollout]);
     }
     return withGpu(io, 'drift', async (session) => {

@@ -242,16 +242,20 @@ export function readCheckpointArg(path: string): Checkpoint {
 }
 
 /** What `--ckpt PATH` names for the scoring commands (score, drift): a GPT-2 checkpoint, or a family model folder. */
-export type ScoringModelArg = { kind: 'gpt2'; weights: ModelWeights; config: ModelConfig } | { kind: 'family'; model: FamilyModel; config: FamilyConfig; path: string };
+export type ScoringModelArg = ({ kind: 'gpt2'; weights: ModelWeights; config: ModelConfig } | { kind: 'family'; model: FamilyModel; config: FamilyConfig; path: string }) & {
+  /** checkModelTakes for this model (a folder's rollouts: of its tokenizer.json, by vocabulary when it has none). */
+  takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
+};
 
 /** A GPT-2 checkpoint or a model folder (isFamilyModelPath); either refused in one line naming the file (exit 2). */
 export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
   if (isFamilyModelPath(path)) {
     const model = await familyModelArg(path);
-    return { kind: 'family', model, config: model.config, path };
+    const folderTokenizer = model.tokenizer !== null;
+    return { kind: 'family', model, config: model.config, path, takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { folderTokenizer }) };
   }
   const { weights } = readCheckpointArg(path);
-  return { kind: 'gpt2', weights, config: weights.config };
+  return { kind: 'gpt2', weights, config: weights.config, takes: (rollouts, methods) => checkModelTakes(weights.config, rollouts, methods) };
 }
 
 /** Folders this large report their load on stderr (bytes streamed of the total). */
@@ -327,11 +331,18 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
  * plans within its positions (learned position embeddings stop at P); else invalid input naming
  * the rollout and what it needs.
  */
-export function checkModelTakes(config: ModelConfig | FamilyConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees?: readonly ConditioningTree[]): void {
-  // A family model (RoPE) reaches max_position_embeddings; it reads its own `hf:<name>` tokenizer's rollouts.
-  const family = 'architecture' in config;
-  const nPositions = family ? config.maxPositionEmbeddings : config.nPositions;
-  const modelTokenizer = family ? hfTokenizerName(config.name) : undefined;
+export function checkModelTakes(
+  config: ModelConfig | FamilyConfig,
+  rollouts: readonly Rollout[],
+  methods: readonly Method[],
+  trees?: readonly ConditioningTree[],
+  options: { folderTokenizer?: boolean } = {},
+): void {
+  // A family model (RoPE) reaches max_position_embeddings; it reads its own `hf:<name>` tokenizer's rollouts
+  // (a folder without tokenizer.json, folderTokenizer false: the tokenizer its vocabulary names, as GPT-2's does).
+  const family = 'architecture' in config && options.folderTokenizer !== false;
+  const nPositions = 'architecture' in config ? config.maxPositionEmbeddings : config.nPositions;
+  const modelTokenizer = 'architecture' in config && family ? hfTokenizerName(config.name) : undefined;
   rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
     // A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2

@@ -6,7 +6,7 @@ import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { byteTokenizer, getTokenizer, tokenText } from '../rollout/tokenizer';
 import type { Command } from './command';
-import { checkModelTakes, createScoredModel, requiredFlag, scoringMethodFlag, scoringModelArg, withGpu } from './model-args';
+import { createScoredModel, requiredFlag, scoringMethodFlag, scoringModelArg, withGpu } from './model-args';
 import { createJsonOutput, fileArgument, formatTable, openRolloutFile, rolloutGroups } from './shared';
 
 /** Tokens scored per GPU pass (whole rollouts; a longer one goes alone). */
@@ -58,7 +58,7 @@ export const scoreCommand: Command = {
     const modelArg = await scoringModelArg(ckpt);
     // Every rollout is validated and checked against the model (vocabulary, positions: from its
     // events, no plan built) before any GPU work; then scored a group at a time and printed.
-    for await (const rollout of stream.rollouts()) checkModelTakes(modelArg.config, [rollout], [method]);
+    for await (const rollout of stream.rollouts()) modelArg.takes([rollout], [method]);
     return withGpu(io, 'score', async (session) => {
       const { engine, assertHealthy } = session;
       const model = await createScoredModel(session, modelArg, io, 'score');
