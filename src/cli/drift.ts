@@ -8,7 +8,7 @@ import { expectedDriftReport, expectedTargetDrifts, type ExpectedDriftReport } f
 import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { UsageError, type Command } from './command';
-import { checkModelTakes, integerFlag, readCheckpointArg, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
+import { createScoredModel, integerFlag, requiredFlag, samplingFlags, samplingFromArgs, scoringModelArg, withGpu } from './model-args';
 import { createProgress, duration } from '../present/progress';
 import { formatEffect, formatMagnitude } from '../present/number';
 import { driftVerdict, FLOOR_FACTOR, type DriftVerdict } from '../metrics/verdict';
@@ -126,7 +126,7 @@ function groupTokens(rollouts: readonly Rollout[]): number {
 export const driftCommand: Command = {
   name: 'drift',
   summary: 'train-inference and conditioning drift of every replay method under a checkpoint (GPU)',
-  usage: ['mw drift --ckpt CKPT --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P] [--progress]'],
+  usage: ['mw drift --ckpt CKPT|MODEL-FOLDER --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P] [--progress]'],
   details: [
     'Per method (docs/metrics.md): logdiff = mean |ℓ_m − ℓ_rollout| and μ = mean (ℓ_m − ℓ_rollout) over the targets',
     'it scores that have rollout logprobs (n of them; null when none); conditioningDrift and conditioningMu',
@@ -146,7 +146,7 @@ export const driftCommand: Command = {
     'ETA) goes to stderr when it is a terminal, or with --progress.',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors)' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
     rollouts: { type: 'string', value: 'FILE', help: 'rollouts (.json, .jsonl or any importable format)' },
     bins: { type: 'string', value: 'N', help: `histogram bins (default ${DEFAULT_BINS})` },
     json: { type: 'boolean', help: 'print JSON' },
@@ -160,18 +160,19 @@ export const driftCommand: Command = {
     const bins = integerFlag(args, 'bins', DEFAULT_BINS, 1);
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
     const stream = await openRolloutFile(path);
-    const { weights } = readCheckpointArg(ckpt);
+    const modelArg = await scoringModelArg(ckpt);
     // Validated and checked against the model first (no plan built), then scored a group at a
     // time: a group leaves its signed differences behind, its (targets, V) rows are dropped.
     // With progress on, the pre-pass also counts the rows every method will score (its plans' lengths).
     const counting = !!process.stderr.isTTY || !!args.flags.progress;
     let total = 0;
     for await (const rollout of stream.rollouts()) {
-      checkModelTakes(weights.config, [rollout], SEQUENCE_METHODS);
+      modelArg.takes([rollout], SEQUENCE_METHODS);
       if (counting) total += groupTokens([rollout]);
     }
-    return withGpu(io, 'drift', async ({ gpu, engine }) => {
-      const model = engine.createGpuModel(gpu, weights);
+    return withGpu(io, 'drift', async (session) => {
+      const { engine } = session;
+      const model = await createScoredModel(session, modelArg, io, 'drift');
       let report: DriftOutput;
       try {
         // Shown when stderr is a terminal or when asked (--progress), so a script's stderr holds only its one-line errors otherwise.
@@ -193,7 +194,7 @@ export const driftCommand: Command = {
         const junctions: Junction[] = [];
         let rolloutIndex = 0;
         const expected: Partial<Record<SequenceMethod, number[]>> = {};
-        const rowsPerTarget = SEQUENCE_METHODS.length * weights.config.vocabSize;
+        const rowsPerTarget = SEQUENCE_METHODS.length * modelArg.config.vocabSize;
         for await (const group of rolloutGroups(stream.rollouts(), (r) => r.targets.length * rowsPerTarget, DRIFT_GROUP_FLOATS)) {
           const scores = await engine.scoreRollouts(model, group, SEQUENCE_METHODS, { rows: true, onProgress });
           done += groupRows;

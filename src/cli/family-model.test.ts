@@ -66,6 +66,11 @@ describe('mw import --tokenizer MODEL-FOLDER', () => {
       const other = name === 'qwen3' ? llama : qwen3;
       const otherConfig = (await familyModelArg(other.dir)).config;
       expect(() => checkModelTakes(otherConfig, [rollout], ['logit-tree'])).toThrow(`is tokenized with hf:${name}, but the model's vocabulary of 320 is the hf:${other.dir.split('/').pop()} tokenizer's`);
+      // A folder without tokenizer.json reads the rollouts its vocabulary names (byte here), as a GPT-2 checkpoint does.
+      expect(() => checkModelTakes(model.config, worked, ['logit-tree'], undefined, { folderTokenizer: false })).not.toThrow();
+      expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'], undefined, { folderTokenizer: false })).toThrow(
+        `is tokenized with hf:${name}, but the model's vocabulary of 320 is the byte tokenizer's`,
+      );
     });
   }
 

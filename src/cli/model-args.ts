@@ -30,6 +30,7 @@ import { parseEnvSpec, type EnvSpec } from '../harness/env';
 import { EDITOR_KINDS, editorSpec, isEditorKind, type EditorKind } from '../harness/editors';
 import type { SamplingOptions } from '../harness/policies/model';
 import type { TuningStorage } from '../gpu/kernels/matmul/matmul-autotune';
+import type { ScoredModel } from '../gpu/score';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
@@ -242,6 +243,60 @@ export function readCheckpointArg(path: string): Checkpoint {
   }
 }
 
+/** What `--ckpt PATH` names for the scoring commands (score, drift): a GPT-2 checkpoint, or a family model folder. */
+export type ScoringModelArg = ({ kind: 'gpt2'; weights: ModelWeights; config: ModelConfig } | { kind: 'family'; model: FamilyModel; config: FamilyConfig; path: string }) & {
+  /** checkModelTakes for this model (a folder's rollouts: of its tokenizer.json, by vocabulary when it has none). */
+  takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
+};
+
+/** A GPT-2 checkpoint or a model folder (isFamilyModelPath); either refused in one line naming the file (exit 2). */
+export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
+  if (isFamilyModelPath(path)) {
+    const model = await familyModelArg(path);
+    const folderTokenizer = model.tokenizer !== null;
+    return { kind: 'family', model, config: model.config, path, takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { folderTokenizer }) };
+  }
+  const { weights } = readCheckpointArg(path);
+  return { kind: 'gpt2', weights, config: weights.config, takes: (rollouts, methods) => checkModelTakes(weights.config, rollouts, methods) };
+}
+
+/** Folders this large report their load on stderr (bytes streamed of the total). */
+export const LOAD_PROGRESS_BYTES = 64 * 2 ** 20;
+
+/**
+ * The model on the GPU, GPT-2 or a family model (its folder streamed a tensor at a time; a folder of
+ * LOAD_PROGRESS_BYTES or more reports the bytes loaded on stderr). A folder whose config the kernels
+ * cannot run is invalid input naming it (exit 2).
+ */
+export async function createScoredModel(session: GpuSession, arg: ScoringModelArg, io: CliIO, command: string): Promise<ScoredModel> {
+  if (arg.kind === 'gpt2') return session.engine.createGpuModel(session.gpu, arg.weights);
+  const { config, source } = arg.model;
+  const tty = !!process.stderr.isTTY;
+  const report = source.totalBytes >= LOAD_PROGRESS_BYTES;
+  let shown = -1;
+  const onProgress = report
+    ? ({ bytes, total }: { bytes: number; total: number }) => {
+        const percent = Math.floor((100 * bytes) / total);
+        if (percent === shown && bytes < total) return;
+        shown = percent;
+        const line = `mw ${command}: loading ${config.name}: ${mib(bytes)} of ${mib(total)} (${percent}%)`;
+        io.err(tty ? `\r${line}${bytes >= total ? '\n' : ''}` : bytes >= total || percent % 10 === 0 ? `${line}\n` : '');
+      }
+    : undefined;
+  try {
+    return await session.engine.createFamilyGpuModel(session.gpu, config, source, onProgress);
+  } catch (error) {
+    if (error instanceof ModelFolderError) throw new ValidationError({ file: join(statSync(arg.path).isDirectory() ? arg.path : dirname(arg.path), error.file) }, error.reason);
+    if (error instanceof GpuLimitError || !(error instanceof Error) || error.constructor !== Error) throw error;
+    // The loader's refusals (a shape the config does not give, a missing tensor, a head size the kernels do not take).
+    throw new ValidationError({ file: arg.path }, error.message);
+  }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
 export interface ModelChoice<C extends Checkpoint = Checkpoint> {
   weights: ModelWeights;
   /** The checkpoint, when the weights came from one. */
@@ -278,11 +333,18 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
  * plans within its positions (learned position embeddings stop at P); else invalid input naming
  * the rollout and what it needs.
  */
-export function checkModelTakes(config: ModelConfig | FamilyConfig, rollouts: readonly Rollout[], methods: readonly Method[], trees?: readonly ConditioningTree[]): void {
-  // A family model (RoPE) reaches max_position_embeddings; it reads its own `hf:<name>` tokenizer's rollouts.
-  const family = 'architecture' in config;
-  const nPositions = family ? config.maxPositionEmbeddings : config.nPositions;
-  const modelTokenizer = family ? hfTokenizerName(config.name) : undefined;
+export function checkModelTakes(
+  config: ModelConfig | FamilyConfig,
+  rollouts: readonly Rollout[],
+  methods: readonly Method[],
+  trees?: readonly ConditioningTree[],
+  options: { folderTokenizer?: boolean } = {},
+): void {
+  // A family model (RoPE) reaches max_position_embeddings; it reads its own `hf:<name>` tokenizer's rollouts
+  // (a folder without tokenizer.json, folderTokenizer false: the tokenizer its vocabulary names, as GPT-2's does).
+  const family = 'architecture' in config && options.folderTokenizer !== false;
+  const nPositions = 'architecture' in config ? config.maxPositionEmbeddings : config.nPositions;
+  const modelTokenizer = 'architecture' in config && family ? hfTokenizerName(config.name) : undefined;
   rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
     // A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2
@@ -312,10 +374,10 @@ export function checkModelTakes(config: ModelConfig | FamilyConfig, rollouts: re
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }] = await Promise.all([
-    import('../gpu/model'), import('../gpu/train'), import('../gpu/kernels/matmul/matmul-autotune'), import('../gpu/score'),
+  const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }, { loadFamilyModel: createFamilyGpuModel }] = await Promise.all([
+    import('../gpu/model'), import('../gpu/train'), import('../gpu/kernels/matmul/matmul-autotune'), import('../gpu/score'), import('../gpu/family-model'),
   ]);
-  return { pickMatmulVariant, createGpuModel, evaluate, scoreRollouts, computeGradients };
+  return { pickMatmulVariant, createGpuModel, createFamilyGpuModel, evaluate, scoreRollouts, computeGradients };
 }
 
 export type Engine = Awaited<ReturnType<typeof loadEngine>>;

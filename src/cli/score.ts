@@ -6,7 +6,7 @@ import { SEQUENCE_METHODS, type SequenceMethod } from '../plan/types';
 import type { Rollout } from '../rollout/rollout';
 import { byteTokenizer, getTokenizer, tokenText } from '../rollout/tokenizer';
 import type { Command } from './command';
-import { checkModelTakes, readCheckpointArg, requiredFlag, scoringMethodFlag, withGpu } from './model-args';
+import { createScoredModel, requiredFlag, scoringMethodFlag, scoringModelArg, withGpu } from './model-args';
 import { createJsonOutput, fileArgument, formatTable, openRolloutFile, rolloutGroups } from './shared';
 
 /** Tokens scored per GPU pass (whole rollouts; a longer one goes alone). */
@@ -37,16 +37,17 @@ function scoreTable(rollout: Rollout, scored: ScoredRollout): string {
 export const scoreCommand: Command = {
   name: 'score',
   summary: "a checkpoint's log-probability of every target a replay method scores (GPU)",
-  usage: ['mw score --ckpt CKPT FILE --method M [--json]'],
+  usage: ['mw score --ckpt CKPT FILE --method M [--json]', 'mw score --ckpt MODEL-FOLDER FILE --method M [--json]'],
   details: [
     `M is one of ${SEQUENCE_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
     'FILE is a rollout (.json), a data set (.jsonl) or any importable format. --json prints',
     '{method, targets: [{id, logprob}]} (targets by physical id), an array in file order for JSONL.',
-    'A checkpoint that does not decode, or a rollout the model cannot take (vocabulary, positions), is',
+    'MODEL-FOLDER is a Llama / Qwen2 / Qwen3 model folder (docs/model.md); it scores rollouts of its own',
+    'tokenizer (mw import --tokenizer MODEL-FOLDER). A checkpoint or folder that does not decode, or a rollout the model cannot take (vocabulary, positions), is',
     'invalid input: exit 2. No WebGPU device: exit 69.',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors)' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
     method: { type: 'string', value: 'M', help: 'the replay method' },
     json: { type: 'boolean', help: 'print JSON' },
   },
@@ -54,12 +55,13 @@ export const scoreCommand: Command = {
     const method = scoringMethodFlag(args);
     const ckpt = requiredFlag(args, 'ckpt', 'CKPT');
     const stream = await openRolloutFile(fileArgument(args));
-    const { weights } = readCheckpointArg(ckpt);
+    const modelArg = await scoringModelArg(ckpt);
     // Every rollout is validated and checked against the model (vocabulary, positions: from its
     // events, no plan built) before any GPU work; then scored a group at a time and printed.
-    for await (const rollout of stream.rollouts()) checkModelTakes(weights.config, [rollout], [method]);
-    return withGpu(io, 'score', async ({ gpu, engine, assertHealthy }) => {
-      const model = engine.createGpuModel(gpu, weights);
+    for await (const rollout of stream.rollouts()) modelArg.takes([rollout], [method]);
+    return withGpu(io, 'score', async (session) => {
+      const { engine, assertHealthy } = session;
+      const model = await createScoredModel(session, modelArg, io, 'score');
       const out = createJsonOutput(io, stream.layout);
       let first = true;
       try {
