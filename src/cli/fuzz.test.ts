@@ -388,6 +388,7 @@ const FAMILIES: [string, () => Case[]][] = [
   ['rollout and checkpoint files, paths', fileCases],
   ["sizes past a call's argument limit", scaleCases],
   ['export', exportCases],
+  ['Claude Code sessions', agentSessionCases],
   ['turn dumps', turnsCases],
   ['tokenizers', tokenizerCases],
   ['train', trainCases],

@@ -265,7 +265,7 @@ export function convertRecord(c: Conversion, entry: Entry, ordinal: number, valu
   }
   if (entry.type === 'user') {
     const text = textOf(message.content);
-    const summary = entry.compactSummary || (c.pending !== null && text !== undefined && text.startsWith(SUMMARY_OPENING));
+    const summary = entry.compactSummary || (c.pending && text?.startsWith(SUMMARY_OPENING));
     if (summary && text !== undefined) {
       report.imported(line);
       if (c.pending) c.pending.summaries.push({ text, ordinal });
