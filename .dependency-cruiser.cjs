@@ -51,7 +51,8 @@ module.exports = {
     },
     {
       name: 'gpu-train-runs-a-planned-step',
-      comment: "The step is planned once, on the CPU (src/objectives/step.ts): the GPU step imports plan/ and objectives/ for types only, AdamW's schedule aside.",
+      comment:
+        "The step is planned once, on the CPU (src/objectives/step.ts): the GPU step imports plan/ and objectives/ for types only, AdamW's schedule aside.",
       severity: 'error',
       from: { path: '^src/gpu/train\\.ts$' },
       to: { path: '^src/(plan|objectives)/', pathNot: '^src/objectives/adamw\\.ts$', dependencyTypesNot: ['type-only'] },
@@ -120,7 +121,8 @@ module.exports = {
     },
     {
       name: 'gpt2-ranks-loaded-lazily',
-      comment: "gpt2's ranks (~500 KB) load by the registry's dynamic import (src/rollout/tokenizer.ts loadTokenizer), so a bundle that never meets gpt2 does not carry them.",
+      comment:
+        "gpt2's ranks (~500 KB) load by the registry's dynamic import (src/rollout/tokenizer.ts loadTokenizer), so a bundle that never meets gpt2 does not carry them.",
       severity: 'error',
       from: { pathNot: TESTS },
       to: { path: '^src/rollout/gpt2\\.ts$', dynamic: false },

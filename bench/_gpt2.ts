@@ -53,7 +53,13 @@ export function countBuffers(device: GPUDevice): { read(): BufferCount; reset():
   let atPeak: Record<string, number> = {};
   // The forward's buffers split into its layers' activations, its logits and the rest (x0, lnf, tokens).
   const owner = (label: string) =>
-    /^Forward\.h\d/.test(label) ? 'Forward.layers' : label === 'Forward.logits' ? 'Forward.logits' : label.startsWith('Forward.') ? 'Forward.other' : label.split(/[.(@]/)[0] || '(unlabelled)';
+    /^Forward\.h\d/.test(label)
+      ? 'Forward.layers'
+      : label === 'Forward.logits'
+        ? 'Forward.logits'
+        : label.startsWith('Forward.')
+          ? 'Forward.other'
+          : label.split(/[.(@]/)[0] || '(unlabelled)';
   const create = device.createBuffer.bind(device);
   device.createBuffer = (descriptor: GPUBufferDescriptor) => {
     const buffer = create(descriptor);
@@ -100,7 +106,14 @@ export interface Gpt2Figures {
 }
 
 /** Loads the weights, scores a short rollout (pipelines compile), then times `runs` scorings of `rollout`. */
-export async function measureGpt2(gpu: Gpu, weights: ModelWeights, warmup: Rollout, rollout: Rollout, runs: number, log: (line: string) => void): Promise<Gpt2Figures> {
+export async function measureGpt2(
+  gpu: Gpu,
+  weights: ModelWeights,
+  warmup: Rollout,
+  rollout: Rollout,
+  runs: number,
+  log: (line: string) => void,
+): Promise<Gpt2Figures> {
   const errors: string[] = [];
   const unsubscribe = gpu.onEvent((event) => {
     if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);

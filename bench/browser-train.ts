@@ -204,7 +204,10 @@ async function inBrowser(url: string, root: string, follow: boolean): Promise<Pa
     }
     await page.evaluate('window.__bench.recording = true');
     await page.getByTestId('train-start').click();
-    await page.getByTestId('train-status').and(page.locator('[data-phase=done]')).waitFor({ timeout: 60 * 60_000 });
+    await page
+      .getByTestId('train-status')
+      .and(page.locator('[data-phase=done]'))
+      .waitFor({ timeout: 60 * 60_000 });
     const counts = (await page.evaluate('(window.__bench.recording = false, window.__bench)')) as PageCounts;
     let profile: ProfileSummary | null = null;
     let threads: ThreadTime[] | null = null;
@@ -216,7 +219,10 @@ async function inBrowser(url: string, root: string, follow: boolean): Promise<Pa
       threads = threadTimes(JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] });
     }
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-metrics-jsonl').click()]);
-    const records = readFileSync((await download.path())!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as MetricRecord);
+    const records = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as MetricRecord);
     if (errors.length) throw new Error(`console errors in the page: ${errors.join(' | ')}`);
     return { ...counts, records, profile, threads };
   } finally {
@@ -261,10 +267,15 @@ const fmt = (x: number) => `${x.toFixed(1)} ms`;
 
 function printProfile(profile: ProfileSummary, threads: ThreadTime[]) {
   const share = (ms: number) => `${((100 * ms) / profile.busyMs).toFixed(1)}%`;
-  console.log(`  main thread (CPU profile): busy ${fmt(profile.busyMs)} of ${fmt(profile.spanMs)} (${((100 * profile.busyMs) / profile.spanMs).toFixed(1)}%), ${fmt(profile.busyMs / STEPS)} per step`);
+  console.log(
+    `  main thread (CPU profile): busy ${fmt(profile.busyMs)} of ${fmt(profile.spanMs)} (${((100 * profile.busyMs) / profile.spanMs).toFixed(1)}%), ${fmt(profile.busyMs / STEPS)} per step`,
+  );
   const table = (title: string, by: 'selfMs' | 'totalMs', only: (key: string) => boolean = () => true) => {
     console.log(`  top ${TOP} ${title} (share of busy time):`);
-    for (const f of profile.functions.filter((f) => only(f.key)).sort((a, b) => b[by] - a[by]).slice(0, TOP)) {
+    for (const f of profile.functions
+      .filter((f) => only(f.key))
+      .sort((a, b) => b[by] - a[by])
+      .slice(0, TOP)) {
       console.log(`    ${share(f[by]).padStart(6)}  ${fmt(f[by] / STEPS).padStart(10)}/step  ${f.key}`);
     }
   };
@@ -276,13 +287,12 @@ function printProfile(profile: ProfileSummary, threads: ThreadTime[]) {
   const seconds = profile.spanMs / 1000;
   for (const t of threads.slice(0, 10)) console.log(`    ${fmt(t.cpuMs / STEPS).padStart(10)}/step ${fmt(t.cpuMs / seconds).padStart(9)}/s  ${t.thread}`);
 }
-console.log(`run: ${config.preset} model, ${config.env} (difficulty ${config.difficulty}) under ${config.editor} (budget ${config.budget}), ${config.objective}, ` +
-  `methods ${config.methods.join(', ')}, batch ${config.batch}, ${STEPS} steps (rates over steps ${WARMUP}..${STEPS})`);
+console.log(
+  `run: ${config.preset} model, ${config.env} (difficulty ${config.difficulty}) under ${config.editor} (budget ${config.budget}), ${config.objective}, ` +
+    `methods ${config.methods.join(', ')}, batch ${config.batch}, ${STEPS} steps (rates over steps ${WARMUP}..${STEPS})`,
+);
 
-const pages = await inBrowsers([
-  { name: 'following', follow: true },
-  ...(args.includes('--following-only') ? [] : [{ name: 'not following', follow: false }]),
-]);
+const pages = await inBrowsers([{ name: 'following', follow: true }, ...(args.includes('--following-only') ? [] : [{ name: 'not following', follow: false }])]);
 const node = args.includes('--browser-only') ? null : await inNode();
 const nodeRate = node ? stepsPerSecond(node) : NaN;
 
@@ -297,9 +307,16 @@ for (const [name, page] of Object.entries(pages)) {
   const messages = Object.entries(page.messages).sort((a, b) => b[1] - a[1]);
   const messageCount = messages.reduce((n, [, c]) => n + c, 0);
   console.log(`  messages from the workers to the page per step: ${perStep(messageCount)} (${messages.map(([k, c]) => `${k} ${perStep(c)}`).join(', ')})`);
-  console.log(`  live events carried per step: ${perStep(page.liveEvents)}; the page's IndexedDB writes per step: ${perStep(Object.values(page.idbWrites).reduce((n, c) => n + c, 0))} ${JSON.stringify(page.idbWrites)}; URL writes per step: ${perStep(page.urlWrites)}`);
+  console.log(
+    `  live events carried per step: ${perStep(page.liveEvents)}; the page's IndexedDB writes per step: ${perStep(Object.values(page.idbWrites).reduce((n, c) => n + c, 0))} ${JSON.stringify(page.idbWrites)}; URL writes per step: ${perStep(page.urlWrites)}`,
+  );
   if (page.profile) printProfile(page.profile, page.threads ?? []);
-  console.log(`  steps/s: ${rate.toFixed(3)}` + (node ? `   Node ${nodeRate.toFixed(3)}   page / Node ${(rate / nodeRate).toFixed(3)}   target: >= 0.90 -> ${rate / nodeRate >= 0.9 ? 'met' : 'NOT met'}` : ''));
+  console.log(
+    `  steps/s: ${rate.toFixed(3)}` +
+      (node
+        ? `   Node ${nodeRate.toFixed(3)}   page / Node ${(rate / nodeRate).toFixed(3)}   target: >= 0.90 -> ${rate / nodeRate >= 0.9 ? 'met' : 'NOT met'}`
+        : ''),
+  );
   if (node) {
     // The same run: the same losses, step by step.
     const gap = Math.max(...node.map((r) => Math.abs(r.loss - (page.records.find((p) => p.step === r.step && p.method === r.method)?.loss ?? NaN))));

@@ -123,7 +123,12 @@ if (caseArg) {
     ...stages.map((s) => [`${s} ms`, ...results.map((r) => fmt(r.ms[s], 1)), fmt(results[1].ms[s] / results[0].ms[s], 2)]),
     [
       'derive + 5 plans ms',
-      ...results.map((r) => fmt(stages.slice(1).reduce((n, s) => n + r.ms[s], 0), 1)),
+      ...results.map((r) =>
+        fmt(
+          stages.slice(1).reduce((n, s) => n + r.ms[s], 0),
+          1,
+        ),
+      ),
       fmt(stages.slice(1).reduce((n, s) => n + results[1].ms[s], 0) / stages.slice(1).reduce((n, s) => n + results[0].ms[s], 0), 2),
     ],
     ['plan tokens (all 5)', ...results.map((r) => fmt(Object.values(r.planTokens).reduce((a, b) => a + b, 0))), ''],

@@ -57,7 +57,10 @@ const dir = join('.bench', 'export');
 mkdirSync(dir, { recursive: true });
 
 function runChild(args: string[]): ChildResult {
-  const run = spawnSync(process.execPath, ['--import', register, `--max-old-space-size=${HEAP_CAP_MB}`, self, ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const run = spawnSync(process.execPath, ['--import', register, `--max-old-space-size=${HEAP_CAP_MB}`, self, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   if (run.status !== 0 || !run.stdout) {
     const summary = /heap out of memory/i.test(run.stderr) ? 'JavaScript heap out of memory' : (run.stderr.trim().split('\n').pop() ?? 'failed');
     return { code: run.status ?? -1, ms: NaN, maxRssKB: NaN, summary };
@@ -77,7 +80,9 @@ const counts = quick ? [100, 400] : [1000, 4000];
 const methods = quick ? (['packed-4d', 'sdcc'] as const) : METHODS;
 const sets = counts.map(writeSet);
 const baseline = runChild(['--baseline']).maxRssKB / 1024;
-console.log(`every export runs in its own process with --max-old-space-size=${HEAP_CAP_MB}, --max-tokens ${MAX_TOKENS}; bare process (modules loaded): peak RSS ${baseline.toFixed(0)} MB`);
+console.log(
+  `every export runs in its own process with --max-old-space-size=${HEAP_CAP_MB}, --max-tokens ${MAX_TOKENS}; bare process (modules loaded): peak RSS ${baseline.toFixed(0)} MB`,
+);
 console.log(counts.map((n, i) => `${n} rollouts: ${sets[i].mb.toFixed(1)} MB of JSONL`).join(', '));
 console.log('method            rollouts   rows        packed seqs  output MB  time s  rollouts/s  rows/s (k)  peak RSS MB (above bare)');
 let failed = 0;
@@ -108,7 +113,9 @@ const inMemory = runChild(['--in-memory', largest.path, 'packed-4d', join(dir, '
 console.log(
   `\npeak RSS growth from ${counts[0]} to ${counts[1]} rollouts, streamed: at most ${Math.max(...flat).toFixed(0)} MB per method ` +
     `(4x the rollouts). In-memory export of the ${counts[1]} (packed-4d): ` +
-    (inMemory.code === 0 ? `${(inMemory.maxRssKB / 1024).toFixed(0)} MB peak RSS, ${(inMemory.ms / 1000).toFixed(2)} s` : `did not fit the ${HEAP_CAP_MB} MB heap cap (${inMemory.summary})`),
+    (inMemory.code === 0
+      ? `${(inMemory.maxRssKB / 1024).toFixed(0)} MB peak RSS, ${(inMemory.ms / 1000).toFixed(2)} s`
+      : `did not fit the ${HEAP_CAP_MB} MB heap cap (${inMemory.summary})`),
 );
 rmSync(dir, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);

@@ -79,7 +79,12 @@ const started = performance.now();
 console.log(`forward bench on ${adapterLine(gpu.info)}; ${describeConfig(config)}`);
 console.log(`median of ${ROUNDS} interleaved rounds after a warm-up round (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)\n`);
 
-const measured = cases.map((c) => ({ ...c, forward: createForward(model, c.input) as ForwardPass, full: { wall: [], cpu: [] } as Timing, noAttention: { wall: [], cpu: [] } as Timing }));
+const measured = cases.map((c) => ({
+  ...c,
+  forward: createForward(model, c.input) as ForwardPass,
+  full: { wall: [], cpu: [] } as Timing,
+  noAttention: { wall: [], cpu: [] } as Timing,
+}));
 for (let round = 0; round <= ROUNDS; round++) {
   for (const m of measured) {
     const full: Timing = round ? m.full : { wall: [], cpu: [] };
@@ -95,13 +100,24 @@ const rows = measured.map((m) => {
   const wall = median(m.full.wall);
   const cpu = median(m.full.cpu);
   const attention = 1 - median(m.noAttention.cpu) / cpu;
-  return [m.name, fmt(m.forward.N), fmt(visiblePairs(m.input.end)), fmt(wall), fmt(cpu), `${fmt(100 * attention)} %`, fmt((m.forward.N * 1000) / wall), fmt((m.forward.N * 1000) / cpu)];
+  return [
+    m.name,
+    fmt(m.forward.N),
+    fmt(visiblePairs(m.input.end)),
+    fmt(wall),
+    fmt(cpu),
+    `${fmt(100 * attention)} %`,
+    fmt((m.forward.N * 1000) / wall),
+    fmt((m.forward.N * 1000) / cpu),
+  ];
 });
 const table = [header, ...rows];
 const widths = header.map((_, i) => Math.max(...table.map((r) => r[i].length)));
 for (const r of table) console.log(r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '));
 console.log('(attention share: 1 − cpu time without the attention dispatches / cpu time of the whole forward)');
-console.log(`\n(${fmt((performance.now() - started) / 1000, 1)} s; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; SwiftShader times are not GPU times)`);
+console.log(
+  `\n(${fmt((performance.now() - started) / 1000, 1)} s; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; SwiftShader times are not GPU times)`,
+);
 
 for (const m of measured) m.forward.destroy();
 model.destroy();

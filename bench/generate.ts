@@ -104,7 +104,9 @@ for (const [i, seed] of SEEDS.entries()) {
   }
 }
 const prefix = runs.get('prefix')!;
-console.log(`${sum(prefix, (r) => r.tokens)} tokens generated in ${SEEDS.length} episodes, ${sum(prefix, (r) => r.edits)} edits; identical rollouts in every mode\n`);
+console.log(
+  `${sum(prefix, (r) => r.tokens)} tokens generated in ${SEEDS.length} episodes, ${sum(prefix, (r) => r.edits)} edits; identical rollouts in every mode\n`,
+);
 console.log(
   formatTable(
     ['cache reuse', 'episodes', 'tokens', 'seconds', 'tokens/s', 'rows computed', 'rows/token', 'submits', 'prefix speedup'],

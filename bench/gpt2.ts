@@ -29,7 +29,9 @@ const BROWSER = !args.includes('--node-only');
 function report(where: string, f: Gpt2Figures): void {
   console.log(`\n${where}: adapter binds ${mb(f.adapter.maxStorageBufferBindingSize)}, buffers up to ${mb(f.adapter.maxBufferSize)}`);
   console.log(`  weights on the GPU: ${mb(f.weightBytes)}`);
-  console.log(`  scoring 1,024 tokens (${f.targets} targets): ${f.seconds.map((s) => `${s.toFixed(1)} s`).join(', ')} -> ${f.tokensPerSecond.toFixed(1)} tokens/s`);
+  console.log(
+    `  scoring 1,024 tokens (${f.targets} targets): ${f.seconds.map((s) => `${s.toFixed(1)} s`).join(', ')} -> ${f.tokensPerSecond.toFixed(1)} tokens/s`,
+  );
   const large = Object.entries(f.peakByOwner).filter(([, b]) => b >= 1e6);
   const small = Object.values(f.peakByOwner).reduce((n, b) => n + (b < 1e6 ? b : 0), 0);
   const parts = [...large.map(([who, b]) => `${who} ${mb(b)}`), `smaller buffers ${mb(small)}`];
@@ -40,7 +42,9 @@ let started = performance.now();
 const weights = initWeights(GPT2_124M, 1);
 const bytes = publishedGpt2Checkpoint(weights);
 const loaded = loadCheckpoint(bytes);
-console.log(`gpt2 bench: ${describeConfig(loaded.config)}, ${(parameterCount(loaded.config) / 1e6).toFixed(1)}M parameters; published-layout file of ${mb(bytes.length)} (no config metadata, attn.bias buffers, no lm_head) written and loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(
+  `gpt2 bench: ${describeConfig(loaded.config)}, ${(parameterCount(loaded.config) / 1e6).toFixed(1)}M parameters; published-layout file of ${mb(bytes.length)} (no config metadata, attn.bias buffers, no lm_head) written and loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
 console.log(`load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; ${RUNS} timed run(s) after a 64-token warm-up`);
 const tokens = gpt2Tokenizer.encode(PROSE.repeat(24));
 const rollout = gpt2Rollout(tokens);
@@ -59,7 +63,9 @@ if (NODE) {
 if (BROWSER) {
   const out = mkdtempSync(join(tmpdir(), 'mw-bench-gpt2-'));
   try {
-    const built = spawnSync('npx', ['vite', 'build', '--config', 'vite.config.ts', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir', 'bench/gpt2-page'], { stdio: 'inherit' });
+    const built = spawnSync('npx', ['vite', 'build', '--config', 'vite.config.ts', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir', 'bench/gpt2-page'], {
+      stdio: 'inherit',
+    });
     if (built.status !== 0) throw new Error('vite build of bench/gpt2-page failed');
     writeFileSync(join(out, 'gpt2.safetensors'), bytes);
     const { server, url } = await serve(out);

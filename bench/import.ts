@@ -136,12 +136,29 @@ function writeSession(path: string, bytes: number, seed: number): number {
     if (written - sinceMicro > 1.5 * MB && live.length > 4) {
       sinceMicro = written;
       const cleared = live.splice(0, 3);
-      emit({ parentUuid: last, type: 'system', subtype: 'microcompact_boundary', uuid: uuid(), microcompactMetadata: { trigger: 'auto', compactedToolIds: cleared } });
+      emit({
+        parentUuid: last,
+        type: 'system',
+        subtype: 'microcompact_boundary',
+        uuid: uuid(),
+        microcompactMetadata: { trigger: 'auto', compactedToolIds: cleared },
+      });
     }
     if (written - sinceCompact > 4 * MB) {
       sinceCompact = written;
       live = [];
-      emit({ parentUuid: null, logicalParentUuid: last, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', uuid: uuid(), compactMetadata: { trigger: 'auto', preTokens: 150000 } }, true);
+      emit(
+        {
+          parentUuid: null,
+          logicalParentUuid: last,
+          type: 'system',
+          subtype: 'compact_boundary',
+          content: 'Conversation compacted',
+          uuid: uuid(),
+          compactMetadata: { trigger: 'auto', preTokens: 150000 },
+        },
+        true,
+      );
       user(`This session is being continued from a previous conversation that ran out of context.\n${words(rng, 2000)}`, { isCompactSummary: true });
     }
   }
@@ -238,7 +255,7 @@ try {
     const whole = spawnChild(['--in-memory', join(dir, `session-${sizes.length - 1}.jsonl`)]);
     console.log(
       whole.status === 0
-        ? `in-memory import of the largest file under the same cap: ${(JSON.parse(whole.stdout) as ChildResult).maxRssKB / 1024 | 0} MB peak RSS`
+        ? `in-memory import of the largest file under the same cap: ${((JSON.parse(whole.stdout) as ChildResult).maxRssKB / 1024) | 0} MB peak RSS`
         : `in-memory import of the largest file under the same cap: fails (exit ${whole.status ?? whole.signal}, out of memory)`,
     );
 

@@ -32,7 +32,11 @@ console.log(`adapter: ${adapterLine(gpu.info)}; ${M} rows`);
 const rng = createRng(1);
 for (const { name, K, N } of SHAPES) {
   const raw = Array.from({ length: N * K }, () => (rng.next() * 2 - 1) * 0.05);
-  const x = uploadStorage(device, 'bench.x', Float32Array.from({ length: M * K }, () => rng.normal()));
+  const x = uploadStorage(
+    device,
+    'bench.x',
+    Float32Array.from({ length: M * K }, () => rng.normal()),
+  );
   const contestants: { label: string; launch: Launch; y: GPUBuffer; bytes: number }[] = [];
   // GPT-2's matmul reads the BF16-rounded weights as f32, so every contestant computes the same product
   // (F16 rounds the smallest of them once more: its max diff).
@@ -67,7 +71,9 @@ for (const { name, K, N } of SHAPES) {
     let diff = 0;
     for (let j = 0; j < out.length; j++) diff = Math.max(diff, Math.abs(out[j] - reference[j]));
     const ms = median(times[i]);
-    console.log(`  ${c.label.padEnd(12)} ${ms.toFixed(1).padStart(8)} ms  ${(median(times[0]) / ms).toFixed(2)}x of matmul f32  weights ${(c.bytes / 2 ** 20).toFixed(2)} MiB  max diff ${diff.toExponential(1)}`);
+    console.log(
+      `  ${c.label.padEnd(12)} ${ms.toFixed(1).padStart(8)} ms  ${(median(times[0]) / ms).toFixed(2)}x of matmul f32  weights ${(c.bytes / 2 ** 20).toFixed(2)} MiB  max diff ${diff.toExponential(1)}`,
+    );
     releaseLaunches([c.launch]);
   }
 }

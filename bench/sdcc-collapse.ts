@@ -31,8 +31,13 @@ const norm = (a: Float32Array, b: Float32Array) => {
   return Math.sqrt(s);
 };
 
-console.log(`demo checkpoint, ${DEMO_TASK.env.id} under window (budget ${DEMO_TASK.budget}), RL ${PROMPTS} prompts × 2, constant lr ${LR}, ${UPDATES} updates; load ${loadavg()[0].toFixed(1)}`);
-const runs: { name: string; method: Method; lambda?: number }[] = [{ name: 'packed-4d (control)', method: 'packed-4d' }, ...LAMBDAS.map((lambda) => ({ name: `sdcc λ ${lambda}`, method: 'sdcc' as Method, lambda }))];
+console.log(
+  `demo checkpoint, ${DEMO_TASK.env.id} under window (budget ${DEMO_TASK.budget}), RL ${PROMPTS} prompts × 2, constant lr ${LR}, ${UPDATES} updates; load ${loadavg()[0].toFixed(1)}`,
+);
+const runs: { name: string; method: Method; lambda?: number }[] = [
+  { name: 'packed-4d (control)', method: 'packed-4d' },
+  ...LAMBDAS.map((lambda) => ({ name: `sdcc λ ${lambda}`, method: 'sdcc' as Method, lambda })),
+];
 for (const run of runs) {
   const spec: RunSpec = {
     methods: [run.method],
@@ -56,7 +61,9 @@ for (const run of runs) {
     const [step] = await engine.next();
     const now = packParameters(await engine.lanes[0].trainer.readWeights());
     const m = step.metrics!;
-    steps.push(`${u}: reward ${step.batch.played!.reward.toFixed(2)}, task ${m.taskLoss.toExponential(1)}, KL ${m.klSdcc.toFixed(2)}, |g| ${m.gradNorm.toExponential(2)}, ‖Δθ‖ ${norm(now, previous).toFixed(4)}`);
+    steps.push(
+      `${u}: reward ${step.batch.played!.reward.toFixed(2)}, task ${m.taskLoss.toExponential(1)}, KL ${m.klSdcc.toFixed(2)}, |g| ${m.gradNorm.toExponential(2)}, ‖Δθ‖ ${norm(now, previous).toFixed(4)}`,
+    );
     previous = now;
   }
   const heldOut = await engine.evaluate(run.method, 16);

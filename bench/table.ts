@@ -51,7 +51,9 @@ try {
   let shownAt = 0;
   for (;;) {
     const t0 = performance.now();
-    const state = (await page.evaluate(`(() => ({ id: document.querySelector('[data-testid=rollout-id]')?.textContent ?? '', table: document.querySelector('[data-testid=dataset-count]')?.textContent ?? '' }))()`)) as { id: string; table: string };
+    const state = (await page.evaluate(
+      `(() => ({ id: document.querySelector('[data-testid=rollout-id]')?.textContent ?? '', table: document.querySelector('[data-testid=dataset-count]')?.textContent ?? '' }))()`,
+    )) as { id: string; table: string };
     probes.push(performance.now() - t0);
     if (!shownAt && state.id === 't0') shownAt = Date.now();
     if (state.table.startsWith(`${N} rollouts`)) break;

@@ -11,7 +11,10 @@ import { loadTokenizer } from '../src/rollout/tokenizer';
 const gpt2 = (await loadTokenizer('gpt2'))!;
 const SIZES = [10_000, 100_000, 1_000_000];
 const ALPHABETS = { letters: 'abcdefghijklmnopqrstuvwxyz', emoji: '😀🚀🎉🧪', cjk: '語言模型訓練' };
-const text = (alphabet: string, n: number) => Array.from({ length: n }, (_, i) => [...alphabet][(i * 7 + (i >> 3)) % [...alphabet].length]).join('').slice(0, n);
+const text = (alphabet: string, n: number) =>
+  Array.from({ length: n }, (_, i) => [...alphabet][(i * 7 + (i >> 3)) % [...alphabet].length])
+    .join('')
+    .slice(0, n);
 
 /**
  * The CPU time (ms) of `f`, best of `runs`: CPU time, not wall time, so that a machine shared with
@@ -39,9 +42,12 @@ for (const [name, alphabet] of Object.entries(ALPHABETS)) {
   for (let round = 0; round < ROUNDS; round++) {
     SIZES.forEach((n, k) => {
       const repeat = 1_000_000 / n; // every measurement encodes 1M characters in all
-      ms[k] = Math.min(ms[k], best(() => {
-        for (let r = 0; r < repeat; r++) gpt2.encode(texts[k]);
-      }, 1) / repeat);
+      ms[k] = Math.min(
+        ms[k],
+        best(() => {
+          for (let r = 0; r < repeat; r++) gpt2.encode(texts[k]);
+        }, 1) / repeat,
+      );
     });
   }
   const perChar = SIZES.map((n, k) => (ms[k] * 1000) / n);

@@ -93,7 +93,8 @@ const cases: BatchCase[] = (['early', 'late'] as const).map((placement) => {
     // SDCC's packed teacher rides in the student's forward (step.sdcc: student rows, then teacher-only rows).
     const trained = step.sdcc ?? step.batch;
     const tokens = trained.tokens.length + (step.teacher?.tokens.length ?? 0);
-    const pairs = (step.sdcc ? groupedPairs(step.sdcc.end, step.sdcc.group) : visiblePairs(step.batch.end)) + (step.teacher ? visiblePairs(step.teacher.end) : 0);
+    const pairs =
+      (step.sdcc ? groupedPairs(step.sdcc.end, step.sdcc.group) : visiblePairs(step.batch.end)) + (step.teacher ? visiblePairs(step.teacher.end) : 0);
     return { variant, tokens, pairs, targets: step.batch.targets.length, wall: [], cpu: [] };
   });
   return {
@@ -182,7 +183,8 @@ for (const c of cases) {
   // The expectations of issue 6, on CPU time (wall-clock ratios beside them, flagged where they disagree).
   const by = (name: string) => c.measured.find((m) => m.variant.name === name)!;
   const over = (a: Measured, b: Measured) => ({ cpu: median(a.cpu) / median(b.cpu), wall: median(a.wall) / median(b.wall) });
-  const say = (r: { cpu: number; wall: number }, ok: (x: number) => boolean) => `${fmt(r.cpu, 2)} (wall ${fmt(r.wall, 2)}${ok(r.wall) === ok(r.cpu) ? '' : ', disagrees'})`;
+  const say = (r: { cpu: number; wall: number }, ok: (x: number) => boolean) =>
+    `${fmt(r.cpu, 2)} (wall ${fmt(r.wall, 2)}${ok(r.wall) === ok(r.cpu) ? '' : ', disagrees'})`;
   const bound = 1.2 * (f.nPacked / f.nFinal);
   const withinBound = (x: number) => x <= bound;
   const packed = over(by('packed-4d'), plain);
@@ -198,7 +200,10 @@ for (const c of cases) {
   if (c.placement === 'late') {
     const several = (x: number) => x >= 2;
     const r = over(by('logit-tree'), by('packed-4d'));
-    verdict(several(r.cpu), `late: logit-tree / packed-4d ${say(r, several)} ≥ 2 ("several times faster"; tokens ${fmt(by('logit-tree').tokens / by('packed-4d').tokens, 2)}×)`);
+    verdict(
+      several(r.cpu),
+      `late: logit-tree / packed-4d ${say(r, several)} ≥ 2 ("several times faster"; tokens ${fmt(by('logit-tree').tokens / by('packed-4d').tokens, 2)}×)`,
+    );
   }
   // "Time tracks tokens", for the methods that run forward and backward on every row (SDCC's teacher
   // rows are forward only): CPU time per row within 1.5× of the plain step's, either way.
@@ -212,7 +217,9 @@ for (const c of cases) {
 // What the time does track: rows (every matmul) and visible attention pairs. Least squares of
 // cpu = a·rows + b·pairs over the methods that run forward and backward on every row, both batches.
 {
-  const points = cases.flatMap((c) => c.measured.slice(0, 4).map((m) => ({ name: `${c.placement} ${m.variant.name}`, rows: m.tokens, pairs: m.pairs, cpu: median(m.cpu) })));
+  const points = cases.flatMap((c) =>
+    c.measured.slice(0, 4).map((m) => ({ name: `${c.placement} ${m.variant.name}`, rows: m.tokens, pairs: m.pairs, cpu: median(m.cpu) })),
+  );
   let [srr, srp, spp, src, spc] = [0, 0, 0, 0, 0];
   for (const p of points) {
     srr += p.rows * p.rows;
@@ -225,14 +232,18 @@ for (const c of cases) {
   const a = (src * spp - spc * srp) / det;
   const b = (spc * srr - src * srp) / det;
   const share = (p: (typeof points)[number]) => (b * p.pairs) / (a * p.rows + b * p.pairs);
-  console.log(`step cpu ≈ ${fmt(a, 3)} ms × rows + ${fmt(b * 1000, 2)} µs × attention pairs (least squares, forward + backward methods); measured / fit, attention's share of the fit:`);
+  console.log(
+    `step cpu ≈ ${fmt(a, 3)} ms × rows + ${fmt(b * 1000, 2)} µs × attention pairs (least squares, forward + backward methods); measured / fit, attention's share of the fit:`,
+  );
   console.log(`  ${points.map((p) => `${p.name} ${fmt(p.cpu / (a * p.rows + b * p.pairs), 2)} (${fmt(100 * share(p))} %)`).join(', ')}\n`);
 }
 
 console.log('expectations (issue 6), on CPU-time medians (wall-clock beside them):');
 for (const v of verdicts) console.log(`  ${v}`);
 const logitTreeOverPlain = (c: BatchCase, t: 'cpu' | 'wall') => fmt(median(c.measured[2][t]) / median(c.measured[0][t]), 2);
-console.log(`  (paper: LogitTree 5–20× a plain step; logit-tree / plain here: ${cases.map((c) => `${c.placement} ${logitTreeOverPlain(c, 'cpu')} (wall ${logitTreeOverPlain(c, 'wall')})`).join(', ')})`);
+console.log(
+  `  (paper: LogitTree 5–20× a plain step; logit-tree / plain here: ${cases.map((c) => `${c.placement} ${logitTreeOverPlain(c, 'cpu')} (wall ${logitTreeOverPlain(c, 'wall')})`).join(', ')})`,
+);
 
 if (PROFILE) {
   // Where one step's time goes: host work (derive + assemble, createForward, recording the
@@ -272,10 +283,14 @@ if (PROFILE) {
       forward.destroy();
       dLogits.destroy();
     }
-    console.log(`  ${m.variant.name.padEnd(18)} ${[t.prep, t.create, t.record, t.plain, t.fwd, t.fwdBwd, m.cpu].map((x) => fmt(median(x)).padStart(7)).join(' ')}`);
+    console.log(
+      `  ${m.variant.name.padEnd(18)} ${[t.prep, t.create, t.record, t.plain, t.fwd, t.fwdBwd, m.cpu].map((x) => fmt(median(x)).padStart(7)).join(' ')}`,
+    );
   }
 }
 
-console.log(`\n(${fmt((performance.now() - started) / 1000, 1)} s, ${fmt(cpuMs(cpuAtStart) / 1000, 1)} s of CPU; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; SwiftShader times are not GPU times)`);
+console.log(
+  `\n(${fmt((performance.now() - started) / 1000, 1)} s, ${fmt(cpuMs(cpuAtStart) / 1000, 1)} s of CPU; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; SwiftShader times are not GPU times)`,
+);
 trainer.destroy();
 gpu.destroy();

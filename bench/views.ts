@@ -40,7 +40,6 @@ function makeRollout() {
   }
 }
 
-
 interface Stats {
   n: number;
   median: number;
@@ -89,7 +88,9 @@ async function pan(page: Page, selector: string, view: 'staircase' | 'tree', dx:
 
 const { json, figures } = makeRollout();
 const text = JSON.stringify(json);
-console.log(`rollout: L ${figures.physicalLength}, K ${figures.K}, targets ${figures.targets}, N_packed ${figures.packedLength}, final walk ${figures.finalWalkLength}, D ${figures.divergingLeaves}; ${(text.length / 1e6).toFixed(2)} MB`);
+console.log(
+  `rollout: L ${figures.physicalLength}, K ${figures.K}, targets ${figures.targets}, N_packed ${figures.packedLength}, final walk ${figures.finalWalkLength}, D ${figures.divergingLeaves}; ${(text.length / 1e6).toFixed(2)} MB`,
+);
 
 const { server, url } = await serve('dist');
 const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
@@ -106,9 +107,17 @@ try {
     await page.evaluate(() => performance.clearMarks());
     const started = await page.evaluate(() => performance.now());
     await page.getByTestId('rollout-file-input').setInputFiles({ name: 'bench.json', mimeType: 'application/json', buffer: Buffer.from(text) });
-    await page.waitForFunction(() => ['mw:parsed', 'mw:staircase-drawn', 'mw:tree-drawn'].every((m) => performance.getEntriesByName(m).length > 0), undefined, { timeout: 120_000 });
-    const marks = await page.evaluate(() => Object.fromEntries(['mw:parsed', 'mw:staircase-drawn', 'mw:tree-drawn'].map((m) => [m, performance.getEntriesByName(m)[0].startTime])));
-    runs.push({ parse: marks['mw:parsed'] - started, staircase: marks['mw:staircase-drawn'] - marks['mw:parsed'], tree: marks['mw:tree-drawn'] - marks['mw:parsed'] });
+    await page.waitForFunction(() => ['mw:parsed', 'mw:staircase-drawn', 'mw:tree-drawn'].every((m) => performance.getEntriesByName(m).length > 0), undefined, {
+      timeout: 120_000,
+    });
+    const marks = await page.evaluate(() =>
+      Object.fromEntries(['mw:parsed', 'mw:staircase-drawn', 'mw:tree-drawn'].map((m) => [m, performance.getEntriesByName(m)[0].startTime])),
+    );
+    runs.push({
+      parse: marks['mw:parsed'] - started,
+      staircase: marks['mw:staircase-drawn'] - marks['mw:parsed'],
+      tree: marks['mw:tree-drawn'] - marks['mw:parsed'],
+    });
   }
   console.log('\nload → both views drawn (3 runs; "after parsing" = from the worker\'s answer to the first paint of each view)');
   for (const [i, r] of runs.entries()) {
@@ -124,7 +133,7 @@ try {
       `  ${label.padEnd(30)} frame interval median ${ms(f.median)} p95 ${ms(f.p95)} max ${ms(f.max)} (${f.n} frames, ${(1000 / f.median).toFixed(0)} fps) · view work per frame median ${ms(d.median)} p95 ${ms(d.p95)} (${d.n})`,
     );
   };
-  console.log('\npan frame times (rAF intervals during a mouse drag; view work = the staircase\'s canvas draw, the tree\'s React render-to-commit)');
+  console.log("\npan frame times (rAF intervals during a mouse drag; view work = the staircase's canvas draw, the tree's React render-to-commit)");
   report('staircase, whole rollout', await pan(page, '[data-testid=staircase-canvas]', 'staircase', 300, 120));
   report('tree, whole rollout', await pan(page, '[data-testid=tree-svg]', 'tree', 300, 120));
   // Zoom in (wheel) and pan again: more, smaller items per frame.
@@ -159,9 +168,15 @@ async function contextPanes(page: Page) {
   await page.waitForFunction((prev) => document.querySelector('[data-testid=inspector-target]')?.textContent !== prev, before);
   await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
   const shown = (await page.evaluate(() => performance.now())) - t0;
-  const tokens = await page.evaluate(() => ['live', 'naive-compressed', 'naive-full'].map((k) => document.querySelector(`[data-testid=pane-${k}]`)?.getAttribute('data-tokens')));
-  console.log(`\ncontext panes (select the last target, then scroll each pane with ${SCROLL_WHEELS} wheel events of ${SCROLL_STEP} px; rAF intervals, and the pane's React render per frame)`);
-  console.log(`  target ${await page.getByTestId('inspector-target').textContent()}: live ${tokens[0]} · Naive-Compressed ${tokens[1]} · Naive-Full ${tokens[2]} tokens; select → panes drawn ${ms(shown)}`);
+  const tokens = await page.evaluate(() =>
+    ['live', 'naive-compressed', 'naive-full'].map((k) => document.querySelector(`[data-testid=pane-${k}]`)?.getAttribute('data-tokens')),
+  );
+  console.log(
+    `\ncontext panes (select the last target, then scroll each pane with ${SCROLL_WHEELS} wheel events of ${SCROLL_STEP} px; rAF intervals, and the pane's React render per frame)`,
+  );
+  console.log(
+    `  target ${await page.getByTestId('inspector-target').textContent()}: live ${tokens[0]} · Naive-Compressed ${tokens[1]} · Naive-Full ${tokens[2]} tokens; select → panes drawn ${ms(shown)}`,
+  );
   // Let the selection settle (the other views follow it) before scrolling.
   await page.waitForTimeout(1000);
   for (const kind of ['live', 'naive-full']) {
@@ -258,5 +273,10 @@ async function bigSet(page: Page) {
   console.log(`  handed to the page in ${ms(loadedAt - started)} (Playwright's upload), shown after ${ms(total)} in all`);
   console.log(`  page answered probes in median ${ms(p.median)}, p95 ${ms(p.p95)}, max ${ms(p.max)} (${p.n} probes while loading)`);
   console.log(`  main-thread long tasks: ${l.n}${l.n ? `, max ${ms(l.max)}, median ${ms(l.median)}` : ''}`);
-  console.log(`  progress bar showed ${progress.size} distinct states, e.g. ${[...progress].slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}`);
+  console.log(
+    `  progress bar showed ${progress.size} distinct states, e.g. ${[...progress]
+      .slice(0, 3)
+      .map((s) => JSON.stringify(s))
+      .join(', ')}`,
+  );
 }

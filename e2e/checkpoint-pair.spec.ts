@@ -61,7 +61,9 @@ test('a lane downloads a bound pair that mw train reads; a mixed pair in Indexed
     const store = db.transaction('lanes', 'readwrite').objectStore('lanes');
     const keys = await new Promise<IDBValidKey[]>((resolve) => (store.getAllKeys().onsuccess = (e) => resolve((e.target as IDBRequest<IDBValidKey[]>).result)));
     const key = keys.find((k) => String(k).endsWith('/packed-4d'))!;
-    const lane = await new Promise<{ step: number; weights: Uint8Array }>((resolve) => (store.get(key).onsuccess = (e) => resolve((e.target as IDBRequest).result)));
+    const lane = await new Promise<{ step: number; weights: Uint8Array }>(
+      (resolve) => (store.get(key).onsuccess = (e) => resolve((e.target as IDBRequest).result)),
+    );
     lane.weights = lane.weights.slice();
     lane.weights[lane.weights.length - 4] ^= 1;
     await new Promise((resolve) => (store.put(lane, key).onsuccess = resolve));
@@ -74,7 +76,9 @@ test('a lane downloads a bound pair that mw train reads; a mixed pair in Indexed
   const reason = page.getByTestId('train-reason');
   await expect(reason).toHaveAttribute('data-cause', 'not-restored');
   await expect(reason).toContainText('The stored run was not resumed');
-  await expect(reason).toContainText(`the packed-4d lane's checkpoint of step ${stored}: checkpoint: the optimizer state (step ${stored}) was saved with other weights`);
+  await expect(reason).toContainText(
+    `the packed-4d lane's checkpoint of step ${stored}: checkpoint: the optimizer state (step ${stored}) was saved with other weights`,
+  );
   expect(await stepCount(page)).toBe(0);
   await page.screenshot({ path: join(dir, 'not-restored.png') });
   console.log(`screenshot: ${join(dir, 'not-restored.png')}`);

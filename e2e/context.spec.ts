@@ -19,12 +19,16 @@ interface PerTarget {
   livePrefix: number;
   finalPrefix: number | null;
 }
-const perTarget: PerTarget[] = JSON.parse(execFileSync('node', [MW, 'tree', SESSION, '--json', '--per-target'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }))[0].perTarget;
+const perTarget: PerTarget[] = JSON.parse(
+  execFileSync('node', [MW, 'tree', SESSION, '--json', '--per-target'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }),
+)[0].perTarget;
 
 async function openSession(page: Page) {
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
-  await page.getByTestId('rollout-file-input').setInputFiles({ name: 'agent-session-two-compactions.jsonl', mimeType: 'application/jsonl', buffer: readFileSync(SESSION) });
+  await page
+    .getByTestId('rollout-file-input')
+    .setInputFiles({ name: 'agent-session-two-compactions.jsonl', mimeType: 'application/jsonl', buffer: readFileSync(SESSION) });
   await expect(page.getByTestId('stat-K')).toHaveText('3');
 }
 
@@ -39,7 +43,10 @@ async function expectCounts(page: Page, id: number) {
 
 /** Text of a pane's glyphs in one state (`missing`, `future`, …), in order. */
 const glyphText = (page: Page, pane: string, cls: string) =>
-  page.getByTestId(`pane-${pane}`).locator(`.g.${cls}`).evaluateAll((els) => els.map((e) => e.textContent).join(''));
+  page
+    .getByTestId(`pane-${pane}`)
+    .locator(`.g.${cls}`)
+    .evaluateAll((els) => els.map((e) => e.textContent).join(''));
 
 test('a session with two compactions reads as text: the live prefix holds the evicted sentence, Naive-Compressed shows it missing', async ({ page }) => {
   await openSession(page);
@@ -157,6 +164,8 @@ test('a pane copies as text, the diff in wdiff marks', async ({ page, context })
   await expect(page.getByTestId('pane-copy-naive-compressed')).toHaveText('copied');
   const text = await page.evaluate(() => navigator.clipboard.readText());
   expect(text.split('\n')[0]).toBe('# Naive-Compressed: 384 tokens before target 1587');
-  expect(text).toContain(`## observation · ids 1489–1585 · missing: the policy saw it; evicted by edit 3\n[-<obs>PASS src/math.test.ts\n  add: 1 passed\n  subtract: 1 passed\n${EVICTED}\nTime: 0.84 s-]`);
+  expect(text).toContain(
+    `## observation · ids 1489–1585 · missing: the policy saw it; evicted by edit 3\n[-<obs>PASS src/math.test.ts\n  add: 1 passed\n  subtract: 1 passed\n${EVICTED}\nTime: 0.84 s-]`,
+  );
   expect(text).toContain('{+later: <obs>[Old tool result content cleared]+}');
 });

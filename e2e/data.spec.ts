@@ -22,7 +22,9 @@ async function download(page: Page, testId: string): Promise<{ name: string; tex
 test('a chat log with bad lines: every skipped line, with its number and reason, beside the summary', async ({ page }) => {
   const { readRolloutFile, formatFileReport } = await import('../src/rollout');
   // What `mw import` prints for the same file (Node's own JSON.parse message aside: the browser words line 4's differently).
-  const expected = formatFileReport(readRolloutFile(readFileSync(CHAT, 'utf8'), 'chat.jsonl').report, 'chat.jsonl').split('\n').map((l) => l.trim());
+  const expected = formatFileReport(readRolloutFile(readFileSync(CHAT, 'utf8'), 'chat.jsonl').report, 'chat.jsonl')
+    .split('\n')
+    .map((l) => l.trim());
 
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
@@ -32,9 +34,15 @@ test('a chat log with bad lines: every skipped line, with its number and reason,
   await expect(report).toContainText(expected[0]);
   await expect(report).toContainText('3 records skipped');
   const lines = (await page.getByTestId('import-report-lines').locator('li').allTextContents()).map((l) => l.trim());
-  expect(lines.filter((l) => l.startsWith('skipped'))).toEqual(['skipped 1: malformed (not JSON) [line 4]', 'skipped 1: messages not understood [line 5]', 'skipped 1: not a chat record (no "messages" array) [line 7]']);
+  expect(lines.filter((l) => l.startsWith('skipped'))).toEqual([
+    'skipped 1: malformed (not JSON) [line 4]',
+    'skipped 1: messages not understood [line 5]',
+    'skipped 1: not a chat record (no "messages" array) [line 7]',
+  ]);
   expect(lines.filter((l) => l.startsWith('skipped'))).toEqual(expected.filter((l) => l.startsWith('skipped')));
-  expect(lines.filter((l) => /^chat\.jsonl:\d+: /.test(l)).map((l) => l.replace(/ \(.*$/, ''))).toEqual(['chat.jsonl:4: not JSON', expected[5], expected[6]].map((l) => l.replace(/ \(.*$/, '')));
+  expect(lines.filter((l) => /^chat\.jsonl:\d+: /.test(l)).map((l) => l.replace(/ \(.*$/, ''))).toEqual(
+    ['chat.jsonl:4: not JSON', expected[5], expected[6]].map((l) => l.replace(/ \(.*$/, '')),
+  );
   expect(lines).toContain(expected[5]); // chat.jsonl:5: messages[0]: role "narrator" is not one of ...
   expect(lines).toContain(expected[6]);
   // A v1 file reads as it is: one line, nothing skipped.
@@ -48,9 +56,16 @@ test('a 1,000-rollout set: its table, sorted by D, a click opens the rollout, an
   const { generateRandomRollout } = await import('../src/rollout/generate-random');
   const dir = mkdtempSync(join(tmpdir(), 'mw-e2e-set-'));
   const file = join(dir, 'thousand.jsonl');
-  const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ ...generateRandomRollout({ seed: 100 + i, tokens: 40 + (i % 7) * 10, edits: i % 4, id: `r${i}` }), ...(i % 3 ? { reward: (i % 5) / 4 } : {}) }));
+  const lines = Array.from({ length: 1000 }, (_, i) =>
+    JSON.stringify({
+      ...generateRandomRollout({ seed: 100 + i, tokens: 40 + (i % 7) * 10, edits: i % 4, id: `r${i}` }),
+      ...(i % 3 ? { reward: (i % 5) / 4 } : {}),
+    }),
+  );
   writeFileSync(file, `${lines.join('\n')}\n`);
-  const cli = JSON.parse(execFileSync(process.execPath, [join(ROOT, 'bin/mw.js'), 'tree', file, '--json'], { cwd: ROOT, maxBuffer: 1 << 26 }).toString()) as Record<string, number | string | null>[];
+  const cli = JSON.parse(
+    execFileSync(process.execPath, [join(ROOT, 'bin/mw.js'), 'tree', file, '--json'], { cwd: ROOT, maxBuffer: 1 << 26 }).toString(),
+  ) as Record<string, number | string | null>[];
   expect(cli).toHaveLength(1000);
 
   await page.goto('/');
@@ -98,7 +113,13 @@ test('Use the demo model: every target under all five methods, the exact ones at
   await expect(page.getByTestId('model-info')).toContainText('C 64, 2 layers, 4 heads');
   await expect(page.getByTestId('drift-table')).toBeVisible({ timeout: 120_000 });
   // Every target each method scores: the final walk's (dropped ones aside) for Naive-Compressed and SDCC's student, all of them otherwise.
-  const scored = { 'naive-compressed': f.targets - f.droppedTargets, 'naive-full': f.targets, 'logit-tree': f.targets, 'packed-4d': f.targets, sdcc: f.targets - f.droppedTargets };
+  const scored = {
+    'naive-compressed': f.targets - f.droppedTargets,
+    'naive-full': f.targets,
+    'logit-tree': f.targets,
+    'packed-4d': f.targets,
+    sdcc: f.targets - f.droppedTargets,
+  };
   for (const [method, n] of Object.entries(scored)) await expect(page.getByTestId(`drift-scored-${method}`), method).toHaveText(String(n));
   await expect(page.getByTestId('drift-kl-sdcc')).toHaveAttribute('data-pairs', String(f.divergingLeaves));
   expect(Number(await page.getByTestId('drift-kl-sdcc').getAttribute('data-value'))).toBeGreaterThan(0);

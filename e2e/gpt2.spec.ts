@@ -76,11 +76,16 @@ test('a chat log imported as GPT-2 word pieces: word pieces in the staircase and
   await expect(chip(weather - 2).locator('b')).toHaveText('get');
   await expect(chip(weather - 2).locator('i')).toHaveText(String(weather - 2));
   // "Weather in Paris?" is four word pieces of the prompt: " in" keeps its space.
-  const prompt = await page.getByTestId('pane-live').locator('[data-id] b').evaluateAll((els) => els.map((e) => e.textContent));
+  const prompt = await page
+    .getByTestId('pane-live')
+    .locator('[data-id] b')
+    .evaluateAll((els) => els.map((e) => e.textContent));
   expect(prompt.slice(0, 12)).toEqual(['⏎', '⏎', 'User', ':', '⏎', 'Weather', ' in', ' Paris', '?', '⏎', '⏎', 'Assistant']);
 });
 
-test('a published-layout GPT-2 checkpoint dropped on the page scores every method within 2e-4 of the float64 reference, with progress and cancel', async ({ page }) => {
+test('a published-layout GPT-2 checkpoint dropped on the page scores every method within 2e-4 of the float64 reference, with progress and cancel', async ({
+  page,
+}) => {
   test.setTimeout(300_000);
   const { loadCheckpoint } = await import('../src/model/checkpoint');
   const { randomWeights } = await import('../src/model/random-weights');
@@ -112,7 +117,8 @@ test('a published-layout GPT-2 checkpoint dropped on the page scores every metho
     }
   }
   const leaves = Array.from(tree.divergingLeaves);
-  const klReference = leaves.reduce((s, id) => s + forwardKlRow(rows.get('logit-tree')!.get(id)!, 0, rows.get('naive-compressed')!.get(id)!, 0, V), 0) / leaves.length;
+  const klReference =
+    leaves.reduce((s, id) => s + forwardKlRow(rows.get('logit-tree')!.get(id)!, 0, rows.get('naive-compressed')!.get(id)!, 0, V), 0) / leaves.length;
 
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
@@ -150,7 +156,10 @@ test('a published-layout GPT-2 checkpoint dropped on the page scores every metho
     const col = header.indexOf(`${method}.logprob`);
     const scored = new Map(lines.filter((l) => l[col] !== '').map((l) => [Number(l[0]), Number(l[col])]));
     const want = reference.get(method)!;
-    expect([...scored.keys()].sort((a, b) => a - b), method).toEqual([...want.keys()].sort((a, b) => a - b));
+    expect(
+      [...scored.keys()].sort((a, b) => a - b),
+      method,
+    ).toEqual([...want.keys()].sort((a, b) => a - b));
     let worst = 0;
     for (const [id, lp] of want) worst = Math.max(worst, Math.abs(scored.get(id)! - lp));
     expect(worst, `${method}: max |page − float64|`).toBeLessThanOrEqual(2e-4);

@@ -60,7 +60,16 @@ test('the worked example loaded through the file input shows every section-3 fig
   // Start from another rollout so that the figures below can only come from the file.
   await loadFile(page, 'calls-example.json', readFileSync(CALLS));
   await expect(page.getByTestId('rollout-id')).toHaveText('calls-example');
-  await expectFigures(page, { K: '1', branches: '2', physicalLength: '13', finalWalkLength: '8', packedLength: '14', targets: '5', droppedTargets: '2', divergingLeaves: '1' });
+  await expectFigures(page, {
+    K: '1',
+    branches: '2',
+    physicalLength: '13',
+    finalWalkLength: '8',
+    packedLength: '14',
+    targets: '5',
+    droppedTargets: '2',
+    divergingLeaves: '1',
+  });
   await expect(page.getByTestId('inspector-target')).toHaveText('7');
   await expect(page.getByTestId('inspector-evictionMass')).toHaveText('5');
 
@@ -110,7 +119,9 @@ test('clicks in either view select a target', async ({ page }) => {
   // Hover names the token.
   await page.getByTestId('staircase-canvas').hover({ position: { x: 5, y: 5 } });
   const d = await page.getByTestId('staircase-canvas').evaluate((el) => ({ ...(el as HTMLCanvasElement).dataset }));
-  await page.getByTestId('staircase-canvas').hover({ position: { x: Number(d.plotLeft) + 1.5 * Number(d.cellWidth), y: Number(d.plotTop) + 0.5 * Number(d.rowHeight) } });
+  await page
+    .getByTestId('staircase-canvas')
+    .hover({ position: { x: Number(d.plotLeft) + 1.5 * Number(d.cellWidth), y: Number(d.plotTop) + 0.5 * Number(d.rowHeight) } });
   await expect(page.getByTestId('staircase-tooltip')).toContainText('id 1');
   await expect(page.getByTestId('staircase-tooltip')).toContainText('prompt');
   await expect(page.getByTestId('staircase-tooltip')).toContainText('segment 0');
@@ -241,8 +252,21 @@ test('exports: each view as SVG and PNG, the per-target table as CSV', async ({ 
   const lines = csv.bytes.toString('utf8').trim().split('\n');
   expect(lines).toHaveLength(9);
   const header = lines[0].split(',');
-  const row13 = Object.fromEntries(lines.find((l) => l.startsWith('13,'))!.split(',').map((v, i) => [header[i], v]));
-  expect(row13).toMatchObject({ id: '13', segment: '1', dropped: 'false', diverging: 'true', evictionMass: '4', livePrefixLength: '8', finalPrefixLength: '4' });
+  const row13 = Object.fromEntries(
+    lines
+      .find((l) => l.startsWith('13,'))!
+      .split(',')
+      .map((v, i) => [header[i], v]),
+  );
+  expect(row13).toMatchObject({
+    id: '13',
+    segment: '1',
+    dropped: 'false',
+    diverging: 'true',
+    evictionMass: '4',
+    livePrefixLength: '8',
+    finalPrefixLength: '4',
+  });
   expect(row13['naive-full.prefixLength']).toBe('13');
   expect(row13['sdcc.teacherPrefixLength']).toBe('8');
 
@@ -273,8 +297,7 @@ test('a data set the demo model played is one click away (shipped under public/e
   await page.getByTestId('example-demo-compact').click();
   await expect(page.getByTestId('rollout-id')).toHaveText(rollouts[0].id);
   await expect(page.getByTestId('source')).toContainText(`${rollouts.length} rollouts`);
-  const asText = (f: (typeof figures)[number]) =>
-    Object.fromEntries(Object.keys(WORKED_FIGURES).map((k) => [k, String(f[k as keyof typeof f])]));
+  const asText = (f: (typeof figures)[number]) => Object.fromEntries(Object.keys(WORKED_FIGURES).map((k) => [k, String(f[k as keyof typeof f])]));
   await expectFigures(page, asText(figures[0]));
   expect(figures[0].K).toBeGreaterThan(0);
   await page.getByTestId('rollout-picker').selectOption({ index: 2 });
@@ -307,7 +330,9 @@ test('drift: a GPT-2 checkpoint scores every target under each method on WebGPU'
   expect(Math.abs(live13 - final13)).toBeGreaterThan(0.01);
 
   await open(page, '/?target=13');
-  await page.getByTestId('checkpoint-file-input').setInputFiles({ name: 'tiny.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(saveCheckpoint(weights)) });
+  await page
+    .getByTestId('checkpoint-file-input')
+    .setInputFiles({ name: 'tiny.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(saveCheckpoint(weights)) });
   await expect(page.getByTestId('model-info')).toContainText('tiny.safetensors');
   await expect(page.getByTestId('model-info')).toContainText('C 32, 2 layers, 2 heads');
   await expect(page.getByTestId('drift-table')).toBeVisible({ timeout: 90_000 });

@@ -23,7 +23,8 @@ test("The paper's claim: four lanes from the weak start, each with a held-out EM
   await expect(page.getByTestId('config-editor')).toHaveValue('window');
   await expect(page.getByTestId('config-lr')).toHaveValue(String(PAPER_CLAIM.lr));
   await expect(page.getByTestId('config-objective-sft')).toHaveAttribute('aria-pressed', 'true');
-  for (const m of ['naive-compressed', 'naive-full', 'packed-4d', 'sdcc']) await expect(page.getByTestId(`config-method-${m}`)).toHaveAttribute('aria-pressed', 'true');
+  for (const m of ['naive-compressed', 'naive-full', 'packed-4d', 'sdcc'])
+    await expect(page.getByTestId(`config-method-${m}`)).toHaveAttribute('aria-pressed', 'true');
   await expect(page.getByTestId('config-method-logit-tree')).toHaveAttribute('aria-pressed', 'false');
 
   // The shipped experiment has this very run among its phases: its curves are drawn before the first live point.

@@ -33,7 +33,10 @@ test('the 2,000-edit rollout is refused with N_packed and the limit, the main th
   const started = Date.now();
   await page.getByTestId('rollout-file-input').setInputFiles(file);
   // Waited for by a light poll of the page (Playwright's own text matching runs long tasks of its own on the page's thread).
-  await page.waitForFunction(() => document.querySelector('[data-testid=load-error]')?.textContent?.includes('N_packed'), null, { polling: 200, timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid=load-error]')?.textContent?.includes('N_packed'), null, {
+    polling: 200,
+    timeout: 30_000,
+  });
   expect(Date.now() - started).toBeLessThan(5000);
   await page.waitForTimeout(300); // any task still running reports
   const tasks = await page.evaluate(() => window.longTasks);

@@ -86,7 +86,9 @@ test('a rollout of about 2,000 packed tokens draws its mask, and the masks expor
   expect(tree.figures.packedLength).toBeGreaterThan(2000);
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
-  await page.getByTestId('rollout-file-input').setInputFiles({ name: 'generated-2k.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(rollout)) });
+  await page
+    .getByTestId('rollout-file-input')
+    .setInputFiles({ name: 'generated-2k.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(rollout)) });
   await expect(page.getByTestId('rollout-id')).toHaveText('generated-2k');
   const canvas = page.getByTestId('mask-canvas-packed-4d');
   await expect(canvas).toHaveAttribute('data-n', String(tree.figures.packedLength));
@@ -106,7 +108,18 @@ test('a rollout of about 2,000 packed tokens draws its mask, and the masks expor
 });
 
 /** Label elements: panel titles, stat and fact names, table heads, legends, chart titles and notes, captions. */
-const LABELS = ['.panel-head h2', '.panel h3', '.stat dt', '.facts dt', 'th', '.legend li', '.train-chart .title', '.train-chart .note', '.mask-figure figcaption', '.tour-caption'];
+const LABELS = [
+  '.panel-head h2',
+  '.panel h3',
+  '.stat dt',
+  '.facts dt',
+  'th',
+  '.legend li',
+  '.train-chart .title',
+  '.train-chart .note',
+  '.mask-figure figcaption',
+  '.tour-caption',
+];
 
 test('every figure label that names a glossary term links to its entry, and every link names an entry', async ({ page }) => {
   await page.goto('/?target=13');
@@ -140,7 +153,19 @@ test('every figure label that names a glossary term links to its entry, and ever
   expect(report.labels).toBeGreaterThan(40);
   expect(report.unlinked).toEqual([]);
   // The terms found on the page, each with its entry in the glossary panel.
-  for (const id of ['k', 'branch', 'physical-tape', 'final-walk', 'n_packed', 'd', 'eviction-mass', 'conditioning-tree', 'junction', 'live-prefix', 'n_final']) {
+  for (const id of [
+    'k',
+    'branch',
+    'physical-tape',
+    'final-walk',
+    'n_packed',
+    'd',
+    'eviction-mass',
+    'conditioning-tree',
+    'junction',
+    'live-prefix',
+    'n_final',
+  ]) {
     expect(report.terms, id).toContain(id);
   }
   await page.getByTestId('glossary-open').click();

@@ -45,7 +45,10 @@ test('from ?tour=1, Next walks every step to the last: captions, highlights, the
       await expect(page.getByTestId('verdict-logit-tree')).toHaveAttribute('data-state', 'at-floor');
       await expect(page.getByTestId('verdict-packed-4d')).toHaveAttribute('data-state', 'at-floor');
       await expect(page.getByTestId('drift-conclusion')).toContainText(/stay|moves|move|Every method/);
-      const costs = (await page.getByTestId('junction-table').locator('tbody tr').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-cost')))));
+      const costs = await page
+        .getByTestId('junction-table')
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-cost'))));
       expect(costs.length).toBeGreaterThan(0);
       expect(costs).toEqual([...costs].sort((a, b) => b - a));
       const first = page.getByTestId('junction-target').first();

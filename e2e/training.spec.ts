@@ -48,7 +48,10 @@ async function loseTrainDevice(page: Page) {
 async function exportedMetrics(page: Page): Promise<MetricRecord[]> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-metrics-jsonl').click()]);
   const text = readFileSync((await download.path())!, 'utf8');
-  return text.trim().split('\n').map((line) => JSON.parse(line) as MetricRecord);
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as MetricRecord);
 }
 
 async function downloaded(page: Page, testId: string): Promise<Uint8Array[]> {
@@ -104,7 +107,9 @@ test.describe('live training', () => {
     expect(history[steps - 1].loss).toBeLessThan(history[0].loss * 0.8);
   });
 
-  test('naive-compressed and packed-4d side by side (RL from the demo checkpoint, compact harness): the exact logdiff stays at the floor, the naive one does not', async ({ page }) => {
+  test('naive-compressed and packed-4d side by side (RL from the demo checkpoint, compact harness): the exact logdiff stays at the floor, the naive one does not', async ({
+    page,
+  }) => {
     test.setTimeout(300_000);
     // Another starting point's settings first (window editor, one lane, 20 steps of 4 prompts): Demo model sets all of its own.
     await page.goto('/#editor=window&methods=naive-full&objective=rl&batch=4&group=1&steps=20&seed=5&evalEvery=5');
@@ -128,7 +133,11 @@ test.describe('live training', () => {
     await expect(page.getByTestId('config-method-naive-full')).toHaveAttribute('aria-pressed', 'false');
     // Then this run's own choices: RL, seed 5, open-ended, no evaluations.
     await page.getByTestId('config-objective-rl').click();
-    for (const [name, value] of [['seed', '5'], ['steps', '0'], ['evalEvery', '0']]) {
+    for (const [name, value] of [
+      ['seed', '5'],
+      ['steps', '0'],
+      ['evalEvery', '0'],
+    ]) {
       await page.getByTestId(`config-${name}`).fill(value);
       await page.getByTestId(`config-${name}`).press('Tab');
       await expect(page.getByTestId(`config-${name}`)).toHaveValue(value);
@@ -142,7 +151,9 @@ test.describe('live training', () => {
     const steps = await stepCount(page);
 
     // Both lanes' charts got a point per step (a lane may be one step ahead: pause stops between episodes).
-    await expect.poll(async () => Number(await page.getByTestId('chart-drift').locator('canvas').getAttribute('data-points'))).toBeGreaterThanOrEqual(2 * steps);
+    await expect
+      .poll(async () => Number(await page.getByTestId('chart-drift').locator('canvas').getAttribute('data-points')))
+      .toBeGreaterThanOrEqual(2 * steps);
     const exact = Number(await page.getByTestId('metric-logdiff-packed-4d').getAttribute('data-value'));
     const naive = Number(await page.getByTestId('metric-logdiff-naive-compressed').getAttribute('data-value'));
     expect(exact).toBeLessThan(1e-5);
@@ -200,7 +211,8 @@ test.describe('live training', () => {
       expect(Math.abs(r.loss - old.loss), `step ${r.step} ${r.method} re-run`).toBeLessThan(1e-4);
     }
     const steps = await stepCount(page);
-    for (const m of ['naive-compressed', 'packed-4d']) expect(after.filter((r) => r.method === m).map((r) => r.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+    for (const m of ['naive-compressed', 'packed-4d'])
+      expect(after.filter((r) => r.method === m).map((r) => r.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
   });
 
   test('a lost device: banner, new device, the run resumes from its checkpoint', async ({ page }) => {
@@ -264,7 +276,9 @@ test.describe('live training', () => {
     await expect(page.getByTestId('train-reason')).toContainText('n_positions 128');
   });
 
-  test('the views follow the episode being played: live messages at most every 100 ms, view updates at most every second, no loading phases, IndexedDB written at most every 10 s, and a reload shows it again', async ({ page }) => {
+  test('the views follow the episode being played: live messages at most every 100 ms, view updates at most every second, no loading phases, IndexedDB written at most every 10 s, and a reload shows it again', async ({
+    page,
+  }) => {
     test.setTimeout(240_000);
     // The page's writes of the last opened set (IndexedDB store "sets"), and the live episode messages from the training worker.
     await page.addInitScript(`
@@ -318,7 +332,9 @@ test.describe('live training', () => {
     expect(run.shown.length, 'the views followed the episodes').toBeGreaterThanOrEqual(3);
     for (let i = 1; i < run.shown.length; i++) expect(run.shown[i].at - run.shown[i - 1].at, `update ${i}`).toBeGreaterThan(900);
     expect(run.progress, 'load progress shown while following').toBe(0);
-    expect(run.writes, `IndexedDB writes over ${run.seconds.toFixed(1)} s and ${run.shown.length} updates`).toBeLessThanOrEqual(Math.ceil(run.seconds / 10) + 1);
+    expect(run.writes, `IndexedDB writes over ${run.seconds.toFixed(1)} s and ${run.shown.length} updates`).toBeLessThanOrEqual(
+      Math.ceil(run.seconds / 10) + 1,
+    );
     expect(run.writes).toBeLessThan(run.shown.length);
 
     // Within 10 s of the last update the newest one is kept: a reload shows the same rollout.

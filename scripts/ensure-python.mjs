@@ -9,7 +9,10 @@ import { delimiter, join } from 'node:path';
 export const PYTHON_PACKAGES = ['python3-torch', 'python3-numpy', 'python3-pytest'];
 
 function candidates() {
-  const onPath = (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'python3'));
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, 'python3'));
   return [...new Set([process.env.MW_PYTHON, '/usr/bin/python3', ...onPath].filter((p) => p && existsSync(p)))];
 }
 

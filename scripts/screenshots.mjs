@@ -130,14 +130,39 @@ try {
   const playDir = mkdtempSync(join(tmpdir(), 'mw-shots-'));
   const played = ['window', 'compact', 'stack'].map((editor) => {
     const file = join(playDir, `${editor}.jsonl`);
-    const run = spawnSync(process.execPath, ['bin/mw.js', 'generate', '--ckpt', 'public/models/demo.safetensors', '--env', 'collect:decoys=0,filler=20', '--editor', editor, '--budget', '100', '--n', '8', '--seed', '2', '--temperature', '0', '--out', file], { stdio: 'inherit' });
+    const run = spawnSync(
+      process.execPath,
+      [
+        'bin/mw.js',
+        'generate',
+        '--ckpt',
+        'public/models/demo.safetensors',
+        '--env',
+        'collect:decoys=0,filler=20',
+        '--editor',
+        editor,
+        '--budget',
+        '100',
+        '--n',
+        '8',
+        '--seed',
+        '2',
+        '--temperature',
+        '0',
+        '--out',
+        file,
+      ],
+      { stdio: 'inherit' },
+    );
     if (run.status !== 0) throw new Error(`mw generate --editor ${editor} failed`);
     return readFileSync(file, 'utf8');
   });
   await page.setViewportSize({ width: 2300, height: 1000 });
   await page.goto(`${base}`);
   await page.getByTestId('model-info').filter({ hasText: 'kept from your last visit' }).waitFor(); // the demo model, loaded again from IndexedDB
-  await page.getByTestId('rollout-file-input').setInputFiles({ name: 'demo-model-24.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(played.join('')) });
+  await page
+    .getByTestId('rollout-file-input')
+    .setInputFiles({ name: 'demo-model-24.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(played.join('')) });
   await page.getByTestId('dataset-count').filter({ hasText: '24 rollouts' }).waitFor();
   await page.getByTestId('rollout-id').filter({ hasText: 'window-r0' }).waitFor();
   await page.getByTestId('drift-table').waitFor({ timeout: 120_000 });
@@ -181,7 +206,9 @@ try {
   // A generated rollout with text pieces: a larger tree and staircase.
   const rollout = generateRandomRollout({ seed: 7, tokens: 900, edits: 8, textRate: 0.5, id: 'generated-900' });
   await page.goto(`${base}?rows=step`);
-  await page.getByTestId('rollout-file-input').setInputFiles({ name: 'generated-900.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(rollout)) });
+  await page
+    .getByTestId('rollout-file-input')
+    .setInputFiles({ name: 'generated-900.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(rollout)) });
   await page.getByTestId('rollout-id').filter({ hasText: 'generated-900' }).waitFor();
   await page.waitForTimeout(500);
   await page.screenshot({ path: join(out, 'generated.png') });

@@ -40,10 +40,7 @@ if (wanted('typecheck')) {
 
 // The house rules: each tool is one check, failed when it reports anything (biome.json, knip.json).
 if (wanted('lint')) {
-  const checks = [
-    run('biome', 'npx', ['biome', 'ci', '--colors=off', '--error-on-warnings', '.']),
-    run('knip', 'npx', ['knip', '--no-progress']),
-  ];
+  const checks = [run('biome', 'npx', ['biome', 'ci', '--colors=off', '--error-on-warnings', '.']), run('knip', 'npx', ['knip', '--no-progress'])];
   tiers.push({ name: 'lint', passed: checks.filter((s) => s === 0).length, failed: checks.filter((s) => s !== 0).length });
 }
 
@@ -59,7 +56,11 @@ for (const tier of ['unit', 'gpu']) {
   if (!json) tiers.push({ name: tier, passed: 0, failed: 1, note: `runner exited ${status} without a report` });
   else {
     const broken = json.testResults?.filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length ?? 0;
-    tiers.push({ name: tier, passed: json.numPassedTests, failed: json.numFailedTests + broken + (status !== 0 && json.numFailedTests + broken === 0 ? 1 : 0) });
+    tiers.push({
+      name: tier,
+      passed: json.numPassedTests,
+      failed: json.numFailedTests + broken + (status !== 0 && json.numFailedTests + broken === 0 ? 1 : 0),
+    });
   }
 }
 

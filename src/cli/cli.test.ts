@@ -35,7 +35,6 @@ function tmpFile(name: string, text: string): string {
   return path;
 }
 
-
 describe('mw tree', () => {
   it('prints the worked example figures as one JSON object: id, figures, reward', async () => {
     const run = await mw('tree', WORKED, '--json');
@@ -62,7 +61,20 @@ describe('mw tree', () => {
     expect(out).toHaveLength(2);
     expect(out[0]).toMatchObject(WORKED_EXAMPLE_FIGURES);
     // Each branch spelled once as [first, end) ranges; a target names its prefixes by their length in one.
-    expect(out[0].branchViews).toEqual([[[0, 9]], [[0, 2], [9, 11], [7, 9], [11, 15]], [[0, 2], [9, 11], [13, 17]]]);
+    expect(out[0].branchViews).toEqual([
+      [[0, 9]],
+      [
+        [0, 2],
+        [9, 11],
+        [7, 9],
+        [11, 15],
+      ],
+      [
+        [0, 2],
+        [9, 11],
+        [13, 17],
+      ],
+    ]);
     expect(out[0].perTarget[4]).toEqual({ id: 13, segment: 1, livePrefix: 8, finalPrefix: 4, evictionMass: 4, diverging: true });
     expect(out[0].perTarget[0]).toEqual({ id: 2, segment: 0, livePrefix: 2, finalPrefix: null, evictionMass: null, diverging: false });
     // The lengths name exactly the tree's prefixes: 13's live prefix 0 1 9 10 7 8 11 12, its final prefix 0 1 9 10.
@@ -147,12 +159,19 @@ describe('invalid input', () => {
     format: 'memorywalker.rollout/v1',
     id: 'bad',
     vocab: 272,
-    events: [{ op: 'append', role: 'prompt', tokens: [1, 2] }, { op: 'edit', view: [{ keep: [0, 1] }, { keep: [0, 2] }] }],
+    events: [
+      { op: 'append', role: 'prompt', tokens: [1, 2] },
+      { op: 'edit', view: [{ keep: [0, 1] }, { keep: [0, 2] }] },
+    ],
   };
 
   it('exits 2 with one stderr line FILE: event N: reason and nothing on stdout', async () => {
     const file = tmpFile('bad.json', JSON.stringify(bad));
-    for (const args of [['tree', file, '--json'], ['plan', file, '--method', 'packed-4d', '--json'], ['tree', file]]) {
+    for (const args of [
+      ['tree', file, '--json'],
+      ['plan', file, '--method', 'packed-4d', '--json'],
+      ['tree', file],
+    ]) {
       const run = await mw(...args);
       expect(run).toEqual({ code: 2, stdout: '', stderr: `${file}: event 1: keep [0, 2]: id 0 is kept twice\n` });
     }

@@ -25,7 +25,23 @@ const FLOOR = 1e-4;
 async function demoDrift(editor: 'none' | 'compact' | 'window'): Promise<{ rewards: (number | undefined)[]; report: DriftOutput }> {
   const file = join(TMP, `${editor}.jsonl`);
   const budget = editor === 'none' ? [] : ['--budget', String(DEMO_TASK.budget)];
-  const gen = await mw(['generate', '--ckpt', CKPT, '--env', formatEnvSpec(DEMO_TASK.env), '--editor', editor, ...budget, '--n', '64', '--seed', '7', ...GREEDY, '--out', file]);
+  const gen = await mw([
+    'generate',
+    '--ckpt',
+    CKPT,
+    '--env',
+    formatEnvSpec(DEMO_TASK.env),
+    '--editor',
+    editor,
+    ...budget,
+    '--n',
+    '64',
+    '--seed',
+    '7',
+    ...GREEDY,
+    '--out',
+    file,
+  ]);
   expect(gen.code, gen.stderr).toBe(0);
   const run = await mw(['drift', '--ckpt', CKPT, '--rollouts', file, '--json', ...GREEDY]);
   expect(run.code, run.stderr).toBe(0);

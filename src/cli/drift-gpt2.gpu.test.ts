@@ -45,7 +45,6 @@ describe('mw drift --ckpt gpt2.safetensors --rollouts session.jsonl', () => {
     const lines = run.stderr.trimEnd().split('\n');
     expect(lines.at(-1)).toMatch(new RegExp(`^mw drift: ${total}/${total} tokens scored in \\d+s, \\d+ tokens/s$`));
     for (const line of lines.slice(0, -1)) expect(line).toMatch(/^mw drift: \d+\/\d+ tokens scored \([a-z0-9-]+\), \d+ tokens\/s, ETA /);
-
   });
 
   it('prints nothing on stderr without --progress when stderr is not a terminal', async () => {

@@ -75,7 +75,7 @@ describe('mw drift', () => {
     const edges = full.histogram.rollout.edges;
     expect(edges.at(-1)).toBe(-edges[0]);
     expect(edges.at(-1)).toBeGreaterThanOrEqual(Math.max(...diffs.map(Math.abs)) - 1e-12);
- 
+
     // Drift per edit equals a recomputation from mw score's numbers: edit 1 evicts the observation 2..6 (in the
     // live prefixes of 3, 7, 8) and opens the segment of 13, 14; edit 2 evicts 7, 8, 11, 12 (in those of 8, 13, 14)
     // and opens that of 15, 16.
@@ -83,7 +83,10 @@ describe('mw drift', () => {
     const live = byId(scoredLive.stdout);
     const perMethod = { 'naive-full': byId(scored.stdout), 'naive-compressed': byId(scoredCompressed.stdout), 'logit-tree': live };
     const junctions = [...report.junctions].sort((a, b) => a.edit - b.edit);
-    expect(junctions.map((j) => [j.edit, j.targets.before, j.targets.after])).toEqual([[1, [3, 7, 8], [13, 14]], [2, [8, 13, 14], [15, 16]]]);
+    expect(junctions.map((j) => [j.edit, j.targets.before, j.targets.after])).toEqual([
+      [1, [3, 7, 8], [13, 14]],
+      [2, [8, 13, 14], [15, 16]],
+    ]);
     for (const j of junctions) {
       let cost = 0;
       for (const [method, logprobs] of Object.entries(perMethod)) {
@@ -106,16 +109,16 @@ describe('mw drift', () => {
     // (a random model: the naive methods' signs are whatever their μ says, far beyond 4 floors)
     const signOf = (mu: number) => (mu < 0 ? 'below' : 'above');
     expect(report.verdict.conditioning.methods.map((m) => m.state)).toEqual([
-      signOf(compressed.conditioningMu!), signOf(full.conditioningMu!), 'at-floor', 'at-floor',
+      signOf(compressed.conditioningMu!),
+      signOf(full.conditioningMu!),
+      'at-floor',
+      'at-floor',
     ]);
   });
 
   it('pools a JSONL file and prints a table by default; rollouts without logprobs count only for conditioning drift', async () => {
     const data = writeSmallDataset(join(TMP, 'data.jsonl'));
-    const [json, table] = await Promise.all([
-      mw(['drift', '--ckpt', CKPT, '--rollouts', data, '--json']),
-      mw(['drift', '--ckpt', CKPT, '--rollouts', data]),
-    ]);
+    const [json, table] = await Promise.all([mw(['drift', '--ckpt', CKPT, '--rollouts', data, '--json']), mw(['drift', '--ckpt', CKPT, '--rollouts', data])]);
     expect(json.code).toBe(0);
     const report: DriftOutput = JSON.parse(json.stdout);
     expect(report).toMatchObject({ rollouts: 3, targets: 37 });
@@ -127,13 +130,35 @@ describe('mw drift', () => {
     expect(table.code).toBe(0);
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^3 rollouts, 37 targets, \d+ with rollout logprobs; conditioning drift against logit-tree/);
-    expect(lines[1].split(/\s{2,}/)).toEqual(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative']);
+    expect(lines[1].split(/\s{2,}/)).toEqual([
+      'method',
+      'scored',
+      'n',
+      'logdiff',
+      'mu',
+      'negative',
+      'cond drift',
+      'cond mu',
+      'cond negative',
+      'expected mu',
+      'exp negative',
+    ]);
     expect(lines.slice(2, 6).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
     expect(lines[4].split(/\s{2,}/).slice(6)).toEqual(['0', '0', '-', '0', '-']); // logit-tree against itself: exactly 0
     // verl's figures: a table of their own, one row per method, the numbers of --json.
     const verl = lines.indexOf('') + 1;
     expect(lines[verl]).toMatch(/^verl's rollout_corr/);
-    expect(lines[verl + 1].split(/\s{2,}/)).toEqual(['method', 'kl', 'k3_kl', 'log_ppl_diff', 'log_ppl_abs_diff', 'ppl_ratio', 'chi2_token', 'chi2_seq', 'rollout_is_eff_sample_size']);
+    expect(lines[verl + 1].split(/\s{2,}/)).toEqual([
+      'method',
+      'kl',
+      'k3_kl',
+      'log_ppl_diff',
+      'log_ppl_abs_diff',
+      'ppl_ratio',
+      'chi2_token',
+      'chi2_seq',
+      'rollout_is_eff_sample_size',
+    ]);
     expect(lines.slice(verl + 2, verl + 6).map((l) => l.split(/\s+/)[0])).toEqual([...METHODS]);
     // three significant digits (src/present/number.ts)
     const k3 = report.methods['naive-compressed'].rollout_corr!.k3_kl;
@@ -174,7 +199,10 @@ describe('mw drift', () => {
     const live = rows('logit-tree');
     for (const method of METHODS) {
       const replay = rows(method);
-      for (const [sampling, report] of [[{}, atOne], [sharp, atSharp]] as const) {
+      for (const [sampling, report] of [
+        [{}, atOne],
+        [sharp, atSharp],
+      ] as const) {
         const drifts = [...replay].map(([id, row]) => expectedTargetDrift(live.get(id)!, row, sampling));
         const e = report.expected.methods[method]!;
         expect(e.n).toBe(replay.size);
@@ -207,10 +235,7 @@ describe('mw drift', () => {
   });
 
   it('a bad checkpoint is exit 2, a missing --rollouts exit 1', async () => {
-    const [bad, usage] = await Promise.all([
-      mw(['drift', '--ckpt', WORKED, '--rollouts', WORKED, '--json']),
-      mw(['drift', '--ckpt', CKPT, WORKED]),
-    ]);
+    const [bad, usage] = await Promise.all([mw(['drift', '--ckpt', WORKED, '--rollouts', WORKED, '--json']), mw(['drift', '--ckpt', CKPT, WORKED])]);
     expect(bad).toMatchObject({ code: 2, stdout: '' });
     expect(bad.stderr).toMatch(new RegExp(`^${WORKED}: safetensors: .+\\n$`));
     expect(usage).toMatchObject({ code: 1, stdout: '' });

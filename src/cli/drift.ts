@@ -39,7 +39,9 @@ const JUNCTION_ROWS = 5;
 function junctionText(junctions: readonly Junction[]): string {
   if (!junctions.length) return 'no edit: no drift per edit';
   const rows = junctions.slice(0, JUNCTION_ROWS).map((j) => {
-    const top = SEQUENCE_METHODS.flatMap((m) => j.methods[m].largest.slice(0, 1).map((t) => ({ m, t }))).sort((a, b) => Math.abs(b.t.drift) - Math.abs(a.t.drift))[0];
+    const top = SEQUENCE_METHODS.flatMap((m) => j.methods[m].largest.slice(0, 1).map((t) => ({ m, t }))).sort(
+      (a, b) => Math.abs(b.t.drift) - Math.abs(a.t.drift),
+    )[0];
     return [
       `${j.rollout} edit ${j.edit}`,
       `-${j.evicted} +${j.inserted}`,
@@ -61,7 +63,13 @@ export function reportVerdicts(report: DriftReport): DriftOutput['verdict'] {
   const methods = SEQUENCE_METHODS.map((method) => ({ method, m: report.methods[method] }));
   const format = (x: number) => formatEffect(x);
   return {
-    rollout: report.withLogprobs ? driftVerdict(methods.map(({ method, m }) => ({ method, n: m.n, logdiff: m.logdiff, mu: m.mu })), 'rollout', { format }) : null,
+    rollout: report.withLogprobs
+      ? driftVerdict(
+          methods.map(({ method, m }) => ({ method, n: m.n, logdiff: m.logdiff, mu: m.mu })),
+          'rollout',
+          { format },
+        )
+      : null,
     conditioning: driftVerdict(
       methods.map(({ method, m }) => ({ method, n: m.conditioningDrift === null ? 0 : m.scored, logdiff: m.conditioningDrift, mu: m.conditioningMu })),
       'live',
@@ -91,7 +99,19 @@ function driftTable(report: DriftOutput): string {
   const rows = SEQUENCE_METHODS.map((method) => {
     const m = report.methods[method];
     const e = report.expected.methods[method]!;
-    return [method, m.scored, m.n, num(m.logdiff), signed(m.mu), share(m.sign.rollout), num(m.conditioningDrift), signed(m.conditioningMu), share(m.sign.conditioning), signed(e.mu), share(e.sign)];
+    return [
+      method,
+      m.scored,
+      m.n,
+      num(m.logdiff),
+      signed(m.mu),
+      share(m.sign.rollout),
+      num(m.conditioningDrift),
+      signed(m.conditioningMu),
+      share(m.sign.conditioning),
+      signed(e.mu),
+      share(e.sign),
+    ];
   });
   const head =
     `${report.rollouts} rollout${report.rollouts === 1 ? '' : 's'}, ${report.targets} targets, ${report.withLogprobs} with rollout logprobs; ` +
@@ -135,9 +155,9 @@ export const driftCommand: Command = {
     '(naive-compressed leaks later summaries: mostly negative; naive-full sees stale context: mostly positive).',
     'histogram: the signed differences in N bins (default 20) over one symmetric range shared by all methods.',
     'expected: per method, the signed drift a sampler (--temperature/--top-k/--top-p, default temperature 1) should',
-    'expect at each target, Σ_a s(a)(log q_m(a) − log p(a)) with p the live-prefix distribution, s the sampler\'s and',
-    'q_m the method\'s: exact, where μ averages one sample per target. At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every',
-    'method: only a sampler sharper than p can make a replay\'s expected drift positive.',
+    "expect at each target, Σ_a s(a)(log q_m(a) − log p(a)) with p the live-prefix distribution, s the sampler's and",
+    "q_m the method's: exact, where μ averages one sample per target. At temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every",
+    "method: only a sampler sharper than p can make a replay's expected drift positive.",
     "rollout_corr: verl's train–rollout mismatch figures per method (logged there as rollout_corr/<name>), a sequence",
     'per rollout: kl and k3_kl (KL(π_rollout ‖ π_method) estimators), log_ppl_diff / _abs_diff / _max / _min and',
     'ppl_ratio (per-rollout log-perplexity gaps), chi2_token and chi2_seq (χ² of the importance weights),',

@@ -24,7 +24,9 @@ describe('mw experiment learning flags', () => {
   it('refuses an --env knob the run config cannot carry or range it cannot hold (usage error)', () => {
     const config = (env: string) => () => learningConfigFromArgs({ positionals: ['learning'], flags: { env } }, 'weak.safetensors');
     expect(config('collect:pool=12')).toThrow(/^--env: the learning runs train the app's run config, which sets no pool \(collect: pages, decoys, filler\)$/);
-    expect(config('lookup:names=30')).toThrow(/^--env: the learning runs train the app's run config, which sets no names \(lookup: hops, distractors, filler\)$/);
+    expect(config('lookup:names=30')).toThrow(
+      /^--env: the learning runs train the app's run config, which sets no names \(lookup: hops, distractors, filler\)$/,
+    );
     expect(config('collect:pages=12')).toThrow(/^the sft runs' config under window: difficulty must be an integer in \[1, 8\] \(got 12\)$/);
   });
 
@@ -38,7 +40,9 @@ describe('mw experiment learning flags', () => {
     ]);
     for (const run of runs) expect(run).toMatchObject({ code: 1, stdout: '' });
     expect(runs[0].stderr).toBe(`mw experiment: unknown --editors entry "zip" (none, window, compact, stack, fold) (see 'mw experiment --help')\n`);
-    expect(runs[1].stderr).toBe(`mw experiment: unknown --methods entry "bogus" (naive-compressed, naive-full, logit-tree, packed-4d, sdcc) (see 'mw experiment --help')\n`);
+    expect(runs[1].stderr).toBe(
+      `mw experiment: unknown --methods entry "bogus" (naive-compressed, naive-full, logit-tree, packed-4d, sdcc) (see 'mw experiment --help')\n`,
+    );
     expect(runs[2].stderr).toMatch(/^mw experiment: --out .* is a file; give a folder \(see 'mw experiment --help'\)\n$/);
     expect(runs[3].stderr).toMatch(/^mw experiment: --out .*: a folder on its path is a file \(see 'mw experiment --help'\)\n$/);
   });

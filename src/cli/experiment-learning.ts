@@ -109,9 +109,23 @@ function listOf<T>(text: string | undefined, name: string, parse: (item: string)
 function everyKnob(spec: EnvSpec): EnvSpec {
   // The app's run config has no pool (collect) or names (lookup): such a run would train on the default one.
   const unset = spec.id === 'collect' ? 'pool' : 'names';
-  if (unset in spec) throw new UsageError(`--env: the learning runs train the app's run config, which sets no ${unset} (${spec.id}: ${spec.id === 'collect' ? 'pages, decoys' : 'hops, distractors'}, filler)`);
-  if (spec.id === 'collect') return { ...spec, pages: spec.pages ?? COLLECT_DEFAULTS.pages, decoys: spec.decoys ?? COLLECT_DEFAULTS.decoys, filler: spec.filler ?? COLLECT_DEFAULTS.filler };
-  return { ...spec, hops: spec.hops ?? LOOKUP_DEFAULTS.hops, distractors: spec.distractors ?? LOOKUP_DEFAULTS.distractors, filler: spec.filler ?? LOOKUP_DEFAULTS.filler };
+  if (unset in spec)
+    throw new UsageError(
+      `--env: the learning runs train the app's run config, which sets no ${unset} (${spec.id}: ${spec.id === 'collect' ? 'pages, decoys' : 'hops, distractors'}, filler)`,
+    );
+  if (spec.id === 'collect')
+    return {
+      ...spec,
+      pages: spec.pages ?? COLLECT_DEFAULTS.pages,
+      decoys: spec.decoys ?? COLLECT_DEFAULTS.decoys,
+      filler: spec.filler ?? COLLECT_DEFAULTS.filler,
+    };
+  return {
+    ...spec,
+    hops: spec.hops ?? LOOKUP_DEFAULTS.hops,
+    distractors: spec.distractors ?? LOOKUP_DEFAULTS.distractors,
+    filler: spec.filler ?? LOOKUP_DEFAULTS.filler,
+  };
 }
 
 function loadLine(): string {
@@ -189,8 +203,8 @@ export const LEARNING_DETAILS = [
   ' the diverging leaves of rollouts with a non-zero advantage) at every --gated λ. Seed S draws the batches and the held-out prompts (the same',
   ` for every method). Sizes: full ${describeSizes(LEARNING_SIZES.full)}; --quick ${describeSizes(LEARNING_SIZES.quick)}.`,
   'Writes DIR/results.json (every update and evaluation; rewritten after each run, so --resume continues an interrupted',
-  'experiment), DIR/table.md (EM per method with the seed range, training figures with verl\'s rollout_corr, the λ sweep),',
-  "DIR/reference.json (the curves the app draws dashed under a matching live run) and DIR/learning-<sft|rl>-<editor>.svg,",
+  "experiment), DIR/table.md (EM per method with the seed range, training figures with verl's rollout_corr, the λ sweep),",
+  'DIR/reference.json (the curves the app draws dashed under a matching live run) and DIR/learning-<sft|rl>-<editor>.svg,',
   'DIR/sweep-<editor>.svg (EM vs update, a band over seeds).',
 ].join('\n');
 
@@ -200,7 +214,6 @@ function describeSizes(s: Sizes): string {
     `RL ${s.rl.updates} × ${s.rl.prompts}×${s.rl.group} at lr ${s.rl.lr}, EM every ${s.rl.evalEvery}; EM on ${s.evalPrompts} prompts; gated λ ${s.gated.join(', ')}`
   );
 }
-
 
 export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: string): Promise<number> {
   const ckpt = stringFlag(args, 'ckpt');
@@ -212,7 +225,8 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
   outFolder(out);
   const choice = modelFromArgs({ ...args, flags: { ...args.flags, ckpt: path } }, { ckptFlag: 'ckpt', init: 'gpt2' });
   const { weights } = choice;
-  if (weights.config.vocabSize !== BYTE_VOCAB) throw new ValidationError({ file: path }, `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`);
+  if (weights.config.vocabSize !== BYTE_VOCAB)
+    throw new ValidationError({ file: path }, `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`);
   const command = commandLine();
   let resume: LearningResults | undefined;
   const resultsPath = join(out, 'results.json');
@@ -268,4 +282,3 @@ export async function runLearningCommand(args: ParsedArgs, io: CliIO, out: strin
     };
   });
 }
-

@@ -49,7 +49,16 @@ describe('mw experiment matrix', () => {
 
     const results: MatrixResults & { partial: boolean; checkpoint: string } = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
     expect(results).toMatchObject({ format: 'memorywalker.experiment-matrix/v1', partial: false, checkpoint: CKPT });
-    expect(results.config).toMatchObject({ n: 2, group: 2, steps: 1, evalN: 1, methods: [...METHODS], trainTemperature: 1, evalTemperature: 0, driftSampling: { temperature: 1, topK: 0, topP: 1 } });
+    expect(results.config).toMatchObject({
+      n: 2,
+      group: 2,
+      steps: 1,
+      evalN: 1,
+      methods: [...METHODS],
+      trainTemperature: 1,
+      evalTemperature: 0,
+      driftSampling: { temperature: 1, topK: 0, topP: 1 },
+    });
     expect(results.editors.map((e) => e.editor)).toEqual(EDITORS);
     // Without --env: the demo checkpoint's task, edited at its budget.
     expect(results.config.env).toEqual(DEMO_TASK.env);

@@ -25,7 +25,22 @@ import { PRESETS } from '../run/config';
 import { UsageError, type Command, type ParsedArgs } from './command';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { LEARNING_DETAILS, LEARNING_FLAGS, LEARNING_USAGE, runLearningCommand } from './experiment-learning';
-import { asUsageError, envFlag, integerFlag, listFlag, modelFromArgs, numberFlag, outFolder, requiredFlag, samplingFlags, samplingFromArgs, stringFlag, withGpu, writeAtomically, type ModelChoice } from './model-args';
+import {
+  asUsageError,
+  envFlag,
+  integerFlag,
+  listFlag,
+  modelFromArgs,
+  numberFlag,
+  outFolder,
+  requiredFlag,
+  samplingFlags,
+  samplingFromArgs,
+  stringFlag,
+  withGpu,
+  writeAtomically,
+  type ModelChoice,
+} from './model-args';
 import { createProgress, duration } from '../present/progress';
 
 /** The demo checkpoint (scripts/train-demo.sh): --ckpt's default when it exists. */
@@ -47,7 +62,9 @@ export const DEFAULT_LAMBDA = 0.1;
 function chooseModel(args: ParsedArgs): ModelChoice {
   if (stringFlag(args, 'ckpt') === undefined && stringFlag(args, 'config') === undefined) {
     if (!existsSync(DEMO_CHECKPOINT)) {
-      throw new UsageError(`no --ckpt, and the demo checkpoint ${relative(process.cwd(), DEMO_CHECKPOINT)} does not exist (scripts/train-demo.sh trains it); pass --ckpt FILE or --config P`);
+      throw new UsageError(
+        `no --ckpt, and the demo checkpoint ${relative(process.cwd(), DEMO_CHECKPOINT)} does not exist (scripts/train-demo.sh trains it); pass --ckpt FILE or --config P`,
+      );
     }
     args = { ...args, flags: { ...args.flags, ckpt: relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT } };
   }
@@ -93,13 +110,13 @@ export const experimentCommand: Command = {
     ' 2. drift of every scoring method on them (docs/metrics.md: n, logdiff, μ, sign split, histograms);',
     ' 3. per method an RL run from the same checkpoint: each update generates a fresh batch with the current policy at',
     '    temperature 1 (update 1 reuses the drift batch when it was sampled so; update u draws prompts from a seed derived from (S, u), the same for every',
-    '    method), records its reward and EM, and trains one PPO-clipped GRPO step at a constant lr; then the run\'s EM',
-    '    on a held-out batch (--eval-n prompts, fixed seed, greedy decoding). The checkpoint\'s own held-out EM is the baseline.',
+    "    method), records its reward and EM, and trains one PPO-clipped GRPO step at a constant lr; then the run's EM",
+    "    on a held-out batch (--eval-n prompts, fixed seed, greedy decoding). The checkpoint's own held-out EM is the baseline.",
     "Only rollouts every method can replay within the model's positions are scored and trained on (results.json counts the rest).",
     `Sizes: full n ${MATRIX_SIZES.full.n}, group ${MATRIX_SIZES.full.group}, steps ${MATRIX_SIZES.full.steps}, eval-n ${MATRIX_SIZES.full.evalN}; ` +
       `--quick n ${MATRIX_SIZES.quick.n}, group ${MATRIX_SIZES.quick.group}, steps ${MATRIX_SIZES.quick.steps}, eval-n ${MATRIX_SIZES.quick.evalN}.`,
     'Writes DIR/results.json (everything, per-update curves included; rewritten after each editor), DIR/table.md',
-    '(Table 1: editor × method logdiff, μ, EM, relative step time; the checkpoint\'s drift; rollout structure),',
+    "(Table 1: editor × method logdiff, μ, EM, relative step time; the checkpoint's drift; rollout structure),",
     'DIR/drift-<editor>.svg (signed drift histograms per method) and DIR/curves-<editor>.svg (reward, logdiff, EM).',
     `--ckpt defaults to ${relative(process.cwd(), DEMO_CHECKPOINT) || DEMO_CHECKPOINT} when it exists; --config runs a random init instead.`,
     '',
@@ -111,7 +128,11 @@ export const experimentCommand: Command = {
     ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 checkpoint to start from (default: the demo checkpoint)' },
     config: { type: 'string', value: PRESETS.join('|'), help: 'a random init of this preset instead of a checkpoint' },
     seed: { type: 'string', value: 'S', help: 'seed of the batches (and of a random init) (default 0)' },
-    env: { type: 'string', value: 'E', help: `environment with optional difficulty knobs, e.g. lookup:hops=3 (${ENV_IDS.join(', ')}; default the demo task ${formatEnvSpec(DEMO_TASK.env)})` },
+    env: {
+      type: 'string',
+      value: 'E',
+      help: `environment with optional difficulty knobs, e.g. lookup:hops=3 (${ENV_IDS.join(', ')}; default the demo task ${formatEnvSpec(DEMO_TASK.env)})`,
+    },
     editors: { type: 'string', value: 'a,b', help: `memory editors (${EDITOR_KINDS.join(', ')})` },
     methods: { type: 'string', value: 'a,b', help: `RL methods (default all: ${METHODS.join(', ')})` },
     steps: { type: 'string', value: 'N', help: 'RL updates per run' },
@@ -120,7 +141,11 @@ export const experimentCommand: Command = {
     'eval-n': { type: 'string', value: 'N', help: 'prompts of the held-out evaluation batch' },
     lr: { type: 'string', value: 'LR', help: `constant learning rate of the RL runs (default ${DEFAULT_RL_LR})` },
     lambda: { type: 'string', value: 'X', help: `SDCC's KL weight (default ${DEFAULT_LAMBDA})` },
-    budget: { type: 'string', value: 'N', help: `every budget-driven editor's token budget (default ${DEMO_TASK.budget} for the demo task, else each editor's)` },
+    budget: {
+      type: 'string',
+      value: 'N',
+      help: `every budget-driven editor's token budget (default ${DEMO_TASK.budget} for the demo task, else each editor's)`,
+    },
     bins: { type: 'string', value: 'N', help: `drift histogram bins (default ${MATRIX_BINS})` },
     json: { type: 'boolean', help: 'print the results JSON on stdout instead of the list of files' },
     ...samplingFlags('drift batch: ', FULL_SAMPLING),
@@ -133,7 +158,8 @@ export const experimentCommand: Command = {
     if (rest.length) throw new UsageError(`unexpected argument ${quote(rest[0])}`);
     const out = requiredFlag(args, 'out', 'DIR');
     if (sub === 'learning') return runLearningCommand(args, io, out);
-    for (const flag of Object.keys(LEARNING_FLAGS)) if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to mw experiment learning only`);
+    for (const flag of Object.keys(LEARNING_FLAGS))
+      if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to mw experiment learning only`);
     const sizes = args.flags.quick ? MATRIX_SIZES.quick : MATRIX_SIZES.full;
     const editorKinds = listFlag(args, 'editors', isEditorKind, EDITOR_KINDS, sizes.editors);
     const methods = listFlag<Method>(args, 'methods', isMethod, METHODS, METHODS);
@@ -148,7 +174,10 @@ export const experimentCommand: Command = {
     const choice = chooseModel(args);
     const { weights } = choice;
     if (weights.config.vocabSize !== BYTE_VOCAB) {
-      throw new ValidationError({ file: choice.checkpoint?.path ?? '--config' }, `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`);
+      throw new ValidationError(
+        { file: choice.checkpoint?.path ?? '--config' },
+        `vocabulary ${weights.config.vocabSize}: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens)`,
+      );
     }
     const episode = asUsageError(() => episodeLimits(weights.config), `${choice.description}: `);
     const config: MatrixConfig = {
@@ -168,7 +197,9 @@ export const experimentCommand: Command = {
     };
     for (const e of editors) {
       if (e.kind !== 'none' && e.budget >= episode.maxContext) {
-        io.err(`mw experiment: warning: editor ${e.kind}'s budget ${e.budget} is not below the episodes' ${episode.maxContext} positions: it never fires (pass --budget)\n`);
+        io.err(
+          `mw experiment: warning: editor ${e.kind}'s budget ${e.budget} is not below the episodes' ${episode.maxContext} positions: it never fires (pass --budget)\n`,
+        );
       }
     }
     if (config.group === 1) io.err('mw experiment: warning: --group 1: every GRPO advantage is 0, the RL updates change nothing\n');
@@ -188,7 +219,10 @@ export const experimentCommand: Command = {
       const files: [string, string][] = [
         ['results.json', `${JSON.stringify(document, null, 1)}\n`],
         ['table.md', matrixTable(results, { checkpoint })],
-        ...editorResults.flatMap((r): [string, string][] => [[`drift-${r.editor}.svg`, driftSvg(r)], [`curves-${r.editor}.svg`, curvesSvg(r, methods)]]),
+        ...editorResults.flatMap((r): [string, string][] => [
+          [`drift-${r.editor}.svg`, driftSvg(r)],
+          [`curves-${r.editor}.svg`, curvesSvg(r, methods)],
+        ]),
       ];
       for (const [name, text] of files) writeAtomically(join(out, name), text);
       return { document, paths: files.map(([name]) => join(out, name)) };
@@ -198,17 +232,26 @@ export const experimentCommand: Command = {
       const [{ createGpuModelPolicy }, { runMatrix }] = await Promise.all([import('../gpu/generate'), import('../experiments/run')]);
       const done: EditorResult[] = [];
       const progress = createProgress((text) => io.err(text), { tty: !!process.stderr.isTTY, due: () => true });
-      const results = await runMatrix(config, weights, { gpu, createPolicy: createGpuModelPolicy }, {
-        onEvent(event, { done: units, total }) {
-          progress(units, total, ({ elapsed, eta }) => `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${eta})`);
+      const results = await runMatrix(
+        config,
+        weights,
+        { gpu, createPolicy: createGpuModelPolicy },
+        {
+          onEvent(event, { done: units, total }) {
+            progress(
+              units,
+              total,
+              ({ elapsed, eta }) => `mw experiment: [${units}/${total}] ${progressLine(event, formatDrift)} (${duration(elapsed)} elapsed, ETA ${eta})`,
+            );
+          },
+          async onEditor(result) {
+            // A validation error would have left wrong numbers: only healthy results are written.
+            await assertHealthy();
+            done.push(result);
+            writeReport(done, (performance.now() - started) / 1000, true);
+          },
         },
-        async onEditor(result) {
-          // A validation error would have left wrong numbers: only healthy results are written.
-          await assertHealthy();
-          done.push(result);
-          writeReport(done, (performance.now() - started) / 1000, true);
-        },
-      });
+      );
       const { document, paths } = writeReport(results.editors, results.seconds, false);
       return () => {
         if (args.flags.json) io.out(`${JSON.stringify(document)}\n`);

@@ -31,7 +31,7 @@ function writeSet(name: string, count: number): string {
 }
 
 describe('mw export', () => {
-  it('writes the worked example\'s batch and summarises it on stderr (JSON on stdout with --json)', async () => {
+  it("writes the worked example's batch and summarises it on stderr (JSON on stdout with --json)", async () => {
     const out = join(TMP, 'worked.safetensors');
     const run = await mw('export', fixturePath('worked-example.json'), '--method', 'packed-4d', '--out', out, '--json');
     expect(run.code).toBe(0);
@@ -45,7 +45,11 @@ describe('mw export', () => {
     const out = join(TMP, `set-${method}.safetensors`);
     const run = await mw('export', file, '--method', method, '--max-tokens', '100', '--out', out);
     expect(run).toMatchObject({ code: 0, stdout: '' });
-    expect(run.stderr).toMatch(new RegExp(`^${file}: ${method}: 40 rollouts, \\d+ targets${method === 'sdcc' ? ', \\d+ KL pairs' : ''} -> \\d+ packed sequences, \\d+ rows \\(at most 100 each\\)\\n`));
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^${file}: ${method}: 40 rollouts, \\d+ targets${method === 'sdcc' ? ', \\d+ KL pairs' : ''} -> \\d+ packed sequences, \\d+ rows \\(at most 100 each\\)\\n`,
+      ),
+    );
     const trees = parseRolloutFile(readFileSync(file, 'utf8'), file).map(deriveTree);
     expect(Buffer.from(readFileSync(out)).equals(Buffer.from(exportBatch(trees, { method, maxTokens: 100 }).bytes))).toBe(true);
     expect(readdirSync(TMP).filter((f) => f.includes('.partial'))).toEqual([]);
@@ -53,7 +57,10 @@ describe('mw export', () => {
 
   it('invalid input: exit 2, one line naming the file and line, nothing on stdout, no output file', async () => {
     const file = join(TMP, 'bad.jsonl');
-    writeFileSync(file, `${JSON.stringify(generateRandomRollout({ seed: 1, size: 'small', id: 'a' }))}\n{"format": "memorywalker.rollout/v1", "id": "b", "vocab": 272, "events": [{"op": "jump"}]}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify(generateRandomRollout({ seed: 1, size: 'small', id: 'a' }))}\n{"format": "memorywalker.rollout/v1", "id": "b", "vocab": 272, "events": [{"op": "jump"}]}\n`,
+    );
     const out = join(TMP, 'bad.safetensors');
     const run = await mw('export', file, '--method', 'packed-4d', '--out', out);
     expect(run.code).toBe(2);
@@ -70,7 +77,9 @@ describe('mw export', () => {
   it('usage errors: exit 1', async () => {
     expect((await mw('export', fixturePath('worked-example.json'), '--out', join(TMP, 'x.safetensors'))).code).toBe(1);
     expect((await mw('export', fixturePath('worked-example.json'), '--method', 'packed-4d')).code).toBe(1);
-    expect((await mw('export', fixturePath('worked-example.json'), '--method', 'packed-4d', '--out', join(TMP, 'x.safetensors'), '--max-tokens', '0')).code).toBe(1);
+    expect(
+      (await mw('export', fixturePath('worked-example.json'), '--method', 'packed-4d', '--out', join(TMP, 'x.safetensors'), '--max-tokens', '0')).code,
+    ).toBe(1);
   });
 });
 
@@ -79,9 +88,31 @@ describe('a trainer dump: mw import --from turns, and mw export of the dump itse
   writeFileSync(
     dump,
     [
-      { prompt_ids: [10, 11, 12], response_ids: [20, 21, 30, 31], loss_mask: [1, 1, 0, 0], rollout_logprobs: [-1, -0.5, 0, 0], trajectory_ids: { instance_id: 'q', repetition_id: 0 }, is_last_step: false },
-      { prompt_ids: [10, 11, 12, 20, 21, 30, 31], response_ids: [22], loss_mask: [1], rollout_logprobs: [-0.25], trajectory_ids: { instance_id: 'q', repetition_id: 0 }, is_last_step: false },
-      { prompt_ids: [10, 11, 40, 41, 22, 32], response_ids: [23, 24], loss_mask: [1, 1], rollout_logprobs: [-2, -0.125], trajectory_ids: { instance_id: 'q', repetition_id: 0 }, is_last_step: true, rewards: [0, 1] },
+      {
+        prompt_ids: [10, 11, 12],
+        response_ids: [20, 21, 30, 31],
+        loss_mask: [1, 1, 0, 0],
+        rollout_logprobs: [-1, -0.5, 0, 0],
+        trajectory_ids: { instance_id: 'q', repetition_id: 0 },
+        is_last_step: false,
+      },
+      {
+        prompt_ids: [10, 11, 12, 20, 21, 30, 31],
+        response_ids: [22],
+        loss_mask: [1],
+        rollout_logprobs: [-0.25],
+        trajectory_ids: { instance_id: 'q', repetition_id: 0 },
+        is_last_step: false,
+      },
+      {
+        prompt_ids: [10, 11, 40, 41, 22, 32],
+        response_ids: [23, 24],
+        loss_mask: [1, 1],
+        rollout_logprobs: [-2, -0.125],
+        trajectory_ids: { instance_id: 'q', repetition_id: 0 },
+        is_last_step: true,
+        rewards: [0, 1],
+      },
     ]
       .map((r) => JSON.stringify(r))
       .join('\n') + '\n',

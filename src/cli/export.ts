@@ -73,7 +73,7 @@ export const exportCommand: Command = {
   details: [
     `M is one of ${METHODS.join(', ')}.`,
     'FILE is a rollout, a .jsonl set (streamed: one rollout in memory at a time) or any importable',
-    'format (a trainer\'s turn dump included). The plans of every rollout are packed, in file order, into',
+    "format (a trainer's turn dump included). The plans of every rollout are packed, in file order, into",
     'packed sequences of at most N rows (a sequence that does not fit the open one starts the next; one',
     'packed sequence when --max-tokens is absent). The tensors and metadata are in docs/batch-format.md;',
     'python/ reads them (import memorywalker). A summary goes to stderr; --json also prints it on stdout.',
@@ -130,7 +130,9 @@ export const exportCommand: Command = {
         (maxTokens === undefined ? '' : ` (at most ${maxTokens} each)`),
     ];
     if (summary.labelCollisions) {
-      lines.push(`note: ${summary.labelCollisions} target${summary.labelCollisions === 1 ? ' shares' : 's share'} a predictor row with another (siblings in the tree, e.g. a retried turn): labels holds one per row, target_rows/target_tokens hold all`);
+      lines.push(
+        `note: ${summary.labelCollisions} target${summary.labelCollisions === 1 ? ' shares' : 's share'} a predictor row with another (siblings in the tree, e.g. a retried turn): labels holds one per row, target_rows/target_tokens hold all`,
+      );
     }
     lines.push(`wrote ${out}`);
     io.err(`${lines.join('\n')}\n`);

@@ -54,7 +54,10 @@ describe('mw import --tokenizer MODEL-FOLDER', () => {
       expect(rollout.tokenizer).toBe(`hf:${name}`);
       const model = await familyModelArg(folder.dir);
       const rendered = new Template(folder.chatTemplate).render({
-        messages: MESSAGES, tools: TOOLS, add_generation_prompt: false, ...(name === 'llama' ? { bos_token: '<|begin_of_text|>' } : {}),
+        messages: MESSAGES,
+        tools: TOOLS,
+        add_generation_prompt: false,
+        ...(name === 'llama' ? { bos_token: '<|begin_of_text|>' } : {}),
       });
       expect(model.tokenizer!.decode(rollout.tokens)).toBe(rendered);
       // Its own model takes it; the byte worked example is refused in one line saying how to import for it.
@@ -65,7 +68,9 @@ describe('mw import --tokenizer MODEL-FOLDER', () => {
       );
       const other = name === 'qwen3' ? llama : qwen3;
       const otherConfig = (await familyModelArg(other.dir)).config;
-      expect(() => checkModelTakes(otherConfig, [rollout], ['logit-tree'])).toThrow(`is tokenized with hf:${name}, but the model's vocabulary of 320 is the hf:${other.dir.split('/').pop()} tokenizer's`);
+      expect(() => checkModelTakes(otherConfig, [rollout], ['logit-tree'])).toThrow(
+        `is tokenized with hf:${name}, but the model's vocabulary of 320 is the hf:${other.dir.split('/').pop()} tokenizer's`,
+      );
       // A folder without tokenizer.json reads the rollouts its vocabulary names (byte here), as a GPT-2 checkpoint does.
       expect(() => checkModelTakes(model.config, worked, ['logit-tree'], undefined, { folderTokenizer: false })).not.toThrow();
       expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'], undefined, { folderTokenizer: false })).toThrow(
@@ -116,13 +121,31 @@ describe('--ckpt MODEL-FOLDER', () => {
     expect(model.description).toBe(`${llama.dir} (LlamaForCausalLM llama: V 320, C 16, 2 layers, 4 heads (2 kv) of 4, FF 24, P 4096, 55.3 KiB)`);
     const broken = join(dir, 'broken');
     writeFamilyFolder(broken, 'qwen3');
-    writeFileSync(join(broken, 'config.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(qwen3.dir, 'config.json'), 'utf8')), rope_scaling: { rope_type: 'yarn', factor: 4 } }));
+    writeFileSync(
+      join(broken, 'config.json'),
+      JSON.stringify({ ...JSON.parse(readFileSync(join(qwen3.dir, 'config.json'), 'utf8')), rope_scaling: { rope_type: 'yarn', factor: 4 } }),
+    );
     await expect(familyModelArg(broken)).rejects.toThrow(`${broken}/config.json: rope_scaling type "yarn" is not supported (none, linear, llama3)`);
   });
 
   it('mw train refuses a model folder in one line (exit 2)', async () => {
-    const run = await mw(['train', '--method', 'logit-tree', '--objective', 'sft', '--data', WORKED, '--steps', '1', '--ckpt-in', qwen3.dir,
-      '--ckpt-out', join(dir, 'out.safetensors'), '--metrics', join(dir, 'm.jsonl')]);
+    const run = await mw([
+      'train',
+      '--method',
+      'logit-tree',
+      '--objective',
+      'sft',
+      '--data',
+      WORKED,
+      '--steps',
+      '1',
+      '--ckpt-in',
+      qwen3.dir,
+      '--ckpt-out',
+      join(dir, 'out.safetensors'),
+      '--metrics',
+      join(dir, 'm.jsonl'),
+    ]);
     expect(run).toEqual({ code: 2, stdout: '', stderr: `${qwen3.dir}: training supports GPT-2 checkpoints only; this is a Qwen3ForCausalLM model folder\n` });
   });
 });

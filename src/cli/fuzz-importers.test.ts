@@ -41,7 +41,12 @@ describe('mw import refuses bad input of the newer importers with one line namin
     doc.messages[1].toolCalls = 'search';
     await refuses('bad-calls.json', JSON.stringify(doc, null, 2), 'gemini', /:17: toolCalls must be a list, got "search"$/);
     const good = lines('gemini-session.jsonl');
-    await refuses('rewind.jsonl', [...good.slice(0, 3), JSON.stringify({ $rewindTo: 'no-such-id' })].join('\n'), 'auto', /:4: \$rewindTo names message "no-such-id"/);
+    await refuses(
+      'rewind.jsonl',
+      [...good.slice(0, 3), JSON.stringify({ $rewindTo: 'no-such-id' })].join('\n'),
+      'auto',
+      /:4: \$rewindTo names message "no-such-id"/,
+    );
   }, 60_000);
 
   it('openhands: a condensation range that names no event; a looping cause', async () => {
@@ -54,10 +59,23 @@ describe('mw import refuses bad input of the newer importers with one line namin
   }, 60_000);
 
   it('turns: SkyRL columns whose loss_masks do not fit the response; 1 and "1" as trajectory ids', async () => {
-    const columns = { prompt_token_ids: [[1, 2], [1, 3]], response_ids: [[4], [5, 6]], loss_masks: [[1], [1]], rewards: [0, 1] };
+    const columns = {
+      prompt_token_ids: [
+        [1, 2],
+        [1, 3],
+      ],
+      response_ids: [[4], [5, 6]],
+      loss_masks: [[1], [1]],
+      rewards: [0, 1],
+    };
     await refuses('columns.json', JSON.stringify(columns), 'turns', /:1: row 1: loss_masks must have one 0 or 1 per token of response_ids \(2\)$/);
     const turn = (id: unknown) => JSON.stringify({ prompt_ids: [1], output_ids: [2], trajectory_id: id });
-    await refuses('ids.jsonl', [turn(1), turn('1')].join('\n'), 'auto', /:2: trajectory ids "1" \(a string\) and 1 \(a number\) \(line 1\) are two trajectories/);
+    await refuses(
+      'ids.jsonl',
+      [turn(1), turn('1')].join('\n'),
+      'auto',
+      /:2: trajectory ids "1" \(a string\) and 1 \(a number\) \(line 1\) are two trajectories/,
+    );
   }, 60_000);
 
   it('verl: a cut line; a score that is not a number', async () => {

@@ -74,7 +74,24 @@ describe('mw generate', () => {
     const weights = randomWeights(MODEL_PRESETS.tiny, 3);
     const ckpt = writeCheckpoint(join(TMP, 'model.safetensors'), weights);
     const out = join(TMP, 'ckpt.jsonl');
-    const run = await mw('--env', 'lookup', '--editor', 'window', '--n', '1', '--group', '2', '--seed', '8', '--ckpt', ckpt, '--temperature', '0.7', '--out', out);
+    const run = await mw(
+      '--env',
+      'lookup',
+      '--editor',
+      'window',
+      '--n',
+      '1',
+      '--group',
+      '2',
+      '--seed',
+      '8',
+      '--ckpt',
+      ckpt,
+      '--temperature',
+      '0.7',
+      '--out',
+      out,
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`checkpoint ${ckpt} (V 272, C 32, 2 layers, 2 heads, P 128)`);
     const { got, recorded } = await rescore(out, weights);
@@ -107,7 +124,10 @@ describe('mw generate', () => {
     const missing = join(TMP, 'missing.safetensors');
     const bad = join(TMP, 'bad.safetensors');
     writeFileSync(bad, 'not a checkpoint');
-    for (const [file, reason] of [[missing, 'no such file'], [bad, 'safetensors']] as const) {
+    for (const [file, reason] of [
+      [missing, 'no such file'],
+      [bad, 'safetensors'],
+    ] as const) {
       const run = await mw(...base, '--ckpt', file);
       expect(run.code, run.stderr).toBe(2);
       expect(run.stdout).toBe('');

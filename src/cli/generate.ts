@@ -17,14 +17,25 @@ import type { Policy } from '../harness/policy';
 import { createExpertPolicy } from '../harness/policies/expert';
 import { FULL_SAMPLING } from '../harness/policies/model';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
-import { choiceFlag, editorFlags, envFlag, integerFlag, modelFlags, modelFromArgs, numberFlag, requiredFlag, samplingFlags, samplingFromArgs, withGpu } from './model-args';
+import {
+  choiceFlag,
+  editorFlags,
+  envFlag,
+  integerFlag,
+  modelFlags,
+  modelFromArgs,
+  numberFlag,
+  requiredFlag,
+  samplingFlags,
+  samplingFromArgs,
+  withGpu,
+} from './model-args';
 import { checkOutputPath } from './shared';
 import { createProgress, everyTenth } from '../present/progress';
 
 const POLICIES = ['model', 'expert'] as const;
 /** Flags that only the model policy reads. */
 const MODEL_ONLY = ['ckpt', 'config', 'init', 'temperature', 'top-k', 'top-p'] as const;
-
 
 /** The data set config from the flags; editor and budget are checked here, before any GPU work. */
 function datasetConfig(args: ParsedArgs): DatasetConfig {
@@ -73,7 +84,9 @@ async function generate(io: CliIO, config: DatasetConfig, policy: Policy, nPosit
 function writeDataset(io: CliIO, out: string, { dataset, longBranches }: { dataset: Dataset; longBranches: number }, nPositions: number): number {
   writeOutputSync(out, datasetToJsonl(dataset.rollouts));
   const s = dataset.summary;
-  const stops = Object.entries(s.stops).map(([k, v]) => `${k} ${v}`).join(', ');
+  const stops = Object.entries(s.stops)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   io.err(
     `mw generate: wrote ${s.rollouts} rollouts (${s.groups} groups) to ${out}: mean reward ${s.meanReward.toFixed(3)}, EM ${s.em.toFixed(3)}, ` +
       `K mean ${s.K.mean.toFixed(2)} (max ${s.K.max}), tape mean ${s.tokens.mean.toFixed(0)} tokens, longest view ${s.maxView}; stops: ${stops}\n`,

@@ -63,7 +63,11 @@ describe('a published-layout GPT-2 checkpoint (vocabulary 50257)', () => {
     writeFileSync(path, publishedGpt2Checkpoint(weights));
     const run = await mw(['score', '--ckpt', path, ROLLOUT, '--method', 'naive-compressed']);
     expect(run.code, run.stderr).toBe(0);
-    const tokens = run.stdout.trim().split('\n').slice(2).map((line) => /^\s*\d+\s+('.*'|\S+)\s+-?\d/.exec(line)![1]);
+    const tokens = run.stdout
+      .trim()
+      .split('\n')
+      .slice(2)
+      .map((line) => /^\s*\d+\s+('.*'|\S+)\s+-?\d/.exec(line)![1]);
     // The kept answer, then "Rome." after the compaction.
     expect(tokens).toEqual(["'The'", "' capital'", "' of'", "' France'", "' is'", "' Paris'", "'.'", "'R'", "'ome'", "'.'"]);
   });
@@ -86,7 +90,10 @@ describe('a published-layout GPT-2 checkpoint (vocabulary 50257)', () => {
           const lp = referenceLogprobs(loaded, seq, seq.targets);
           seq.targets.forEach((t, j) => want.set(t.id, lp[j]));
         }
-        expect([...scored.keys()].sort((a, b) => a - b), method).toEqual([...want.keys()].sort((a, b) => a - b));
+        expect(
+          [...scored.keys()].sort((a, b) => a - b),
+          method,
+        ).toEqual([...want.keys()].sort((a, b) => a - b));
         let worst = 0;
         for (const [id, w] of want) worst = Math.max(worst, Math.abs(scored.get(id)! - w));
         expect(worst, `${method}: max |GPU − float64|`).toBeLessThanOrEqual(2e-4);

@@ -46,8 +46,15 @@ async function importWith(fixture: string, tokenizer: string): Promise<string> {
 describe('mw import --tokenizer gpt2', () => {
   it('turns a chat log into word-piece tokens that mw tree counts as GPT-2 does', async () => {
     const out = await importWith('chat.jsonl', 'gpt2');
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RolloutJson);
-    expect(lines.map((r) => [r.tokenizer, r.vocab])).toEqual([['gpt2', 50257], ['gpt2', 50257], ['gpt2', 50257]]);
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as RolloutJson);
+    expect(lines.map((r) => [r.tokenizer, r.vocab])).toEqual([
+      ['gpt2', 50257],
+      ['gpt2', 50257],
+      ['gpt2', 50257],
+    ]);
 
     const tree = await mw(['tree', out, '--json']);
     expect(tree.code, tree.stderr).toBe(0);
@@ -65,7 +72,10 @@ describe('mw import --tokenizer gpt2', () => {
   });
 
   it('imports an agent session with its compactions: the same views as the byte import, in GPT-2 tokens', async () => {
-    const [byteOut, gptOut] = [await importWith('agent-session-two-compactions.jsonl', 'byte'), await importWith('agent-session-two-compactions.jsonl', 'gpt2')];
+    const [byteOut, gptOut] = [
+      await importWith('agent-session-two-compactions.jsonl', 'byte'),
+      await importWith('agent-session-two-compactions.jsonl', 'gpt2'),
+    ];
     const [byteRollout] = parseRolloutFile(readFileSync(byteOut, 'utf8'), byteOut);
     const [gptRollout] = parseRolloutFile(readFileSync(gptOut, 'utf8'), gptOut);
     const gptJson = JSON.parse(readFileSync(gptOut, 'utf8')) as RolloutJson;
@@ -82,7 +92,7 @@ describe('mw import --tokenizer gpt2', () => {
       const flush = () => ((text += byteTokenizer.decode(run)), (run = []));
       for (const id of ids) {
         const t = byteRollout.tokens[id];
-        if (markerText.has(t)) (flush(), (text += markerText.get(t)));
+        if (markerText.has(t)) flush(), (text += markerText.get(t));
         else run.push(t);
       }
       flush();

@@ -66,9 +66,7 @@ describe('mw import', () => {
     const input = join(dir, 'empty-session.jsonl');
     writeFileSync(input, `${JSON.stringify({ type: 'user', uuid: 'u1', parentUuid: null, isMeta: true, message: { role: 'user', content: 'x' } })}\n`);
     const out = join(dir, 'never.jsonl');
-    await expect(mwImport([input, '--out', out])).rejects.toThrow(
-      new ValidationError({ file: input }, 'no user or assistant messages on the main chain'),
-    );
+    await expect(mwImport([input, '--out', out])).rejects.toThrow(new ValidationError({ file: input }, 'no user or assistant messages on the main chain'));
     await expect(mwImport([fixturePath('chat.jsonl'), '--from', 'agent-session', '--out', out])).rejects.toThrow(
       /chat\.jsonl: not agent-session \(.*\): it looks like chat \(JSON lines, each/,
     );
@@ -110,7 +108,14 @@ describe('mw import', () => {
 
   it('refuses a session whose links are of the wrong type or loop, naming the line, and writes nothing', async () => {
     const rec = (n: number, parent: number | null) =>
-      JSON.stringify({ parentUuid: parent === null ? null : `u${parent}`, isSidechain: false, sessionId: 's', type: n % 2 ? 'user' : 'assistant', message: { role: n % 2 ? 'user' : 'assistant', content: `m${n}` }, uuid: `u${n}` });
+      JSON.stringify({
+        parentUuid: parent === null ? null : `u${parent}`,
+        isSidechain: false,
+        sessionId: 's',
+        type: n % 2 ? 'user' : 'assistant',
+        message: { role: n % 2 ? 'user' : 'assistant', content: `m${n}` },
+        uuid: `u${n}`,
+      });
     const cases: [string, string][] = [
       [`${rec(1, null)}\n${rec(2, 1).replace('"parentUuid":"u1"', '"parentUuid":7')}\n`, ':2: "parentUuid" must be a string or null, got 7'],
       [`${rec(1, null)}\n${rec(2, 1).replace('"isSidechain":false', '"isSidechain":"no"')}\n`, ':2: "isSidechain" must be true or false, got "no"'],
@@ -121,7 +126,10 @@ describe('mw import', () => {
       const input = join(dir, `bad-session-${i}.jsonl`);
       writeFileSync(input, text);
       const out = join(dir, `bad-session-${i}.out.jsonl`);
-      const error = await mwImport([input, '--out', out]).then(() => undefined, (e: unknown) => e);
+      const error = await mwImport([input, '--out', out]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as Error).message).toBe(`${input}${reason}`);
       expect((error as Error).message.split('\n')).toHaveLength(1);
@@ -141,9 +149,22 @@ describe('mw import', () => {
 describe('mw import of a chat log whose first conversation is longer than any sniffing window', () => {
   it('detects chat from the whole first line (no whole-file fallback) and imports every line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mw-import-long-'));
-    const long = JSON.stringify({ messages: [{ role: 'user', content: 'q'.repeat(300 * 1024) }, { role: 'assistant', content: 'a' }] });
+    const long = JSON.stringify({
+      messages: [
+        { role: 'user', content: 'q'.repeat(300 * 1024) },
+        { role: 'assistant', content: 'a' },
+      ],
+    });
     const file = join(dir, 'chat.jsonl');
-    writeFileSync(file, `${long}\n${JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }] })}\n`);
+    writeFileSync(
+      file,
+      `${long}\n${JSON.stringify({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'yo' },
+        ],
+      })}\n`,
+    );
     const out = join(dir, 'out.jsonl');
     const { code, err } = await mwImport([file, '--out', out]);
     expect(code).toBe(0);

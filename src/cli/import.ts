@@ -16,7 +16,16 @@ import { detectFileKind, importerRollouts, sampleFile } from '../rollout/stream'
 import { formatFileReport, type FileReport, type ImportReport } from '../rollout/importers/report';
 import { readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
-import { DEFAULT_TOKENIZER, TOKENIZER_NAMES, isTokenizerName, loadTokenizer, loadTokenizers, registerTokenizer, tokenizerField, type TokenizerName } from '../rollout/tokenizer';
+import {
+  DEFAULT_TOKENIZER,
+  TOKENIZER_NAMES,
+  isTokenizerName,
+  loadTokenizer,
+  loadTokenizers,
+  registerTokenizer,
+  tokenizerField,
+  type TokenizerName,
+} from '../rollout/tokenizer';
 import { type HfTokenizer, materializeEvent } from '../rollout/tokenizer-hf';
 import type { EventJson, RolloutJson } from '../rollout/format';
 import { ModelFolderError } from '../model/family/folder';
@@ -108,7 +117,8 @@ function folderTokenizerFlag(path: string): HfTokenizer {
     registerTokenizer(tk);
     return tk;
   } catch (error) {
-    if (error instanceof ModelFolderError) throw new ValidationError({ file: error.file === basename(resolve(path)) ? path : join(path, error.file) }, error.reason);
+    if (error instanceof ModelFolderError)
+      throw new ValidationError({ file: error.file === basename(resolve(path)) ? path : join(path, error.file) }, error.reason);
     throw error;
   }
 }
@@ -142,7 +152,13 @@ function importAgentSessionFile(file: string, out: string, tokenizer: string, hf
  * Any other whole-file format: rollouts validated and written one at a time (streamed where its importer
  * streams). With a model folder's tokenizer (`hf`), text pieces are written as token ids.
  */
-function importRows(file: string, out: string, row: Extract<FormatRow, { kind: 'file' }>, tokenizer: string | undefined, hf: HfTokenizer | null): Promise<FileReport> {
+function importRows(
+  file: string,
+  out: string,
+  row: Extract<FormatRow, { kind: 'file' }>,
+  tokenizer: string | undefined,
+  hf: HfTokenizer | null,
+): Promise<FileReport> {
   return writeAtomically(file, out, async (w) => {
     // A model folder's `hf:<name>` is registered (folderTokenizerFlag): the chat importer renders with its template.
     const rollouts = importerRollouts(row.importer, () => createReadStream(file), file, tokenizer ? { tokenizer: tokenizer as TokenizerName } : {});
@@ -217,19 +233,19 @@ export const importCommand: Command = {
     'codex: a Codex CLI rollout-*.jsonl (session_meta, response_item, compacted, ...); each compacted item is an edit.',
     'gemini: a Gemini CLI session, the single JSON file or the JSONL recording; a rewritten message list is an edit.',
     'openhands: an OpenHands trajectory (a JSON array of action / observation events); each condensation is an edit.',
-    'verl: verl\'s trainer.rollout_data_dir dump (input, output, gts, score, step: text, tokenized with --tokenizer).',
+    "verl: verl's trainer.rollout_data_dir dump (input, output, gts, score, step: text, tokenized with --tokenizer).",
     `calls: ${CALLS_FORMAT} black-box call logs (docs/importers.md).`,
-    'turns: an RL trainer\'s per-call records in token space (TRL/slime prompt_ids, output_ids, output_log_probs;',
+    "turns: an RL trainer's per-call records in token space (TRL/slime prompt_ids, output_ids, output_log_probs;",
     '  SkyRL prompt_ids, response_ids, rollout_logprobs, trajectory_ids, is_last_step; verl prompt_ids,',
     '  response_ids, response_logprobs), grouped by trajectory, ordered by step, one rollout per trajectory.',
-    '--tokenizer (docs/tokenizers.md): byte (UTF-8 bytes, vocabulary 272: the workbench\'s own models) or gpt2',
-    '  (GPT-2\'s BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its',
-    '  tokenizer\'s vocabulary. For calls logs it names the tokenizer of their text and ids; for turn dumps, of',
+    "--tokenizer (docs/tokenizers.md): byte (UTF-8 bytes, vocabulary 272: the workbench's own models) or gpt2",
+    "  (GPT-2's BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its",
+    "  tokenizer's vocabulary. For calls logs it names the tokenizer of their text and ids; for turn dumps, of",
     '  their ids (kept as the trainer wrote them). A model folder (tokenizer.json, tokenizer_config.json: a Llama /',
-    '  Qwen folder as the Hub publishes it) tokenizes agent sessions and chats with the model\'s own tokenizer, chats',
+    "  Qwen folder as the Hub publishes it) tokenizes agent sessions and chats with the model's own tokenizer, chats",
     '  rendered by its chat template; the rollouts record "tokenizer": "hf:<name>" and hold token ids.',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
-    'kept in each rollout\'s meta.import. OUT is written only when the whole import succeeds.',
+    "kept in each rollout's meta.import. OUT is written only when the whole import succeeds.",
   ].join('\n'),
   flags: {
     from: { type: 'string', value: 'FORMAT', help: `input format: ${FORMATS.join(', ')} (default auto)` },
@@ -268,7 +284,9 @@ export const importCommand: Command = {
       if (refusal) throw refusal;
     }
     if (hf && row.name !== 'agent-session' && row.name !== 'chat') {
-      throw new UsageError(`--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${row.name === 'rollout' ? 'read by the core as it is' : `a ${row.name} file`}`);
+      throw new UsageError(
+        `--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${row.name === 'rollout' ? 'read by the core as it is' : `a ${row.name} file`}`,
+      );
     }
     if (row.name === 'rollout' && tokenizerFlag !== undefined) {
       // Calls logs are one of the formats the core reads; a tokenizer goes only with them.

@@ -128,7 +128,11 @@ export function outFolder(out: string): void {
     const code = (error as NodeJS.ErrnoException).code;
     const flag = `--out ${quote(out)}`;
     throw new UsageError(
-      code === 'EEXIST' ? `${flag} is a file; give a folder` : code === 'ENOTDIR' ? `${flag}: a folder on its path is a file` : `${flag}: cannot create the folder (${code ?? String(error)})`,
+      code === 'EEXIST'
+        ? `${flag} is a file; give a folder`
+        : code === 'ENOTDIR'
+          ? `${flag}: a folder on its path is a file`
+          : `${flag}: cannot create the folder (${code ?? String(error)})`,
     );
   }
 }
@@ -244,7 +248,10 @@ export function readCheckpointArg(path: string): Checkpoint {
 }
 
 /** What `--ckpt PATH` names for the scoring commands (score, drift): a GPT-2 checkpoint, or a family model folder. */
-export type ScoringModelArg = ({ kind: 'gpt2'; weights: ModelWeights; config: ModelConfig } | { kind: 'family'; model: FamilyModel; config: FamilyConfig; path: string }) & {
+export type ScoringModelArg = (
+  | { kind: 'gpt2'; weights: ModelWeights; config: ModelConfig }
+  | { kind: 'family'; model: FamilyModel; config: FamilyConfig; path: string }
+) & {
   /** checkModelTakes for this model (a folder's rollouts: of its tokenizer.json, by vocabulary when it has none). */
   takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
 };
@@ -254,7 +261,13 @@ export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
   if (isFamilyModelPath(path)) {
     const model = await familyModelArg(path);
     const folderTokenizer = model.tokenizer !== null;
-    return { kind: 'family', model, config: model.config, path, takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { folderTokenizer }) };
+    return {
+      kind: 'family',
+      model,
+      config: model.config,
+      path,
+      takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { folderTokenizer }),
+    };
   }
   const { weights } = readCheckpointArg(path);
   return { kind: 'gpt2', weights, config: weights.config, takes: (rollouts, methods) => checkModelTakes(weights.config, rollouts, methods) };
@@ -286,7 +299,8 @@ export async function createScoredModel(session: GpuSession, arg: ScoringModelAr
   try {
     return await session.engine.createFamilyGpuModel(session.gpu, config, source, onProgress);
   } catch (error) {
-    if (error instanceof ModelFolderError) throw new ValidationError({ file: join(statSync(arg.path).isDirectory() ? arg.path : dirname(arg.path), error.file) }, error.reason);
+    if (error instanceof ModelFolderError)
+      throw new ValidationError({ file: join(statSync(arg.path).isDirectory() ? arg.path : dirname(arg.path), error.file) }, error.reason);
     if (error instanceof GpuLimitError || !(error instanceof Error) || error.constructor !== Error) throw error;
     // The loader's refusals (a shape the config does not give, a missing tensor, a head size the kernels do not take).
     throw new ValidationError({ file: arg.path }, error.message);
@@ -325,7 +339,11 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
     return { weights: checkpoint.weights, checkpoint, description: `${path} (${describeConfig(checkpoint.weights.config)})` };
   }
   const config = presetConfig(preset);
-  return { weights: init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed), checkpoint: null, description: `random init ${init}, seed ${seed} (${preset}: ${describeConfig(config)})` };
+  return {
+    weights: init === 'wide' ? randomWeights(config, seed) : initWeights(config, seed),
+    checkpoint: null,
+    description: `random init ${init}, seed ${seed} (${preset}: ${describeConfig(config)})`,
+  };
 }
 
 /**
@@ -351,10 +369,16 @@ export function checkModelTakes(
     // tokenizer's, every other the byte tokenizer's. Token ids of the other tokenizer may well lie in
     // range and would be scored as nonsense, so a rollout of a known tokenizer must meet its own.
     const mismatch = tokenizerMismatch(rollout.tokenizer, config.vocabSize, modelTokenizer);
-    const fix = mismatch?.model === 'gpt2' ? ' (import the log with mw import --tokenizer gpt2)' : family ? ' (import the log with mw import --tokenizer MODEL-FOLDER)' : '';
+    const fix =
+      mismatch?.model === 'gpt2'
+        ? ' (import the log with mw import --tokenizer gpt2)'
+        : family
+          ? ' (import the log with mw import --tokenizer MODEL-FOLDER)'
+          : '';
     if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${fix}`);
     const id = rollout.tokens.findIndex((t) => t >= config.vocabSize);
-    if (id >= 0) throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
+    if (id >= 0)
+      throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
     for (const method of methods) {
       // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
       // tree and plans are built. SDCC's teachers depend on its diverging leaves: its tree is built.
@@ -374,9 +398,14 @@ export function checkModelTakes(
  * start of every `mw` command, `mw tree` included.
  */
 async function loadEngine() {
-  const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }, { loadFamilyModel: createFamilyGpuModel }] = await Promise.all([
-    import('../gpu/model'), import('../gpu/train'), import('../gpu/kernels/matmul/matmul-autotune'), import('../gpu/score'), import('../gpu/family-model'),
-  ]);
+  const [{ createGpuModel }, { computeGradients }, { pickMatmulVariant }, { evaluate, scoreRollouts }, { loadFamilyModel: createFamilyGpuModel }] =
+    await Promise.all([
+      import('../gpu/model'),
+      import('../gpu/train'),
+      import('../gpu/kernels/matmul/matmul-autotune'),
+      import('../gpu/score'),
+      import('../gpu/family-model'),
+    ]);
   return { pickMatmulVariant, createGpuModel, createFamilyGpuModel, evaluate, scoreRollouts, computeGradients };
 }
 

@@ -64,7 +64,11 @@ describe('an --out that is not a regular file of ours is refused and left as it 
       const device = makeDevice(join(dir, 'null-device'))!;
       const before = fingerprint(device);
       const run = await mw(...argv(file, device));
-      expect(run).toEqual({ code: 1, stdout: '', stderr: `mw ${name}: --out ${JSON.stringify(device)} is a character device, not a regular file: refusing to replace it (see 'mw ${name} --help')\n` });
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `mw ${name}: --out ${JSON.stringify(device)} is a character device, not a regular file: refusing to replace it (see 'mw ${name} --help')\n`,
+      });
       expect(fingerprint(device)).toEqual(before);
       expect(lstatSync(device).isCharacterDevice()).toBe(true);
       expect(readdirSync(dir).sort()).toEqual(['in.json', 'null-device']);
@@ -114,9 +118,18 @@ describe('an --out that is not a regular file of ours is refused and left as it 
     const train = (ckpt: string, metrics: string) =>
       mw('train', '--data', data, '--method', 'packed-4d', '--objective', 'sft', '--steps', '1', '--config', 'tiny', '--ckpt-out', ckpt, '--metrics', metrics);
     const help = " (see 'mw train --help')\n";
-    expect(await train(fifo, join(dir, 'm.jsonl'))).toMatchObject({ code: 1, stderr: `mw train: --ckpt-out ${JSON.stringify(fifo)} is a named pipe, not a regular file: refusing to replace it${help}` });
-    expect(await train(join(dir, 'c.safetensors'), fifo)).toMatchObject({ code: 1, stderr: `mw train: --metrics ${JSON.stringify(fifo)} is a named pipe, not a regular file: refusing to replace it${help}` });
-    expect(await train(join(dir, 'c.safetensors'), link)).toMatchObject({ code: 1, stderr: `mw train: --metrics ${JSON.stringify(link)} is the input file ${data} under another name${help}` });
+    expect(await train(fifo, join(dir, 'm.jsonl'))).toMatchObject({
+      code: 1,
+      stderr: `mw train: --ckpt-out ${JSON.stringify(fifo)} is a named pipe, not a regular file: refusing to replace it${help}`,
+    });
+    expect(await train(join(dir, 'c.safetensors'), fifo)).toMatchObject({
+      code: 1,
+      stderr: `mw train: --metrics ${JSON.stringify(fifo)} is a named pipe, not a regular file: refusing to replace it${help}`,
+    });
+    expect(await train(join(dir, 'c.safetensors'), link)).toMatchObject({
+      code: 1,
+      stderr: `mw train: --metrics ${JSON.stringify(link)} is the input file ${data} under another name${help}`,
+    });
     expect(lstatSync(fifo).isFIFO()).toBe(true);
     expect(readdirSync(dir).sort()).toEqual(['data.jsonl', 'link.jsonl', 'pipe']);
   });
@@ -148,23 +161,27 @@ describe('a killed command leaves nothing behind', () => {
     ['export', 'SIGINT'],
     ['import', 'SIGTERM'],
   ] as const;
-  it.each(cases)('mw %s, %s once its partial exists: no .partial, no output, no spool folder; exit 128 + the signal number', async (command, signal) => {
-    const dir = join(TMP, `kill-${command}-${signal}`);
-    const tmp = join(dir, 'tmp');
-    mkdirSync(tmp, { recursive: true });
-    // 3,000 rollouts: a few seconds of work, long enough to be caught with its partial open.
-    const base = generateRandomRollout({ seed: 5, size: 'small', id: 'x' });
-    const file = join(dir, 'set.jsonl');
-    writeFileSync(file, `${Array.from({ length: 3000 }, (_, i) => JSON.stringify({ ...base, id: `k${i}` })).join('\n')}\n`);
-    const out = join(dir, command === 'export' ? 'out.safetensors' : 'out.jsonl');
-    const args = command === 'export' ? ['export', file, '--method', 'packed-4d', '--out', out] : ['import', file, '--out', out];
-    const { child, done } = spawnMw(args, tmp);
-    const partial = `${out}.${child.pid}.partial`;
-    expect(await waitFor(() => existsSync(partial), 60_000)).toBe(true);
-    child.kill(signal);
-    const result = await done;
-    expect(result).toMatchObject({ code: signal === 'SIGTERM' ? 143 : 130, stderr: '' });
-    expect(readdirSync(dir).sort()).toEqual(['set.jsonl', 'tmp']);
-    expect(readdirSync(tmp).filter((f) => f.startsWith('mw-'))).toEqual([]);
-  }, 90_000);
+  it.each(cases)(
+    'mw %s, %s once its partial exists: no .partial, no output, no spool folder; exit 128 + the signal number',
+    async (command, signal) => {
+      const dir = join(TMP, `kill-${command}-${signal}`);
+      const tmp = join(dir, 'tmp');
+      mkdirSync(tmp, { recursive: true });
+      // 3,000 rollouts: a few seconds of work, long enough to be caught with its partial open.
+      const base = generateRandomRollout({ seed: 5, size: 'small', id: 'x' });
+      const file = join(dir, 'set.jsonl');
+      writeFileSync(file, `${Array.from({ length: 3000 }, (_, i) => JSON.stringify({ ...base, id: `k${i}` })).join('\n')}\n`);
+      const out = join(dir, command === 'export' ? 'out.safetensors' : 'out.jsonl');
+      const args = command === 'export' ? ['export', file, '--method', 'packed-4d', '--out', out] : ['import', file, '--out', out];
+      const { child, done } = spawnMw(args, tmp);
+      const partial = `${out}.${child.pid}.partial`;
+      expect(await waitFor(() => existsSync(partial), 60_000)).toBe(true);
+      child.kill(signal);
+      const result = await done;
+      expect(result).toMatchObject({ code: signal === 'SIGTERM' ? 143 : 130, stderr: '' });
+      expect(readdirSync(dir).sort()).toEqual(['set.jsonl', 'tmp']);
+      expect(readdirSync(tmp).filter((f) => f.startsWith('mw-'))).toEqual([]);
+    },
+    90_000,
+  );
 });

@@ -13,7 +13,15 @@ import { MAX_PACKED_FLAG, createJsonOutput, fileArgument, formatIds, formatTable
 const TEACHERS = ['logit-tree', 'packed-4d'] as const;
 
 function sequenceRow(name: string, s: PlanSequence): (string | number)[] {
-  return [name, s.ids.length, s.targets.length, formatIds(s.targets.map((t) => t.id), 32)];
+  return [
+    name,
+    s.ids.length,
+    s.targets.length,
+    formatIds(
+      s.targets.map((t) => t.id),
+      32,
+    ),
+  ];
 }
 
 function planTable(id: string, plan: Plan): string {

@@ -60,7 +60,7 @@ describe('mw score --ckpt MODEL-FOLDER', () => {
     });
   }
 
-  it("a rollout of another tokenizer is refused in one line (exit 2); mw drift runs on the folder", async () => {
+  it('a rollout of another tokenizer is refused in one line (exit 2); mw drift runs on the folder', async () => {
     const qwen3 = writeFamilyFolder(join(TMP, 'qwen3'), 'qwen3', 3);
     const run = await mw(['score', '--ckpt', qwen3.dir, WORKED, '--method', 'logit-tree', '--json']);
     expect(run).toEqual({

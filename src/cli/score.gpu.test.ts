@@ -77,7 +77,12 @@ describe('mw score', () => {
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^worked-example: naive-compressed, 4 targets scored \(4 dropped\), mean logprob -\d+\.\d{6}$/);
     expect(lines[1].split(/\s+/)).toEqual(['id', 'token', 'logprob']);
-    expect(lines.slice(2).map((l) => l.trim().split(/\s+/).slice(0, 2))).toEqual([['13', '\\x18'], ['14', '\\x19'], ['15', '\\x1a'], ['16', '\\x1b']]);
+    expect(lines.slice(2).map((l) => l.trim().split(/\s+/).slice(0, 2))).toEqual([
+      ['13', '\\x18'],
+      ['14', '\\x19'],
+      ['15', '\\x1a'],
+      ['16', '\\x1b'],
+    ]);
   });
 
   it('refuses sdcc (an objective, not a scoring) and a missing --ckpt with a usage error', async () => {
@@ -90,13 +95,17 @@ describe('mw score', () => {
     expect(noCkpt.stderr).toMatch(/^mw score: --ckpt CKPT is required/);
   });
 
-  it('a bad checkpoint or rollout is exit 2: one stderr line naming the file and the codec\'s tensor / byte range', async () => {
+  it("a bad checkpoint or rollout is exit 2: one stderr line naming the file and the codec's tensor / byte range", async () => {
     const bytes = readFileSync(CKPT);
     const truncated = join(TMP, 'truncated.safetensors');
     writeFileSync(truncated, bytes.subarray(0, bytes.length - 100));
     const run = await mw(['score', '--ckpt', truncated, WORKED, '--method', 'logit-tree', '--json']);
     expect(run).toMatchObject({ code: 2, stdout: '' });
-    expect(run.stderr).toMatch(new RegExp(`^${truncated}: safetensors: truncated file: tensor transformer\\.ln_f\\.bias needs bytes \\d+\\.\\.${bytes.length}, but the file has ${bytes.length - 100} bytes\\n$`));
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^${truncated}: safetensors: truncated file: tensor transformer\\.ln_f\\.bias needs bytes \\d+\\.\\.${bytes.length}, but the file has ${bytes.length - 100} bytes\\n$`,
+      ),
+    );
 
     const missing = await mw(['score', '--ckpt', join(TMP, 'none.safetensors'), WORKED, '--method', 'logit-tree']);
     expect(missing).toMatchObject({ code: 2, stdout: '', stderr: `${join(TMP, 'none.safetensors')}: no such file\n` });

@@ -35,7 +35,8 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
  */
 export async function checkOutputPath(flag: string, path: string, inputs: readonly string[] = []): Promise<void> {
   const folder = dirname(path);
-  if ((await stat(folder).catch(() => null))?.isDirectory() !== true) throw new UsageError(`--${flag} ${JSON.stringify(path)}: folder ${JSON.stringify(folder)} does not exist`);
+  if ((await stat(folder).catch(() => null))?.isDirectory() !== true)
+    throw new UsageError(`--${flag} ${JSON.stringify(path)}: folder ${JSON.stringify(folder)} does not exist`);
   const problem = outputProblem(path, inputs);
   if (problem) throw new UsageError(`--${flag} ${JSON.stringify(path)} ${problem}`);
 }

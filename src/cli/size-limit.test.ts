@@ -56,6 +56,9 @@ describe('the 2,000-edit rollout (N_packed 4,000,000)', () => {
     expect((await mw('plan', worked, '--method', 'logit-tree', '--max-packed', '27')).code).toBe(0);
     expect((await mw('export', worked, '--method', 'packed-4d', '--max-packed', '20', '--out', join(TMP, 'w.safetensors'))).code).toBe(2);
     expect(existsSync(join(TMP, 'w.safetensors'))).toBe(false);
-    expect(await mw('plan', worked, '--method', 'packed-4d', '--max-packed', '0')).toMatchObject({ code: 1, stderr: expect.stringContaining('--max-packed must be an integer ≥ 1') });
+    expect(await mw('plan', worked, '--method', 'packed-4d', '--max-packed', '0')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('--max-packed must be an integer ≥ 1'),
+    });
   });
 });

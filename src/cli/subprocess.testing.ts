@@ -24,9 +24,14 @@ export const TEST_CACHE_DIR = join(tmpdir(), 'mw-test-cache');
 
 export function mw(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/mw.js', ...args], { cwd: ROOT, maxBuffer: 1 << 26, env: { ...process.env, MW_CACHE_DIR: TEST_CACHE_DIR, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['bin/mw.js', ...args],
+      { cwd: ROOT, maxBuffer: 1 << 26, env: { ...process.env, MW_CACHE_DIR: TEST_CACHE_DIR, ...env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -36,7 +36,23 @@ const commands = (ckpt: string, rollouts: string) => ({
   score: ['score', '--ckpt', ckpt, rollouts, '--method', 'logit-tree'],
   drift: ['drift', '--ckpt', ckpt, '--rollouts', rollouts],
   verify: ['verify', rollouts, '--ckpt', ckpt],
-  train: ['train', '--method', 'logit-tree', '--objective', 'sft', '--data', rollouts, '--steps', '1', '--ckpt-in', ckpt, '--ckpt-out', join(dir, 'out.safetensors'), '--metrics', join(dir, 'm.jsonl')],
+  train: [
+    'train',
+    '--method',
+    'logit-tree',
+    '--objective',
+    'sft',
+    '--data',
+    rollouts,
+    '--steps',
+    '1',
+    '--ckpt-in',
+    ckpt,
+    '--ckpt-out',
+    join(dir, 'out.safetensors'),
+    '--metrics',
+    join(dir, 'm.jsonl'),
+  ],
 });
 
 describe('a rollout and a checkpoint of different tokenizers', () => {
@@ -65,7 +81,21 @@ describe('a rollout and a checkpoint of different tokenizers', () => {
       });
     }
     // mw generate takes no rollouts: its harness speaks bytes, and says so.
-    const generate = await mw(['generate', '--env', 'lookup', '--editor', 'none', '--n', '1', '--seed', '0', '--ckpt', gpt2Ckpt, '--out', join(dir, 'g.jsonl')]);
+    const generate = await mw([
+      'generate',
+      '--env',
+      'lookup',
+      '--editor',
+      'none',
+      '--n',
+      '1',
+      '--seed',
+      '0',
+      '--ckpt',
+      gpt2Ckpt,
+      '--out',
+      join(dir, 'g.jsonl'),
+    ]);
     expect(generate).toEqual({ code: 2, stdout: '', stderr: `${gpt2Ckpt}: vocabulary 50257: the harness speaks the byte tokenizer (272 tokens)\n` });
   });
 });

@@ -20,7 +20,28 @@ const DATA = writeSmallDataset(join(TMP, 'data.jsonl'));
 const CHAINS = 2;
 const KILLS_PER_CHAIN = 10;
 /** The schedule is fixed by its own flags (never by --steps), so every run of a chain follows the uninterrupted one. */
-const FRESH = ['--data', DATA, '--method', 'packed-4d', '--objective', 'sft', '--config', 'tiny', '--batch', '2', '--seed', '7', '--lr', '5e-3', '--warmup', '2', '--lr-total', '200', '--checkpoint-every', '1'];
+const FRESH = [
+  '--data',
+  DATA,
+  '--method',
+  'packed-4d',
+  '--objective',
+  'sft',
+  '--config',
+  'tiny',
+  '--batch',
+  '2',
+  '--seed',
+  '7',
+  '--lr',
+  '5e-3',
+  '--warmup',
+  '2',
+  '--lr-total',
+  '200',
+  '--checkpoint-every',
+  '1',
+];
 /** A resumed run: the schedule, seed and batch come from the checkpoint. */
 const RESUMED = ['--data', DATA, '--method', 'packed-4d', '--objective', 'sft', '--checkpoint-every', '1'];
 
@@ -35,7 +56,11 @@ interface Line {
 function metricsLines(path: string): Line[] {
   if (!existsSync(path)) return [];
   const text = readFileSync(path, 'utf8');
-  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 }
 
 const partialsOf = (dir: string, pid?: number) => readdirSync(dir).filter((f) => f.endsWith('.partial') && (pid === undefined || f.includes(`.${pid}.`)));
@@ -165,7 +190,18 @@ describe('mw train killed during its saves', () => {
     const [oracleRun, ...lastRuns] = await Promise.all([
       mw(['train', ...FRESH, '--steps', String(end), '--ckpt-out', join(straight, 'run.safetensors'), '--metrics', join(straight, 'metrics.jsonl')]),
       ...chains.map((c, i) =>
-        mw(['train', ...RESUMED, '--ckpt-in', join(TMP, `chain-${i}`, 'run.safetensors'), '--steps', String(end - c.step), '--ckpt-out', join(TMP, `chain-${i}`, 'run.safetensors'), '--metrics', join(TMP, `chain-${i}`, 'metrics-last.jsonl')]),
+        mw([
+          'train',
+          ...RESUMED,
+          '--ckpt-in',
+          join(TMP, `chain-${i}`, 'run.safetensors'),
+          '--steps',
+          String(end - c.step),
+          '--ckpt-out',
+          join(TMP, `chain-${i}`, 'run.safetensors'),
+          '--metrics',
+          join(TMP, `chain-${i}`, 'metrics-last.jsonl'),
+        ]),
       ),
     ]);
     for (const r of [oracleRun, ...lastRuns]) expect(r.code, r.stderr).toBe(0);
@@ -188,9 +224,11 @@ describe('mw train killed during its saves', () => {
       expect(partialsOf(dir)).toEqual([]);
       const got = readCheckpointPair(join(dir, 'run.safetensors'));
       expect(got.optimizer!.step).toBe(end);
-      for (const [name, t] of want.weights.tensors) expect(Buffer.from(got.weights.tensors.get(name)!.buffer).equals(Buffer.from(t.buffer)), `chain ${c}: ${name}`).toBe(true);
+      for (const [name, t] of want.weights.tensors)
+        expect(Buffer.from(got.weights.tensors.get(name)!.buffer).equals(Buffer.from(t.buffer)), `chain ${c}: ${name}`).toBe(true);
       for (const moment of ['m', 'v'] as const) {
-        for (const [name, t] of want.optimizer![moment]) expect(Buffer.from(got.optimizer![moment].get(name)!.buffer).equals(Buffer.from(t.buffer)), `chain ${c}: ${moment} ${name}`).toBe(true);
+        for (const [name, t] of want.optimizer![moment])
+          expect(Buffer.from(got.optimizer![moment].get(name)!.buffer).equals(Buffer.from(t.buffer)), `chain ${c}: ${moment} ${name}`).toBe(true);
       }
     });
 

@@ -36,11 +36,27 @@ async function deadPid(): Promise<number> {
 }
 
 function train(data: string, ckpt: string) {
-  return mw('train', '--data', data, '--method', 'packed-4d', '--objective', 'sft', '--steps', '1', '--config', 'tiny', '--ckpt-out', ckpt, '--metrics', join(TMP, 'm.jsonl'));
+  return mw(
+    'train',
+    '--data',
+    data,
+    '--method',
+    'packed-4d',
+    '--objective',
+    'sft',
+    '--steps',
+    '1',
+    '--config',
+    'tiny',
+    '--ckpt-out',
+    ckpt,
+    '--metrics',
+    join(TMP, 'm.jsonl'),
+  );
 }
 
 describe('mw train: one writer per --ckpt-out', () => {
-  it('a second writer refuses at start (exit 1), naming the holder\'s pid; the holder\'s lock is left alone', async () => {
+  it("a second writer refuses at start (exit 1), naming the holder's pid; the holder's lock is left alone", async () => {
     const ckpt = join(TMP, 'held.safetensors');
     const lock = `${ckpt}.lock`;
     const first = await holder(lock);

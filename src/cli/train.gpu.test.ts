@@ -32,7 +32,10 @@ interface MetricsLine {
 }
 
 function readMetrics(path: string): MetricsLine[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 function train(name: string, ...extra: string[]) {
@@ -46,7 +49,22 @@ const bytes = (path: string) => new Uint8Array(readFileSync(path));
 
 describe('mw train', () => {
   it('SFT lowers the loss within 8 updates; writes N metrics lines, a GPT-2 checkpoint and its optimizer state', async () => {
-    const { ckpt, metrics, run } = train('sft', '--method', 'packed-4d', '--objective', 'sft', '--steps', '8', '--config', 'tiny', '--lr', '1e-2', '--order', 'file', '--json');
+    const { ckpt, metrics, run } = train(
+      'sft',
+      '--method',
+      'packed-4d',
+      '--objective',
+      'sft',
+      '--steps',
+      '8',
+      '--config',
+      'tiny',
+      '--lr',
+      '1e-2',
+      '--order',
+      'file',
+      '--json',
+    );
     const result = await run;
     expect(result.code).toBe(0);
     const lines = readMetrics(metrics);
@@ -56,7 +74,22 @@ describe('mw train', () => {
     for (const l of lines) {
       expect(l).toMatchObject({ method: 'packed-4d', objective: 'sft', targets: 37, klFired: false, rollouts: IDS });
       expect(l.logprobs).toBeUndefined();
-      for (const field of ['lr', 'loss', 'taskLoss', 'klSdcc', 'divergingLeaves', 'tokens', 'nPacked', 'nFinal', 'logdiff', 'mu', 'conditioningDrift', 'conditioningMu', 'gradNorm', 'stepMs']) {
+      for (const field of [
+        'lr',
+        'loss',
+        'taskLoss',
+        'klSdcc',
+        'divergingLeaves',
+        'tokens',
+        'nPacked',
+        'nFinal',
+        'logdiff',
+        'mu',
+        'conditioningDrift',
+        'conditioningMu',
+        'gradNorm',
+        'stepMs',
+      ]) {
         expect(typeof l[field], field).toBe('number');
       }
     }
@@ -82,7 +115,24 @@ describe('mw train', () => {
   });
 
   it('a run resumed from its checkpoint continues the update count, lr schedule and batches of the straight run', async () => {
-    const common = ['--method', 'logit-tree', '--objective', 'sft', '--config', 'tiny', '--batch', '2', '--seed', '7', '--lr', '5e-3', '--lr-total', '4', '--warmup', '1'];
+    const common = [
+      '--method',
+      'logit-tree',
+      '--objective',
+      'sft',
+      '--config',
+      'tiny',
+      '--batch',
+      '2',
+      '--seed',
+      '7',
+      '--lr',
+      '5e-3',
+      '--lr-total',
+      '4',
+      '--warmup',
+      '1',
+    ];
     const straight = train('straight', ...common, '--steps', '4');
     const first = train('first', ...common, '--steps', '2');
     expect((await Promise.all([straight.run, first.run])).map((r) => r.code)).toEqual([0, 0]);
@@ -111,8 +161,38 @@ describe('mw train', () => {
     writeFileSync(groupPath, [1, 0].map((reward, i) => JSON.stringify({ ...worked, id: `w${i}`, reward, group: 'g' })).join('\n') + '\n');
     const rlCkpt = join(TMP, 'rl.safetensors');
     const rlMetrics = join(TMP, 'rl.jsonl');
-    const rl = mw(['train', '--data', groupPath, '--method', 'packed-4d', '--objective', 'rl', '--steps', '2', '--config', 'tiny', '--ckpt-out', rlCkpt, '--metrics', rlMetrics]);
-    const noLogprobs = mw(['train', '--data', DATA, '--method', 'packed-4d', '--objective', 'rl', '--steps', '2', '--ckpt-out', join(TMP, 'x.safetensors'), '--metrics', join(TMP, 'x.jsonl')]);
+    const rl = mw([
+      'train',
+      '--data',
+      groupPath,
+      '--method',
+      'packed-4d',
+      '--objective',
+      'rl',
+      '--steps',
+      '2',
+      '--config',
+      'tiny',
+      '--ckpt-out',
+      rlCkpt,
+      '--metrics',
+      rlMetrics,
+    ]);
+    const noLogprobs = mw([
+      'train',
+      '--data',
+      DATA,
+      '--method',
+      'packed-4d',
+      '--objective',
+      'rl',
+      '--steps',
+      '2',
+      '--ckpt-out',
+      join(TMP, 'x.safetensors'),
+      '--metrics',
+      join(TMP, 'x.jsonl'),
+    ]);
 
     expect((await sdcc.run).code).toBe(0);
     for (const l of readMetrics(sdcc.metrics)) {
@@ -122,10 +202,15 @@ describe('mw train', () => {
     }
     expect((await rl).code).toBe(0);
     const rlLines = readMetrics(rlMetrics);
-    expect(rlLines.map((l) => [l.step, l.objective, l.targets])).toEqual([[1, 'rl', 16], [2, 'rl', 16]]);
+    expect(rlLines.map((l) => [l.step, l.objective, l.targets])).toEqual([
+      [1, 'rl', 16],
+      [2, 'rl', 16],
+    ]);
     const refused = await noLogprobs;
     expect(refused).toMatchObject({ code: 2, stdout: '' });
-    expect(refused.stderr).toMatch(new RegExp(`^${DATA}:\\d: rollout "r30\\d": target \\d+ has no logprob; --objective rl needs the rollout-time logprobs\\n$`));
+    expect(refused.stderr).toMatch(
+      new RegExp(`^${DATA}:\\d: rollout "r30\\d": target \\d+ has no logprob; --objective rl needs the rollout-time logprobs\\n$`),
+    );
     expect(existsSync(join(TMP, 'x.jsonl'))).toBe(false);
   });
 
@@ -143,7 +228,27 @@ describe('mw train', () => {
     writeFileSync(data, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     const ckpt = join(TMP, 'overflow.safetensors');
     const metrics = join(TMP, 'overflow-metrics.jsonl');
-    const run = await mw(['train', '--data', data, '--method', 'packed-4d', '--objective', 'rl', '--steps', '3', '--batch', '2', '--order', 'file', '--config', 'tiny', '--ckpt-out', ckpt, '--metrics', metrics]);
+    const run = await mw([
+      'train',
+      '--data',
+      data,
+      '--method',
+      'packed-4d',
+      '--objective',
+      'rl',
+      '--steps',
+      '3',
+      '--batch',
+      '2',
+      '--order',
+      'file',
+      '--config',
+      'tiny',
+      '--ckpt-out',
+      ckpt,
+      '--metrics',
+      metrics,
+    ]);
     expect(run).toMatchObject({ code: 4, stdout: '' });
     const last = run.stderr.trim().split('\n').at(-1)!;
     expect(last).toMatch(/^mw train: stopped: AdamW update 2 was not applied: .*(NaN|overflow).* unchanged\. /);
@@ -165,10 +270,24 @@ describe('mw train', () => {
       expect(run).toMatchObject({ code: 1, stdout: '' });
       expect(run.stderr).toMatch(cases[i][1]);
     });
-    const invalid = await mw(['train', '--method', 'packed-4d', '--objective', 'sft', '--data', WORKED.replace('worked-example', 'missing'), '--steps', '2', ...out]);
+    const invalid = await mw([
+      'train',
+      '--method',
+      'packed-4d',
+      '--objective',
+      'sft',
+      '--data',
+      WORKED.replace('worked-example', 'missing'),
+      '--steps',
+      '2',
+      ...out,
+    ]);
     expect(invalid).toEqual({ code: 2, stdout: '', stderr: `${WORKED.replace('worked-example', 'missing')}: no such file\n` });
     const promptOnly = join(TMP, 'prompt-only.json');
-    writeFileSync(promptOnly, JSON.stringify({ format: 'memorywalker.rollout/v1', id: 'p', vocab: 272, events: [{ op: 'append', role: 'prompt', tokens: [1, 2] }] }));
+    writeFileSync(
+      promptOnly,
+      JSON.stringify({ format: 'memorywalker.rollout/v1', id: 'p', vocab: 272, events: [{ op: 'append', role: 'prompt', tokens: [1, 2] }] }),
+    );
     const noTargets = await mw(['train', '--method', 'packed-4d', '--objective', 'sft', '--data', promptOnly, '--steps', '2', ...out]);
     expect(noTargets).toEqual({ code: 2, stdout: '', stderr: `${promptOnly}: no rollout has a target that packed-4d scores\n` });
     expect(existsSync(join(TMP, 'u.jsonl'))).toBe(false);
@@ -185,7 +304,11 @@ describe('mw train --env (on-policy)', () => {
   const envTrain = (name: string, ...extra: string[]) => {
     const ckpt = join(TMP, `${name}.safetensors`);
     const metrics = join(TMP, `${name}.jsonl`);
-    return { ckpt, metrics, run: mw(['train', ...ENV, '--group', '2', '--batch', '4', '--config', 'tiny', '--ckpt-out', ckpt, '--metrics', metrics, ...extra]) };
+    return {
+      ckpt,
+      metrics,
+      run: mw(['train', ...ENV, '--group', '2', '--batch', '4', '--config', 'tiny', '--ckpt-out', ckpt, '--metrics', metrics, ...extra]),
+    };
   };
 
   it('RL plays a fresh batch with the current weights before each update: logit-tree reproduces its logprobs; a resumed run plays the same prompts', async () => {
@@ -195,7 +318,10 @@ describe('mw train --env (on-policy)', () => {
     expect(s.code, s.stderr).toBe(0);
     expect(f.code, f.stderr).toBe(0);
     const lines = readMetrics(straight.metrics);
-    expect(lines.map((l) => [l.step, l.method, l.objective])).toEqual([[1, 'logit-tree', 'rl'], [2, 'logit-tree', 'rl']]);
+    expect(lines.map((l) => [l.step, l.method, l.objective])).toEqual([
+      [1, 'logit-tree', 'rl'],
+      [2, 'logit-tree', 'rl'],
+    ]);
     for (const l of lines) {
       expect(Number.isFinite(l.loss)).toBe(true);
       for (const field of ['reward', 'em'] as const) {
@@ -212,10 +338,20 @@ describe('mw train --env (on-policy)', () => {
     }
     expect(lines[0].rollouts).not.toEqual(lines[1].rollouts); // fresh prompts each update
     const progress = s.stderr.trim().split('\n');
-    expect(progress[0]).toBe('mw train: logit-tree rl on lookup under compact: 2 prompts × 2 rollouts per update, played by the model being trained (temperature 1, seed 0)');
+    expect(progress[0]).toBe(
+      'mw train: logit-tree rl on lookup under compact: 2 prompts × 2 rollouts per update, played by the model being trained (temperature 1, seed 0)',
+    );
     expect(progress.at(-1)).toMatch(/^mw train: step 2\/2 {2}loss -?\d+\.\d{4} {2}reward [01]\.\d{3} {2}\d+ tok\/s {2}ETA 0s$/);
     expect(JSON.parse(s.stdout).reward).toEqual({ first: lines[0].reward, last: lines[1].reward });
-    expect(readSafetensorsHeader(bytes(straight.ckpt)).metadata).toMatchObject({ step: '2', seed: '0', batch: '4', group: '2', temperature: '1', env: 'lookup', editor: 'compact' });
+    expect(readSafetensorsHeader(bytes(straight.ckpt)).metadata).toMatchObject({
+      step: '2',
+      seed: '0',
+      batch: '4',
+      group: '2',
+      temperature: '1',
+      env: 'lookup',
+      editor: 'compact',
+    });
 
     // Update 1 moved the weights far enough that update 2's logdiff above tells current weights
     // from stale ones: log-probabilities of a fixed text, initial vs trained weights (CPU reference).
@@ -229,7 +365,18 @@ describe('mw train --env (on-policy)', () => {
 
     // Resumed after update 1 (seed, batch, group and schedule from the checkpoint): update 2 plays
     // the same prompts and samples with the same weights.
-    const resumed = mw(['train', ...ENV, '--steps', '1', '--ckpt-in', first.ckpt, '--ckpt-out', join(TMP, 'env-resumed.safetensors'), '--metrics', join(TMP, 'env-resumed.jsonl')]);
+    const resumed = mw([
+      'train',
+      ...ENV,
+      '--steps',
+      '1',
+      '--ckpt-in',
+      first.ckpt,
+      '--ckpt-out',
+      join(TMP, 'env-resumed.safetensors'),
+      '--metrics',
+      join(TMP, 'env-resumed.jsonl'),
+    ]);
     const r = await resumed;
     expect(r.code, r.stderr).toBe(0);
     const [again] = readMetrics(join(TMP, 'env-resumed.jsonl'));
@@ -253,7 +400,10 @@ describe('mw train --env (on-policy)', () => {
       [[...base, '--budget', '0'], '--budget must be an integer ≥ 1'],
       [[...base, '--player', 'expert'], '--player expert plays demonstrations for --objective sft'],
       [[...base, '--player', 'human'], 'unknown --player "human" (model, expert)'],
-      [['--method', 'logit-tree', '--objective', 'sft', '--env', 'lookup', '--editor', 'compact', '--player', 'expert', '--temperature', '1', ...out], '--temperature applies to --player model only'],
+      [
+        ['--method', 'logit-tree', '--objective', 'sft', '--env', 'lookup', '--editor', 'compact', '--player', 'expert', '--temperature', '1', ...out],
+        '--temperature applies to --player model only',
+      ],
       [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--player', 'expert', ...out], '--player applies to --env only'],
       [[...base, '--checkpoint-every', '0'], '--checkpoint-every must be an integer ≥ 1'],
     ];

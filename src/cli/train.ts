@@ -118,7 +118,8 @@ async function dataSource(args: ParsedArgs, io: CliIO, path: string, saved: Reco
   if (run.objective === 'rl') {
     for (const rollout of rollouts) {
       const id = rollout.targets.find((t) => !Number.isFinite(rollout.logprobs[t]));
-      if (id !== undefined) throw new ValidationError(rollout.source, `rollout ${quote(rollout.id)}: target ${id} has no logprob; --objective rl needs the rollout-time logprobs`);
+      if (id !== undefined)
+        throw new ValidationError(rollout.source, `rollout ${quote(rollout.id)}: target ${id} has no logprob; --objective rl needs the rollout-time logprobs`);
     }
   }
   const batch = integerFlag(args, 'batch', savedNumber(saved, 'batch') ?? Math.min(8, rollouts.length), 1);
@@ -147,11 +148,14 @@ function envSource(args: ParsedArgs, saved: Record<string, string>, run: RunSett
   const env = envFlag(requiredFlag(args, 'env', `E (${ENV_IDS.join(', ')})`));
   const { editor, budget } = editorFlags(args, ": the memory editor of --env's episodes");
   const player = choiceFlag(args, 'player', PLAYERS, savedChoice(saved, 'player', PLAYERS, 'model'));
-  if (player === 'expert' && run.objective !== 'sft') throw new UsageError('--player expert plays demonstrations for --objective sft (RL learns from its own episodes)');
+  if (player === 'expert' && run.objective !== 'sft')
+    throw new UsageError('--player expert plays demonstrations for --objective sft (RL learns from its own episodes)');
   if (player === 'expert' && args.flags.temperature !== undefined) throw new UsageError('--temperature applies to --player model only');
   const group = integerFlag(args, 'group', savedNumber(saved, 'group') ?? (run.objective === 'rl' ? 4 : 1), 1);
   if (run.objective === 'rl' && group < 2) {
-    throw new UsageError(`--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`);
+    throw new UsageError(
+      `--objective rl needs --group G ≥ 2 rollouts per prompt (got ${group}): its advantages are relative to the prompt's group, and a group of one has none`,
+    );
   }
   // About 8 rollouts, whole groups.
   const batch = integerFlag(args, 'batch', savedNumber(saved, 'batch') ?? group * Math.max(1, Math.round(8 / group)), 1);
@@ -231,12 +235,12 @@ export const trainCommand: Command = {
     'every rollout once, shuffled by --seed (or in file order); the batch of update u depends only on (seed, u).',
     `--env E --editor H (E: ${ENV_IDS.join(', ')}; H: ${EDITOR_KINDS.join(', ')}): on-policy. Before each update the model,`,
     'with the weights of that update, plays B/G prompts × G rollouts (one group per prompt) in E under H;',
-    'the prompts and sampling of update u depend only on (seed, u), as in the browser\'s runs (update 1 plays',
-    '`mw generate --seed S`\'s prompts). The rollouts record the model\'s own log π at temperature 1 (RL\'s',
+    "the prompts and sampling of update u depend only on (seed, u), as in the browser's runs (update 1 plays",
+    "`mw generate --seed S`'s prompts). The rollouts record the model's own log π at temperature 1 (RL's",
     'π_rollout; T ≠ 1 samples off it). RL needs G ≥ 2 (advantages are relative to the group); SFT on these',
     'rollouts is self-distillation (the model imitates its own samples; no reward enters the loss).',
-    '--player expert (SFT only): the scripted expert plays the same prompts instead, the browser\'s SFT.',
-    'Each episode ends at its last action; one whose plan under M needs more than the model\'s positions,',
+    "--player expert (SFT only): the scripted expert plays the same prompts instead, the browser's SFT.",
+    "Each episode ends at its last action; one whose plan under M needs more than the model's positions,",
     'or has no target M scores, is left out and counted (leftOut).',
     'The lr schedule is linear warm-up to LR, then a half cosine to LR/10 at update U (default: the last',
     'update of this run), then LR/10; a checkpoint saves it with the seed and batch, and the order (--data)',
@@ -250,7 +254,7 @@ export const trainCommand: Command = {
     'save leaves the old pair or the new one; --ckpt-in completes a save cut short and refuses a mixed pair;',
     'docs/reliability.md). --metrics gets one JSON line per',
     'update: every training metric (step, loss, taskLoss, klSdcc, logdiff, mu, conditioningDrift, gradNorm,',
-    'tokens, stepMs, ...), with --env the played batch\'s mean reward, EM, generation time (genMs) and',
+    "tokens, stepMs, ...), with --env the played batch's mean reward, EM, generation time (genMs) and",
     'leftOut, and the trained rollout ids. Progress (step, loss, --env reward, tokens/s, ETA) goes to stderr.',
     `An update whose gradient is not finite, or (--env) whose played rollouts none can be trained on, stops the run`,
     `(exit ${TRAIN_STOPPED_EXIT}); the checkpoint of the last good update is written.`,
@@ -269,7 +273,11 @@ export const trainCommand: Command = {
     env: { type: 'string', value: 'E', help: `instead of --data: environment the model plays each update's rollouts in (${ENV_IDS.join(', ')})` },
     editor: { type: 'string', value: 'H', help: `--env only: memory editor of the episodes (${EDITOR_KINDS.join(', ')})` },
     budget: { type: 'string', value: 'N', help: "--env only: the editor's token budget (default: the editor's)" },
-    player: { type: 'string', value: PLAYERS.join('|'), help: '--env only: who plays the episodes, the model being trained (default) or the scripted expert (sft)' },
+    player: {
+      type: 'string',
+      value: PLAYERS.join('|'),
+      help: '--env only: who plays the episodes, the model being trained (default) or the scripted expert (sft)',
+    },
     group: { type: 'string', value: 'G', help: '--env only: rollouts per prompt, one group each (default 4 for rl, which needs ≥ 2; 1 for sft)' },
     temperature: { type: 'string', value: 'T', help: '--env only: sampling temperature, 0 = greedy (default 1)' },
     steps: { type: 'string', value: 'N', help: 'updates to run' },
@@ -280,7 +288,11 @@ export const trainCommand: Command = {
     'lr-total': { type: 'string', value: 'U', help: 'update at which the cosine reaches LR/10 (default: the end of this run)' },
     ...modelFlags('gpt2'),
     seed: { type: 'string', value: 'S', help: 'seed of the random init and of the batches (order, or --env prompts and sampling) (default 0)' },
-    'checkpoint-every': { type: 'string', value: 'K', help: `updates between checkpoints written to CKPT (default ${DEFAULT_CHECKPOINT_EVERY}; the last update always)` },
+    'checkpoint-every': {
+      type: 'string',
+      value: 'K',
+      help: `updates between checkpoints written to CKPT (default ${DEFAULT_CHECKPOINT_EVERY}; the last update always)`,
+    },
     'ckpt-in': { type: 'string', value: 'CKPT', help: 'checkpoint to start from (resumes when its optimizer state is beside it)' },
     'ckpt-out': { type: 'string', value: 'CKPT', help: 'checkpoint to write (.safetensors)' },
     metrics: { type: 'string', value: 'FILE', help: 'metrics JSONL to write' },
@@ -302,7 +314,9 @@ export const trainCommand: Command = {
     const dataPath = stringFlag(args, 'data');
     const envName = stringFlag(args, 'env');
     if ((dataPath === undefined) === (envName === undefined)) {
-      throw new UsageError(`${dataPath === undefined ? 'one' : 'only one'} of --data FILE and --env E is required (rollouts from a file, or played by the model)`);
+      throw new UsageError(
+        `${dataPath === undefined ? 'one' : 'only one'} of --data FILE and --env E is required (rollouts from a file, or played by the model)`,
+      );
     }
     for (const flag of dataPath === undefined ? DATA_ONLY : ENV_ONLY) {
       if (args.flags[flag] !== undefined) throw new UsageError(`--${flag} applies to ${dataPath === undefined ? '--data' : '--env'} only`);
@@ -310,10 +324,14 @@ export const trainCommand: Command = {
     const out = requiredFlag(args, 'ckpt-out', 'CKPT');
     const metricsPath = requiredFlag(args, 'metrics', 'FILE.jsonl');
     if (args.positionals.length) throw new UsageError(`unexpected argument ${quote(args.positionals[0])} (the rollouts go in --data FILE)`);
-    for (const [flag, path] of [['ckpt-out', out], ['metrics', metricsPath]] as const) {
+    for (const [flag, path] of [
+      ['ckpt-out', out],
+      ['metrics', metricsPath],
+    ] as const) {
       if (!existsSync(dirname(resolve(path)))) throw new UsageError(`--${flag} ${path}: no such directory`);
     }
-    if (resolve(metricsPath) === resolve(out) || (dataPath !== undefined && resolve(metricsPath) === resolve(dataPath))) throw new UsageError('--metrics must be a file of its own');
+    if (resolve(metricsPath) === resolve(out) || (dataPath !== undefined && resolve(metricsPath) === resolve(dataPath)))
+      throw new UsageError('--metrics must be a file of its own');
     // Outputs replace only regular files that are no input under any name (--ckpt-in may be --ckpt-out: a resume in place).
     const ckptIn = stringFlag(args, 'ckpt-in');
     // Training stays GPT-2 (docs/model.md): a model folder of the Llama / Qwen family is refused in one line.
@@ -321,7 +339,12 @@ export const trainCommand: Command = {
     const data = dataPath === undefined ? [] : [dataPath];
     await checkOutputPath('ckpt-out', out, data);
     await checkOutputPath('ckpt-out', optimizerStatePath(out), data);
-    await checkOutputPath('metrics', metricsPath, [...data, out, optimizerStatePath(out), ...(ckptIn === undefined ? [] : [ckptIn, optimizerStatePath(ckptIn)])]);
+    await checkOutputPath('metrics', metricsPath, [
+      ...data,
+      out,
+      optimizerStatePath(out),
+      ...(ckptIn === undefined ? [] : [ckptIn, optimizerStatePath(ckptIn)]),
+    ]);
     // One writer per checkpoint name: a second run on the same --ckpt-out refuses here, naming the first.
     const unlock = lockOutput(out, 'being written by another mw train');
     try {
@@ -334,8 +357,11 @@ export const trainCommand: Command = {
       const start = optimizerState?.step ?? 0;
       const seed = integerFlag(args, 'seed', savedNumber(saved, 'seed') ?? 0, 0, 2 ** 32 - 1);
       const settings = { config: weights.config, checkpoint: choice.checkpoint?.path ?? null, method, objective, seed };
-      const { source, description, metadata: sourceMetadata } =
-        dataPath !== undefined ? await dataSource(args, io, dataPath, saved, settings) : envSource(args, saved, settings);
+      const {
+        source,
+        description,
+        metadata: sourceMetadata,
+      } = dataPath !== undefined ? await dataSource(args, io, dataPath, saved, settings) : envSource(args, saved, settings);
       const schedule = scheduleFrom(args, saved, start, steps);
       // The checkpoint's `__metadata__` beside the config (the trainer adds `step`).
       const metadata: Record<string, string> = {

@@ -10,7 +10,6 @@ import type { TargetFacts } from '../tree/types';
 import type { Command } from './command';
 import { MAX_PACKED_FLAG, checkSize, createJsonOutput, fileArgument, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
 
-
 /** Half-open ranges as id runs, e.g. [[0,2],[9,11]] -> "0-1 9-10". */
 function formatRanges(ranges: [number, number][]): string {
   return ranges.map(([a, b]) => (b - a === 1 ? `${a}` : `${a}-${b - 1}`)).join(' ') || '(empty)';
@@ -20,14 +19,31 @@ function formatRanges(ranges: [number, number][]): string {
 async function writeTargetTable(tree: TargetFacts, write: (text: string) => Promise<void>): Promise<void> {
   for (let k = 0; k <= tree.K; k++) await write(`branch ${k}${k === tree.K ? ' (final walk)' : ''}: ${formatRanges(branchView(tree, k))}\n`);
   const headers = ['target', 'segment', 'live prefix', 'final prefix', 'evictionMass', 'diverging'];
-  const cell = (r: TargetRow) => [r.id, r.segment, `${r.livePrefix} of branch ${r.segment}`, r.finalPrefix === null ? 'dropped' : `${r.finalPrefix} of branch ${tree.K}`, r.evictionMass ?? '-', r.diverging ? 'yes' : ''];
+  const cell = (r: TargetRow) => [
+    r.id,
+    r.segment,
+    `${r.livePrefix} of branch ${r.segment}`,
+    r.finalPrefix === null ? 'dropped' : `${r.finalPrefix} of branch ${tree.K}`,
+    r.evictionMass ?? '-',
+    r.diverging ? 'yes' : '',
+  ];
   // Column widths from the widest values, so rows stream without holding the table.
   const last = tree.targets.length ? tree.targets[tree.targets.length - 1] : 0;
-  const widest = [String(last).length, String(tree.K).length, `${tree.figures.physicalLength} of branch ${tree.K}`.length, `${tree.figures.physicalLength} of branch ${tree.K}`.length, Math.max(1, String(tree.figures.physicalLength).length), 3];
+  const widest = [
+    String(last).length,
+    String(tree.K).length,
+    `${tree.figures.physicalLength} of branch ${tree.K}`.length,
+    `${tree.figures.physicalLength} of branch ${tree.K}`.length,
+    Math.max(1, String(tree.figures.physicalLength).length),
+    3,
+  ];
   const widths = headers.map((h, c) => Math.max(h.length, widest[c]));
   const numeric = [true, true, false, false, true, false];
   const line = (cells: (string | number)[], header = false) =>
-    `${cells.map((v, c) => (numeric[c] && !header ? String(v).padStart(widths[c]) : String(v).padEnd(widths[c]))).join('  ').trimEnd()}\n`;
+    `${cells
+      .map((v, c) => (numeric[c] && !header ? String(v).padStart(widths[c]) : String(v).padEnd(widths[c])))
+      .join('  ')
+      .trimEnd()}\n`;
   let chunk = line(headers, true);
   for (let i = 0; i < tree.targets.length; i++) {
     chunk += line(cell(targetRow(tree, tree.targets[i])));
@@ -62,7 +78,13 @@ export const treeCommand: Command = {
       const rows: RolloutRow[] = [];
       for await (const rollout of stream.rollouts()) rows.push(rolloutRow(rollout));
       if (args.flags.json) io.out(`${JSON.stringify(stream.layout === 'json' ? rows[0] : rows)}\n`);
-      else io.out(formatTable(['rollout', ...TREE_FIGURES], rows.map((r) => [r.id, ...TREE_FIGURES.map((f) => r[f])])));
+      else
+        io.out(
+          formatTable(
+            ['rollout', ...TREE_FIGURES],
+            rows.map((r) => [r.id, ...TREE_FIGURES.map((f) => r[f])]),
+          ),
+        );
       return 0;
     }
     // Per-target output grows with targets × prefix length: the file is validated first, then

@@ -53,7 +53,11 @@ describe('mw verify', () => {
     const run = await mw(['verify', data, '--config', 'tiny', '--seed', '4', '--json']);
     expect(run.code).toBe(0);
     const reports: VerifyReport[] = JSON.parse(run.stdout);
-    expect(reports.map((r) => [r.id, r.targets])).toEqual([['worked-example', 8], ['r301', 9], ['r302', 20]]);
+    expect(reports.map((r) => [r.id, r.targets])).toEqual([
+      ['worked-example', 8],
+      ['r301', 9],
+      ['r302', 20],
+    ]);
     for (const r of reports) {
       expectWithinTolerance(r);
       expect(TENSORS).toContain(r.gradient!.gpuVsCpu.tensor);
@@ -94,7 +98,13 @@ describe('mw verify', () => {
     const run = await mw(['verify', WORKED, '--ckpt', ckpt, '--grad-out', out, '--json']);
     expect(run.code).toBe(0);
     const bytes = new Uint8Array(readFileSync(out));
-    expect(readSafetensorsHeader(bytes).metadata).toMatchObject({ kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: 'worked-example', n_embd: '32' });
+    expect(readSafetensorsHeader(bytes).metadata).toMatchObject({
+      kind: 'gradient',
+      method: 'packed-4d',
+      objective: 'sft',
+      rollout: 'worked-example',
+      n_embd: '32',
+    });
     const grads = loadCheckpoint(bytes).tensors;
     const packed = buildPlan(deriveTree(workedExample()), 'packed-4d').sequences[0];
     const cpu = sftLossAndGrads(weights, packed, packed.targets).grads;

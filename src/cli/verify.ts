@@ -157,10 +157,38 @@ function reportTable(r: VerifyReport): string {
   if (!r.logprob || !r.gradient) return `${head}\nno targets: nothing to verify\n`;
   const verdict = (value: number, tolerance: number) => (value <= tolerance ? 'ok' : 'FAILED');
   const rows = [
-    ['logprob', 'logit-tree vs packed-4d', r.logprob.treeVsPacked.maxAbs.toExponential(2), `≤ ${tolerance(r.logprob.treeVsPacked.tolerance)}`, `target ${r.logprob.treeVsPacked.target}`, verdict(r.logprob.treeVsPacked.maxAbs, r.logprob.treeVsPacked.tolerance)],
-    ['logprob', `GPU (${r.logprob.gpuVsCpu.method}) vs CPU`, r.logprob.gpuVsCpu.maxAbs.toExponential(2), `≤ ${tolerance(r.logprob.gpuVsCpu.tolerance)}`, `target ${r.logprob.gpuVsCpu.target}`, verdict(r.logprob.gpuVsCpu.maxAbs, r.logprob.gpuVsCpu.tolerance)],
-    ['gradient', 'logit-tree vs packed-4d', r.gradient.treeVsPacked.maxRel.toExponential(2), `≤ ${tolerance(r.gradient.treeVsPacked.tolerance)}`, r.gradient.treeVsPacked.tensor, verdict(r.gradient.treeVsPacked.maxRel, r.gradient.treeVsPacked.tolerance)],
-    ['gradient', `GPU (${r.gradient.gpuVsCpu.method}) vs CPU`, r.gradient.gpuVsCpu.maxRel.toExponential(2), `≤ ${tolerance(r.gradient.gpuVsCpu.tolerance)}`, r.gradient.gpuVsCpu.tensor, verdict(r.gradient.gpuVsCpu.maxRel, r.gradient.gpuVsCpu.tolerance)],
+    [
+      'logprob',
+      'logit-tree vs packed-4d',
+      r.logprob.treeVsPacked.maxAbs.toExponential(2),
+      `≤ ${tolerance(r.logprob.treeVsPacked.tolerance)}`,
+      `target ${r.logprob.treeVsPacked.target}`,
+      verdict(r.logprob.treeVsPacked.maxAbs, r.logprob.treeVsPacked.tolerance),
+    ],
+    [
+      'logprob',
+      `GPU (${r.logprob.gpuVsCpu.method}) vs CPU`,
+      r.logprob.gpuVsCpu.maxAbs.toExponential(2),
+      `≤ ${tolerance(r.logprob.gpuVsCpu.tolerance)}`,
+      `target ${r.logprob.gpuVsCpu.target}`,
+      verdict(r.logprob.gpuVsCpu.maxAbs, r.logprob.gpuVsCpu.tolerance),
+    ],
+    [
+      'gradient',
+      'logit-tree vs packed-4d',
+      r.gradient.treeVsPacked.maxRel.toExponential(2),
+      `≤ ${tolerance(r.gradient.treeVsPacked.tolerance)}`,
+      r.gradient.treeVsPacked.tensor,
+      verdict(r.gradient.treeVsPacked.maxRel, r.gradient.treeVsPacked.tolerance),
+    ],
+    [
+      'gradient',
+      `GPU (${r.gradient.gpuVsCpu.method}) vs CPU`,
+      r.gradient.gpuVsCpu.maxRel.toExponential(2),
+      `≤ ${tolerance(r.gradient.gpuVsCpu.tolerance)}`,
+      r.gradient.gpuVsCpu.tensor,
+      verdict(r.gradient.gpuVsCpu.maxRel, r.gradient.gpuVsCpu.tolerance),
+    ],
   ];
   return `${head}\n${formatTable(['', 'compared', 'max diff', 'tolerance', 'worst at', ''], rows)}`;
 }
@@ -170,7 +198,7 @@ export const verifyCommand: Command = {
   summary: 'check Theorem 1 and the GPU against the float64 CPU reference on FILE (logprobs and gradients)',
   usage: ['mw verify FILE [--json] [--ckpt CKPT | --config tiny|small|default --init gpt2|wide --seed S]'],
   details: [
-    'For every rollout: the largest difference of the targets\' log-probabilities between logit-tree and',
+    "For every rollout: the largest difference of the targets' log-probabilities between logit-tree and",
     'packed-4d, and between the GPU and the float64 CPU reference; and the same for the gradients of the',
     'SFT loss (mean NLL of every target), per tensor max|a - b| / max|b|, the worst tensor named.',
     `Tolerances: logprob ${tolerance(TOLERANCES.logprob.treeVsPacked)} between methods, ${tolerance(TOLERANCES.logprob.gpuVsCpu)} GPU vs CPU; gradient (relative)`,
@@ -181,8 +209,8 @@ export const verifyCommand: Command = {
     'slow part: on the default config about 3 s for 400 packed tokens and 5-10 s for 800; linear in',
     'N_packed up to ~2000, then its attention grows with N_packed² (minutes at 5000). Progress goes to',
     'stderr, one line per rollout. --config tiny checks in a fraction of that.',
-    '--grad-out writes the GPU\'s packed-4d SFT gradient of a one-rollout FILE as a GPT-2-named safetensors',
-    'file (the checkpoint\'s tensor names and shapes): what python/ checks its torch gradient against.',
+    "--grad-out writes the GPU's packed-4d SFT gradient of a one-rollout FILE as a GPT-2-named safetensors",
+    "file (the checkpoint's tensor names and shapes): what python/ checks its torch gradient against.",
     '--json prints one report per rollout (an array for JSONL).',
   ].join('\n'),
   flags: {
@@ -197,7 +225,8 @@ export const verifyCommand: Command = {
     const ckpt = stringFlag(args, 'ckpt');
     if (gradOut !== undefined) await checkOutputPath('grad-out', gradOut, [fileArgument(args), ...(ckpt === undefined ? [] : [ckpt])]);
     const file = await loadRolloutFile(fileArgument(args));
-    if (gradOut !== undefined && file.rollouts.length !== 1) throw new UsageError(`--grad-out needs a file of one rollout, this one has ${file.rollouts.length}`);
+    if (gradOut !== undefined && file.rollouts.length !== 1)
+      throw new UsageError(`--grad-out needs a file of one rollout, this one has ${file.rollouts.length}`);
     checkModelTakes(choice.weights.config, file.rollouts, EXACT);
     return withGpu(io, 'verify', async ({ gpu, engine }) => {
       const model = engine.createGpuModel(gpu, choice.weights);
@@ -222,7 +251,10 @@ export const verifyCommand: Command = {
         if (gradOut !== undefined) {
           if (!packedGrads) throw new UsageError('--grad-out: the rollout has no targets, so no gradient');
           const { id } = file.rollouts[0];
-          writeOutputSync(gradOut, saveCheckpoint({ config: choice.weights.config, tensors: packedGrads }, { kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: id }));
+          writeOutputSync(
+            gradOut,
+            saveCheckpoint({ config: choice.weights.config, tensors: packedGrads }, { kind: 'gradient', method: 'packed-4d', objective: 'sft', rollout: id }),
+          );
         }
         if (args.flags.json) printJson(io, perFile(file, reports));
         else io.out(reports.map(reportTable).join('\n'));

@@ -13,7 +13,8 @@ import { mean } from './matrix';
 import { duration } from '../present/progress';
 import { fixed, formatDrift, label, mdTable, svg, text, xAxis, yAxis } from './report';
 
-const signed = (v: number | null | undefined, digits: number) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(digits)}`);
+const signed = (v: number | null | undefined, digits: number) =>
+  v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(digits)}`;
 const PHASE_TITLE: Record<Phase, string> = { sft: 'SFT on expert demonstrations', rl: 'on-policy RL (PPO-clipped, GRPO)', sweep: 'SDCC λ sweep (RL)' };
 
 /** "0.31 [0.19–0.44]" */
@@ -62,7 +63,9 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
     });
     if (!groups.some((g) => g.phase === phase)) continue;
     out.push(`## Held-out EM after ${PHASE_TITLE[phase]}\n`);
-    out.push(`EM after the last update: mean [lowest–highest] over ${c.seeds.length} seeds, and the mean gain over the start's EM. Curves: learning-${phase}-<editor>.svg.\n`);
+    out.push(
+      `EM after the last update: mean [lowest–highest] over ${c.seeds.length} seeds, and the mean gain over the start's EM. Curves: learning-${phase}-<editor>.svg.\n`,
+    );
     out.push(mdTable(['method', ...editors.flatMap((e) => [`${e}: EM`, 'Δ'])], rows, ['l', ...editors.flatMap(() => ['r', 'r'] as ('l' | 'r')[])]));
   }
 
@@ -91,11 +94,21 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
       fixed(g.stepMs, 0),
     ]);
   out.push(
-    mdTable(
-      ['phase', 'editor', 'method', 'loss', 'logdiff', 'μ', 'cond. drift', 'k3', 'χ²_tok', 'ESS', 'KL_SDCC', 'reward', 'ms/update'],
-      figureRows,
-      ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
+    mdTable(['phase', 'editor', 'method', 'loss', 'logdiff', 'μ', 'cond. drift', 'k3', 'χ²_tok', 'ESS', 'KL_SDCC', 'reward', 'ms/update'], figureRows, [
+      'l',
+      'l',
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
   );
 
   const sweep = sweepGroups(groups);
@@ -123,7 +136,10 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
   const stopped = results.runs.filter((r) => r.stopped);
   if (stopped.length) {
     out.push('## Runs that stopped early\n');
-    out.push(stopped.map((r) => `- ${r.phase} ${r.editor} seed ${r.seed} ${r.method === 'sdcc' ? sdccName(r.lambda!, r.gate) : r.method}: ${r.stopped}`).join('\n') + '\n');
+    out.push(
+      stopped.map((r) => `- ${r.phase} ${r.editor} seed ${r.seed} ${r.method === 'sdcc' ? sdccName(r.lambda!, r.gate) : r.method}: ${r.stopped}`).join('\n') +
+        '\n',
+    );
   }
   return out.join('\n');
 }
@@ -189,7 +205,10 @@ interface PanelSpec {
 function curvesFigure(title: string, subtitle: string, curves: readonly Curve[], updates: number, panels: readonly PanelSpec[]): string {
   const width = Math.max(940, 360 * panels.length + 40);
   const pitch = (width - 56) / panels.length;
-  const body: string[] = [text(16, 22, title, `fill="${INK.text}" font-size="15" font-weight="600"`), text(16, 40, subtitle, `fill="${INK.muted}" font-size="11"`)];
+  const body: string[] = [
+    text(16, 22, title, `fill="${INK.text}" font-size="15" font-weight="600"`),
+    text(16, 40, subtitle, `fill="${INK.muted}" font-size="11"`),
+  ];
   // The legend, wrapped to the figure's width.
   let lx = 16;
   let ly = 58;
@@ -199,7 +218,9 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
       lx = 16;
       ly += 18;
     }
-    body.push(`<line x1="${lx}" x2="${lx + 18}" y1="${ly}" y2="${ly}" stroke="${c.color}" stroke-width="2.5"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`);
+    body.push(
+      `<line x1="${lx}" x2="${lx + 18}" y1="${ly}" y2="${ly}" stroke="${c.color}" stroke-width="2.5"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`,
+    );
     body.push(text(lx + 24, ly + 4, c.name, `fill="${INK.text}"`));
     lx += w;
   }
@@ -209,7 +230,9 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
   panels.forEach((panel, i) => {
     const x0 = 56 + i * pitch;
     const x1 = x0 + pitch - 60;
-    const x = scaleLinear().domain([0, Math.max(1, updates)]).range([x0 + 8, x1 - 8]);
+    const x = scaleLinear()
+      .domain([0, Math.max(1, updates)])
+      .range([x0 + 8, x1 - 8]);
     body.push(`<rect x="${x0}" y="${top}" width="${x1 - x0}" height="${bottom - top}" fill="${INK.panel}"/>`);
     body.push(text(x0, top - 10, panel.title, `fill="${INK.text}" font-size="12" font-weight="600"`));
     let values: number[];
@@ -217,7 +240,10 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
     else values = curves.flatMap((c) => c.series.get(panel.kind)!.map((p) => p[1]));
     const lo = panel.kind === 'loss' ? 0 : Math.min(0, ...values);
     const hi = panel.kind === 'em' || panel.kind === 'reward' ? Math.max(1, ...values) : Math.max(1e-3, ...values) * 1.05;
-    const y = scaleLinear().domain([lo, hi]).range([bottom, top + 6]).nice(5);
+    const y = scaleLinear()
+      .domain([lo, hi])
+      .range([bottom, top + 6])
+      .nice(5);
     body.push(yAxis(y, x0, x1 - x0, format(hi - lo < 0.1 ? '.3f' : '.1f'), 5));
     const ticks = x.ticks(Math.min(updates, 6)).filter(Number.isInteger);
     if (ticks.length) body.push(xAxis(x, ticks, bottom, String));
@@ -233,14 +259,18 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
         const path = line<ReferencePoint>()
           .x((p) => x(p.update))
           .y((p) => y(p.mean))(pts);
-        if (path && pts.length > 1) body.push(`<path d="${path}" fill="none" stroke="${c.color}" stroke-width="2.2"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`);
+        if (path && pts.length > 1)
+          body.push(`<path d="${path}" fill="none" stroke="${c.color}" stroke-width="2.2"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`);
         for (const p of pts) body.push(`<circle cx="${x(p.update).toFixed(1)}" cy="${y(p.mean).toFixed(1)}" r="2.6" fill="${c.color}"/>`);
       } else {
         const pts = c.series.get(panel.kind)!;
         const path = line<[number, number]>()
           .x((p) => x(p[0]))
           .y((p) => y(p[1]))(pts);
-        if (path && pts.length > 1) body.push(`<path d="${path}" fill="none" stroke="${c.color}" stroke-width="1.6" stroke-opacity="0.9"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`);
+        if (path && pts.length > 1)
+          body.push(
+            `<path d="${path}" fill="none" stroke="${c.color}" stroke-width="1.6" stroke-opacity="0.9"${c.dash ? ` stroke-dasharray="${c.dash}"` : ''}/>`,
+          );
       }
     }
   });
@@ -251,12 +281,24 @@ function curvesFigure(title: string, subtitle: string, curves: readonly Curve[],
 function learningSvg(results: LearningResults, phase: 'sft' | 'rl', editor: string): string {
   const c = results.config;
   const runs = results.runs.filter((r) => r.phase === phase && r.editor === editor);
-  const curves = c.methods.filter((m) => runs.some((r) => r.method === m)).map((m) => curveOf(results, runs.filter((r) => r.method === m), label(m), METHOD_BY_ID[m].color));
+  const curves = c.methods
+    .filter((m) => runs.some((r) => r.method === m))
+    .map((m) =>
+      curveOf(
+        results,
+        runs.filter((r) => r.method === m),
+        label(m),
+        METHOD_BY_ID[m].color,
+      ),
+    );
   const sizes = phase === 'sft' ? c.sft : c.rl;
   const seeds = new Set(runs.map((r) => r.seed)).size;
   const panels: PanelSpec[] =
     phase === 'sft'
-      ? [{ title: `held-out EM (greedy, ${c.eval.prompts} prompts per seed)`, kind: 'em' }, { title: 'training loss (target NLL; SDCC + λ·KL)', kind: 'loss' }]
+      ? [
+          { title: `held-out EM (greedy, ${c.eval.prompts} prompts per seed)`, kind: 'em' },
+          { title: 'training loss (target NLL; SDCC + λ·KL)', kind: 'loss' },
+        ]
       : [
           { title: `held-out EM (greedy, ${c.eval.prompts} prompts per seed)`, kind: 'em' },
           { title: 'batch reward (sampled at T = 1)', kind: 'reward' },
@@ -284,8 +326,26 @@ function sweepSvg(results: LearningResults, editor: string): string {
   const curves: Curve[] = [];
   const nc = rl.filter((r) => r.phase === 'rl' && r.method === 'naive-compressed');
   if (nc.length) curves.push(curveOf(results, nc, 'Naive-Compressed (λ 0)', METHOD_BY_ID['naive-compressed'].color, '5,3'));
-  lambdas.forEach((lambda, i) => curves.push(curveOf(results, sdcc.filter((r) => r.gate !== 'advantage' && r.lambda === lambda), `SDCC λ ${lambda}`, shade(i))));
-  gated.forEach((lambda, i) => curves.push(curveOf(results, sdcc.filter((r) => r.gate === 'advantage' && r.lambda === lambda), `SDCC λ ${lambda} gated`, `hsl(${150 - 20 * i}, 60%, 55%)`)));
+  lambdas.forEach((lambda, i) =>
+    curves.push(
+      curveOf(
+        results,
+        sdcc.filter((r) => r.gate !== 'advantage' && r.lambda === lambda),
+        `SDCC λ ${lambda}`,
+        shade(i),
+      ),
+    ),
+  );
+  gated.forEach((lambda, i) =>
+    curves.push(
+      curveOf(
+        results,
+        sdcc.filter((r) => r.gate === 'advantage' && r.lambda === lambda),
+        `SDCC λ ${lambda} gated`,
+        `hsl(${150 - 20 * i}, 60%, 55%)`,
+      ),
+    ),
+  );
   const p4 = rl.filter((r) => r.phase === 'rl' && r.method === 'packed-4d');
   if (p4.length) curves.push(curveOf(results, p4, 'Packed 4D mask', METHOD_BY_ID['packed-4d'].color, '5,3'));
   return curvesFigure(
@@ -304,7 +364,8 @@ function sweepSvg(results: LearningResults, editor: string): string {
 export function learningFigures(results: LearningResults): Map<string, string> {
   const out = new Map<string, string>();
   for (const e of results.config.editors) {
-    for (const phase of ['sft', 'rl'] as const) if (results.runs.some((r) => r.phase === phase && r.editor === e.kind)) out.set(`learning-${phase}-${e.kind}.svg`, learningSvg(results, phase, e.kind));
+    for (const phase of ['sft', 'rl'] as const)
+      if (results.runs.some((r) => r.phase === phase && r.editor === e.kind)) out.set(`learning-${phase}-${e.kind}.svg`, learningSvg(results, phase, e.kind));
     if (results.runs.some((r) => r.phase === 'sweep' && r.editor === e.kind)) out.set(`sweep-${e.kind}.svg`, sweepSvg(results, e.kind));
   }
   return out;

@@ -9,7 +9,19 @@ import type { ModelWeights } from '../model/params';
 import { runSpecOf } from '../run/config';
 import { createRunEngine, modelPlayer, StepFailedError, type RunSpec } from '../run/engine';
 import { playBatch, type PlayedBatch } from '../run/play';
-import { checkLearningConfig, evaluations, groupKey, learningJobs, learningUnits, phaseRunConfig, updateRecord, type LearningConfig, type LearningJob, type LearningResults, type RunResult } from './learning';
+import {
+  checkLearningConfig,
+  evaluations,
+  groupKey,
+  learningJobs,
+  learningUnits,
+  phaseRunConfig,
+  updateRecord,
+  type LearningConfig,
+  type LearningJob,
+  type LearningResults,
+  type RunResult,
+} from './learning';
 import type { EditorSpec } from '../harness/editors';
 
 export type LearningEvent =
@@ -88,7 +100,15 @@ export async function runLearning(config: LearningConfig, weights: ModelWeights,
             first ??= await playBatch(spec.source.play, 0, modelPlayer(start, spec.source.sampling ?? {}), { nPositions: P });
             spec = { ...spec, source: { ...spec.source, first } };
           }
-          const run = await runOne(gpu, spec, weights, { phase: job.phase, editor: editor.kind, seed, method: job.method, ...sdccOf(job) }, sizes.updates, config, (event) => emit(event));
+          const run = await runOne(
+            gpu,
+            spec,
+            weights,
+            { phase: job.phase, editor: editor.kind, seed, method: job.method, ...sdccOf(job) },
+            sizes.updates,
+            config,
+            (event) => emit(event),
+          );
           // Units of updates a stopped run never reached.
           done += units - (run.updates.length + run.evals.length);
           results.runs.push(run);

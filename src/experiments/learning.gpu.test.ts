@@ -57,8 +57,14 @@ describe('learning experiment (tiny model)', () => {
     expect(results.runs).toHaveLength(expected);
     for (const seed of config.seeds)
       for (const editor of config.editors) {
-        for (const phase of ['sft', 'rl'] as const) for (const method of METHODS) expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === phase && r.method === method)).toHaveLength(1);
-        expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === 'sweep').map((r) => `${r.lambda} ${r.gate}`)).toEqual(['0.01 leaves', '0.3 leaves', '0.1 advantage']);
+        for (const phase of ['sft', 'rl'] as const)
+          for (const method of METHODS)
+            expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === phase && r.method === method)).toHaveLength(1);
+        expect(results.runs.filter((r) => r.seed === seed && r.editor === editor.kind && r.phase === 'sweep').map((r) => `${r.lambda} ${r.gate}`)).toEqual([
+          '0.01 leaves',
+          '0.3 leaves',
+          '0.1 advantage',
+        ]);
       }
     expect(results.baseline).toHaveLength(config.seeds.length * config.editors.length);
     expect(units).toBe(learningUnits(config));
@@ -71,7 +77,8 @@ describe('learning experiment (tiny model)', () => {
       const sizes = run.phase === 'sft' ? config.sft : config.rl;
       expect(run.updates.map((u) => u.update)).toEqual(Array.from({ length: sizes.updates }, (_, i) => i + 1));
       for (const u of run.updates) {
-        for (const v of [u.loss, u.taskLoss, u.klSdcc, u.gradNorm, u.stepMs, u.logdiff, u.mu, u.conditioningDrift]) expect(finite(v), `${run.phase} ${run.method} update ${u.update}`).toBe(true);
+        for (const v of [u.loss, u.taskLoss, u.klSdcc, u.gradNorm, u.stepMs, u.logdiff, u.mu, u.conditioningDrift])
+          expect(finite(v), `${run.phase} ${run.method} update ${u.update}`).toBe(true);
         if (run.phase === 'sft') expect(u.rollout_corr).toBeNull();
         else {
           expect(u.rollout_corr, `${run.method}`).not.toBeNull();

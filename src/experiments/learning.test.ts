@@ -37,9 +37,21 @@ const config: LearningConfig = {
 
 function update(u: number, loss: number, corr = false): UpdateRecord {
   return {
-    update: u, loss, taskLoss: loss, klSdcc: 0.5, klFired: u % 2 === 0, divergingLeaves: 2, logdiff: corr ? 0.1 : null, mu: corr ? -0.1 : null, conditioningDrift: 0.2,
+    update: u,
+    loss,
+    taskLoss: loss,
+    klSdcc: 0.5,
+    klFired: u % 2 === 0,
+    divergingLeaves: 2,
+    logdiff: corr ? 0.1 : null,
+    mu: corr ? -0.1 : null,
+    conditioningDrift: 0.2,
     rollout_corr: corr ? mismatchFigures([{ train: [-1, -0.5], rollout: [-0.5, -0.5] }]) : null,
-    reward: corr ? 0.25 : 1, gradNorm: 1, stepMs: 10, genMs: 0, skipped: 0,
+    reward: corr ? 0.25 : 1,
+    gradNorm: 1,
+    stepMs: 10,
+    genMs: 0,
+    skipped: 0,
   };
 }
 
@@ -64,8 +76,15 @@ function results(): LearningResults {
 describe('learning experiment', () => {
   it('runs per seed and editor: every method under SFT and RL, then SDCC at the sweep’s other λ values; units count updates and evaluations', () => {
     expect(learningJobs(config).map((j) => `${j.phase}:${j.method}:${j.lambda}:${j.gate}`)).toEqual([
-      'sft:naive-compressed:0.1:leaves', 'sft:packed-4d:0.1:leaves', 'sft:sdcc:0.1:leaves', 'rl:naive-compressed:0.1:leaves', 'rl:packed-4d:0.1:leaves', 'rl:sdcc:0.1:leaves',
-      'sweep:sdcc:0.01:leaves', 'sweep:sdcc:0.3:leaves', 'sweep:sdcc:0.1:advantage',
+      'sft:naive-compressed:0.1:leaves',
+      'sft:packed-4d:0.1:leaves',
+      'sft:sdcc:0.1:leaves',
+      'rl:naive-compressed:0.1:leaves',
+      'rl:packed-4d:0.1:leaves',
+      'rl:sdcc:0.1:leaves',
+      'sweep:sdcc:0.01:leaves',
+      'sweep:sdcc:0.3:leaves',
+      'sweep:sdcc:0.1:advantage',
     ]);
     // Per seed and editor: a baseline, 3 SFT runs of 4 updates + 2 evaluations, 6 RL runs of 3 updates + 2.
     expect(learningUnits(config)).toBe(2 * 2 * (1 + 3 * 6 + 6 * 5));
@@ -73,16 +92,44 @@ describe('learning experiment', () => {
 
   it("builds each run from the browser's run config of the phase", () => {
     const run = phaseRunConfig(config, 'rl', config.editors[1], 2, ['sdcc'], 0.3);
-    expect(run).toMatchObject({ checkpoint: 'weak.safetensors', env: 'collect', difficulty: 3, distractors: 1, filler: 20, editor: 'compact', budget: 100, methods: ['sdcc'], lambda: 0.3, objective: 'rl', lr: 1e-3, batch: 2, group: 4, seed: 2, steps: 3, evalEvery: 2, evalPrompts: 8 });
+    expect(run).toMatchObject({
+      checkpoint: 'weak.safetensors',
+      env: 'collect',
+      difficulty: 3,
+      distractors: 1,
+      filler: 20,
+      editor: 'compact',
+      budget: 100,
+      methods: ['sdcc'],
+      lambda: 0.3,
+      objective: 'rl',
+      lr: 1e-3,
+      batch: 2,
+      group: 4,
+      seed: 2,
+      steps: 3,
+      evalEvery: 2,
+      evalPrompts: 8,
+    });
     expect(Object.keys(run).sort()).toEqual(Object.keys(defaultRunConfig('small')).sort());
   });
 
   it('bands over seeds: mean, lowest and highest at the updates every seed evaluated', () => {
     const band = bandOf([
-      [{ update: 0, em: 0.25, reward: 0 }, { update: 2, em: 0.5, reward: 0 }, { update: 4, em: 1, reward: 0 }],
-      [{ update: 0, em: 0.25, reward: 0 }, { update: 2, em: 0.25, reward: 0 }],
+      [
+        { update: 0, em: 0.25, reward: 0 },
+        { update: 2, em: 0.5, reward: 0 },
+        { update: 4, em: 1, reward: 0 },
+      ],
+      [
+        { update: 0, em: 0.25, reward: 0 },
+        { update: 2, em: 0.25, reward: 0 },
+      ],
     ]);
-    expect(band).toEqual([{ update: 0, mean: 0.25, min: 0.25, max: 0.25 }, { update: 2, mean: 0.375, min: 0.25, max: 0.5 }]);
+    expect(band).toEqual([
+      { update: 0, mean: 0.25, min: 0.25, max: 0.25 },
+      { update: 2, mean: 0.375, min: 0.25, max: 0.5 },
+    ]);
   });
 
   it("summarises each method, phase, editor and λ over seeds: final EM with its range, gain, verl's figures on the RL batches", () => {
@@ -101,7 +148,12 @@ describe('learning experiment', () => {
     expect(rl.klFiredShare).toBeCloseTo(1 / 3, 12);
     expect(rl.reward).toBe(0.25);
     expect(groups.filter((g) => g.phase === 'sweep').map((g) => `${g.editor}:${g.lambda}:${g.gate}`)).toEqual([
-      'window:0.01:leaves', 'window:0.3:leaves', 'window:0.1:advantage', 'compact:0.01:leaves', 'compact:0.3:leaves', 'compact:0.1:advantage',
+      'window:0.01:leaves',
+      'window:0.3:leaves',
+      'window:0.1:advantage',
+      'compact:0.01:leaves',
+      'compact:0.3:leaves',
+      'compact:0.1:advantage',
     ]);
   });
 
@@ -139,7 +191,14 @@ describe('learning experiment', () => {
     expect(table).toContain('SDCC λ 0.01');
     expect(table).toContain('load average 1.0');
     const figures = learningFigures(r);
-    expect([...figures.keys()].sort()).toEqual(['learning-rl-compact.svg', 'learning-rl-window.svg', 'learning-sft-compact.svg', 'learning-sft-window.svg', 'sweep-compact.svg', 'sweep-window.svg']);
+    expect([...figures.keys()].sort()).toEqual([
+      'learning-rl-compact.svg',
+      'learning-rl-window.svg',
+      'learning-sft-compact.svg',
+      'learning-sft-window.svg',
+      'sweep-compact.svg',
+      'sweep-window.svg',
+    ]);
     for (const svg of figures.values()) {
       expect(svg.startsWith('<svg')).toBe(true);
       expect(svg).not.toContain('NaN');

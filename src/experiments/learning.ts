@@ -106,13 +106,21 @@ export interface LearningResults {
 }
 
 /** The browser's run config of one phase, editor and seed: the experiment trains exactly what the app's preset does. */
-export function phaseRunConfig(config: LearningConfig, objective: Objective, editor: EditorSpec, seed: number, methods: readonly Method[], lambda: number): RunConfig {
+export function phaseRunConfig(
+  config: LearningConfig,
+  objective: Objective,
+  editor: EditorSpec,
+  seed: number,
+  methods: readonly Method[],
+  lambda: number,
+): RunConfig {
   const sizes = objective === 'sft' ? config.sft : config.rl;
   const env = config.env;
   if (env.id !== 'collect' && env.id !== 'lookup') throw new Error('learning: unknown environment');
   const difficulty = env.id === 'collect' ? env.pages : env.hops;
   const distractors = env.id === 'collect' ? env.decoys : env.distractors;
-  if (difficulty === undefined || distractors === undefined || env.filler === undefined) throw new Error('learning: the environment needs every knob set (difficulty, distractors, filler)');
+  if (difficulty === undefined || distractors === undefined || env.filler === undefined)
+    throw new Error('learning: the environment needs every knob set (difficulty, distractors, filler)');
   return {
     preset: 'small',
     checkpoint: config.checkpoint,
@@ -200,7 +208,8 @@ export function checkLearningConfig(config: LearningConfig): void {
   ] as const) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`learning: ${name} must be an integer >= 1, got ${v}`);
   }
-  if (!Number.isInteger(config.rl.group) || config.rl.group < 2) throw new Error(`learning: RL needs a group of at least 2 rollouts per prompt, got ${config.rl.group}`);
+  if (!Number.isInteger(config.rl.group) || config.rl.group < 2)
+    throw new Error(`learning: RL needs a group of at least 2 rollouts per prompt, got ${config.rl.group}`);
   if (!config.seeds.length || !config.editors.length || !config.methods.length) throw new Error('learning: at least one seed, editor and method');
 }
 
@@ -327,4 +336,3 @@ export function referenceCurves(results: LearningResults, command: string): Refe
   }
   return { format: 'memorywalker.reference-curves/v1', command, phases };
 }
-

@@ -113,17 +113,24 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       `Training batches are sampled at temperature ${c.trainTemperature}; EM is measured on a held-out batch of ${c.evalN} prompts decoded greedily ` +
       `(temperature ${c.evalTemperature}). Episodes decode within ${c.episode.maxContext} positions. Took ${duration(results.seconds)}.\n`,
     '## Table 1: editor × method\n',
-    'logdiff = mean |ℓ_train − ℓ_rollout| and μ = mean (ℓ_train − ℓ_rollout) over the targets of each update\'s on-policy batch, averaged over the run ' +
-      '(sdcc: its student, the compressed walk); EM = held-out exact match after the run (EM₀: the checkpoint\'s); ' +
+    "logdiff = mean |ℓ_train − ℓ_rollout| and μ = mean (ℓ_train − ℓ_rollout) over the targets of each update's on-policy batch, averaged over the run " +
+      "(sdcc: its student, the compressed walk); EM = held-out exact match after the run (EM₀: the checkpoint's); " +
       'KL_SDCC = mean KL at diverging leaves (updates where it fired / updates); reward = mean reward of the on-policy batches; ' +
       'step = median update time relative to naive-compressed (first update left out from three updates on: it compiles pipelines); ' +
-      'rows = mean rows through the model per update (the packed input, SDCC\'s teacher included). ' +
+      "rows = mean rows through the model per update (the packed input, SDCC's teacher included). " +
       'On-policy, the rollout logprobs are the live-prefix scores of the weights being trained, so logdiff is also the conditioning drift.\n',
-    mdTable(
-      ['editor', 'method', 'logdiff', 'μ', 'KL_SDCC (fired)', 'reward', 'EM₀ → EM', 'step', 'rows', 'updates'],
-      rows,
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
+    mdTable(['editor', 'method', 'logdiff', 'μ', 'KL_SDCC (fired)', 'reward', 'EM₀ → EM', 'step', 'rows', 'updates'], rows, [
+      'l',
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
     '## Drift at the checkpoint\n',
     `Every scoring method on the checkpoint's own rollouts (sampled at ${describeSampling(driftSampling)}${trainLike ? "; update 1's batch" : ', logprobs recorded at T=1'}), ` +
       'against their rollout-time logprobs; ' +
@@ -131,7 +138,17 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       '(naive-compressed: time-travel leakage, expected mostly negative; naive-full: stale context, expected mostly positive). ' +
       `expected μ = the mean over targets of the signed drift the batch's sampler should expect there, Σ_a s(a)(log q_m(a) − log p(a)), exact ` +
       '(μ averages one sample per target); at temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method. Histograms: drift-<editor>.svg.\n',
-    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
+    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, [
+      'l',
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
     '## Rollouts\n',
     "The checkpoint's batch per editor: rollouts used (every method replays them within the model's positions) of those generated, " +
       'mean K, diverging leaves D, dropped targets, N_packed / final-walk length, how episodes ended, mean reward and EM (sampled).\n',
@@ -161,7 +178,10 @@ export function xAxis(scale: (v: number) => number, ticks: number[], y: number, 
   return ticks
     .map((t) => {
       const x = scale(t);
-      return `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${y}" y2="${y + 4}" stroke="${INK.muted}"/>` + text(x, y + 16, fmt(t), `fill="${INK.muted}" text-anchor="middle" font-size="10"`);
+      return (
+        `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${y}" y2="${y + 4}" stroke="${INK.muted}"/>` +
+        text(x, y + 16, fmt(t), `fill="${INK.muted}" text-anchor="middle" font-size="10"`)
+      );
     })
     .join('\n');
 }
@@ -193,7 +213,9 @@ export function driftSvg(result: EditorResult): string {
   const right = 20;
   const height = top + SEQUENCE_METHODS.length * panel + 44;
   const edges = result.drift.methods[SEQUENCE_METHODS[0]].histogram.rollout.edges;
-  const x = scaleLinear().domain([edges[0], edges[edges.length - 1]]).range([left, width - right]);
+  const x = scaleLinear()
+    .domain([edges[0], edges[edges.length - 1]])
+    .range([left, width - right]);
   const b = result.rollouts.batch;
   const subtitle =
     `checkpoint's own rollouts: ${b.usable} used of ${b.rollouts}, K mean ${b.K.toFixed(2)}, ${b.divergingLeaves} diverging leaves, ` +
@@ -208,16 +230,22 @@ export function driftSvg(result: EditorResult): string {
     const y0 = top + i * panel;
     const y1 = y0 + panel - 22;
     const maxCount = Math.max(1, ...h.counts);
-    const y = scaleSqrt().domain([0, maxCount]).range([y1, y0 + 16]);
+    const y = scaleSqrt()
+      .domain([0, maxCount])
+      .range([y1, y0 + 16]);
     const color = METHOD_BY_ID[m].color;
     body.push(`<rect x="${left}" y="${y0 + 10}" width="${width - left - right}" height="${y1 - y0 - 10}" fill="${INK.panel}"/>`);
     h.counts.forEach((count, k) => {
       if (count === 0) return;
       const xa = x(h.edges[k]) + 0.5;
       const xb = x(h.edges[k + 1]) - 0.5;
-      body.push(`<rect x="${xa.toFixed(1)}" y="${y(count).toFixed(1)}" width="${Math.max(1, xb - xa).toFixed(1)}" height="${(y1 - y(count)).toFixed(1)}" fill="${color}"/>`);
+      body.push(
+        `<rect x="${xa.toFixed(1)}" y="${y(count).toFixed(1)}" width="${Math.max(1, xb - xa).toFixed(1)}" height="${(y1 - y(count)).toFixed(1)}" fill="${color}"/>`,
+      );
     });
-    body.push(`<line x1="${x(0).toFixed(1)}" x2="${x(0).toFixed(1)}" y1="${y0 + 10}" y2="${y1}" stroke="${INK.text}" stroke-dasharray="3,3" stroke-opacity="0.6"/>`);
+    body.push(
+      `<line x1="${x(0).toFixed(1)}" x2="${x(0).toFixed(1)}" y1="${y0 + 10}" y2="${y1}" stroke="${INK.text}" stroke-dasharray="3,3" stroke-opacity="0.6"/>`,
+    );
     body.push(`<line x1="${left}" x2="${width - right}" y1="${y1}" y2="${y1}" stroke="${INK.line}"/>`);
     body.push(text(16, y0 + 26, label(m), `fill="${color}" font-size="13" font-weight="600"`));
     const sign = d.sign.rollout;
@@ -232,7 +260,14 @@ export function driftSvg(result: EditorResult): string {
   const span = edges[edges.length - 1] - edges[0];
   const fmt = format(span < 0.02 ? '.1e' : '.2~f');
   body.push(xAxis(x, x.ticks(8), axisY, fmt));
-  body.push(text((left + width - right) / 2, axisY + 34, `ℓ_method − ℓ_rollout (nats), ${edges.length - 1} bins on one range for all methods`, `fill="${INK.muted}" text-anchor="middle" font-size="11"`));
+  body.push(
+    text(
+      (left + width - right) / 2,
+      axisY + 34,
+      `ℓ_method − ℓ_rollout (nats), ${edges.length - 1} bins on one range for all methods`,
+      `fill="${INK.muted}" text-anchor="middle" font-size="11"`,
+    ),
+  );
   return svg(width, height, body);
 }
 
@@ -275,7 +310,13 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
     return xAxis(x, ticks, bottom, String) + text((p.x0 + p.x1) / 2, bottom + 34, 'update', `fill="${INK.muted}" text-anchor="middle" font-size="11"`);
   };
   /** A panel of one curve per run over the updates: its frame, its grid, the curves, the update axis. */
-  const curvePanel = (p: { x0: number; x1: number }, title: string, grid: string[], y: (v: number) => number, points: (r: RunRecord) => [number, number | null][]) => {
+  const curvePanel = (
+    p: { x0: number; x1: number },
+    title: string,
+    grid: string[],
+    y: (v: number) => number,
+    points: (r: RunRecord) => [number, number | null][],
+  ) => {
     const x = xStep(p);
     const out: string[] = [];
     runs.forEach((r, i) => {
@@ -303,18 +344,29 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
   const positive = logdiffs.filter((v) => v > 0);
   const lo = positive.length ? Math.max(1e-9, Math.min(...positive) / 2) : 1e-7;
   const hi = Math.max(lo * 100, ...logdiffs.map((v) => v * 2));
-  const yLog = scaleLog().domain([lo, hi]).range([bottom, top + 6]).clamp(true);
+  const yLog = scaleLog()
+    .domain([lo, hi])
+    .range([bottom, top + 6])
+    .clamp(true);
   const decades = yLog.ticks().filter((t) => Math.abs(Math.log10(t) - Math.round(Math.log10(t))) < 1e-9);
   const logGrid = decades.flatMap((t) => [
     `<line x1="${panels[1].x0}" x2="${panels[1].x1}" y1="${yLog(t).toFixed(1)}" y2="${yLog(t).toFixed(1)}" stroke="${INK.grid}"/>`,
     text(panels[1].x0 - 6, yLog(t) + 3, format('.0e')(t), `fill="${INK.muted}" text-anchor="end" font-size="10"`),
   ]);
   const logTitle = 'logdiff |ℓ_train − ℓ_rollout| (log scale)';
-  curvePanel(panels[1], logTitle, logGrid, (v) => yLog(Math.max(v, lo)), (r) => r.steps.map((s) => [s.update, s.metrics?.logdiff ?? null]));
+  curvePanel(
+    panels[1],
+    logTitle,
+    logGrid,
+    (v) => yLog(Math.max(v, lo)),
+    (r) => r.steps.map((s) => [s.update, s.metrics?.logdiff ?? null]),
+  );
 
   // (c) Held-out EM after each run; the checkpoint's as a dashed line.
   const p = panels[2];
-  const yEm = scaleLinear().domain([0, 1]).range([bottom, top + 6]);
+  const yEm = scaleLinear()
+    .domain([0, 1])
+    .range([bottom, top + 6]);
   const band = scaleBand<string>()
     .domain(runs.map((r) => r.method))
     .range([p.x0 + 8, p.x1 - 8])
@@ -327,7 +379,9 @@ export function curvesSvg(result: EditorResult, methods: readonly Method[]): str
     const x = band(r.method)!;
     const c = METHOD_BY_ID[r.method].color;
     const y = yEm(r.final.em);
-    body.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${band.bandwidth().toFixed(1)}" height="${Math.max(0, bottom - y).toFixed(1)}" fill="${c}"/>`);
+    body.push(
+      `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${band.bandwidth().toFixed(1)}" height="${Math.max(0, bottom - y).toFixed(1)}" fill="${c}"/>`,
+    );
     body.push(text(x + band.bandwidth() / 2, y - 4, r.final.em.toFixed(2), `fill="${INK.text}" text-anchor="middle" font-size="10"`));
     body.push(text(x + band.bandwidth() / 2, bottom + 16, METHOD_BY_ID[r.method].short, `fill="${c}" text-anchor="middle" font-size="10"`));
   }

@@ -59,7 +59,12 @@ function batchFigures(batch: PlayedBatch, nPositions: number): BatchFigures {
 export async function runMatrix(config: MatrixConfig, weights: ModelWeights, engine: MatrixEngine, hooks: MatrixHooks = {}): Promise<MatrixResults> {
   const started = performance.now();
   const P = weights.config.nPositions;
-  for (const [name, v] of [['n', config.n], ['group', config.group], ['steps', config.steps], ['evalN', config.evalN]] as const) {
+  for (const [name, v] of [
+    ['n', config.n],
+    ['group', config.group],
+    ['steps', config.steps],
+    ['evalN', config.evalN],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`runMatrix: ${name} must be an integer >= 1, got ${v}`);
   }
   if (config.episode.maxContext > P) throw new Error(`runMatrix: maxContext ${config.episode.maxContext} exceeds the model's ${P} positions`);

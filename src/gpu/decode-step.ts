@@ -91,7 +91,11 @@ export function recordStep(model: GpuModel, b: DecoderBuffers, path: DecodeAtten
   const mask = flash ? createAttentionMask(device, new Uint32Array(n).fill(n), attentionConfig(gpu.info)) : undefined;
   const passes: StepLaunches['passes'] = [];
   const decode: Launch[] = [];
-  let open: Launch[] = createEmbedding(device, { N: M, C, V }, { tokens: b.tokenIds, positions: b.positionIds, wte: t('wte.weight'), wpe: t('wpe.weight'), out: b.x });
+  let open: Launch[] = createEmbedding(
+    device,
+    { N: M, C, V },
+    { tokens: b.tokenIds, positions: b.positionIds, wte: t('wte.weight'), wpe: t('wpe.weight'), out: b.x },
+  );
   const close = (copy: Copy) => {
     passes.push({ launches: open, copy });
     open = [];
@@ -99,8 +103,20 @@ export function recordStep(model: GpuModel, b: DecoderBuffers, path: DecodeAtten
   for (let l = 0; l < L; l++) {
     // One set of buffers for every layer: x in and out, ln and its statistics for both norms, proj for both projections.
     const block = createBlockLaunches(model, l, M, {
-      x: b.x, ln1: b.ln, ln1Mean: b.mean, ln1Rstd: b.rstd, qkv: b.qkvNew, att: b.att, attProj: b.proj, x1: b.x1,
-      ln2: b.ln, ln2Mean: b.mean, ln2Rstd: b.rstd, fc: b.fc, mlpProj: b.proj, out: b.x,
+      x: b.x,
+      ln1: b.ln,
+      ln1Mean: b.mean,
+      ln1Rstd: b.rstd,
+      qkv: b.qkvNew,
+      att: b.att,
+      attProj: b.proj,
+      x1: b.x1,
+      ln2: b.ln,
+      ln2Mean: b.mean,
+      ln2Rstd: b.rstd,
+      fc: b.fc,
+      mlpProj: b.proj,
+      out: b.x,
     });
     open.push(...block.toQkv);
     // The new rows' q | k | v into the cache at row `start`: attention reads them from there.
@@ -137,7 +153,11 @@ export async function runStep(model: GpuModel, b: DecoderBuffers, step: StepLaun
   const { device } = model.gpu;
   const C = model.config.nEmbd;
   device.queue.writeBuffer(b.tokenIds, 0, Uint32Array.from(tokens));
-  device.queue.writeBuffer(b.positionIds, 0, Uint32Array.from({ length: tokens.length }, (_, i) => start + i));
+  device.queue.writeBuffer(
+    b.positionIds,
+    0,
+    Uint32Array.from({ length: tokens.length }, (_, i) => start + i),
+  );
   const encoder = device.createCommandEncoder({ label: 'Decoder.encoder' });
   for (const [p, { launches, copy }] of step.passes.entries()) {
     const pass = encoder.beginComputePass({ label: `Decoder.pass${p}` });

@@ -15,9 +15,39 @@ import { useGpu } from './runtime/gpu.testing';
 let gpu: Gpu;
 useGpu((g) => (gpu = g));
 
-const base = { name: 'tiny', ropeTheta: 10000, ropeScaling: { type: 'none' } as const, rmsNormEps: 1e-6, maxPositionEmbeddings: 512, nLayer: 2, tieWordEmbeddings: true };
-const QWEN3: FamilyConfig = { ...base, architecture: 'Qwen3ForCausalLM', vocabSize: 120, hiddenSize: 64, intermediateSize: 128, nHead: 4, nKvHead: 2, headDim: 64, qkvBias: false, qkNorm: true };
-const QWEN2: FamilyConfig = { ...base, architecture: 'Qwen2ForCausalLM', vocabSize: 90, hiddenSize: 32, intermediateSize: 64, nHead: 2, nKvHead: 1, headDim: 16, qkvBias: true, qkNorm: false };
+const base = {
+  name: 'tiny',
+  ropeTheta: 10000,
+  ropeScaling: { type: 'none' } as const,
+  rmsNormEps: 1e-6,
+  maxPositionEmbeddings: 512,
+  nLayer: 2,
+  tieWordEmbeddings: true,
+};
+const QWEN3: FamilyConfig = {
+  ...base,
+  architecture: 'Qwen3ForCausalLM',
+  vocabSize: 120,
+  hiddenSize: 64,
+  intermediateSize: 128,
+  nHead: 4,
+  nKvHead: 2,
+  headDim: 64,
+  qkvBias: false,
+  qkNorm: true,
+};
+const QWEN2: FamilyConfig = {
+  ...base,
+  architecture: 'Qwen2ForCausalLM',
+  vocabSize: 90,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  nHead: 2,
+  nKvHead: 1,
+  headDim: 16,
+  qkvBias: true,
+  qkNorm: false,
+};
 
 function logSoftmax(logits: Float32Array): Float64Array {
   const m = Math.max(...logits);
@@ -26,7 +56,10 @@ function logSoftmax(logits: Float32Array): Float64Array {
 }
 
 describe('family decoder', () => {
-  for (const [config, dtype] of [[QWEN3, 'BF16'], [QWEN2, 'F16']] as [FamilyConfig, WeightDtype][]) {
+  for (const [config, dtype] of [
+    [QWEN3, 'BF16'],
+    [QWEN2, 'F16'],
+  ] as [FamilyConfig, WeightDtype][]) {
     it(`${config.architecture} ${dtype}: prefill, decode steps and an edit give the float64 forward's last row within 2e-4`, async () => {
       const folder = randomFamilyFolder(config, dtype, 11);
       const model = await loadFamilyModel(gpu, config, folderSource(folder));
@@ -53,7 +86,7 @@ describe('family decoder', () => {
         const edited = [...view.slice(0, 6), 3, 4];
         expectClose(logSoftmax(await decoder.sync(edited)), want(edited), { abs: 2e-4, label: 'after an edit' });
         expect(decoder.tokens).toEqual(edited);
-        await expect(decoder.extend(Array.from({ length: 20 }, () => 1))).rejects.toThrow('more than the decoder\'s 24 positions');
+        await expect(decoder.extend(Array.from({ length: 20 }, () => 1))).rejects.toThrow("more than the decoder's 24 positions");
       } finally {
         decoder.destroy();
         model.destroy();

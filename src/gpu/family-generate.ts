@@ -40,7 +40,9 @@ export function createFamilyDecoder(model: FamilyGpuModel, options: { capacity?:
   if (!(Number.isInteger(capacity) && capacity >= 1)) throw new Error(`createFamilyDecoder: capacity ${capacity} is not a row count`);
   const limit = bindingLimit(device);
   if (capacity * W * 4 > limit) {
-    throw new GpuLimitError(`a KV cache of ${capacity} rows needs ${mib(capacity * W * 4)} per layer, the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`);
+    throw new GpuLimitError(
+      `a KV cache of ${capacity} rows needs ${mib(capacity * W * 4)} per layer, the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`,
+    );
   }
   const owner = createOwner(device, 'FamilyDecoder');
   const { buf } = owner;
@@ -62,10 +64,22 @@ export function createFamilyDecoder(model: FamilyGpuModel, options: { capacity?:
   const t = model.tensor;
 
   const recordStep = (start: number, M: number): Launch[] => {
-    const linear = (n: number, xRef: BufferRef, name: string, y: BufferRef, o: { ldY?: number; offsetY?: number; bias?: string; accumulate?: boolean } = {}) => {
+    const linear = (
+      n: number,
+      xRef: BufferRef,
+      name: string,
+      y: BufferRef,
+      o: { ldY?: number; offsetY?: number; bias?: string; accumulate?: boolean } = {},
+    ) => {
       const w = t(`${name}.weight`);
       const [out, K] = w.shape;
-      return createLinear(device, { M: n, K, N: out, ldY: o.ldY, offsetY: o.offsetY }, w.dtype, { x: xRef, w: w.buffer, bias: o.bias ? t(o.bias).buffer : undefined, y }, { accumulate: o.accumulate });
+      return createLinear(
+        device,
+        { M: n, K, N: out, ldY: o.ldY, offsetY: o.offsetY },
+        w.dtype,
+        { x: xRef, w: w.buffer, bias: o.bias ? t(o.bias).buffer : undefined, y },
+        { accumulate: o.accumulate },
+      );
     };
     const norm = (n: number, xRef: BufferRef, name: string, out: BufferRef) =>
       createRmsnorm(device, { N: n, C, eps: config.rmsNormEps }, t(name).dtype, { x: xRef, weight: t(name).buffer, out });
@@ -81,12 +95,18 @@ export function createFamilyDecoder(model: FamilyGpuModel, options: { capacity?:
         linear(M, h, `${a}q_proj`, cache[l], { ldY: W, offsetY: row0, bias: bias('q_proj') }),
         linear(M, h, `${a}k_proj`, cache[l], { ldY: W, offsetY: row0 + NH * HS, bias: bias('k_proj') }),
         linear(M, h, `${a}v_proj`, cache[l], { ldY: W, offsetY: row0 + (NH + NKV) * HS, bias: bias('v_proj') }),
-        createRope(device, { N: M, NH, NKV, HS, first: start }, {
-          qkv: cache[l],
-          positions: positionIds,
-          rotation,
-          norm: config.qkNorm ? { q: t(`${a}q_norm.weight`).buffer, k: t(`${a}k_norm.weight`).buffer, dtype: t(`${a}q_norm.weight`).dtype, eps: config.rmsNormEps } : undefined,
-        }),
+        createRope(
+          device,
+          { N: M, NH, NKV, HS, first: start },
+          {
+            qkv: cache[l],
+            positions: positionIds,
+            rotation,
+            norm: config.qkNorm
+              ? { q: t(`${a}q_norm.weight`).buffer, k: t(`${a}k_norm.weight`).buffer, dtype: t(`${a}q_norm.weight`).dtype, eps: config.rmsNormEps }
+              : undefined,
+          },
+        ),
         createDecodeAttention(device, { NH, NKV, HS, start, M }, { cache: cache[l], out: att }),
         linear(M, att, `${a}o_proj`, x, { accumulate: true }),
         norm(M, x, `${p}post_attention_layernorm.weight`, h),
@@ -123,7 +143,11 @@ export function createFamilyDecoder(model: FamilyGpuModel, options: { capacity?:
     const launches = recordStep(start, M);
     try {
       device.queue.writeBuffer(tokenIds, 0, Uint32Array.from(newTokens));
-      device.queue.writeBuffer(positionIds, 0, Uint32Array.from({ length: M }, (_, i) => start + i));
+      device.queue.writeBuffer(
+        positionIds,
+        0,
+        Uint32Array.from({ length: M }, (_, i) => start + i),
+      );
       device.queue.writeBuffer(lastRow, 0, Uint32Array.of(M - 1));
       const encoder = device.createCommandEncoder({ label: 'FamilyDecoder.encoder' });
       const pass = encoder.beginComputePass({ label: 'FamilyDecoder.pass' });

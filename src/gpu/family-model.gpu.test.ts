@@ -24,17 +24,46 @@ afterEach(() => setBindingLimit(gpu.device, undefined));
 const base = { name: 'tiny', ropeTheta: 10000, ropeScaling: { type: 'none' } as const, rmsNormEps: 1e-6, maxPositionEmbeddings: 512, nLayer: 2 };
 
 const QWEN3: FamilyConfig = {
-  ...base, architecture: 'Qwen3ForCausalLM', vocabSize: 300, hiddenSize: 64, intermediateSize: 128, nHead: 4, nKvHead: 2, headDim: 64,
-  tieWordEmbeddings: true, qkvBias: false, qkNorm: true, ropeTheta: 1000000,
+  ...base,
+  architecture: 'Qwen3ForCausalLM',
+  vocabSize: 300,
+  hiddenSize: 64,
+  intermediateSize: 128,
+  nHead: 4,
+  nKvHead: 2,
+  headDim: 64,
+  tieWordEmbeddings: true,
+  qkvBias: false,
+  qkNorm: true,
+  ropeTheta: 1000000,
 };
 const LLAMA: FamilyConfig = {
-  ...base, architecture: 'LlamaForCausalLM', vocabSize: 256, hiddenSize: 64, intermediateSize: 96, nHead: 2, nKvHead: 1, headDim: 128,
-  tieWordEmbeddings: false, qkvBias: false, qkNorm: false, rmsNormEps: 1e-5,
+  ...base,
+  architecture: 'LlamaForCausalLM',
+  vocabSize: 256,
+  hiddenSize: 64,
+  intermediateSize: 96,
+  nHead: 2,
+  nKvHead: 1,
+  headDim: 128,
+  tieWordEmbeddings: false,
+  qkvBias: false,
+  qkNorm: false,
+  rmsNormEps: 1e-5,
   ropeScaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64 },
 };
 const QWEN2: FamilyConfig = {
-  ...base, architecture: 'Qwen2ForCausalLM', vocabSize: 200, hiddenSize: 192, intermediateSize: 128, nHead: 4, nKvHead: 2, headDim: 16,
-  tieWordEmbeddings: false, qkvBias: true, qkNorm: false,
+  ...base,
+  architecture: 'Qwen2ForCausalLM',
+  vocabSize: 200,
+  hiddenSize: 192,
+  intermediateSize: 128,
+  nHead: 4,
+  nKvHead: 2,
+  headDim: 16,
+  tieWordEmbeddings: false,
+  qkvBias: true,
+  qkNorm: false,
 };
 
 /** Positions of a preorder tree's rows: each row's depth (its ancestors), plus `start`. */
@@ -53,7 +82,9 @@ function treeBatch(seed: number, V: number, treeRows: number, causalRows: number
   const end = packEnds([tree, causalEnd(causalRows)]);
   const positions = [...treePositions(tree, 7), ...Array.from({ length: causalRows }, (_, i) => i)];
   const tokens = Array.from(end, () => rng.int(V));
-  const targets = Array.from(end.keys()).filter((i) => i % 5 !== 3).map((predictor) => ({ predictor, token: rng.int(V) }));
+  const targets = Array.from(end.keys())
+    .filter((i) => i % 5 !== 3)
+    .map((predictor) => ({ predictor, token: rng.int(V) }));
   return { tokens, positions, end, targets };
 }
 
@@ -109,7 +140,11 @@ describe('family model on the GPU', () => {
       });
       const scored = await scoreSequences(model, sequences, { maxRows: 25, rows: (tid) => tid % 2 === 0 });
       const want = sequences.flatMap((q) => Array.from(familyReferenceLogprobs(config, folder, q)));
-      expectClose(scored.map((t) => t.logprob), want, { abs: 2e-4, label: 'logprobs' });
+      expectClose(
+        scored.map((t) => t.logprob),
+        want,
+        { abs: 2e-4, label: 'logprobs' },
+      );
       const withRows = scored.filter((t) => t.row);
       expect(withRows.length).toBe(scored.filter((t) => t.id % 2 === 0).length);
       for (const t of withRows) {

@@ -5,14 +5,30 @@ import type { FamilyConfig } from '../model/family/config';
 import { checkFamilyConfig, familyTensorShapes } from './family-model';
 
 const QWEN3: FamilyConfig = {
-  architecture: 'Qwen3ForCausalLM', name: 'tiny-qwen3', vocabSize: 300, hiddenSize: 64, intermediateSize: 128, nLayer: 2, nHead: 4, nKvHead: 2,
-  headDim: 64, ropeTheta: 1e6, ropeScaling: { type: 'none' }, rmsNormEps: 1e-6, tieWordEmbeddings: true, maxPositionEmbeddings: 512, qkvBias: false, qkNorm: true,
+  architecture: 'Qwen3ForCausalLM',
+  name: 'tiny-qwen3',
+  vocabSize: 300,
+  hiddenSize: 64,
+  intermediateSize: 128,
+  nLayer: 2,
+  nHead: 4,
+  nKvHead: 2,
+  headDim: 64,
+  ropeTheta: 1e6,
+  ropeScaling: { type: 'none' },
+  rmsNormEps: 1e-6,
+  tieWordEmbeddings: true,
+  maxPositionEmbeddings: 512,
+  qkvBias: false,
+  qkNorm: true,
 };
 
 describe('family config on the GPU', () => {
   it('refuses in one line what the kernels cannot run', () => {
     expect(() => checkFamilyConfig({ ...QWEN3, nKvHead: 3 })).toThrow('tiny-qwen3: 4 attention heads are not a multiple of 3 key/value heads');
-    expect(() => checkFamilyConfig({ ...QWEN3, headDim: 256 })).toThrow('head_dim 256 is not supported: the attention kernel takes a multiple of 4, at most 128');
+    expect(() => checkFamilyConfig({ ...QWEN3, headDim: 256 })).toThrow(
+      'head_dim 256 is not supported: the attention kernel takes a multiple of 4, at most 128',
+    );
     expect(() => checkFamilyConfig({ ...QWEN3, intermediateSize: 127 })).toThrow('must be even');
     expect(() => checkFamilyConfig(QWEN3)).not.toThrow();
   });

@@ -66,7 +66,11 @@ export function familyReferenceLogprobs(config: FamilyConfig, folder: readonly F
     const h = rmsnormReference(x, get(`${p}input_layernorm.weight`), N, C, eps);
     const qkv = new Float64Array(N * W);
     let column = 0;
-    for (const [proj, width] of [['q_proj', NH * HS], ['k_proj', NKV * HS], ['v_proj', NKV * HS]] as const) {
+    for (const [proj, width] of [
+      ['q_proj', NH * HS],
+      ['k_proj', NKV * HS],
+      ['v_proj', NKV * HS],
+    ] as const) {
       const y = linearReference(h, get(`${a}${proj}.weight`), config.qkvBias ? get(`${a}${proj}.bias`) : null, N, C, width);
       for (let i = 0; i < N; i++) qkv.set(y.subarray(i * width, (i + 1) * width), i * W + column);
       column += width;

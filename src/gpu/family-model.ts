@@ -58,7 +58,10 @@ export interface FamilyLoadProgress {
 /** The tensors a family model folder holds, by name, with their shapes. */
 export function familyTensorShapes(config: FamilyConfig): Map<string, number[]> {
   const { vocabSize: V, hiddenSize: C, intermediateSize: FF, nHead: NH, nKvHead: NKV, headDim: HS } = config;
-  const shapes = new Map<string, number[]>([['model.embed_tokens.weight', [V, C]], ['model.norm.weight', [C]]]);
+  const shapes = new Map<string, number[]>([
+    ['model.embed_tokens.weight', [V, C]],
+    ['model.norm.weight', [C]],
+  ]);
   if (!config.tieWordEmbeddings) shapes.set('lm_head.weight', [V, C]);
   for (let l = 0; l < config.nLayer; l++) {
     const p = `model.layers.${l}.`;
@@ -93,8 +96,10 @@ function ignored(config: FamilyConfig, name: string): boolean {
 export function checkFamilyConfig(config: FamilyConfig): void {
   const { hiddenSize: C, intermediateSize: FF, nHead: NH, nKvHead: NKV, headDim: HS } = config;
   if (NH % NKV !== 0) throw new Error(`${config.name}: ${NH} attention heads are not a multiple of ${NKV} key/value heads`);
-  if (HS % 4 !== 0 || HS > ATTENTION_LONG_MAX_HS) throw new Error(`${config.name}: head_dim ${HS} is not supported: the attention kernel takes a multiple of 4, at most ${ATTENTION_LONG_MAX_HS}`);
-  if (C % 2 !== 0 || FF % 2 !== 0) throw new Error(`${config.name}: hidden_size ${C} and intermediate_size ${FF} must be even (16-bit weights are read in pairs)`);
+  if (HS % 4 !== 0 || HS > ATTENTION_LONG_MAX_HS)
+    throw new Error(`${config.name}: head_dim ${HS} is not supported: the attention kernel takes a multiple of 4, at most ${ATTENTION_LONG_MAX_HS}`);
+  if (C % 2 !== 0 || FF % 2 !== 0)
+    throw new Error(`${config.name}: hidden_size ${C} and intermediate_size ${FF} must be even (16-bit weights are read in pairs)`);
 }
 
 /** A GPU buffer holding a tensor's bytes (padded to whole words). */
@@ -165,15 +170,22 @@ export async function loadFamilyModel(
         else if (tensor.name === 'lm_head.weight') head = uploadTable(device, label, tensor, config.vocabSize, config.hiddenSize);
         else {
           if (tensor.data.byteLength > limit) {
-            throw new GpuLimitError(`model does not fit the adapter: ${tensor.name} takes ${mib(tensor.data.byteLength)}, the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`);
+            throw new GpuLimitError(
+              `model does not fit the adapter: ${tensor.name} takes ${mib(tensor.data.byteLength)}, the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`,
+            );
           }
           tensors.set(tensor.name, { buffer: uploadBytes(device, label, tensor.data), dtype: tensor.dtype, shape: tensor.shape });
         }
       }
       onProgress?.({ bytes: fileBytes, total: source.totalBytes });
     }
-    const missing = [...shapes.keys()].filter((name) => !tensors.has(name) && !(name === 'model.embed_tokens.weight' && embedding) && !(name === 'lm_head.weight' && head));
-    if (missing.length) throw new Error(`${config.name}: the model folder lacks ${missing.length} tensor${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`);
+    const missing = [...shapes.keys()].filter(
+      (name) => !tensors.has(name) && !(name === 'model.embed_tokens.weight' && embedding) && !(name === 'lm_head.weight' && head),
+    );
+    if (missing.length)
+      throw new Error(
+        `${config.name}: the model folder lacks ${missing.length} tensor${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`,
+      );
   } catch (error) {
     destroyAll();
     throw error;
@@ -207,7 +219,9 @@ export function mlpBlockRows(model: FamilyGpuModel, N: number): number {
   const bytes = Math.min(MLP_BLOCK_BYTES, bindingLimit(model.gpu.device));
   const rows = Math.floor(bytes / (2 * FF * 4) / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN;
   if (rows === 0) {
-    throw new GpuLimitError(`model does not fit the adapter: ${BLOCK_ROWS_ALIGN} rows of the MLP need a ${mib(BLOCK_ROWS_ALIGN * 2 * FF * 4)} binding, it binds at most ${mib(bytes)}`);
+    throw new GpuLimitError(
+      `model does not fit the adapter: ${BLOCK_ROWS_ALIGN} rows of the MLP need a ${mib(BLOCK_ROWS_ALIGN * 2 * FF * 4)} binding, it binds at most ${mib(bytes)}`,
+    );
   }
   return Math.min(N, rows);
 }
@@ -243,7 +257,9 @@ export function createFamilyForward(model: FamilyGpuModel, input: BatchInput): H
   const widths = rowFloats(config);
   const widest = Math.max(...Object.values(widths));
   if (N * widest * 4 > limit) {
-    throw new GpuLimitError(`model does not fit the adapter: a ${N}-row batch needs a ${mib(N * widest * 4)} binding, the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`);
+    throw new GpuLimitError(
+      `model does not fit the adapter: a ${N}-row batch needs a ${mib(N * widest * 4)} binding, the adapter binds at most ${mib(limit)} (maxStorageBufferBindingSize)`,
+    );
   }
   const W = widths.qkv;
   const owner = createOwner(device, 'FamilyForward');
@@ -269,7 +285,13 @@ export function createFamilyForward(model: FamilyGpuModel, input: BatchInput): H
     const bias = o.bias ? t(o.bias) : undefined;
     if (bias && bias.dtype !== w.dtype) throw new Error(`${name}: bias ${bias.dtype}, weight ${w.dtype}`);
     const [out, K] = w.shape;
-    return createLinear(device, { M, K, N: out, ldY: o.ldY, offsetY: o.offsetY }, w.dtype, { x: xRef, w: w.buffer, bias: bias?.buffer, y }, { accumulate: o.accumulate });
+    return createLinear(
+      device,
+      { M, K, N: out, ldY: o.ldY, offsetY: o.offsetY },
+      w.dtype,
+      { x: xRef, w: w.buffer, bias: bias?.buffer, y },
+      { accumulate: o.accumulate },
+    );
   };
   const norm = (M: number, xRef: BufferRef, name: string, out: BufferRef) => {
     const w = t(name);
@@ -285,14 +307,18 @@ export function createFamilyForward(model: FamilyGpuModel, input: BatchInput): H
       linear(N, h, `${a}q_proj`, qkv, { ldY: W, offsetY: 0, bias: bias('q_proj') }),
       linear(N, h, `${a}k_proj`, qkv, { ldY: W, offsetY: NH * HS, bias: bias('k_proj') }),
       linear(N, h, `${a}v_proj`, qkv, { ldY: W, offsetY: (NH + NKV) * HS, bias: bias('v_proj') }),
-      createRope(device, { N, NH, NKV, HS }, {
-        qkv,
-        positions,
-        rotation,
-        norm: config.qkNorm
-          ? { q: t(`${a}q_norm.weight`).buffer, k: t(`${a}k_norm.weight`).buffer, dtype: t(`${a}q_norm.weight`).dtype, eps: config.rmsNormEps }
-          : undefined,
-      }),
+      createRope(
+        device,
+        { N, NH, NKV, HS },
+        {
+          qkv,
+          positions,
+          rotation,
+          norm: config.qkNorm
+            ? { q: t(`${a}q_norm.weight`).buffer, k: t(`${a}k_norm.weight`).buffer, dtype: t(`${a}q_norm.weight`).dtype, eps: config.rmsNormEps }
+            : undefined,
+        },
+      ),
       createAttentionForward(device, mask, { NH, NKV, HS }, { qkv, out: att, lse }),
       linear(N, att, `${a}o_proj`, x, { accumulate: true }),
       norm(N, x, `${p}post_attention_layernorm.weight`, h),

@@ -120,7 +120,11 @@ describe('createDecoder (KV cache)', () => {
       const want = await fullScores(model, seq.slice(0, 21 + recorded.length), 21);
       const sampled = recorded.flatMap((lp, j) => (Number.isNaN(lp) ? [] : [[lp, want[j]]]));
       expect(sampled).toHaveLength(40);
-      expectClose(sampled.map((p) => p[0]), sampled.map((p) => p[1]), { abs: 1e-5, label: 'decode-time logprob vs full forward' });
+      expectClose(
+        sampled.map((p) => p[0]),
+        sampled.map((p) => p[1]),
+        { abs: 1e-5, label: 'decode-time logprob vs full forward' },
+      );
       // And the whole last logits row, not only the sampled entries.
       expectClose(logits, row(await fullLogits(model, seq), seq.length - 1), { abs: 1e-5, label: 'last-row logits' });
       expect(decoder.stats.rows).toBe(seq.length);
@@ -255,7 +259,11 @@ describe('the model policy', () => {
     for (const method of ['logit-tree', 'packed-4d'] as const) {
       const scored = (await scorePlan(stopModel, buildPlan(tree, method))).targets;
       expect(scored).toHaveLength(tree.targets.length);
-      expectClose(scored.map((t) => t.logprob), scored.map((t) => recorded.get(t.id)!), { abs: 1e-4, label: `${method} vs rollout logprobs` });
+      expectClose(
+        scored.map((t) => t.logprob),
+        scored.map((t) => recorded.get(t.id)!),
+        { abs: 1e-4, label: `${method} vs rollout logprobs` },
+      );
     }
     // The naive replays do not agree: that is the drift the exact methods remove.
     const compressed = (await scorePlan(stopModel, buildPlan(tree, 'naive-compressed'))).targets;

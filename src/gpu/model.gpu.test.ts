@@ -66,7 +66,11 @@ describe('GPU model forward', () => {
       const a = lt.targets.map((t) => t.logprob);
       const b = lt.targets.map((t) => byId.get(t.id)!);
       expectClose(b, a, { abs: 1e-5, label: `${rollout.id}: packed-4d vs logit-tree` });
-      expectClose(a, lt.targets.map((t) => live.get(t.id)!), { abs: 1e-4, label: `${rollout.id}: logit-tree vs CPU live prefix` });
+      expectClose(
+        a,
+        lt.targets.map((t) => live.get(t.id)!),
+        { abs: 1e-4, label: `${rollout.id}: logit-tree vs CPU live prefix` },
+      );
       compared += a.length;
     }
     expect(compared).toBeGreaterThan(50);

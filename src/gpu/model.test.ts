@@ -18,7 +18,8 @@ describe('checkModelFits', () => {
 
   describe('GPT-2 124M (its 147.2 MiB token embedding binds in blocks)', () => {
     const gpt2 = { vocabSize: 50257, nEmbd: 768, nLayer: 12, nHead: 12, nPositions: 1024 };
-    const device = (binding: number, buffer: number) => ({ limits: { maxStorageBufferBindingSize: binding * 2 ** 20, maxBufferSize: buffer * 2 ** 20 } }) as unknown as GPUDevice;
+    const device = (binding: number, buffer: number) =>
+      ({ limits: { maxStorageBufferBindingSize: binding * 2 ** 20, maxBufferSize: buffer * 2 ** 20 } }) as unknown as GPUDevice;
 
     it('fits 128 MiB bindings up to 667 rows, whose logits bind whole', () => {
       expect(() => checkModelFits(gpt2, device(128, 1024), 667)).not.toThrow();

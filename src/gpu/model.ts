@@ -10,7 +10,7 @@ import { createOwner, createStorage, readFloat32 } from './runtime/buffers';
 import type { Gpu } from './runtime/device';
 import { encodeLaunches, releaseLaunches, type BufferRef, type Launch } from './runtime/kernel';
 import { createAdd } from './kernels/add/add';
-import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward, } from './kernels/attention/attention';
+import { attentionConfig, createAttentionMask, encodeAttentionBackward, encodeAttentionForward } from './kernels/attention/attention';
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './kernels/embedding/embedding';
 import { createHead } from './head';
 import { bindingLimit, GpuLimitError, rowBlocks } from './runtime/limits';
@@ -157,8 +157,17 @@ export function createBlockLaunches(model: GpuModel, l: number, rows: number, b:
     fromAttention: [
       createMatmul(device, { M: rows, K: C, N: C }, { x: b.att, w: t(`${h}attn.c_proj.weight`), bias: t(`${h}attn.c_proj.bias`), y: b.attProj }),
       createAdd(device, rows * C, { a: b.x, b: b.attProj, out: b.x1 }),
-      createLayernorm(device, { N: rows, C }, { x: b.x1, weight: t(`${h}ln_2.weight`), bias: t(`${h}ln_2.bias`), out: b.ln2, mean: b.ln2Mean, rstd: b.ln2Rstd }),
-      createMatmul(device, { M: rows, K: C, N: 4 * C }, { x: b.ln2, w: t(`${h}mlp.c_fc.weight`), bias: t(`${h}mlp.c_fc.bias`), y: b.fc, pre: b.fcPre }, { gelu: true }),
+      createLayernorm(
+        device,
+        { N: rows, C },
+        { x: b.x1, weight: t(`${h}ln_2.weight`), bias: t(`${h}ln_2.bias`), out: b.ln2, mean: b.ln2Mean, rstd: b.ln2Rstd },
+      ),
+      createMatmul(
+        device,
+        { M: rows, K: C, N: 4 * C },
+        { x: b.ln2, w: t(`${h}mlp.c_fc.weight`), bias: t(`${h}mlp.c_fc.bias`), y: b.fc, pre: b.fcPre },
+        { gelu: true },
+      ),
       createMatmul(device, { M: rows, K: 4 * C, N: C }, { x: b.fc, w: t(`${h}mlp.c_proj.weight`), bias: t(`${h}mlp.c_proj.bias`), y: b.mlpProj }),
       createAdd(device, rows * C, { a: b.x1, b: b.mlpProj, out: b.out }),
     ],
@@ -166,7 +175,11 @@ export function createBlockLaunches(model: GpuModel, l: number, rows: number, b:
 }
 
 /** ln_f and the tied head over `rows` rows: logits (rows, V) = lnf (rows, C) · wteᵀ, wte stored (V, C). */
-export function createLogitsLaunches(model: GpuModel, rows: number, b: { x: BufferRef; lnf: GPUBuffer; mean: GPUBuffer; rstd: GPUBuffer; logits: GPUBuffer }): Launch[] {
+export function createLogitsLaunches(
+  model: GpuModel,
+  rows: number,
+  b: { x: BufferRef; lnf: GPUBuffer; mean: GPUBuffer; rstd: GPUBuffer; logits: GPUBuffer },
+): Launch[] {
   const { device } = model.gpu;
   const { nEmbd: C, vocabSize: V } = model.config;
   const t = model.tensor;
@@ -208,8 +221,21 @@ type LayerActivations = Omit<BlockBuffers, 'x' | 'out'> & {
 
 /** Floats per row of each of layer l's activations, in allocation order (lse: one per head). */
 const layerWidths = (C: number, NH: number): Record<keyof LayerActivations, number> => ({
-  ln1: C, ln1Mean: 1, ln1Rstd: 1, qkv: 3 * C, att: C, lse: NH, attProj: C, x1: C,
-  ln2: C, ln2Mean: 1, ln2Rstd: 1, fcPre: 4 * C, fc: 4 * C, mlpProj: C, x2: C,
+  ln1: C,
+  ln1Mean: 1,
+  ln1Rstd: 1,
+  qkv: 3 * C,
+  att: C,
+  lse: NH,
+  attProj: C,
+  x1: C,
+  ln2: C,
+  ln2Mean: 1,
+  ln2Rstd: 1,
+  fcPre: 4 * C,
+  fc: 4 * C,
+  mlpProj: C,
+  x2: C,
 });
 
 /** A forward pass recorded for one batch: encode it (and its backward) as often as needed. */
@@ -261,8 +287,9 @@ function recordTrunk(model: GpuModel, input: BatchInput, keep: boolean, logitRow
   const x0 = owner.buf('x0', N * C);
   // Kept for a backward: every layer's. Forward only: two sets, layer l in set l % 2, no fcPre.
   const widths = Object.entries(layerWidths(C, NH)).filter(([name]) => keep || name !== 'fcPre');
-  const layers = Array.from({ length: keep ? L : Math.min(L, 2) }, (_, l) =>
-    Object.fromEntries(widths.map(([name, width]) => [name, owner.buf(`h${l}.${name}`, N * width)])) as LayerActivations,
+  const layers = Array.from(
+    { length: keep ? L : Math.min(L, 2) },
+    (_, l) => Object.fromEntries(widths.map(([name, width]) => [name, owner.buf(`h${l}.${name}`, N * width)])) as LayerActivations,
   );
   /** Layer l's activations (with forwardOnly, one of two sets, alternating). */
   const layer = (l: number) => layers[keep ? l : l % 2];
@@ -310,7 +337,8 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
   const NB = options.backward?.rows ?? N;
   if (options.forwardOnly && options.backward) throw new Error('createForward: a forward-only pass has no backward to limit');
   if (!Number.isInteger(NB) || NB < 1 || NB > N) throw new Error(`createForward: a backward over ${NB} of ${N} rows`);
-  if (options.backward && options.backward.end.length !== NB) throw new Error(`createForward: the backward's end[] has ${options.backward.end.length} rows, not ${NB}`);
+  if (options.backward && options.backward.end.length !== NB)
+    throw new Error(`createForward: the backward's end[] has ${options.backward.end.length} rows, not ${NB}`);
   const trunk = recordTrunk(model, input, !options.forwardOnly, N);
   const { mask, layerInput, owner } = trunk;
   const { buf } = owner;
@@ -334,20 +362,40 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
     // Over the first NB rows: their own visibility, reading lse at the forward's stride.
     if (input.group && !options.backward) throw new Error('createForward: a grouped batch needs options.backward (its groups serve the forward only)');
     const backMask = options.backward ? owner.own(createAttentionMask(device, options.backward.end, mask.config, { lseStride: N })) : mask;
-    const index = uploadEmbeddingIndex(device, Array.from({ length: NB }, (_, i) => input.tokens[i]), Array.from({ length: NB }, (_, i) => input.positions[i]), V, P);
+    const index = uploadEmbeddingIndex(
+      device,
+      Array.from({ length: NB }, (_, i) => input.tokens[i]),
+      Array.from({ length: NB }, (_, i) => input.positions[i]),
+      V,
+      P,
+    );
     /** The backward of linear layer `p` (K → N features): dx, and the gradients of its weight and bias. */
     const linear = (p: string, K: number, n: number, b: { x: GPUBuffer; dY: GPUBuffer; dx: GPUBuffer; pre?: GPUBuffer; dPre?: GPUBuffer }) =>
       createMatmulBackward(device, { M: NB, K, N: n }, { ...b, w: t(`${p}.weight`), dw: g(`${p}.weight`), dbias: g(`${p}.bias`) });
     /** The backward of LayerNorm `p` into dres: dx (added to the residual's gradient inside a block), dweight and dbias. */
     const norm = (p: string, x: GPUBuffer, mean: GPUBuffer, rstd: GPUBuffer, accumulateDx: boolean) =>
-      createLayernormBackward(device, { N: NB, C }, {
-        dOut: dln, x, weight: t(`${p}.weight`), mean, rstd, dx: dres, dweight: g(`${p}.weight`), dbias: g(`${p}.bias`),
-      }, { accumulateDx });
-    const steps: Step[] = [[
-      // Head: dlnf = dLogits · wte, dwte = dLogitsᵀ · lnf (written first; the embedding adds to it).
-      ...createMatmulBackward(device, { M: NB, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
-      ...norm('ln_f', last, lnfMean, lnfRstd, false),
-    ]];
+      createLayernormBackward(
+        device,
+        { N: NB, C },
+        {
+          dOut: dln,
+          x,
+          weight: t(`${p}.weight`),
+          mean,
+          rstd,
+          dx: dres,
+          dweight: g(`${p}.weight`),
+          dbias: g(`${p}.bias`),
+        },
+        { accumulateDx },
+      );
+    const steps: Step[] = [
+      [
+        // Head: dlnf = dLogits · wte, dwte = dLogitsᵀ · lnf (written first; the embedding adds to it).
+        ...createMatmulBackward(device, { M: NB, K: C, N: V }, { x: lnf, w: t('wte.weight'), dY: dLogits, dx: dln, dw: g('wte.weight') }, { transB: true }),
+        ...norm('ln_f', last, lnfMean, lnfRstd, false),
+      ],
+    ];
     for (let l = L - 1; l >= 0; l--) {
       const a = trunk.layer(l);
       const h = `h.${l}.`;
@@ -358,12 +406,11 @@ export function createForward(model: GpuModel, input: BatchInput, options: Forwa
         ...linear(`${h}attn.c_proj`, C, C, { x: a.att, dY: dres, dx: datt }),
       ]);
       steps.push({ attention: l });
-      steps.push([
-        ...linear(`${h}attn.c_attn`, C, 3 * C, { x: a.ln1, dY: dqkv, dx: dln }),
-        ...norm(`${h}ln_1`, layerInput(l), a.ln1Mean, a.ln1Rstd, true),
-      ]);
+      steps.push([...linear(`${h}attn.c_attn`, C, 3 * C, { x: a.ln1, dY: dqkv, dx: dln }), ...norm(`${h}ln_1`, layerInput(l), a.ln1Mean, a.ln1Rstd, true)]);
     }
-    steps.push(createEmbeddingBackward(device, { N: NB, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }));
+    steps.push(
+      createEmbeddingBackward(device, { N: NB, C, V, P }, index, { dOut: dres, dwte: g('wte.weight'), dwpe: g('wpe.weight') }, { accumulateWte: true }),
+    );
     // Backward attention of layer l reads datt and writes dqkv, through its own binding.
     const attention = (pass: GPUComputePassEncoder, l: number) => {
       const a = trunk.layer(l);

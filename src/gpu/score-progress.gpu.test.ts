@@ -35,7 +35,9 @@ describe('scoreRollouts progress and cancel', () => {
     expect(seen.every((p) => p.total === total)).toBe(true);
     expect(seen.map((p) => p.tokens)).toEqual([...seen.map((p) => p.tokens)].sort((a, b) => a - b));
     expect(seen.at(-1)!.tokens).toBe(total);
-    expect(seen.map((p) => p.method)).toEqual([...seen.filter((p) => p.method === 'naive-full'), ...seen.filter((p) => p.method === 'logit-tree')].map((p) => p.method));
+    expect(seen.map((p) => p.method)).toEqual(
+      [...seen.filter((p) => p.method === 'naive-full'), ...seen.filter((p) => p.method === 'logit-tree')].map((p) => p.method),
+    );
   });
 
   it('stops at the next forward pass once aborted', async () => {

@@ -53,8 +53,16 @@ async function fullForward(input: BatchInput, forwardOnly = false) {
   const V = config.vocabSize;
   const forward = createForward(model, input, { forwardOnly });
   const R = batch.targets.length;
-  const rows = uploadStorage(device, 'test.rows', Uint32Array.from(batch.targets, (t) => t.predictor));
-  const tokens = uploadStorage(device, 'test.tokens', Uint32Array.from(batch.targets, (t) => t.token));
+  const rows = uploadStorage(
+    device,
+    'test.rows',
+    Uint32Array.from(batch.targets, (t) => t.predictor),
+  );
+  const tokens = uploadStorage(
+    device,
+    'test.tokens',
+    Uint32Array.from(batch.targets, (t) => t.token),
+  );
   const lse = createStorage(device, 'test.lse', R * 4);
   const rowLse = createStorage(device, 'test.rowLse', R * 4);
   const logprobs = createStorage(device, 'test.logprobs', R * 4);
@@ -110,7 +118,10 @@ describe('scoring without a batch of logits', () => {
     expect(headBlockRows(model)).toBe(64);
     const scored = await scoreSequences(model, plan.sequences, { rows: true, maxRows: batch.tokens.length });
     expect(scored.map((t) => t.id)).toEqual(batch.targets.map((t) => t.id));
-    let i = firstDifference(Float32Array.from(scored, (t) => t.logprob), full.logprobs);
+    let i = firstDifference(
+      Float32Array.from(scored, (t) => t.logprob),
+      full.logprobs,
+    );
     expect(i, i >= 0 ? `target ${i}: ${scored[i].logprob} vs ${full.logprobs[i]}` : '').toBe(-1);
     const rows = new Float32Array(scored.length * V);
     scored.forEach((t, j) => rows.set(t.row!, j * V));

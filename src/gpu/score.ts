@@ -138,12 +138,21 @@ export function createTargetScoring(model: ScoredModel, batch: ScoredBatchInput,
   const forward = owner.own(scoring.hiddenForward(batch));
   const B = Math.min(headBlockRows(model), Math.max(BLOCK_ROWS_ALIGN, Math.ceil(R / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN));
   const { buf: storage, upload } = owner;
-  const predictors = upload('predictors', Uint32Array.from(batch.targets, (t) => t.predictor));
-  const tokens = upload('tokens', Uint32Array.from(batch.targets, (t) => t.token));
+  const predictors = upload(
+    'predictors',
+    Uint32Array.from(batch.targets, (t) => t.predictor),
+  );
+  const tokens = upload(
+    'tokens',
+    Uint32Array.from(batch.targets, (t) => t.token),
+  );
   const lse = storage('lse', R);
   const logprobs = storage('logprobs', R);
   // One block's working set, reused block after block (dispatches in a pass run in order).
-  const local = upload('blockRows', Uint32Array.from({ length: B }, (_, i) => i));
+  const local = upload(
+    'blockRows',
+    Uint32Array.from({ length: B }, (_, i) => i),
+  );
   const x = storage('x', B * C); // (B, C): the block's predictor rows of the last block's output
   const head = owner.own(scoring.head(B)); // the final norm's scratch
   const logits = storage('logits', B * V); // (B, V)
@@ -164,12 +173,25 @@ export function createTargetScoring(model: ScoredModel, batch: ScoredBatchInput,
       launches.push(...headLaunches(slice(rows, r0, n), n), ...after(r0, n));
     }
   };
-  const rowsOf = (r0: number, n: number) => createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) });
+  const rowsOf = (r0: number, n: number) =>
+    createLogsoftmaxRows(device, { R: n, V, M: n }, { logits, rows: local, lse: slice(rowLse!, r0, n), out: slice(logprobRows!, r0, n, V) });
   overBlocks(predictors, R, (r0, n) => [
-    ...createLogsoftmaxGather(device, { R: n, V, M: n }, { logits, rows: local, tokens: slice(tokens, r0, n), lse: slice(lse, r0, n), logprobs: slice(logprobs, r0, n) }),
+    ...createLogsoftmaxGather(
+      device,
+      { R: n, V, M: n },
+      { logits, rows: local, tokens: slice(tokens, r0, n), lse: slice(lse, r0, n), logprobs: slice(logprobs, r0, n) },
+    ),
     ...(allRows ? rowsOf(r0, n) : []),
   ]);
-  if (rowTargets.length && !allRows) overBlocks(upload('rowPredictors', Uint32Array.from(rowTargets, (j) => batch.targets[j].predictor)), rowTargets.length, rowsOf);
+  if (rowTargets.length && !allRows)
+    overBlocks(
+      upload(
+        'rowPredictors',
+        Uint32Array.from(rowTargets, (j) => batch.targets[j].predictor),
+      ),
+      rowTargets.length,
+      rowsOf,
+    );
   return {
     R,
     logprobs,
@@ -222,7 +244,11 @@ export async function scoreSequences(
     options.signal?.throwIfAborted();
     const batch = packBatch(group);
     const wanted = options.rows;
-    const { logprobs, rows, rowTargets } = await runScoring(model, batch, typeof wanted === 'function' ? batch.targets.map((t) => wanted(t.id)) : (wanted ?? false));
+    const { logprobs, rows, rowTargets } = await runScoring(
+      model,
+      batch,
+      typeof wanted === 'function' ? batch.targets.map((t) => wanted(t.id)) : (wanted ?? false),
+    );
     const first = out.length;
     batch.targets.forEach((t, i) => out.push({ id: t.id, logprob: logprobs[i] }));
     if (rows) rowTargets.forEach((j, k) => (out[first + j].row = rows.subarray(k * V, (k + 1) * V)));

@@ -28,7 +28,10 @@ let gpu: Gpu;
 let model: GpuModel;
 useGpuModel(weights, (g, m) => ([gpu, model] = [g, m]));
 
-const batch = [workedExample(), ...Array.from({ length: 3 }, (_, i) => validateRollout(generateRandomRollout({ seed: 410 + i, size: 'small' }), { file: `r${i}.json` }))];
+const batch = [
+  workedExample(),
+  ...Array.from({ length: 3 }, (_, i) => validateRollout(generateRandomRollout({ seed: 410 + i, size: 'small' }), { file: `r${i}.json` })),
+];
 const trees = batch.map(deriveTree);
 const LAMBDA = 0.7;
 
@@ -111,7 +114,10 @@ describe('the advantage-gated KL (RL)', () => {
     return validateRollout(json, { file: `${id}.json` });
   };
   const grads = async (rollouts: Rollout[], sdccGate: 'leaves' | 'advantage', sdccTeacher: 'packed-4d' | 'logit-tree' = 'packed-4d') => {
-    const m = await computeGradients(model, planStep(rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, sdccTeacher, conditioningDrift: false }));
+    const m = await computeGradients(
+      model,
+      planStep(rollouts, { method: 'sdcc', objective: 'rl', lambda: LAMBDA, sdccGate, sdccTeacher, conditioningDrift: false }),
+    );
     let max = 0;
     for (const t of (await model.readGrads()).values()) for (const v of t) max = Math.max(max, Math.abs(v));
     return { m, max };
@@ -142,7 +148,7 @@ describe('the advantage-gated KL (RL)', () => {
     expect(gated.m.tokens).toBe(gated.m.nFinal); // the student's final walks alone
   });
 
-  it("mixed groups: gated, the KL keeps the leaves of the rollouts with an advantage, and is their mean", async () => {
+  it('mixed groups: gated, the KL keeps the leaves of the rollouts with an advantage, and is their mean', async () => {
     // a and b: a group with rewards 1 and 0 (advantages ±1); c, another rollout, alone (advantage 0).
     const json = { ...generateRandomRollout({ seed: 411, size: 'small' }), id: 'c', reward: 1, group: 'h' };
     for (const e of json.events) if (e.op === 'append' && e.role === 'act' && !e.logprobs && e.tokens) e.logprobs = e.tokens.map(() => -1);

@@ -95,7 +95,7 @@ describe('SDCC', () => {
     expect(s1.tokens).toBeGreaterThan(s0.tokens - 1);
   });
 
-  it('the packed teacher riding in the student\'s forward gives the branch teachers\' KL and gradients, through fewer rows', async () => {
+  it("the packed teacher riding in the student's forward gives the branch teachers' KL and gradients, through fewer rows", async () => {
     const batch = [worked, ...random];
     const options = { method: 'sdcc', objective: 'sft', lambda: 0.5, conditioningDrift: false } as const;
     const branches = await computeGradients(model, planStep(batch, { ...options, sdccTeacher: 'logit-tree' }));
@@ -122,17 +122,24 @@ describe('SDCC', () => {
         const m = await computeGradients(model, planStep(batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher }));
         expect(Math.abs(m.conditioningDrift! - nc.conditioningDrift!), `${sdccTeacher} λ ${lambda}`).toBeLessThanOrEqual(1e-5);
         expect(Math.abs(m.conditioningMu! - nc.conditioningMu!)).toBeLessThanOrEqual(1e-5);
-        expect(m.tokens).toBe((await computeGradients(model, planStep(batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher, conditioningDrift: false }))).tokens);
+        expect(m.tokens).toBe(
+          (await computeGradients(model, planStep(batch, { method: 'sdcc', objective: 'sft', lambda, sdccTeacher, conditioningDrift: false }))).tokens,
+        );
       }
     }
   });
 
   it('a rollout without diverging leaves runs no teacher and has KL exactly 0', async () => {
     const flat = validateRollout(
-      { format: 'memorywalker.rollout/v1', id: 'flat', vocab: 272, events: [
-        { op: 'append', role: 'prompt', tokens: [1, 2, 3] },
-        { op: 'append', role: 'act', tokens: [4, 5], logprobs: [-1, -1] },
-      ] },
+      {
+        format: 'memorywalker.rollout/v1',
+        id: 'flat',
+        vocab: 272,
+        events: [
+          { op: 'append', role: 'prompt', tokens: [1, 2, 3] },
+          { op: 'append', role: 'act', tokens: [4, 5], logprobs: [-1, -1] },
+        ],
+      },
       { file: 'flat.json' },
     );
     const m = await computeGradients(model, planStep([flat], { method: 'sdcc', objective: 'sft', lambda: 1 }));
@@ -157,7 +164,10 @@ describe('RL', () => {
         if (e.op === 'append') {
           if (e.role === 'act') e.logprobs = e.tokens.map((_: number, k: number) => own.logprobs[0].get(next + k)!);
           next += e.tokens.length;
-        } else next += e.view.filter((p: { insert?: { tokens: number[] } }) => p.insert).reduce((n: number, p: { insert?: { tokens: number[] } }) => n + p.insert!.tokens.length, 0);
+        } else
+          next += e.view
+            .filter((p: { insert?: { tokens: number[] } }) => p.insert)
+            .reduce((n: number, p: { insert?: { tokens: number[] } }) => n + p.insert!.tokens.length, 0);
       }
       return validateRollout(json, { file: `${id}.json` });
     };

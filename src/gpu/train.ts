@@ -21,7 +21,16 @@ import { createLogsoftmaxGather } from './kernels/logsoftmax/logsoftmax';
 import { createGpuModel, createForward, type GpuModel } from './model';
 import { createLossGrad, lossGradOutputsFromBytes, TARGET_OUT_BYTES } from './kernels/loss-grad/loss-grad';
 import { createKlSdcc, klSdccOutputs } from './kernels/kl-sdcc/kl-sdcc';
-import { adamwStatusFromBytes, ADAMW_STATUS_BYTES, commitAdamwStep, createAdamw, encodeAdamwStep, readAdamwState, writeAdamwState, type Adamw } from './kernels/adamw/adamw';
+import {
+  adamwStatusFromBytes,
+  ADAMW_STATUS_BYTES,
+  commitAdamwStep,
+  createAdamw,
+  encodeAdamwStep,
+  readAdamwState,
+  writeAdamwState,
+  type Adamw,
+} from './kernels/adamw/adamw';
 import { createTargetScoring, evaluate, scoreBatch } from './score';
 
 export type { Objective } from '../objectives/tokens';
@@ -154,7 +163,14 @@ async function runStep(model: GpuModel, step: PlannedStep, options: GpuStepOptio
 }
 
 /** A step layout's buffers and recorded launches, on the GPU until destroy(). */
-function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly ObjectiveTarget[], objective: TokenObjective, lambda: number, klPairs: StepLayout['pairs']) {
+function allocateStep(
+  model: GpuModel,
+  layout: StepLayout,
+  targets: readonly ObjectiveTarget[],
+  objective: TokenObjective,
+  lambda: number,
+  klPairs: StepLayout['pairs'],
+) {
   const { device } = model.gpu;
   const V = model.config.vocabSize;
   const T = targets.length;
@@ -162,7 +178,9 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   const { own } = owner;
   // SDCC's packed teacher rides in the student's forward (rows after the student's, no backward).
   const forward = own(
-    layout.sdcc ? createForward(model, layout.sdcc, { backward: { rows: layout.sdcc.studentRows, end: layout.batch.end } }) : createForward(model, layout.batch),
+    layout.sdcc
+      ? createForward(model, layout.sdcc, { backward: { rows: layout.sdcc.studentRows, end: layout.batch.end } })
+      : createForward(model, layout.batch),
   );
   const N = forward.backwardRows;
   const dLogits = owner.buf('dLogits', N * V);
@@ -179,7 +197,14 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
   // Gated to no pair, the KL is exactly 0 and nothing runs for it (the teacher rows still hold the leaves' live scores).
   if ((layout.teacher || layout.sdcc) && klPairs.length > 0) {
     const buffer = owner.buf('kl', klPairs.length);
-    const k = own(createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, klPairs, lambda, { student: forward.logits, teacher: teacherLogits.logits, kl: buffer, dStudent: dLogits }));
+    const k = own(
+      createKlSdcc(device, { Ns: N, Nt: teacherLogits.N, V }, klPairs, lambda, {
+        student: forward.logits,
+        teacher: teacherLogits.logits,
+        kl: buffer,
+        dStudent: dLogits,
+      }),
+    );
     kl = { launch: k.launch!, buffer, pairs: klPairs.length }; // klPairs is not empty: createKlSdcc made a launch
   }
 
@@ -192,8 +217,14 @@ function allocateStep(model: GpuModel, layout: StepLayout, targets: readonly Obj
     const targetOfRow = new Map(layout.batch.targets.map((t, j) => [t.predictor, j]));
     const leaves = layout.pairs.map((p) => targetOfRow.get(p.studentRow)!);
     const P = leaves.length;
-    const rows = owner.upload('leafRows', Uint32Array.from(layout.pairs, (p) => p.teacherRow));
-    const tokens = owner.upload('leafTokens', Uint32Array.from(leaves, (j) => layout.batch.targets[j].token));
+    const rows = owner.upload(
+      'leafRows',
+      Uint32Array.from(layout.pairs, (p) => p.teacherRow),
+    );
+    const tokens = owner.upload(
+      'leafTokens',
+      Uint32Array.from(leaves, (j) => layout.batch.targets[j].token),
+    );
     const lse = owner.buf('leafLse', P);
     const logprobs = owner.buf('leafLogprobs', P);
     const launches = createLogsoftmaxGather(device, { R: P, V, M: teacherLogits.N }, { logits: teacherLogits.logits, rows, tokens, lse, logprobs });

@@ -79,7 +79,11 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
   const { n, seed } = config;
   const groupSize = config.groupSize ?? 1;
   const concurrency = config.concurrency ?? 1;
-  for (const [name, v] of [['n', n], ['groupSize', groupSize], ['concurrency', concurrency]] as const) {
+  for (const [name, v] of [
+    ['n', n],
+    ['groupSize', groupSize],
+    ['concurrency', concurrency],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`generateDataset: ${name} must be an integer >= 1, got ${v}`);
   }
   const env = createEnv(config.env);

@@ -6,7 +6,13 @@ import type { EventJson, RolloutJson } from '../rollout/format';
 import { ROLLOUT_FORMAT } from '../rollout/format';
 import { validateRollout } from '../rollout/validate';
 
-const partial = (events: readonly EventJson[]): RolloutJson => ({ format: ROLLOUT_FORMAT, id: 'live', vocab: 272, tokenizer: 'byte', events: structuredClone([...events]) });
+const partial = (events: readonly EventJson[]): RolloutJson => ({
+  format: ROLLOUT_FORMAT,
+  id: 'live',
+  vocab: 272,
+  tokenizer: 'byte',
+  events: structuredClone([...events]),
+});
 
 describe('runEpisode onEvent', () => {
   for (const kind of EDITOR_KINDS) {

@@ -38,7 +38,13 @@ describe('applyPlan', () => {
   const view = createLiveView([P, A0, O0, A1, O1]);
 
   it('splits turns after the head', () => {
-    expect(splitTurns(view)).toEqual({ head: [P], turns: [[A0, O0], [A1, O1]] });
+    expect(splitTurns(view)).toEqual({
+      head: [P],
+      turns: [
+        [A0, O0],
+        [A1, O1],
+      ],
+    });
     expect(P.cue && O0.cue && !A0.cue).toBe(true);
   });
 
@@ -62,7 +68,16 @@ describe('applyPlan', () => {
     const dead = createBlock('act', 40, [97, 10]);
     expect(() => applyPlan(view, [{ keep: dead }], 14)).toThrow('not live');
     expect(() => applyPlan(view, [{ keep: P }, { keep: A1 }, { keep: A0 }], 14)).toThrow('out of live order or twice');
-    expect(() => applyPlan(view, [{ keep: P, to: 2 }, { keep: P, from: 1 }], 14)).toThrow('out of live order or twice');
+    expect(() =>
+      applyPlan(
+        view,
+        [
+          { keep: P, to: 2 },
+          { keep: P, from: 1 },
+        ],
+        14,
+      ),
+    ).toThrow('out of live order or twice');
     expect(() => applyPlan(view, [{ keep: P, from: 2, to: 2 }], 14)).toThrow('keeps [2, 2) of a 4-token prompt block');
     expect(() => applyPlan(view, [{ keep: P }, { keep: A0 }, { keep: O0 }, { keep: A1 }, { keep: O1 }], 14)).toThrow('must change the live view');
     expect(() => createBlock('obs', 0, [])).toThrow('empty obs block');

@@ -24,9 +24,7 @@ export interface LiveView {
   readonly length: number;
 }
 
-export type PlanPiece =
-  | { keep: Block; from?: number; to?: number }
-  | { insert: { role: InsertRole; tokens: readonly number[]; notes: readonly unknown[] } };
+export type PlanPiece = { keep: Block; from?: number; to?: number } | { insert: { role: InsertRole; tokens: readonly number[]; notes: readonly unknown[] } };
 
 /** The new live view, piece by piece, in order. */
 export type EditPlan = readonly PlanPiece[];

@@ -92,7 +92,9 @@ function maxAbs(values: Iterable<Float64Array>): number | undefined {
 /** The drift of every method, from each method's log-probability of every target it scores. */
 export function driftReport(rollouts: readonly Rollout[], scores: Evaluation, bins = DEFAULT_BINS): DriftReport {
   const drift = createDriftAccumulator();
-  rollouts.forEach((rollout, r) => drift.add(rollout, Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, scores[m][r]])) as Record<SequenceMethod, Map<number, number>>));
+  rollouts.forEach((rollout, r) =>
+    drift.add(rollout, Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, scores[m][r]])) as Record<SequenceMethod, Map<number, number>>),
+  );
   return drift.report(bins);
 }
 
@@ -114,7 +116,11 @@ function concat(parts: readonly Float64Array[]): Float64Array {
 export function createDriftAccumulator() {
   // Per method: the signed differences from the rollouts' logprobs and from the live scores, rollout by rollout.
   const perMethod = SEQUENCE_METHODS.map((method) => ({
-    method, vsRollout: [] as Float64Array[], vsLive: [] as Float64Array[], scored: 0, mismatch: createMismatchAccumulator(),
+    method,
+    vsRollout: [] as Float64Array[],
+    vsLive: [] as Float64Array[],
+    scored: 0,
+    mismatch: createMismatchAccumulator(),
   }));
   let rollouts = 0;
   let targets = 0;

@@ -3,8 +3,17 @@ import { driftHistogram, signedDifferences, summarizeDrift } from './drift';
 
 describe('drift metrics', () => {
   it('computes logdiff, signed drift and the sign split over shared targets', () => {
-    const method = new Map([[13, -2.0], [14, -1.0], [15, -0.5], [99, -3]]);
-    const reference = new Map([[13, -1.5], [14, -1.25], [15, -0.5]]);
+    const method = new Map([
+      [13, -2.0],
+      [14, -1.0],
+      [15, -0.5],
+      [99, -3],
+    ]);
+    const reference = new Map([
+      [13, -1.5],
+      [14, -1.25],
+      [15, -0.5],
+    ]);
     const d = signedDifferences(method, reference);
     expect(Array.from(d)).toEqual([-0.5, 0.25, 0]);
     const s = summarizeDrift(d);

@@ -8,7 +8,16 @@ const [rollout] = parseRolloutFile(readFileSync(new URL('../../fixtures/worked-e
 const tree = deriveTree(rollout);
 
 // Live scores of the 8 targets, and two naive methods that move some of them (nats).
-const live = new Map([[2, -1.5], [3, -0.5], [7, -0.25], [8, -2], [13, -0.75], [14, -1], [15, -0.5], [16, -0.125]]);
+const live = new Map([
+  [2, -1.5],
+  [3, -0.5],
+  [7, -0.25],
+  [8, -2],
+  [13, -0.75],
+  [14, -1],
+  [15, -0.5],
+  [16, -0.125],
+]);
 const shift = (moves: Record<number, number>, ids: number[] = [...live.keys()]) => new Map(ids.map((id) => [id, live.get(id)! + (moves[id] ?? 0)]));
 const scores = {
   // the final walk: 2, 3, 7, 8 dropped; 13 and 14 (the diverging leaves) lose their evidence

@@ -61,7 +61,11 @@ export interface JunctionOptions {
  * The junctions of one rollout from every sequence method's scores of it (target id → log-probability);
  * the reference is logit-tree's score (each target under its live prefix).
  */
-export function rolloutJunctions(tree: ConditioningTree, scores: Record<SequenceMethod, ReadonlyMap<number, number>>, options: JunctionOptions = {}): Junction[] {
+export function rolloutJunctions(
+  tree: ConditioningTree,
+  scores: Record<SequenceMethod, ReadonlyMap<number, number>>,
+  options: JunctionOptions = {},
+): Junction[] {
   const { rollout } = tree;
   const text = options.text ?? ((token: number) => `#${token}`);
   const live = scores['logit-tree'];

@@ -4,7 +4,10 @@ import { createMismatchAccumulator, mismatchFigures, tokenPairs } from './mismat
 
 describe('mismatchFigures', () => {
   it('equal log-probabilities: no mismatch (kl 0, k3 0, χ² 0, ratio 1, every weight counts)', () => {
-    const f = mismatchFigures([{ train: [-1, -2], rollout: [-1, -2] }, { train: [-0.5], rollout: [-0.5] }])!;
+    const f = mismatchFigures([
+      { train: [-1, -2], rollout: [-1, -2] },
+      { train: [-0.5], rollout: [-0.5] },
+    ])!;
     expect(f).toMatchObject({ sequences: 2, tokens: 3, kl: 0, k3_kl: 0, chi2_token: 0, chi2_seq: 0, ppl_ratio: 1, log_ppl_diff: 0 });
     expect(f.rollout_is_eff_sample_size).toBeCloseTo(1, 12);
     expect(f.training_ppl).toBeCloseTo((Math.exp(1.5) + Math.exp(0.5)) / 2, 12);
@@ -46,7 +49,12 @@ describe('mismatchFigures', () => {
   it('skips rollouts without pairs and says null when nothing is left', () => {
     expect(mismatchFigures([])).toBeNull();
     expect(mismatchFigures([{ train: [], rollout: [] }])).toBeNull();
-    expect(mismatchFigures([{ train: [], rollout: [] }, { train: [-1], rollout: [-1] }])!.sequences).toBe(1);
+    expect(
+      mismatchFigures([
+        { train: [], rollout: [] },
+        { train: [-1], rollout: [-1] },
+      ])!.sequences,
+    ).toBe(1);
     expect(() => mismatchFigures([{ train: [-1], rollout: [] }])).toThrow(/lengths differ/);
   });
 
@@ -67,8 +75,15 @@ describe('mismatchFigures', () => {
 
 describe('tokenPairs', () => {
   it("pairs the targets both score, in the method's order, and skips targets without a rollout logprob", () => {
-    const method = new Map([[7, -0.5], [3, -1], [9, -2]]);
-    const rollout = new Map([[3, -0.75], [7, -0.25]]);
+    const method = new Map([
+      [7, -0.5],
+      [3, -1],
+      [9, -2],
+    ]);
+    const rollout = new Map([
+      [3, -0.75],
+      [7, -0.25],
+    ]);
     expect(tokenPairs(method, rollout)).toEqual({ train: [-0.5, -1], rollout: [-0.25, -0.75] });
   });
 });

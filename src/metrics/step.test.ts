@@ -10,8 +10,24 @@ const worked = workedExample();
 
 function readings(rollouts: StepReadings['rollouts'], logprobs: Map<number, number>[]): StepReadings {
   return {
-    step: 1, method: 'naive-full', objective: 'rl', lr: 1e-3, taskLoss: 0.5, divergingLeaves: 2, targets: 8, tokens: 17, nPacked: 21, nFinal: 8,
-    gradNorm: 1, stepMs: 3, lambda: 0, meanKl: 0, pairs: 0, rollouts, logprobs, live: null,
+    step: 1,
+    method: 'naive-full',
+    objective: 'rl',
+    lr: 1e-3,
+    taskLoss: 0.5,
+    divergingLeaves: 2,
+    targets: 8,
+    tokens: 17,
+    nPacked: 21,
+    nFinal: 8,
+    gradNorm: 1,
+    stepMs: 3,
+    lambda: 0,
+    meanKl: 0,
+    pairs: 0,
+    rollouts,
+    logprobs,
+    live: null,
   };
 }
 

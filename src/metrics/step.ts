@@ -54,7 +54,10 @@ export function stepFiguresOf(m: StepMetrics): StepFigures {
 }
 
 /** What the GPU step measured, and what the figures are computed from. */
-export type StepReadings = Pick<StepMetrics, 'step' | 'method' | 'objective' | 'lr' | 'taskLoss' | 'divergingLeaves' | 'targets' | 'tokens' | 'nPacked' | 'nFinal' | 'gradNorm' | 'stepMs'> & {
+export type StepReadings = Pick<
+  StepMetrics,
+  'step' | 'method' | 'objective' | 'lr' | 'taskLoss' | 'divergingLeaves' | 'targets' | 'tokens' | 'nPacked' | 'nFinal' | 'gradNorm' | 'stepMs'
+> & {
   lambda: number;
   meanKl: number;
   /** KL pairs of the step (diverging leaves). */

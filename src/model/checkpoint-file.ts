@@ -33,7 +33,10 @@ export { optimizerStatePath };
 /** A checkpoint file that cannot be used as it is: `file` names it, `reason` says why (one line). */
 export class CheckpointFileError extends Error {
   override readonly name = 'CheckpointFileError';
-  constructor(readonly file: string, readonly reason: string) {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
     super(`${file}: ${reason}`);
   }
 }

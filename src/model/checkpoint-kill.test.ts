@@ -47,7 +47,10 @@ describe('kill during save', () => {
       step = weightsStep + 1;
       pair.weights.tensors.get('ln_f.bias')![0] = step;
       writeCheckpointPair(path, saveCheckpointPair(pair.weights, { ...pair.optimizer!, step }));
-      expect(readdirSync(dir).filter((f) => f.endsWith('.partial')), `trial ${trial}`).toEqual([]);
+      expect(
+        readdirSync(dir).filter((f) => f.endsWith('.partial')),
+        `trial ${trial}`,
+      ).toEqual([]);
       expect(readCheckpointPair(path).optimizer!.step).toBe(step);
       step++;
     }

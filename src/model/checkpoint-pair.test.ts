@@ -84,7 +84,9 @@ describe('checkpoints refused before allocating', () => {
     for (const bad of [NaN, Infinity, -Infinity]) {
       const w = initWeights(TINY, 2);
       w.tensors.get('h.1.attn.c_proj.weight')![5] = bad;
-      expect(() => loadCheckpoint(saveCheckpoint(w))).toThrow(`checkpoint: tensor transformer.h.1.attn.c_proj.weight holds ${bad} at index 5: every value must be finite`);
+      expect(() => loadCheckpoint(saveCheckpoint(w))).toThrow(
+        `checkpoint: tensor transformer.h.1.attn.c_proj.weight holds ${bad} at index 5: every value must be finite`,
+      );
     }
     const s = state(TINY, 3, 0.5);
     s.v.get('ln_f.bias')![2] = NaN;

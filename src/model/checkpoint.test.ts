@@ -2,7 +2,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type LoadOptions, type OptimizerState, loadCheckpoint, loadOptimizerState, saveCheckpoint, saveCheckpointPair, saveOptimizerState } from './checkpoint';
+import {
+  type LoadOptions,
+  type OptimizerState,
+  loadCheckpoint,
+  loadOptimizerState,
+  saveCheckpoint,
+  saveCheckpointPair,
+  saveOptimizerState,
+} from './checkpoint';
 import { optimizerStatePath, readCheckpointPair, writeCheckpointPair } from './checkpoint-file';
 import { type ModelConfig, presetConfig } from './config';
 import { type ModelWeights, initWeights, parameterShapes } from './params';
@@ -111,17 +119,15 @@ describe('saveCheckpoint / loadCheckpoint', () => {
       `safetensors: truncated file: tensor transformer.ln_f.bias needs bytes ${last.begin}..${last.end}, but the file has ${bytes.length - 3} bytes`,
     );
     const headerEnd = header.entries.get('transformer.wte.weight')!.begin;
-    expect(() => loadCheckpoint(bytes.subarray(0, 100))).toThrow(`safetensors: truncated file: the header needs bytes 8..${headerEnd}, but the file has 100 bytes`);
+    expect(() => loadCheckpoint(bytes.subarray(0, 100))).toThrow(
+      `safetensors: truncated file: the header needs bytes 8..${headerEnd}, but the file has 100 bytes`,
+    );
     expect(() => loadCheckpoint(bytes.subarray(0, 5))).toThrow('safetensors: truncated file: 5 bytes, but the header length needs bytes 0..8');
   });
 
   it('names the tensor, expected and actual shape of a wrong-shape file', () => {
     const w = initWeights(TINY, 3);
-    const bytes = rewrite(
-      w,
-      (ts) => ts.map((t) => (t.name === 'transformer.h.1.attn.c_attn.weight' ? { ...t, shape: [24, 8] } : t)),
-      meta(TINY),
-    );
+    const bytes = rewrite(w, (ts) => ts.map((t) => (t.name === 'transformer.h.1.attn.c_attn.weight' ? { ...t, shape: [24, 8] } : t)), meta(TINY));
     expect(() => loadCheckpoint(bytes)).toThrow('checkpoint: tensor transformer.h.1.attn.c_attn.weight: expected shape [8, 24], got [24, 8]');
   });
 
@@ -278,7 +284,9 @@ describe('checkpoint files (Node)', () => {
       expectSameWeights(back.weights, w);
       expect(back.optimizer!.step).toBe(4);
       expect(back.metadata).toMatchObject({ seed: '5', step: '4' });
-      expect(() => readCheckpointPair(join(dir, 'run.optim.safetensors'))).toThrow(`${join(dir, 'run.optim.safetensors')}: checkpoint: missing tensor transformer.wte.weight`);
+      expect(() => readCheckpointPair(join(dir, 'run.optim.safetensors'))).toThrow(
+        `${join(dir, 'run.optim.safetensors')}: checkpoint: missing tensor transformer.wte.weight`,
+      );
       expect(() => readCheckpointPair(join(dir, 'none.safetensors'))).toThrow(`${join(dir, 'none.safetensors')}: no such file`);
       expect(() => readCheckpointPair(dir)).toThrow(`${dir}: not a file`);
     } finally {

@@ -133,7 +133,12 @@ function checkConfigLimits(config: ModelConfig, options: LoadOptions): void {
   }
 }
 
-function checkTensorEntries(config: ModelConfig, expected: readonly ParameterShape[], byName: ReadonlyMap<string, TensorEntry>, lmHead: TensorEntry | undefined): void {
+function checkTensorEntries(
+  config: ModelConfig,
+  expected: readonly ParameterShape[],
+  byName: ReadonlyMap<string, TensorEntry>,
+  lmHead: TensorEntry | undefined,
+): void {
   for (const { name, shape } of expected) {
     const entry = byName.get(name);
     if (!entry) fail(`missing tensor ${HF_PREFIX}${name}`);
@@ -231,7 +236,8 @@ export function saveOptimizerState(config: ModelConfig, state: OptimizerState, e
 export function loadOptimizerState(bytes: Uint8Array, config: ModelConfig): OptimizerState {
   const header = readSafetensorsHeader(bytes);
   const meta = header.metadata ?? {};
-  if (meta.format !== OPTIMIZER_FORMAT) fail(`not an optimizer state file (__metadata__.format is ${JSON.stringify(meta.format)}, expected "${OPTIMIZER_FORMAT}")`);
+  if (meta.format !== OPTIMIZER_FORMAT)
+    fail(`not an optimizer state file (__metadata__.format is ${JSON.stringify(meta.format)}, expected "${OPTIMIZER_FORMAT}")`);
   for (const [field, key] of Object.entries(CONFIG_KEYS)) {
     const want = config[field as keyof ModelConfig];
     if (key in meta && parseInt10(key, meta[key]) !== want) fail(`optimizer state was saved for ${key} ${meta[key]}, the model has ${want}`);
@@ -327,7 +333,10 @@ export function checkPair(weightsBytes: Uint8Array, optimizerBytes: Uint8Array, 
   const bound = meta[WEIGHTS_DIGEST_KEY];
   if (bound !== undefined) {
     if (bound === digest(weightsBytes)) return { ok: true, bound: true };
-    return { ok: false, reason: `the optimizer state (step ${step}) was saved with other weights (${WEIGHTS_DIGEST_KEY} differs): a mixed pair, e.g. from an interrupted save` };
+    return {
+      ok: false,
+      reason: `the optimizer state (step ${step}) was saved with other weights (${WEIGHTS_DIGEST_KEY} differs): a mixed pair, e.g. from an interrupted save`,
+    };
   }
   const weightsStep = readSafetensorsHeader(weightsBytes).metadata?.step;
   if (weightsStep !== undefined && weightsStep !== meta.step) {

@@ -98,8 +98,16 @@ describe('initWeights', () => {
 
   it('sets biases to 0 and LayerNorm weights to 1', () => {
     for (const [name, t] of w.tensors) {
-      if (name.endsWith('.bias')) expect(t.every((v) => v === 0), name).toBe(true);
-      if (/ln_(\d|f)\.weight$/.test(name)) expect(t.every((v) => v === 1), name).toBe(true);
+      if (name.endsWith('.bias'))
+        expect(
+          t.every((v) => v === 0),
+          name,
+        ).toBe(true);
+      if (/ln_(\d|f)\.weight$/.test(name))
+        expect(
+          t.every((v) => v === 1),
+          name,
+        ).toBe(true);
     }
   });
 

@@ -78,7 +78,12 @@ describe('adamwReferenceStep', () => {
   });
 
   it('applies nothing when a gradient is NaN or ±Inf, or Σ g² overflows float32', () => {
-    for (const g of [[NaN, 1], [1, Infinity], [-Infinity, 0], [2e19, 2e19]]) {
+    for (const g of [
+      [NaN, 1],
+      [1, Infinity],
+      [-Infinity, 0],
+      [2e19, 2e19],
+    ]) {
       const s = state([0.25, -0.75]);
       s.m[0] = 0.1;
       const report = adamwReferenceStep(s, g, mask, hyper, 0.01);

@@ -111,13 +111,7 @@ export function gradientNorm(grads: ArrayLike<number>, clip: number): Omit<Adamw
  * A gradient with a non-finite element, or whose Σ g² overflows float32, leaves params, m, v and
  * step untouched (`applied: false`).
  */
-export function adamwReferenceStep(
-  state: AdamwReferenceState,
-  grads: ArrayLike<number>,
-  mask: Uint32Array,
-  hyper: AdamwHyper,
-  lr: number,
-): AdamwStepReport {
+export function adamwReferenceStep(state: AdamwReferenceState, grads: ArrayLike<number>, mask: Uint32Array, hyper: AdamwHyper, lr: number): AdamwStepReport {
   const { beta1, beta2, eps, weightDecay, clip } = validateHyper(hyper);
   const n = state.params.length;
   if (grads.length !== n || state.m.length !== n || state.v.length !== n) {

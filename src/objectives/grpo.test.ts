@@ -57,6 +57,13 @@ describe('grpoAdvantages at the ends of the float range', () => {
       const std = Math.sqrt(values.reduce((a, r) => a + (r - mean) ** 2, 0) / values.length);
       return values.map((r) => (r - mean) / std);
     };
-    expect(Array.from(grpoAdvantages(rewards, rewards.map(() => 'g')))).toEqual(plain(rewards));
+    expect(
+      Array.from(
+        grpoAdvantages(
+          rewards,
+          rewards.map(() => 'g'),
+        ),
+      ),
+    ).toEqual(plain(rewards));
   });
 });

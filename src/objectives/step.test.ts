@@ -22,7 +22,13 @@ describe('planStep on the worked example (docs/tree.md)', () => {
   it('lays out each method: rows, targets and their 1/T weights', () => {
     const figures = (method: Parameters<typeof planStep>[1]['method']) => {
       const s = planStep([worked], { method, objective: 'sft' });
-      return { rows: s.layout.batch.tokens.length, targets: s.targets.length, weight: s.targets[0].weight, live: s.layout.live?.tokens.length ?? null, exact: s.layout.exact };
+      return {
+        rows: s.layout.batch.tokens.length,
+        targets: s.targets.length,
+        weight: s.targets[0].weight,
+        live: s.layout.live?.tokens.length ?? null,
+        exact: s.layout.exact,
+      };
     };
     // naive-compressed: the final walk (8 rows), its 4 targets whose prefix survives; the drift batch is the packed tree.
     expect(figures('naive-compressed')).toEqual({ rows: 8, targets: 4, weight: 0.25, live: WORKED_EXAMPLE_FIGURES.packedLength, exact: false });

@@ -64,7 +64,13 @@ export function planStep(batch: readonly Rollout[] | FittedBatch, options: StepO
   const rollouts = fitted.trained;
   if (rollouts.length === 0) throw new Error('trainStep: an empty batch');
   const layout = assembleStep(fitted.trees, options, fitted.plans);
-  const advantages = options.objective === 'rl' ? grpoAdvantages(rollouts.map((r) => r.reward ?? 0), rollouts.map((r) => r.group ?? null)) : null;
+  const advantages =
+    options.objective === 'rl'
+      ? grpoAdvantages(
+          rollouts.map((r) => r.reward ?? 0),
+          rollouts.map((r) => r.group ?? null),
+        )
+      : null;
   const targets = stepTargets(layout.batch.targets, layout.targetRollout, rollouts, advantages);
   if (targets.length === 0) throw new Error(`trainStep: ${options.method} scores no target in this batch (every target dropped?)`);
   const klCoef = options.klCoef ?? 0;

@@ -69,7 +69,13 @@ describe('tokenObjective ppo', () => {
     const ppo = tokenObjective(logits, N, V, targets, { kind: 'ppo', epsilon: 0.2 });
     expect(Array.from(ppo.ratios)).toEqual(Array(SCORED.length).fill(1));
     // The policy gradient of Σ w·A·ℓ is the SFT gradient with weights w·A.
-    const pg = tokenObjective(logits, N, V, targets.map((t) => ({ row: t.row, token: t.token, weight: t.weight * t.advantage! })), { kind: 'sft' });
+    const pg = tokenObjective(
+      logits,
+      N,
+      V,
+      targets.map((t) => ({ row: t.row, token: t.token, weight: t.weight * t.advantage! })),
+      { kind: 'sft' },
+    );
     expect(Array.from(ppo.dLogits)).toEqual(Array.from(pg.dLogits));
     expect(ppo.loss).toBeCloseTo(-advantages.reduce((a, b) => a + b, 0) / SCORED.length, 14);
   });
@@ -129,9 +135,9 @@ describe('tokenObjective ppo', () => {
   it('rejects a target without the rollout logprob or a KL without the reference logprob', () => {
     const logits = randomLogits(5);
     expect(() => tokenObjective(logits, N, V, [{ row: 0, token: 1, weight: 1, advantage: 1 }], { kind: 'ppo' })).toThrow("ppo needs the rollout's logprob");
-    expect(() =>
-      tokenObjective(logits, N, V, [{ row: 0, token: 1, weight: 1, advantage: 1, rolloutLogprob: -2 }], { kind: 'ppo', klCoef: 0.1 }),
-    ).toThrow("needs the reference's logprob");
+    expect(() => tokenObjective(logits, N, V, [{ row: 0, token: 1, weight: 1, advantage: 1, rolloutLogprob: -2 }], { kind: 'ppo', klCoef: 0.1 })).toThrow(
+      "needs the reference's logprob",
+    );
     expect(() => tokenObjective(logits, N, V, [{ row: 6, token: 1, weight: 1 }], { kind: 'sft' })).toThrow('target 0: row 6 outside [0, 6)');
   });
 });
@@ -143,7 +149,14 @@ describe('tokenObjective gradient', () => {
     const objective: TokenObjective = { kind: 'ppo', epsilon: 0.2, klCoef: 0.05 };
     const dir = randomNormal(createRng(7), N * V);
     const h = 1e-6;
-    const f = (s: number) => tokenObjective(logits.map((z, i) => z + s * dir[i]), N, V, targets, objective).loss;
+    const f = (s: number) =>
+      tokenObjective(
+        logits.map((z, i) => z + s * dir[i]),
+        N,
+        V,
+        targets,
+        objective,
+      ).loss;
     const numeric = (f(h) - f(-h)) / (2 * h);
     expect(dot(tokenObjective(logits, N, V, targets, objective).dLogits, dir)).toBeCloseTo(numeric, 8);
   });

@@ -54,7 +54,8 @@ export interface SdccBatch {
 
 export function packSdccBatch(student: PackedBatch, unions: readonly ({ tree: PlanSequence; studentLength: number } | null)[]): SdccBatch {
   const S = student.tokens.length;
-  if (unions.length !== student.offsets.length - 1) throw new Error(`packSdccBatch: ${unions.length} unions for ${student.offsets.length - 1} student sequences`);
+  if (unions.length !== student.offsets.length - 1)
+    throw new Error(`packSdccBatch: ${unions.length} unions for ${student.offsets.length - 1} student sequences`);
   let n = S;
   unions.forEach((u, s) => {
     const length = student.offsets[s + 1] - student.offsets[s];

@@ -41,7 +41,17 @@ describe('mw export batch: the worked example', () => {
   it('packed-4d: 21 rows in one packed sequence, tree subtree_end, depth positions, labels at predictor rows', () => {
     const { bytes, summary } = exportBatch([worked], { method: 'packed-4d' });
     const b = read(bytes);
-    expect(b.metadata).toMatchObject({ format: BATCH_FORMAT, method: 'packed-4d', vocab: '272', tokenizer: 'byte', rows: '21', sequences: '1', targets: '8', label_collisions: '0', rollout_ids: '["worked-example"]' });
+    expect(b.metadata).toMatchObject({
+      format: BATCH_FORMAT,
+      method: 'packed-4d',
+      vocab: '272',
+      tokenizer: 'byte',
+      rows: '21',
+      sequences: '1',
+      targets: '8',
+      label_collisions: '0',
+      rollout_ids: '["worked-example"]',
+    });
     expect(summary).toMatchObject({ rows: 21, sequences: 1, targets: 8, rollouts: 1, labelCollisions: 0 });
     expect(b.int.seq_start).toEqual([0, 21]);
     expect(b.int.physical_ids).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7, 8, 11, 12, 13, 14, 13, 14, 15, 16]);
@@ -51,7 +61,16 @@ describe('mw export batch: the worked example', () => {
     expect(b.int.input_ids).toEqual([10, 11, 20, 21, 30, 31, 32, 22, 23, 40, 41, 22, 23, 33, 34, 24, 25, 24, 25, 26, 27]);
     // Targets 2,3 (rows 2,3) predicted by rows 1,2; 7,8 by 6,7; 13,14 (rows 15,16) by 14,15; 15,16 (rows 19,20) by 18,19.
     const labelled = b.int.labels.flatMap((v, i) => (v === IGNORE_INDEX ? [] : [[i, v, b.int.label_physical_ids[i]]]));
-    expect(labelled).toEqual([[1, 20, 2], [2, 21, 3], [6, 22, 7], [7, 23, 8], [14, 24, 13], [15, 25, 14], [18, 26, 15], [19, 27, 16]]);
+    expect(labelled).toEqual([
+      [1, 20, 2],
+      [2, 21, 3],
+      [6, 22, 7],
+      [7, 23, 8],
+      [14, 24, 13],
+      [15, 25, 14],
+      [18, 26, 15],
+      [19, 27, 16],
+    ]);
     expect(b.float.rollout_logprobs.filter((v) => !Number.isNaN(v))).toEqual([-1.5, -0.5, -0.25, -2, -0.75, -1, -0.5, -0.125]);
     expect(b.int.target_rows).toEqual([1, 2, 6, 7, 14, 15, 18, 19]);
     expect(b.int.target_physical_ids).toEqual([2, 3, 7, 8, 13, 14, 15, 16]);
@@ -71,7 +90,9 @@ describe('mw export batch: the worked example', () => {
   });
 
   it('refuses a sequence longer than --max-tokens, naming the rollout', () => {
-    expect(() => exportBatch([worked], { method: 'packed-4d', maxTokens: 20 })).toThrow('worked-example.json: rollout "worked-example": a packed-4d sequence of 21 rows does not fit --max-tokens 20');
+    expect(() => exportBatch([worked], { method: 'packed-4d', maxTokens: 20 })).toThrow(
+      'worked-example.json: rollout "worked-example": a packed-4d sequence of 21 rows does not fit --max-tokens 20',
+    );
   });
 
   it('sdcc: the union tree (final walk first, then the teacher rows), task labels on the student, one KL pair per diverging leaf', () => {
@@ -88,7 +109,9 @@ describe('mw export batch: the worked example', () => {
 });
 
 describe('mw export batch: generated rollouts with edits', () => {
-  const trees: ConditioningTree[] = range(0, 12).map((seed) => deriveTree(validateRollout(generateRandomRollout({ seed: 900 + seed, size: 'small', id: `g${seed}` }), { file: 'gen' })));
+  const trees: ConditioningTree[] = range(0, 12).map((seed) =>
+    deriveTree(validateRollout(generateRandomRollout({ seed: 900 + seed, size: 'small', id: `g${seed}` }), { file: 'gen' })),
+  );
 
   const prefixOf: Record<Exclude<Method, 'sdcc'>, (t: ConditioningTree, id: number) => ArrayLike<number> | null> = {
     'naive-compressed': (t, id) => t.finalPrefix(id),

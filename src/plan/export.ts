@@ -159,8 +159,14 @@ export function createBatchWriter(options: BatchOptions, sink: BatchSink) {
     sink.write('target_physical_ids', tIds);
     sink.write('target_rollout_logprobs', tLogprobs);
     if (method === 'sdcc') {
-      sink.write('sdcc_student_rows', Int32Array.from(s.pairs, (p) => p.studentRow + o));
-      sink.write('sdcc_teacher_rows', Int32Array.from(s.pairs, (p) => p.teacherRow + o));
+      sink.write(
+        'sdcc_student_rows',
+        Int32Array.from(s.pairs, (p) => p.studentRow + o),
+      );
+      sink.write(
+        'sdcc_teacher_rows',
+        Int32Array.from(s.pairs, (p) => p.teacherRow + o),
+      );
       pairs += s.pairs.length;
     }
     rows += n;
@@ -174,7 +180,10 @@ export function createBatchWriter(options: BatchOptions, sink: BatchSink) {
       const r = rolloutIds.length;
       const where = () => `rollout ${quote(rollout.id)}`;
       if (tokenizer !== undefined && rollout.tokenizer !== tokenizer) {
-        throw new ValidationError(rollout.source, `${where()}: tokenizer ${quote(rollout.tokenizer)}, the rollouts before it use ${quote(tokenizer)} (one batch, one tokenizer)`);
+        throw new ValidationError(
+          rollout.source,
+          `${where()}: tokenizer ${quote(rollout.tokenizer)}, the rollouts before it use ${quote(tokenizer)} (one batch, one tokenizer)`,
+        );
       }
       tokenizer = rollout.tokenizer;
       vocab = Math.max(vocab, rollout.vocab);
@@ -199,7 +208,11 @@ export function createBatchWriter(options: BatchOptions, sink: BatchSink) {
       }
       const R = rolloutIds.length;
       const extent: Record<Extent, number> = { rows, 'sequences+1': sequences + 1, targets, pairs, rollouts: R };
-      const tensors = BATCH_TENSORS.filter((t) => method === 'sdcc' || !isSdccColumn(t.name)).map((t) => ({ name: t.name, dtype: t.dtype, shape: [extent[t.extent]] }));
+      const tensors = BATCH_TENSORS.filter((t) => method === 'sdcc' || !isSdccColumn(t.name)).map((t) => ({
+        name: t.name,
+        dtype: t.dtype,
+        shape: [extent[t.extent]],
+      }));
       const metadata: Record<string, string> = {
         format: BATCH_FORMAT,
         method,

@@ -9,7 +9,10 @@ import { METHODS } from './types';
 
 describe('planJsonChunks', () => {
   it('streams exactly the text of JSON.stringify(planToJson(plan)), for every method', () => {
-    const rollouts = [workedExample(), ...[1, 2, 3, 4, 5].map((seed) => parseRolloutFile(JSON.stringify(generateRandomRollout({ seed, size: 'medium', id: `m${seed}` })), 'm.json')[0])];
+    const rollouts = [
+      workedExample(),
+      ...[1, 2, 3, 4, 5].map((seed) => parseRolloutFile(JSON.stringify(generateRandomRollout({ seed, size: 'medium', id: `m${seed}` })), 'm.json')[0]),
+    ];
     for (const rollout of rollouts) {
       const tree = deriveTree(rollout);
       for (const method of METHODS) {

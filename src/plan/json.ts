@@ -48,7 +48,10 @@ function* numbers(values: ArrayLike<number>): Generator<string> {
 function* records<T>(items: readonly T[], json: (item: T) => unknown): Generator<string> {
   yield '[';
   for (let from = 0; from < items.length; from += CHUNK / 8) {
-    const part = items.slice(from, from + CHUNK / 8).map((item) => JSON.stringify(json(item))).join(',');
+    const part = items
+      .slice(from, from + CHUNK / 8)
+      .map((item) => JSON.stringify(json(item)))
+      .join(',');
     yield from === 0 ? part : `,${part}`;
   }
   yield ']';

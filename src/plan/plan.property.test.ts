@@ -76,7 +76,9 @@ function checkAllPlans(tree: ConditioningTree): void {
   for (const [method, [rows, positions, targets]] of Object.entries(want) as [SequenceMethod, [number, number, number]][]) {
     const got = needs(method);
     if (got.targets !== targets || (rows >= 0 && (got.rows !== rows || got.positions !== positions))) {
-      fail(`${method} needs ${JSON.stringify({ rows: got.rows, positions: got.positions, targets: got.targets })}, want ${JSON.stringify({ rows, positions, targets })}`);
+      fail(
+        `${method} needs ${JSON.stringify({ rows: got.rows, positions: got.positions, targets: got.targets })}, want ${JSON.stringify({ rows, positions, targets })}`,
+      );
     }
   }
   if (needs('logit-tree').positions > longestBranch) fail('logit-tree needs more positions than the longest branch');
@@ -87,7 +89,11 @@ function checkAllPlans(tree: ConditioningTree): void {
 
   const full = buildPlan(tree, 'naive-full').sequences;
   if (full.length !== 1) fail('naive-full has one sequence');
-  sameIds(checkSequence(rollout, full[0], (id) => tree.fullPrefix(id), 'naive-full'), all, 'naive-full scores every target');
+  sameIds(
+    checkSequence(rollout, full[0], (id) => tree.fullPrefix(id), 'naive-full'),
+    all,
+    'naive-full scores every target',
+  );
 
   // Exact methods: each target scored exactly once, on its live prefix.
   const logit = buildPlan(tree, 'logit-tree').sequences;
@@ -107,7 +113,11 @@ function checkAllPlans(tree: ConditioningTree): void {
     sameIds(checkSequence(rollout, plan.student, final, 'sdcc student'), kept, 'sdcc student = naive-compressed');
     const taught = plan.teachers.flatMap((s, i) => checkSequence(rollout, s, live, `sdcc teacher ${i}`)).sort((a, b) => a - b);
     sameIds(taught, tree.divergingLeaves, 'sdcc teachers hold exactly the diverging leaves');
-    sameIds(plan.pairs.map((p) => p.id), tree.divergingLeaves, 'sdcc pairs are the diverging leaves');
+    sameIds(
+      plan.pairs.map((p) => p.id),
+      tree.divergingLeaves,
+      'sdcc pairs are the diverging leaves',
+    );
     for (const p of plan.pairs) {
       if (plan.student.ids[p.studentIndex] !== p.id) fail(`sdcc pair ${p.id}: student index`);
       if (plan.teachers[p.teacher].ids[p.teacherIndex] !== p.id) fail(`sdcc pair ${p.id}: teacher index`);
@@ -124,8 +134,17 @@ function checkAllPlans(tree: ConditioningTree): void {
   const S = tree.finalWalk.length;
   if (union.studentLength !== S) fail('sdccUnion: student length');
   sameIds(Array.from(union.tree.ids.subarray(0, S)), tree.finalWalk, 'sdccUnion rows 0..S-1 are the final walk');
-  for (let r = 0; r < S; r++) sameIds(visibleKeys(union.tree.end, r), Array.from({ length: r + 1 }, (_, j) => j), `sdccUnion student row ${r} sees the rows before it`);
-  sameIds(checkSequence(rollout, union.tree, live, 'sdcc union').sort((a, b) => a - b), tree.divergingLeaves, 'sdcc union scores the diverging leaves');
+  for (let r = 0; r < S; r++)
+    sameIds(
+      visibleKeys(union.tree.end, r),
+      Array.from({ length: r + 1 }, (_, j) => j),
+      `sdccUnion student row ${r} sees the rows before it`,
+    );
+  sameIds(
+    checkSequence(rollout, union.tree, live, 'sdcc union').sort((a, b) => a - b),
+    tree.divergingLeaves,
+    'sdcc union scores the diverging leaves',
+  );
   // Its rows are exactly the trie nodes on the final walk's path or a diverging leaf's, each once.
   const onPaths = new Set<number>();
   for (const from of [tree.branchLeaf[tree.K], ...Array.from(tree.divergingLeaves, (id) => tree.scoringNode[id])]) {
@@ -162,7 +181,7 @@ describe('scoring plans on random rollouts', () => {
     expect(diverging).toBeGreaterThan(1000);
   });
 
-  it('pack SDCC students and their teacher rows as groups: rows see their own rollout\'s tree only', () => {
+  it("pack SDCC students and their teacher rows as groups: rows see their own rollout's tree only", () => {
     const groupedKeys = (end: ArrayLike<number>, group: ArrayLike<number>, i: number) => visibleKeys(end, i).filter((k) => group[k] === group[i]);
     fc.assert(
       fc.property(fc.array(seeds, { minLength: 1, maxLength: 4 }), (list) => {
@@ -183,7 +202,11 @@ describe('scoring plans on random rollouts', () => {
           // Ids through the union tree of its rollout: the row's token is that id's token, positions gap-free.
           const union = sdccUnion(tree)!;
           const local = union.tree.targets.find((x) => x.id === t.id) ?? fail('teacher target lost');
-          sameIds(keys.map((k) => batch.tokens[k]), visibleKeys(union.tree.end, local.index).map((k) => union.tree.tokens[k]), `teacher ${t.id}: tokens seen`);
+          sameIds(
+            keys.map((k) => batch.tokens[k]),
+            visibleKeys(union.tree.end, local.index).map((k) => union.tree.tokens[k]),
+            `teacher ${t.id}: tokens seen`,
+          );
           keys.forEach((k, j) => batch.positions[k] !== j && fail(`teacher ${t.id}: positions not gap-free`));
         }
       }),
@@ -214,7 +237,11 @@ describe('scoring plans on random rollouts', () => {
           if (t.predictor !== own.predictor + o || t.id !== own.id || t.token !== own.token) fail('target not shifted');
           const keys = visibleKeys(batch.end, t.index);
           if (keys[0] < o) fail(`target ${t.id} of block ${t.sequence} sees index ${keys[0]} of an earlier block`);
-          sameIds(keys.map((k) => k - o), visibleKeys(src.end, own.index), `visibility of ${t.id} in the batch`);
+          sameIds(
+            keys.map((k) => k - o),
+            visibleKeys(src.end, own.index),
+            `visibility of ${t.id} in the batch`,
+          );
         }
       }),
       { numRuns: 300, seed: 7 },

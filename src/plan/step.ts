@@ -110,7 +110,8 @@ export function assembleStep(trees: readonly ConditioningTree[], options: StepLa
     for (const p of pairsById) {
       const s = studentRow.get(`${p.rollout}:${p.id}`);
       const q = teacherRow.get(`${p.teacher}:${p.id}`);
-      if (s === undefined || q === undefined) throw new Error(`sdcc: diverging leaf ${p.id} of rollout ${trees[p.rollout].rollout.id} has no student or teacher row`);
+      if (s === undefined || q === undefined)
+        throw new Error(`sdcc: diverging leaf ${p.id} of rollout ${trees[p.rollout].rollout.id} has no student or teacher row`);
       pairs.push({ rollout: p.rollout, studentRow: s, teacherRow: q });
     }
   }

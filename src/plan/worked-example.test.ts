@@ -60,23 +60,28 @@ describe('plans of the worked example', () => {
   it('naive-full scores all eight targets on the physical tape', () => {
     const [seq] = buildPlan(tree, 'naive-full').sequences;
     expect(Array.from(seq.ids)).toEqual(range(0, 17));
-    expect(seq.targets.map((t) => [t.index, t.id, t.predictor])).toEqual(
-      [2, 3, 7, 8, 13, 14, 15, 16].map((id) => [id, id, id - 1]),
-    );
+    expect(seq.targets.map((t) => [t.index, t.id, t.predictor])).toEqual([2, 3, 7, 8, 13, 14, 15, 16].map((id) => [id, id, id - 1]));
     for (const [id, s] of Object.entries(seen(seq))) expect(s.prefix).toEqual(range(0, Number(id)));
   });
 
   it('logit-tree runs one causal sequence per branch, each target in its own branch', () => {
     const { sequences } = buildPlan(tree, 'logit-tree');
-    expect(sequences.map((s) => Array.from(s.ids))).toEqual([
-      range(0, 9),
-      [0, 1, 9, 10, 7, 8, 11, 12, 13, 14],
-      [0, 1, 9, 10, 13, 14, 15, 16],
-    ]);
+    expect(sequences.map((s) => Array.from(s.ids))).toEqual([range(0, 9), [0, 1, 9, 10, 7, 8, 11, 12, 13, 14], [0, 1, 9, 10, 13, 14, 15, 16]]);
     expect(sequences.map((s) => s.targets.map((t) => [t.id, t.index]))).toEqual([
-      [[2, 2], [3, 3], [7, 7], [8, 8]],
-      [[13, 8], [14, 9]],
-      [[15, 6], [16, 7]],
+      [
+        [2, 2],
+        [3, 3],
+        [7, 7],
+        [8, 8],
+      ],
+      [
+        [13, 8],
+        [14, 9],
+      ],
+      [
+        [15, 6],
+        [16, 7],
+      ],
     ]);
     for (const seq of sequences) {
       for (const [id, s] of Object.entries(seen(seq))) {

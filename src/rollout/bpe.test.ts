@@ -49,7 +49,10 @@ describe('GPT-2 BPE on long pieces', () => {
 
   it('has no quadratic blow-up: 200k characters without a space well within bounds, per-char time at 200k < 3× that at 20k', () => {
     gpt2.encode(generated(7, 20_000, false)); // builds the pair table, compiles the merge
-    for (const [name, seed] of [['mixed', 11], ['letters', 0]] as const) {
+    for (const [name, seed] of [
+      ['mixed', 11],
+      ['letters', 0],
+    ] as const) {
       const long = seed ? generated(seed, 200_000, false) : 'abcdefghijklmnopqrstuvwxyz'.repeat(200_000 / 26);
       const short = long.slice(0, 20_000);
       const started = performance.now();

@@ -13,7 +13,29 @@ import { parseRolloutFile } from './parse';
 import { stringifyRollout } from './serialize';
 
 type Json = unknown;
-const ODD_VALUES: Json[] = [null, -1, 0, 1, 2, 271, 272, 1e9, 1.5, -0.0001, 'x', 'act', 'summary', 'edit', [], {}, true, [0, 1], [1, 0], [0, 2, 3], { role: 'act', tokens: [1] }];
+const ODD_VALUES: Json[] = [
+  null,
+  -1,
+  0,
+  1,
+  2,
+  271,
+  272,
+  1e9,
+  1.5,
+  -0.0001,
+  'x',
+  'act',
+  'summary',
+  'edit',
+  [],
+  {},
+  true,
+  [0, 1],
+  [1, 0],
+  [0, 2, 3],
+  { role: 'act', tokens: [1] },
+];
 
 /** Every path to a value inside `root` (array elements sampled, so long token lists stay cheap). */
 function paths(root: Json, rng: Rng, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
@@ -218,7 +240,10 @@ describe('hostile rollout files', () => {
       [chat, 'chat.jsonl'],
     ]) {
       const plain = parseRolloutFile(text, file).map((r) => stringifyRollout(r));
-      expect(parseRolloutFile(`\ufeff${text}`, file).map((r) => stringifyRollout(r)), file).toEqual(plain);
+      expect(
+        parseRolloutFile(`\ufeff${text}`, file).map((r) => stringifyRollout(r)),
+        file,
+      ).toEqual(plain);
     }
   });
 

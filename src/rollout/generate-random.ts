@@ -7,15 +7,7 @@
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type InsertRole, type RolloutJson, type ViewPieceJson } from './format';
 import { BYTE_VOCAB } from './tokenizer';
 
-export const EDIT_SHAPES = [
-  'suffix-drop',
-  'middle-summary',
-  'sliding-window',
-  'small-keeps',
-  'several-inserts',
-  'evict-summaries',
-  'pure-insert',
-] as const;
+export const EDIT_SHAPES = ['suffix-drop', 'middle-summary', 'sliding-window', 'small-keeps', 'several-inserts', 'evict-summaries', 'pure-insert'] as const;
 export type EditShape = (typeof EDIT_SHAPES)[number];
 
 export type RandomSize = 'small' | 'medium' | 'large';
@@ -124,9 +116,7 @@ function attemptRollout(options: RandomRolloutOptions, seed: number): { rollout:
 
   const insertEntry = (maxLen: number): Entry => {
     const role: InsertRole = rng.chance(0.8) ? 'summary' : rng.chance(0.5) ? 'obs' : 'prompt';
-    return rng.chance(textRate)
-      ? { insert: { role, text: randomText() } }
-      : { insert: { role, tokens: randomTokens(rng.int(1, Math.max(1, maxLen))) } };
+    return rng.chance(textRate) ? { insert: { role, text: randomText() } } : { insert: { role, tokens: randomTokens(rng.int(1, Math.max(1, maxLen))) } };
   };
   const keepAll = (ids: number[]): Entry[] => ids.map((id) => ({ keep: id }));
 

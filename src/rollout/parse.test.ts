@@ -49,7 +49,10 @@ describe('readRolloutFile', () => {
   });
 
   it('names the JSONL line and event of a violation, and loads nothing', () => {
-    const bad = line('b', [{ op: 'append', role: 'prompt', tokens: [1] }, { op: 'append', role: 'act', tokens: [999] }]);
+    const bad = line('b', [
+      { op: 'append', role: 'prompt', tokens: [1] },
+      { op: 'append', role: 'act', tokens: [999] },
+    ]);
     const e = errorOf(`${line('a')}\n${bad}\n${line('c')}`, 'set.jsonl');
     expect([e.file, e.line, e.event]).toEqual(['set.jsonl', 2, 1]);
     expect(e.message).toBe('set.jsonl:2: event 1: append: tokens[0] = 999 is not a token id in [0, 272)');
@@ -80,10 +83,14 @@ describe('readRolloutFile', () => {
     const e = errorOf(other.repeat(3), 'other.jsonl');
     expect(e.line).toBeUndefined();
     expect(e.message.split('\n')).toHaveLength(1);
-    expect(e.message).toMatch(/^other\.jsonl: not a format mw reads; it reads: codex \(.+\); gemini \(.+\); openhands \(.+\); verl \(.+\); agent-session \(.+\); chat \(.+\); turns \(.+\); calls \(.+\); rollout \(records with "format": "memorywalker\.rollout\/v1"\)/);
+    expect(e.message).toMatch(
+      /^other\.jsonl: not a format mw reads; it reads: codex \(.+\); gemini \(.+\); openhands \(.+\); verl \(.+\); agent-session \(.+\); chat \(.+\); turns \(.+\); calls \(.+\); rollout \(records with "format": "memorywalker\.rollout\/v1"\)/,
+    );
     for (const row of formats) expect(e.message).toContain(`${row.name} (${row.identifiedBy})`);
     // The same refusal for one pretty-printed JSON document (an array of another tool's steps).
-    expect(errorOf(JSON.stringify([{ step: 1, tool: 'shell', output: 'ok' }], null, 2), 'events.json').message).toMatch(/^events\.json: not a format mw reads; /);
+    expect(errorOf(JSON.stringify([{ step: 1, tool: 'shell', output: 'ok' }], null, 2), 'events.json').message).toMatch(
+      /^events\.json: not a format mw reads; /,
+    );
   });
 
   it('imports memorywalker.calls/v1 records, also mixed with v1 lines', () => {
@@ -108,21 +115,24 @@ describe('importer registry', () => {
       name: 'test-chat',
       identifiedBy: 'records with "message"',
       importer: {
-      name: 'test-chat',
-      detect: (sample) => sample.every((v) => typeof v === 'object' && v !== null && 'message' in v),
-      readText: (text) => ({
-        rollouts: [
-          {
-            value: {
-              format: 'memorywalker.rollout/v1',
-              id: 'chat',
-              vocab: 272,
-              events: text.trim().split('\n').map((line) => ({ op: 'append', role: 'obs', text: String((JSON.parse(line) as { message: string }).message) })),
+        name: 'test-chat',
+        detect: (sample) => sample.every((v) => typeof v === 'object' && v !== null && 'message' in v),
+        readText: (text) => ({
+          rollouts: [
+            {
+              value: {
+                format: 'memorywalker.rollout/v1',
+                id: 'chat',
+                vocab: 272,
+                events: text
+                  .trim()
+                  .split('\n')
+                  .map((line) => ({ op: 'append', role: 'obs', text: String((JSON.parse(line) as { message: string }).message) })),
+              },
             },
-          },
-        ],
-        report: { kind: 'core', rollouts: 1 },
-      }),
+          ],
+          report: { kind: 'core', rollouts: 1 },
+        }),
       },
     });
     const [r] = parseRolloutFile('{"message": "hi"}\n{"message": "yo"}\n', 'chat.jsonl');

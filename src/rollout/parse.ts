@@ -76,10 +76,7 @@ export function importRecord(value: unknown, source: { file: string; line?: numb
   const format = obj.format;
   const importer = typeof format === 'string' ? recordImporter(format) : undefined;
   if (importer) return { value: importer(obj, source, options), line: source.line };
-  throw new ValidationError(
-    source,
-    format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`,
-  );
+  throw new ValidationError(source, format === undefined ? `missing "format" (expected "${ROLLOUT_FORMAT}")` : `unknown format ${quote(format)}`);
 }
 
 /** The message for a rollout id met twice in one file. */

@@ -15,9 +15,7 @@ export interface AppendEvent {
   logprobs?: number[];
 }
 
-export type ViewPiece =
-  | { keep: [number, number] }
-  | { insert: { role: InsertRole; first: number; count: number; text?: string } };
+export type ViewPiece = { keep: [number, number] } | { insert: { role: InsertRole; first: number; count: number; text?: string } };
 
 export interface EditEvent {
   op: 'edit';

@@ -49,7 +49,10 @@ describe('openRolloutStream', () => {
       [random[0], 'one.jsonl'],
       [`${random[0]}\n`, 'one.json'],
       [readFileSync(fixturePath('chat.jsonl'), 'utf8'), 'chat.jsonl'],
-      ...['agent-session-two-compactions.jsonl', 'agent-session-stream.jsonl', 'agent-session-preserved-segment.jsonl'].map((f): [string, string] => [readFileSync(fixturePath(f), 'utf8'), f]),
+      ...['agent-session-two-compactions.jsonl', 'agent-session-stream.jsonl', 'agent-session-preserved-segment.jsonl'].map((f): [string, string] => [
+        readFileSync(fixturePath(f), 'utf8'),
+        f,
+      ]),
     ];
     for (const [text, file] of files) {
       const want = whole(text, file);

@@ -102,7 +102,12 @@ async function* jsonlRollouts(open: OpenSource, file: string): AsyncGenerator<Ro
 }
 
 /** A whole-file importer's rollouts one at a time: streamed where it can, else from the text read whole. */
-export async function* importerRollouts(importer: FileImporter, open: OpenSource, file: string, options: ImportOptions = {}): AsyncGenerator<ImportedRollout, FileReport> {
+export async function* importerRollouts(
+  importer: FileImporter,
+  open: OpenSource,
+  file: string,
+  options: ImportOptions = {},
+): AsyncGenerator<ImportedRollout, FileReport> {
   if (importer.rollouts) return yield* importer.rollouts(open, file, options);
   const lines: string[] = [];
   for await (const { text } of readLines(open())) lines.push(text);

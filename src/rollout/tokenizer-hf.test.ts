@@ -25,12 +25,21 @@ const tk = createHfTokenizer({ name: 'tiny-qwen', tokenizer: chatmlJson, tokeniz
 const TRANSCRIPT: ChatMessage[] = [
   { role: 'system', content: 'Be brief.' },
   { role: 'user', content: 'hello world' },
-  { role: 'assistant', content: 'Reading the file.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path": "a.txt"}' } }, { id: 'c2', type: 'function', function: { name: 'read', arguments: { path: 'b.txt' } } }] },
+  {
+    role: 'assistant',
+    content: 'Reading the file.',
+    tool_calls: [
+      { id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path": "a.txt"}' } },
+      { id: 'c2', type: 'function', function: { name: 'read', arguments: { path: 'b.txt' } } },
+    ],
+  },
   { role: 'tool', tool_call_id: 'c1', content: 'hello' },
   { role: 'tool', tool_call_id: 'c2', content: 'world' },
   { role: 'assistant', content: 'hello world' },
 ];
-const TOOLS = [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+const TOOLS = [
+  { type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+];
 
 const tokensOf = (events: EventJson[]) => events.flatMap((e) => (e.op === 'append' && e.tokens ? e.tokens : []));
 
@@ -39,7 +48,7 @@ describe('hf: tokenizers (tokenizer.json through @huggingface/tokenizers)', () =
     const library = new LibraryTokenizer(chatmlJson, config);
     // 256 byte tokens, then the merges in rank order: hello = 259, Ġworld = 264, Ġthe = 266, user = 270; then the added tokens.
     expect(tk.encode('hello world')).toEqual([259, 264]);
-    expect(tk.encode('<|im_start|>user\n')).toEqual([284, 270, 10]) // ids of single bytes are the bytes' values in this vocabulary;
+    expect(tk.encode('<|im_start|>user\n')).toEqual([284, 270, 10]); // ids of single bytes are the bytes' values in this vocabulary;
     expect(tk.encode('é the')).toEqual([195, 169, 266]); // é is the bytes c3 a9, each its own token
     for (const text of ['hello world', 'the file, the world!\n\n  x', '<tool_call>\n{"a": 1}</tool_call><|im_end|>', 'naïve 😀']) {
       expect(tk.encode(text)).toEqual(library.encode(text, { add_special_tokens: false }).ids);
@@ -68,16 +77,25 @@ describe('hf: tokenizers (tokenizer.json through @huggingface/tokenizers)', () =
   });
 
   it('refuses a vocab_size smaller than the tokenizer', () => {
-    expect(() => createHfTokenizer({ name: 'x', tokenizer: chatmlJson, vocab: 100 })).toThrow("tokenizer.json has ids up to 289, but the model's vocab_size is 100");
+    expect(() => createHfTokenizer({ name: 'x', tokenizer: chatmlJson, vocab: 100 })).toThrow(
+      "tokenizer.json has ids up to 289, but the model's vocab_size is 100",
+    );
   });
 });
 
 describe('chat templates (@huggingface/jinja)', () => {
-  for (const [name, template, bos] of [['ChatML', CHATML_TEMPLATE, null], ['Llama 3 style', LLAMA_TEMPLATE, '<|begin_of_text|>']] as const) {
+  for (const [name, template, bos] of [
+    ['ChatML', CHATML_TEMPLATE, null],
+    ['Llama 3 style', LLAMA_TEMPLATE, '<|begin_of_text|>'],
+  ] as const) {
     it(`${name}: a transcript with tool calls and results renders exactly as the library renders it, cut at the messages`, () => {
       const { json } = tinyTokenizerJson(
         name === 'ChatML'
-          ? [{ content: '<|endoftext|>', special: true }, { content: '<|im_start|>', special: true }, { content: '<|im_end|>', special: true }]
+          ? [
+              { content: '<|endoftext|>', special: true },
+              { content: '<|im_start|>', special: true },
+              { content: '<|im_end|>', special: true },
+            ]
           : ['<|begin_of_text|>', '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>', '<|python_tag|>'].map((content) => ({ content, special: true })),
       );
       const t = createHfTokenizer({ name, tokenizer: json, tokenizerConfig: { chat_template: template, bos_token: bos } });
@@ -106,7 +124,9 @@ describe('chat templates (@huggingface/jinja)', () => {
       } else {
         expect(text(0).startsWith('<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nTools (JSON schemas):\n{')).toBe(true);
         expect(text(2)).toBe('<|start_header_id|>assistant<|end_header_id|>\n\n');
-        expect(text(3)).toBe('Reading the file.\n<|python_tag|>{"name": "read", "parameters": {"path": "a.txt"}}<|python_tag|>{"name": "read", "parameters": {"path": "b.txt"}}<|eot_id|>');
+        expect(text(3)).toBe(
+          'Reading the file.\n<|python_tag|>{"name": "read", "parameters": {"path": "a.txt"}}<|python_tag|>{"name": "read", "parameters": {"path": "b.txt"}}<|eot_id|>',
+        );
         expect(text(4)).toBe('<|start_header_id|>ipython<|end_header_id|>\n\nhello<|eot_id|>');
       }
     });
@@ -133,7 +153,7 @@ describe('chat templates (@huggingface/jinja)', () => {
     const rollout = validateRollout(json, { file: 'chat.jsonl' });
     expect(tk.decode(rollout.tokens)).toBe(tk.renderChat(TRANSCRIPT, { tools: TOOLS }));
     const targetText = tk.decode(Array.from(rollout.targets, (i) => rollout.tokens[i]));
-    expect(targetText).toBe(`${(tk.decode((tokensOf(json.events.slice(3, 4)))))}hello world<|im_end|>\n`);
+    expect(targetText).toBe(`${tk.decode(tokensOf(json.events.slice(3, 4)))}hello world<|im_end|>\n`);
   });
 });
 
@@ -160,7 +180,16 @@ describe('text pieces with an hf: tokenizer (agent sessions)', () => {
 describe('hf: rollouts read without their tokenizer', () => {
   it('token ids validate under a name nobody registered; text under it is refused in one line', () => {
     const header = { format: 'memorywalker.rollout/v1', id: 'r', vocab: 320, tokenizer: 'hf:never-loaded' };
-    const read = validateRollout({ ...header, events: [{ op: 'append', role: 'prompt', tokens: [284, 270] }, { op: 'append', role: 'act', tokens: [259, 285] }] }, { file: 'r.json' });
+    const read = validateRollout(
+      {
+        ...header,
+        events: [
+          { op: 'append', role: 'prompt', tokens: [284, 270] },
+          { op: 'append', role: 'act', tokens: [259, 285] },
+        ],
+      },
+      { file: 'r.json' },
+    );
     expect([...read.targets]).toEqual([2, 3]);
     expect(() => validateRollout({ ...header, events: [{ op: 'append', role: 'act', text: 'hello' }] }, { file: 'r.json' })).toThrow(
       'text needs a known tokenizer; "hf:never-loaded" is not one',
@@ -175,7 +204,9 @@ describe('a model reads only its own tokenizer', () => {
     expect(tokenizerMismatch('byte', 320, 'hf:tiny-qwen')?.reason).toBe(
       "is tokenized with byte (vocabulary 272), but the model's vocabulary of 320 is the hf:tiny-qwen tokenizer's",
     );
-    expect(tokenizerMismatch('hf:other', 320, 'hf:tiny-qwen')?.reason).toBe("is tokenized with hf:other, but the model's vocabulary of 320 is the hf:tiny-qwen tokenizer's");
+    expect(tokenizerMismatch('hf:other', 320, 'hf:tiny-qwen')?.reason).toBe(
+      "is tokenized with hf:other, but the model's vocabulary of 320 is the hf:tiny-qwen tokenizer's",
+    );
     expect(tokenizerMismatch('hf:tiny-qwen', 272)?.reason).toBe("is tokenized with hf:tiny-qwen, but the model's vocabulary of 272 is the byte tokenizer's");
   });
 });

@@ -61,7 +61,12 @@ function templateOf(config: Json, file: string | null | undefined): string | nul
 /** GPT-2's byte ↔ character table, which ByteLevel tokenizers spell their pieces in. */
 function byteDecoder(): Map<string, number> {
   const printable = new Set<number>();
-  for (const [a, b] of [[0x21, 0x7e], [0xa1, 0xac], [0xae, 0xff]]) for (let x = a; x <= b; x++) printable.add(x);
+  for (const [a, b] of [
+    [0x21, 0x7e],
+    [0xa1, 0xac],
+    [0xae, 0xff],
+  ])
+    for (let x = a; x <= b; x++) printable.add(x);
   const out = new Map<string, number>();
   let extra = 0;
   for (let b = 0; b < 256; b++) out.set(String.fromCodePoint(printable.has(b) ? b : 256 + extra++), b);
@@ -83,7 +88,15 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-const APPEND_ROLE: Readonly<Record<string, AppendRole>> = { system: 'prompt', developer: 'prompt', user: 'prompt', assistant: 'act', tool: 'obs', ipython: 'obs', function: 'obs' };
+const APPEND_ROLE: Readonly<Record<string, AppendRole>> = {
+  system: 'prompt',
+  developer: 'prompt',
+  user: 'prompt',
+  assistant: 'act',
+  tool: 'obs',
+  ipython: 'obs',
+  function: 'obs',
+};
 /** The template role a text piece of each rollout role is wrapped as. */
 const TEMPLATE_ROLE: Readonly<Record<Role, string>> = { prompt: 'user', obs: 'tool', act: 'assistant', summary: 'user' };
 
@@ -109,7 +122,8 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
   }
   const added = model.get_added_tokens_decoder();
   const size = Math.max(...model.get_vocab(true).values()) + 1;
-  if (files.vocab !== undefined && files.vocab < size) throw new Error(`tokenizer.json has ids up to ${size - 1}, but the model's vocab_size is ${files.vocab}`);
+  if (files.vocab !== undefined && files.vocab < size)
+    throw new Error(`tokenizer.json has ids up to ${size - 1}, but the model's vocab_size is ${files.vocab}`);
   const vocab = files.vocab ?? size;
   const templateText = templateOf(config, files.chatTemplate);
   const template = templateText ? new Template(templateText) : null;
@@ -250,14 +264,16 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
  */
 export function materializeEvent(event: EventJson, tk: Tokenizer): EventJson[] {
   if (event.op === 'edit') {
-    return [{
-      op: 'edit',
-      view: event.view.map((piece) => {
-        if ('keep' in piece || piece.insert.text === undefined) return piece;
-        const { role, text } = piece.insert as { role: InsertRole; text: string };
-        return { insert: { role, tokens: tk.encodePiece(text, role) } };
-      }),
-    }];
+    return [
+      {
+        op: 'edit',
+        view: event.view.map((piece) => {
+          if ('keep' in piece || piece.insert.text === undefined) return piece;
+          const { role, text } = piece.insert as { role: InsertRole; text: string };
+          return { insert: { role, tokens: tk.encodePiece(text, role) } };
+        }),
+      },
+    ];
   }
   if (event.text === undefined) return [event];
   const all = tk.encodePiece(event.text, event.role);

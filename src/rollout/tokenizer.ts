@@ -109,7 +109,8 @@ export const DEFAULT_TOKENIZER = 'byte';
  * (src/rollout/tokenizer-hf.ts), registered by whoever loaded the folder (mw import --tokenizer FOLDER).
  */
 export function registerTokenizer(tokenizer: Tokenizer): void {
-  if (Object.hasOwn(LAZY, tokenizer.name) || tokenizer.name === 'byte') throw new Error(`cannot register a tokenizer named ${tokenizer.name}: a built-in has that name`);
+  if (Object.hasOwn(LAZY, tokenizer.name) || tokenizer.name === 'byte')
+    throw new Error(`cannot register a tokenizer named ${tokenizer.name}: a built-in has that name`);
   loaded.set(tokenizer.name, tokenizer);
 }
 

@@ -209,9 +209,7 @@ describe('§2 unknown fields', () => {
     expect(errorOf([{ ...prompt([1]), weight: 2 }]).reason).toBe('unknown field "weight" in append event');
     expect(errorOf([prompt([1]), { ...edit(keep(0, 1)), reason: 'x' }]).reason).toBe('unknown field "reason" in edit event');
     expect(errorOf([prompt([1]), edit({ keep: [0, 1], note: 1 })]).reason).toBe('unknown field "note" in view[0]');
-    expect(errorOf([prompt([1]), edit({ insert: { role: 'summary', tokens: [1], by: 'x' } })]).reason).toBe(
-      'unknown field "by" in view[0].insert',
-    );
+    expect(errorOf([prompt([1]), edit({ insert: { role: 'summary', tokens: [1], by: 'x' } })]).reason).toBe('unknown field "by" in view[0].insert');
   });
 });
 

@@ -222,11 +222,7 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
         if (keys.length !== 1) return fail(`${what} must have exactly one of "keep" or "insert"`, e);
         if (piece.keep !== undefined) {
           const range = piece.keep;
-          if (
-            !Array.isArray(range) ||
-            range.length !== 2 ||
-            !range.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)
-          ) {
+          if (!Array.isArray(range) || range.length !== 2 || !range.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)) {
             return fail(`${what}: keep must be [a, b] with integers 0 <= a < b, got ${quote(range)}`, e);
           }
           const [a, b] = range as [number, number];

@@ -67,11 +67,21 @@ interface Line {
   leftOut: number;
 }
 
-const readLines = (path: string): Line[] => (existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const readLines = (path: string): Line[] =>
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 
 async function train(name: string, config: RunConfig, ...extra: string[]) {
   const metrics = join(TMP, `${name}.jsonl`);
-  const run = await mw(['train', ...cliFlags(config), '--steps', String(config.steps), '--ckpt-out', join(TMP, `${name}.safetensors`), '--metrics', metrics, ...extra], { MW_CACHE_DIR: CACHE });
+  const run = await mw(
+    ['train', ...cliFlags(config), '--steps', String(config.steps), '--ckpt-out', join(TMP, `${name}.safetensors`), '--metrics', metrics, ...extra],
+    { MW_CACHE_DIR: CACHE },
+  );
   expect(run.code, run.stderr).toBe(0);
   return readLines(metrics);
 }
@@ -99,7 +109,10 @@ let gpu: Gpu;
 beforeAll(async () => {
   gpu = await createGpu();
   mkdirSync(CACHE, { recursive: true });
-  writeFileSync(join(CACHE, 'matmul-variants.json'), JSON.stringify({ 'mw.matmulVariant.v1': JSON.stringify({ [adapterKey(gpu.info)]: DEFAULT_MATMUL_VARIANT }) }));
+  writeFileSync(
+    join(CACHE, 'matmul-variants.json'),
+    JSON.stringify({ 'mw.matmulVariant.v1': JSON.stringify({ [adapterKey(gpu.info)]: DEFAULT_MATMUL_VARIANT }) }),
+  );
 });
 afterAll(() => gpu?.destroy());
 
@@ -130,7 +143,10 @@ describe('mw train --env and the browser engine', () => {
     writeFileSync(optimizerStatePath(path), optimizer);
     expect(optimizerStatePath(path)).toBe(join(TMP, `${name}.optim.safetensors`));
     const metrics = join(TMP, 'resumed.jsonl');
-    const run = await mw(['train', ...cliFlags(SFT, true), '--steps', '3', '--ckpt-in', path, '--ckpt-out', join(TMP, 'resumed.safetensors'), '--metrics', metrics], { MW_CACHE_DIR: CACHE });
+    const run = await mw(
+      ['train', ...cliFlags(SFT, true), '--steps', '3', '--ckpt-in', path, '--ckpt-out', join(TMP, 'resumed.safetensors'), '--metrics', metrics],
+      { MW_CACHE_DIR: CACHE },
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('updates 4..6');
     const resumed = readLines(metrics);
@@ -156,7 +172,10 @@ describe('mw train --env and the browser engine', () => {
     // Only --steps, the source and the method are given again: the schedule, seed, batch and player come from the checkpoint.
     const out = join(TMP, 'after-crash.jsonl');
     const resume = ['--env', ENV, '--editor', 'compact', '--budget', '50', '--method', 'packed-4d', '--objective', 'sft'];
-    const run = await mw(['train', ...resume, '--steps', String(SFT.steps - saved), '--ckpt-in', ckpt, '--ckpt-out', join(TMP, 'after-crash.safetensors'), '--metrics', out], { MW_CACHE_DIR: CACHE });
+    const run = await mw(
+      ['train', ...resume, '--steps', String(SFT.steps - saved), '--ckpt-in', ckpt, '--ckpt-out', join(TMP, 'after-crash.safetensors'), '--metrics', out],
+      { MW_CACHE_DIR: CACHE },
+    );
     expect(run.code, run.stderr).toBe(0);
     const after = readLines(out);
     expect(after.map((l) => l.step)).toEqual(cli.slice(saved).map((l) => l.step));

@@ -66,7 +66,12 @@ export async function stepOnce(run: ControllerState): Promise<boolean> {
     emit({ type: 'metrics', records, progress: progress(current.step, run.info?.config.steps ?? 0, run.recent) });
     for (const s of steps) {
       const lane = current.lanes.find((l) => l.method === s.method)!;
-      emit({ type: 'batch', method: s.method, step: lane.trainer.step, rollouts: s.batch.rollouts.map((r) => ({ id: r.id, reward: r.reward ?? 0, K: r.K, length: r.length })) });
+      emit({
+        type: 'batch',
+        method: s.method,
+        step: lane.trainer.step,
+        rollouts: s.batch.rollouts.map((r) => ({ id: r.id, reward: r.reward ?? 0, K: r.K, length: r.length })),
+      });
     }
     if (checkpointDue(current.step, run.info!.config.checkpointEvery, finished(run))) await checkpoint(run);
     return true;
@@ -75,7 +80,12 @@ export async function stepOnce(run: ControllerState): Promise<boolean> {
     // The device went away under the step: recovery takes over.
     if (await deviceGone(run, current.lanes[0].trainer.gpu)) return false;
     run.playing = false;
-    setStatus(run, 'paused', error instanceof Error ? error.message : String(error), error instanceof StepFailedError && error.nonFinite ? 'non-finite' : 'step-error');
+    setStatus(
+      run,
+      'paused',
+      error instanceof Error ? error.message : String(error),
+      error instanceof StepFailedError && error.nonFinite ? 'non-finite' : 'step-error',
+    );
     await persistRun(run);
     return false;
   }

@@ -98,7 +98,11 @@ describe('the browser run checkpoint as one unit (IndexedDB)', () => {
     const stepped = controllerOn();
     stepped.controller.hello();
     await stepped.controller.settled();
-    expect(stepped.status()).toMatchObject({ phase: 'refused', cause: 'not-restored', reason: "the packed-4d lane's checkpoint of step 3: checkpoint: the optimizer state is at step 4, the lane at step 3" });
+    expect(stepped.status()).toMatchObject({
+      phase: 'refused',
+      cause: 'not-restored',
+      reason: "the packed-4d lane's checkpoint of step 3: checkpoint: the optimizer state is at step 4, the lane at step 3",
+    });
 
     // Starting a new run replaces the refused one.
     stepped.controller.start({ ...config, steps: 1 });

@@ -87,7 +87,12 @@ describe('run controller', () => {
     expect(run.phases().at(-1)).toBe('paused');
     run.controller.step();
     await run.controller.settled();
-    expect(run.records().slice(-2).map((r) => r.step)).toEqual([3, 3]);
+    expect(
+      run
+        .records()
+        .slice(-2)
+        .map((r) => r.step),
+    ).toEqual([3, 3]);
     expect(losses(run.records().slice(-2), 'packed-4d')).toEqual(losses(run.records(), 'packed-4d').slice(2, 3));
 
     const file = await run.controller.exportCheckpoint('packed-4d');

@@ -66,7 +66,12 @@ describe('run controller parts', () => {
   it('live updates: the first at once, then at most one per interval, carrying the newest state', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const sent: RunEvent[] = [];
-    const run = createControllerState({ createGpu: async () => Promise.reject(new Error('no device')), store: undefined!, emit: (e) => void sent.push(e), liveIntervalMs: 100 });
+    const run = createControllerState({
+      createGpu: async () => Promise.reject(new Error('no device')),
+      store: undefined!,
+      emit: (e) => void sent.push(e),
+      liveIntervalMs: 100,
+    });
     const events: LiveEvent['events'] = [];
     const live = (done: boolean): LiveEvent => ({ type: 'live', player: 'expert', purpose: 'train', step: 1, index: 0, total: 2, id: 'r0', events, done });
     events.push({ type: 'text', text: 'a' } as never);

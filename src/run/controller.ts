@@ -16,7 +16,16 @@ import { configProblems, type RunConfig } from './config';
 import { ensureGpu, withGpu } from './controller-device';
 import { play, stepOnce, stopRun } from './controller-loop';
 import { atCheckpoint, buildEngine, byteVocabularyProblem, persistRun } from './controller-persistence';
-import { createControllerState, finished, serial, setStatus, type ControllerDeps, type ControllerState, type RestoredRun, type ScoredTargets } from './controller-state';
+import {
+  createControllerState,
+  finished,
+  serial,
+  setStatus,
+  type ControllerDeps,
+  type ControllerState,
+  type RestoredRun,
+  type ScoredTargets,
+} from './controller-state';
 import type { RunEngine } from './engine';
 
 export type {

@@ -71,10 +71,14 @@ describe('run engine', () => {
     first.destroy();
     expect(saved.step).toBe(2);
     const w = loadCheckpoint(saved.weights);
-    const resumed = createRunEngine(gpu, { ...config, methods: ['packed-4d'] }, {
-      weights,
-      resume: { 'packed-4d': { weights: w, optimizer: loadOptimizerState(saved.optimizer, w.config) } },
-    });
+    const resumed = createRunEngine(
+      gpu,
+      { ...config, methods: ['packed-4d'] },
+      {
+        weights,
+        resume: { 'packed-4d': { weights: w, optimizer: loadOptimizerState(saved.optimizer, w.config) } },
+      },
+    );
     expect(resumed.step).toBe(2);
     for (let i = 2; i < 4; i++) expect((await resumed.records())[0].loss).toBe(losses[i]); // bit for bit
     resumed.destroy();

@@ -29,7 +29,7 @@ import { createLanes, laneOf, runStepOf, type Lane, type LaneState } from './lan
 import { playBatch, type EpisodeWatch, type Player, type TokenRelay } from './play';
 import { checkFirstBatch } from './preflight';
 import { metricRecord, summarizeReasons } from './record';
-import { createBatchSource, drawBatch, playedBatch, type RolloutSource, } from './source';
+import { createBatchSource, drawBatch, playedBatch, type RolloutSource } from './source';
 import { heldOutSeed } from './seeds';
 
 export type { Lane, LaneState } from './lanes';
@@ -175,7 +175,13 @@ export function createRunEngine(gpu: Gpu, spec: RunSpec, options: RunOptions) {
         source.kind === 'played' && source.player === 'model'
           ? playedBatch(await playBatch(source.play, step, { policy: createExpertPolicy(createEnv(source.play.env)) }, { nPositions: P }))
           : (await drawBatch(batches, step, () => player(lanes[0].trainer.model, sampling))).batch;
-      checkFirstBatch(batch, lanes.map((l) => l.method), model, gpu.device, { sdccTeacher: spec.sdccTeacher });
+      checkFirstBatch(
+        batch,
+        lanes.map((l) => l.method),
+        model,
+        gpu.device,
+        { sdccTeacher: spec.sdccTeacher },
+      );
     },
 
     /**

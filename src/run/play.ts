@@ -124,4 +124,3 @@ export async function playBatch(spec: PlaySpec, step: number, player: Player, op
     if (relay) relay.sink = null;
   }
 }
-

@@ -26,7 +26,11 @@ export function checkFirstBatch(batch: StepBatch, methods: readonly Method[], co
     }
     if (needs.every((n) => n.targets === 0)) throw new RunRefusedError(`${method} scores no target in the first batch (every target is dropped)`);
     try {
-      checkModelFits(config, device, needs.reduce((s, n) => s + n.rows, 0));
+      checkModelFits(
+        config,
+        device,
+        needs.reduce((s, n) => s + n.rows, 0),
+      );
     } catch (error) {
       throw new RunRefusedError(`${method}, batch of ${batch.rollouts.length} rollouts: ${(error as Error).message}`);
     }

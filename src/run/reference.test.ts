@@ -26,7 +26,11 @@ const phase: ReferencePhase = {
   seeds: [1, 2, 3],
   curves: (['naive-compressed', 'packed-4d', 'sdcc'] as const).map((method) => ({ method, points })),
 };
-const reference: ReferenceCurves = { format: 'memorywalker.reference-curves/v1', command: 'mw experiment learning --out x', phases: [phase, { ...phase, editor: 'compact' }] };
+const reference: ReferenceCurves = {
+  format: 'memorywalker.reference-curves/v1',
+  command: 'mw experiment learning --out x',
+  phases: [phase, { ...phase, editor: 'compact' }],
+};
 const run: RunConfig = {
   ...defaultRunConfig('small'),
   checkpoint: 'weak.safetensors',
@@ -80,7 +84,7 @@ describe('the shipped learning experiment', () => {
   const shipped = JSON.parse(readFileSync(new URL('../../docs/experiments/learning/reference.json', import.meta.url), 'utf8')) as ReferenceCurves;
   const claim: RunConfig = { ...defaultRunConfig('small'), ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods], checkpoint: WEAK_MODEL.name };
 
-  it("has the app's \"The paper's claim\" run among its phases, with a curve for each of its lanes over every seed", () => {
+  it('has the app\'s "The paper\'s claim" run among its phases, with a curve for each of its lanes over every seed', () => {
     const found = referencePhase(claim, shipped);
     expect(found, 'a phase with the preset’s settings').not.toBeNull();
     expect(found!.seeds.length).toBeGreaterThanOrEqual(3);

@@ -17,7 +17,13 @@ const config = createRequire(import.meta.url)(join(ROOT, '.dependency-cruiser.cj
 };
 
 async function violations(baseDir: string): Promise<IViolation[]> {
-  const result = await cruise(['src'], { ...config.options, validate: true, baseDir, ruleSet: { forbidden: config.forbidden }, tsConfig: { fileName: join(baseDir, 'tsconfig.json') } });
+  const result = await cruise(['src'], {
+    ...config.options,
+    validate: true,
+    baseDir,
+    ruleSet: { forbidden: config.forbidden },
+    tsConfig: { fileName: join(baseDir, 'tsconfig.json') },
+  });
   if (typeof result.output === 'string') throw new Error(`dependency-cruiser printed instead of reporting: ${result.output}`);
   return result.output.summary.violations;
 }

@@ -29,9 +29,33 @@ function byteToChar(): string[] {
 
 /** Merges in rank order; every merged token becomes a vocabulary entry (ids 256..). */
 const MERGES: readonly [string, string][] = [
-  ['h', 'e'], ['l', 'l'], ['he', 'll'], ['hell', 'o'], ['Ġ', 'w'], ['o', 'r'], ['Ġw', 'or'], ['l', 'd'], ['Ġwor', 'ld'],
-  ['Ġ', 't'], ['Ġt', 'he'], ['i', 'n'], ['e', 'r'], ['u', 's'], ['us', 'er'], ['a', 's'], ['as', 's'], ['i', 's'],
-  ['ass', 'is'], ['t', 'a'], ['n', 't'], ['assis', 'ta'], ['assista', 'nt'], ['Ġ', 'f'], ['Ġf', 'i'], ['l', 'e'], ['Ġfi', 'le'],
+  ['h', 'e'],
+  ['l', 'l'],
+  ['he', 'll'],
+  ['hell', 'o'],
+  ['Ġ', 'w'],
+  ['o', 'r'],
+  ['Ġw', 'or'],
+  ['l', 'd'],
+  ['Ġwor', 'ld'],
+  ['Ġ', 't'],
+  ['Ġt', 'he'],
+  ['i', 'n'],
+  ['e', 'r'],
+  ['u', 's'],
+  ['us', 'er'],
+  ['a', 's'],
+  ['as', 's'],
+  ['i', 's'],
+  ['ass', 'is'],
+  ['t', 'a'],
+  ['n', 't'],
+  ['assis', 'ta'],
+  ['assista', 'nt'],
+  ['Ġ', 'f'],
+  ['Ġf', 'i'],
+  ['l', 'e'],
+  ['Ġfi', 'le'],
 ];
 
 export interface AddedTokenSpec {
@@ -82,7 +106,12 @@ export function tinyTokenizerJson(added: readonly AddedTokenSpec[]): { json: Rec
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
-        { type: 'Split', pattern: { Regex: " ?\\p{L}+| ?\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, behavior: 'Isolated', invert: false },
+        {
+          type: 'Split',
+          pattern: { Regex: ' ?\\p{L}+| ?\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+' },
+          behavior: 'Isolated',
+          invert: false,
+        },
         byteLevel,
       ],
     },
@@ -181,23 +210,51 @@ function configJson(kind: FamilyFolderKind, ids: Map<string, number>): Record<st
   };
   if (kind === 'qwen3') {
     return {
-      architectures: ['Qwen3ForCausalLM'], ...common, attention_bias: false, bos_token_id: ids.get('<|endoftext|>'), eos_token_id: ids.get('<|im_end|>'),
-      head_dim: 8, max_window_layers: 2, model_type: 'qwen3', rope_scaling: null, rope_theta: 1000000, sliding_window: null,
-      tie_word_embeddings: true, torch_dtype: 'bfloat16', use_sliding_window: false,
+      architectures: ['Qwen3ForCausalLM'],
+      ...common,
+      attention_bias: false,
+      bos_token_id: ids.get('<|endoftext|>'),
+      eos_token_id: ids.get('<|im_end|>'),
+      head_dim: 8,
+      max_window_layers: 2,
+      model_type: 'qwen3',
+      rope_scaling: null,
+      rope_theta: 1000000,
+      sliding_window: null,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+      use_sliding_window: false,
     };
   }
   if (kind === 'qwen2') {
     return {
-      architectures: ['Qwen2ForCausalLM'], ...common, bos_token_id: ids.get('<|endoftext|>'), eos_token_id: ids.get('<|im_end|>'),
-      max_window_layers: 2, model_type: 'qwen2', rope_scaling: { type: 'linear', factor: 2.0 }, rope_theta: 1000000.0, sliding_window: 64,
-      tie_word_embeddings: false, torch_dtype: 'float16', use_sliding_window: false,
+      architectures: ['Qwen2ForCausalLM'],
+      ...common,
+      bos_token_id: ids.get('<|endoftext|>'),
+      eos_token_id: ids.get('<|im_end|>'),
+      max_window_layers: 2,
+      model_type: 'qwen2',
+      rope_scaling: { type: 'linear', factor: 2.0 },
+      rope_theta: 1000000.0,
+      sliding_window: 64,
+      tie_word_embeddings: false,
+      torch_dtype: 'float16',
+      use_sliding_window: false,
     };
   }
   return {
-    architectures: ['LlamaForCausalLM'], ...common, attention_bias: false, bos_token_id: ids.get('<|begin_of_text|>'), eos_token_id: [ids.get('<|end_of_text|>'), ids.get('<|eot_id|>')],
-    mlp_bias: false, model_type: 'llama', pretraining_tp: 1,
+    architectures: ['LlamaForCausalLM'],
+    ...common,
+    attention_bias: false,
+    bos_token_id: ids.get('<|begin_of_text|>'),
+    eos_token_id: [ids.get('<|end_of_text|>'), ids.get('<|eot_id|>')],
+    mlp_bias: false,
+    model_type: 'llama',
+    pretraining_tp: 1,
     rope_scaling: { factor: 8.0, high_freq_factor: 4.0, low_freq_factor: 1.0, original_max_position_embeddings: 32, rope_type: 'llama3' },
-    rope_theta: 500000.0, tie_word_embeddings: false, torch_dtype: 'float32',
+    rope_theta: 500000.0,
+    tie_word_embeddings: false,
+    torch_dtype: 'float32',
   };
 }
 
@@ -252,7 +309,10 @@ function encode(values: Float32Array, dtype: Dtype): { bytes: Uint8Array; stored
 }
 
 function safetensorsFile(tensors: readonly { spec: TensorSpec; bytes: Uint8Array }[]): Uint8Array {
-  const head = safetensorsHeader(tensors.map((t) => t.spec), { format: 'pt' });
+  const head = safetensorsHeader(
+    tensors.map((t) => t.spec),
+    { format: 'pt' },
+  );
   const out = new Uint8Array(head.length + tensors.reduce((n, t) => n + t.bytes.length, 0));
   out.set(head);
   let at = head.length;
@@ -289,9 +349,27 @@ export function writeFamilyFolder(dir: string, kind: FamilyFolderKind, seed = 1)
   const write = (file: string, value: unknown) => writeFileSync(join(dir, file), `${JSON.stringify(value, null, 2)}\n`);
   write('config.json', configJsonValue);
   write('tokenizer.json', tokenizer);
-  write('generation_config.json', llama
-    ? { bos_token_id: ids.get('<|begin_of_text|>'), eos_token_id: [ids.get('<|end_of_text|>'), ids.get('<|eot_id|>')], do_sample: true, temperature: 0.6, top_p: 0.9, transformers_version: '4.51.3' }
-    : { bos_token_id: ids.get('<|endoftext|>'), eos_token_id: [ids.get('<|im_end|>'), ids.get('<|endoftext|>')], do_sample: true, temperature: 0.7, top_k: 20, top_p: 0.8, transformers_version: '4.51.3' });
+  write(
+    'generation_config.json',
+    llama
+      ? {
+          bos_token_id: ids.get('<|begin_of_text|>'),
+          eos_token_id: [ids.get('<|end_of_text|>'), ids.get('<|eot_id|>')],
+          do_sample: true,
+          temperature: 0.6,
+          top_p: 0.9,
+          transformers_version: '4.51.3',
+        }
+      : {
+          bos_token_id: ids.get('<|endoftext|>'),
+          eos_token_id: [ids.get('<|im_end|>'), ids.get('<|endoftext|>')],
+          do_sample: true,
+          temperature: 0.7,
+          top_k: 20,
+          top_p: 0.8,
+          transformers_version: '4.51.3',
+        },
+  );
   const added = tokenizer.added_tokens as { id: number }[];
   write('tokenizer_config.json', {
     add_bos_token: false,

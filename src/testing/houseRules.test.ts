@@ -28,7 +28,7 @@ function run(tool: 'biome' | 'knip', args: string[], cwd: string) {
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-const CLEAN = "// A file in the house style.\nexport function greet(name: string): string {\n  return name.toUpperCase();\n}\n";
+const CLEAN = '// A file in the house style.\nexport function greet(name: string): string {\n  return name.toUpperCase();\n}\n';
 
 describe('the house rules (biome.json, knip.json)', () => {
   it('biome ci passes a file in the house style and fails the formatter and the linter by name', () => {
@@ -36,7 +36,9 @@ describe('the house rules (biome.json, knip.json)', () => {
     expect(run('biome', ['ci', '--colors=off', '--error-on-warnings', '--vcs-enabled=false', 'src'], clean)).toMatchObject({ status: 0 });
 
     // Double quotes and no semicolon: the formatter's diff; a debugger statement: the linter's rule.
-    const messy = tree('biome-messy', { 'src/a.ts': 'export const a = "double"\n', 'src/b.ts': 'export function b(): void {\n  debugger;\n}\n' }, ['biome.json']);
+    const messy = tree('biome-messy', { 'src/a.ts': 'export const a = "double"\n', 'src/b.ts': 'export function b(): void {\n  debugger;\n}\n' }, [
+      'biome.json',
+    ]);
     const found = run('biome', ['ci', '--colors=off', '--error-on-warnings', '--vcs-enabled=false', 'src'], messy);
     expect(found.status).toBe(1);
     expect(found.output).toMatch(/src\/a\.ts format/);

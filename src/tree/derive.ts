@@ -25,9 +25,7 @@ function replay(rollout: Rollout): Replay {
       return;
     }
     branches.push(view);
-    const pieces: EditPiece[] = event.view.map((p) =>
-      'keep' in p ? { keep: p.keep } : { insert: { first: p.insert.first, count: p.insert.count } },
-    );
+    const pieces: EditPiece[] = event.view.map((p) => ('keep' in p ? { keep: p.keep } : { insert: { first: p.insert.first, count: p.insert.count } }));
     const outcome = applyEdit(view, pieces);
     if (!outcome.ok) throw new Error(`deriveTree: rollout ${rollout.id} was not validated (event ${e}: ${outcome.reason})`);
     let position = 0;

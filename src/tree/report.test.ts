@@ -11,7 +11,7 @@ import { branchView, targetRow } from './report';
 const expand = (ranges: [number, number][], n: number) => ranges.flatMap(([a, b]) => Array.from({ length: b - a }, (_, i) => a + i)).slice(0, n);
 
 describe('targetRow and branchView', () => {
-  it('name each target\'s live and final prefix exactly, on 80 random rollouts', () => {
+  it("name each target's live and final prefix exactly, on 80 random rollouts", () => {
     let targets = 0;
     for (let seed = 0; seed < 80; seed++) {
       const size: RandomSize = seed % 4 === 3 ? 'medium' : 'small';

@@ -5,14 +5,30 @@
 // included. A full disk or quota is an OutputIOError naming the file (docs/reliability.md).
 
 import {
-  closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
 } from 'node:fs';
 import { basename } from 'node:path';
 
 /** An output path the command must not write (the CLI's exit 1): `reason` is one line. */
 export class OutputRefusedError extends Error {
   override readonly name = 'OutputRefusedError';
-  constructor(readonly file: string, readonly reason: string) {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
     super(reason);
   }
 }
@@ -20,7 +36,11 @@ export class OutputRefusedError extends Error {
 /** Writing an output failed for a reason of the disk, not of the program (the CLI's exit 2): ENOSPC, EDQUOT, EIO… */
 export class OutputIOError extends Error {
   override readonly name = 'OutputIOError';
-  constructor(readonly file: string, readonly code: string, detail: string) {
+  constructor(
+    readonly file: string,
+    readonly code: string,
+    detail: string,
+  ) {
     super(`${file}: cannot write: ${detail} (${code})`);
   }
 }

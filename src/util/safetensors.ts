@@ -106,7 +106,9 @@ export function readSafetensorsHeader(bytes: Uint8Array, fileSize = bytes.length
     }
     const want = shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype];
     if (offsets[1] - offsets[0] !== want) {
-      fail(`tensor ${name}: data_offsets [${offsets[0]}, ${offsets[1]}] hold ${offsets[1] - offsets[0]} bytes, but ${dtype} ${JSON.stringify(shape)} needs ${want}`);
+      fail(
+        `tensor ${name}: data_offsets [${offsets[0]}, ${offsets[1]}] hold ${offsets[1] - offsets[0]} bytes, but ${dtype} ${JSON.stringify(shape)} needs ${want}`,
+      );
     }
     const begin = dataStart + offsets[0];
     const end = dataStart + offsets[1];

@@ -8,7 +8,9 @@ import { importAgentSessionText } from '../../rollout/importers/agentSession';
 import { findMatches, inBranch, jumpsOf, matchAt, readerOf, stepJump, stepMatch, targetShowing } from './contextFind';
 import { buildViewData } from './viewData';
 
-const worked = buildViewData(parseRolloutFile(readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json')[0]);
+const worked = buildViewData(
+  parseRolloutFile(readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json')[0],
+);
 const SESSION_FILE = 'agent-session-two-compactions.jsonl';
 const sessionText = readFileSync(new URL(`../../rollout/importers/fixtures/${SESSION_FILE}`, import.meta.url), 'utf8');
 const session = buildViewData(parseRolloutFile(sessionText, SESSION_FILE)[0]);
@@ -76,8 +78,16 @@ describe('find', () => {
 
 describe('the target that shows a place', () => {
   it('is the first later target whose branch holds it (worked example)', () => {
-    expect([readerOf(worked, 0), readerOf(worked, 4), readerOf(worked, 9), readerOf(worked, 11), readerOf(worked, 13), readerOf(worked, 16)]).toEqual([2, 7, 13, 13, 13, 16]);
-    expect([inBranch(worked, 4, 0), inBranch(worked, 4, 1), inBranch(worked, 9, 1), inBranch(worked, 9, 2), inBranch(worked, 11, 2)]).toEqual([true, false, true, true, false]);
+    expect([readerOf(worked, 0), readerOf(worked, 4), readerOf(worked, 9), readerOf(worked, 11), readerOf(worked, 13), readerOf(worked, 16)]).toEqual([
+      2, 7, 13, 13, 13, 16,
+    ]);
+    expect([inBranch(worked, 4, 0), inBranch(worked, 4, 1), inBranch(worked, 9, 1), inBranch(worked, 9, 2), inBranch(worked, 11, 2)]).toEqual([
+      true,
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('keeps the selected target when its live prefix holds the place', () => {

@@ -186,7 +186,13 @@ export function stepJump(jumps: readonly Jump[], selected: number | null, delta:
 }
 
 /** The match `delta` steps from `current` (wrapping; from none, the first or the last), with the target that shows it. */
-export function stepMatch(view: ViewData, matches: Matches, current: number, delta: 1 | -1, selected: number | null = null): { index: number; jump: Jump } | null {
+export function stepMatch(
+  view: ViewData,
+  matches: Matches,
+  current: number,
+  delta: 1 | -1,
+  selected: number | null = null,
+): { index: number; jump: Jump } | null {
   if (!matches.count) return null;
   const index = current < 0 ? (delta > 0 ? 0 : matches.count - 1) : (current + delta + matches.count) % matches.count;
   const first = matches.ranges[index * 2];

@@ -5,14 +5,29 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile, validateRollout } from '../../rollout';
 import { perTargetReport } from '../../tree';
-import { alignPrefix, buildPane, idRunsText, messagesOf, nextDifferenceRow, paneText, rowOfId, targetLabel, tokenDescription, type ContextPane } from './contextModel';
+import {
+  alignPrefix,
+  buildPane,
+  idRunsText,
+  messagesOf,
+  nextDifferenceRow,
+  paneText,
+  rowOfId,
+  targetLabel,
+  tokenDescription,
+  type ContextPane,
+} from './contextModel';
 import { PREFIX_STATE } from './prefixStates';
 import { buildViewData } from './viewData';
 
 const { shared: S, stale: T, future: F, missing: M } = PREFIX_STATE;
-const worked = buildViewData(parseRolloutFile(readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json')[0]);
+const worked = buildViewData(
+  parseRolloutFile(readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json')[0],
+);
 const SESSION_FILE = 'agent-session-two-compactions.jsonl';
-const session = buildViewData(parseRolloutFile(readFileSync(new URL(`../../rollout/importers/fixtures/${SESSION_FILE}`, import.meta.url), 'utf8'), SESSION_FILE)[0]);
+const session = buildViewData(
+  parseRolloutFile(readFileSync(new URL(`../../rollout/importers/fixtures/${SESSION_FILE}`, import.meta.url), 'utf8'), SESSION_FILE)[0],
+);
 
 /** The pane's text (glyphs as shown), and the text of its glyphs in one state. */
 const text = (pane: ContextPane, state?: number) =>

@@ -187,7 +187,8 @@ export interface PaneOptions {
 export function buildPane(view: ViewData, kind: PaneKind, target: number, options: PaneOptions = {}): ContextPane {
   const live = view.tree.livePrefix(target);
   const prefix = paneIds(view, kind, target);
-  const aligned = kind === 'live' || !prefix ? alignPrefix(live, prefix ?? live, target, view.rollout.length) : alignPrefix(live, prefix, target, view.rollout.length);
+  const aligned =
+    kind === 'live' || !prefix ? alignPrefix(live, prefix ?? live, target, view.rollout.length) : alignPrefix(live, prefix, target, view.rollout.length);
   if (!prefix) {
     // Not scored: nothing is shown to the model; the live prefix is listed as missing.
     aligned.state.fill(PREFIX_STATE.missing);
@@ -329,7 +330,8 @@ export function blockHeading(view: ViewData, pane: ContextPane, block: PaneBlock
   const origin = m.edit ? `inserted by edit ${m.edit}` : m.role === 'act' ? 'policy output' : '';
   let note = '';
   const evicted = messages.evictedBy[first];
-  if (block.state === PREFIX_STATE.missing) note = pane.scored ? `missing: the policy saw it${evicted ? `; evicted by edit ${evicted}` : ''}` : 'not shown: the replay does not score this target';
+  if (block.state === PREFIX_STATE.missing)
+    note = pane.scored ? `missing: the policy saw it${evicted ? `; evicted by edit ${evicted}` : ''}` : 'not shown: the replay does not score this target';
   else if (block.state === PREFIX_STATE.stale) note = `stale: evicted by edit ${evicted} before the target, revived here`;
   else if (block.state === PREFIX_STATE.future) note = `written after the target${m.edit ? ` (edit ${m.edit})` : ''}: time-travel`;
   else if (block.state === PREFIX_STATE.none) note = 'partly differs from the live prefix';

@@ -15,8 +15,18 @@ const entries: TableEntry[] = [worked, calls, noReward].map((r, index) => ({ ind
 describe('data-set table rows', () => {
   it('one row per rollout: id, the section-3 figures, reward (null when absent)', () => {
     expect(entries[0].row).toEqual({
-      id: 'worked-example', K: 2, branches: 3, physicalLength: 17, finalWalkLength: 8, packedLength: 21,
-      targets: 8, droppedTargets: 4, divergingLeaves: 2, evictionMassTotal: 8, evictionMassMax: 4, reward: 1,
+      id: 'worked-example',
+      K: 2,
+      branches: 3,
+      physicalLength: 17,
+      finalWalkLength: 8,
+      packedLength: 21,
+      targets: 8,
+      droppedTargets: 4,
+      divergingLeaves: 2,
+      evictionMassTotal: 8,
+      evictionMassMax: 4,
+      reward: 1,
     });
     expect(Object.keys(entries[1].row)).toEqual([...ROLLOUT_ROW_FIELDS]);
     expect(entries[2].row.reward).toBeNull();
@@ -57,14 +67,31 @@ describe('data-set table rows', () => {
     );
     const drift: DriftRow = {
       reference: 'live',
-      methods: { 'naive-compressed': { logdiff: 0.75, mu: -0.75 }, 'naive-full': { logdiff: 0.1875, mu: 0.1875 }, 'logit-tree': { logdiff: 0, mu: 0 }, 'packed-4d': null },
+      methods: {
+        'naive-compressed': { logdiff: 0.75, mu: -0.75 },
+        'naive-full': { logdiff: 0.1875, mu: 0.1875 },
+        'logit-tree': { logdiff: 0, mu: 0 },
+        'packed-4d': null,
+      },
       klSdcc: 0.25,
     };
-    const scored = datasetCsv([{ ...entries[0], drift }, { ...entries[1], drift: { error: 'needs 2000 positions, the model has 1024' } }]);
+    const scored = datasetCsv([
+      { ...entries[0], drift },
+      { ...entries[1], drift: { error: 'needs 2000 positions, the model has 1024' } },
+    ]);
     const [h2, r0, r1] = csvParseRows(scored.trimEnd());
     expect(h2.slice(ROLLOUT_ROW_FIELDS.length)).toEqual([
-      'reference', 'naive-compressed.logdiff', 'naive-compressed.mu', 'naive-full.logdiff', 'naive-full.mu',
-      'logit-tree.logdiff', 'logit-tree.mu', 'packed-4d.logdiff', 'packed-4d.mu', 'sdcc.kl', 'error',
+      'reference',
+      'naive-compressed.logdiff',
+      'naive-compressed.mu',
+      'naive-full.logdiff',
+      'naive-full.mu',
+      'logit-tree.logdiff',
+      'logit-tree.mu',
+      'packed-4d.logdiff',
+      'packed-4d.mu',
+      'sdcc.kl',
+      'error',
     ]);
     expect(r0.slice(ROLLOUT_ROW_FIELDS.length)).toEqual(['live', '0.75', '-0.75', '0.1875', '0.1875', '0', '0', '', '', '0.25', '']);
     expect(r1.slice(ROLLOUT_ROW_FIELDS.length)).toEqual(['', '', '', '', '', '', '', '', '', '', 'needs 2000 positions, the model has 1024']);

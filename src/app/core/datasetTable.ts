@@ -49,10 +49,25 @@ function driftOf(entry: TableEntry): DriftRow | null {
 /** The drift columns, shown once a checkpoint is loaded: logdiff and μ per scored method, then KL_SDCC. */
 export const DRIFT_COLUMNS: Column[] = [
   ...SCORED_METHODS.flatMap((m): Column[] => [
-    { key: `logdiff:${m}`, label: `logdiff ${SHORT[m]}`, title: `logdiff of ${m}: mean |ℓ_m − ℓ_ref| over its targets`, value: (e) => driftOf(e)?.methods[m]?.logdiff ?? null },
-    { key: `mu:${m}`, label: `μ ${SHORT[m]}`, title: `μ of ${m}: mean (ℓ_m − ℓ_ref); below zero the method makes the policy's tokens look less likely`, value: (e) => driftOf(e)?.methods[m]?.mu ?? null },
+    {
+      key: `logdiff:${m}`,
+      label: `logdiff ${SHORT[m]}`,
+      title: `logdiff of ${m}: mean |ℓ_m − ℓ_ref| over its targets`,
+      value: (e) => driftOf(e)?.methods[m]?.logdiff ?? null,
+    },
+    {
+      key: `mu:${m}`,
+      label: `μ ${SHORT[m]}`,
+      title: `μ of ${m}: mean (ℓ_m − ℓ_ref); below zero the method makes the policy's tokens look less likely`,
+      value: (e) => driftOf(e)?.methods[m]?.mu ?? null,
+    },
   ]),
-  { key: 'klSdcc', label: 'KL_SDCC', title: 'KL_SDCC: mean KL(live ‖ final prefix) at the diverging leaves (0 without any)', value: (e) => driftOf(e)?.klSdcc ?? null },
+  {
+    key: 'klSdcc',
+    label: 'KL_SDCC',
+    title: 'KL_SDCC: mean KL(live ‖ final prefix) at the diverging leaves (0 without any)',
+    value: (e) => driftOf(e)?.klSdcc ?? null,
+  },
 ];
 
 export function columnOf(key: SortKey): Column {

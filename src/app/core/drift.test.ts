@@ -61,7 +61,10 @@ describe('drift of each method against the live-prefix score', () => {
     expect(drift.sdcc.kl.get(13)).toBeCloseTo(kl13, 6);
     expect(drift.sdcc.kl.get(14)).toBeCloseTo(0, 6);
     expect(drift.sdcc.meanKl).toBeCloseTo(kl13 / 2, 6);
-    const withoutStudent = driftOf(view, scores.filter((s) => s.method !== 'naive-compressed'));
+    const withoutStudent = driftOf(
+      view,
+      scores.filter((s) => s.method !== 'naive-compressed'),
+    );
     expect(withoutStudent.sdcc.error).toMatch(/Naive-Compressed/);
   });
   it('the drift a sampler should expect, per method, from the log-probability rows', () => {
@@ -135,7 +138,16 @@ describe('niceRange', () => {
 });
 
 describe('the panel’s verdict and drift per edit', () => {
-  const live = new Map([[2, -1.5], [3, -0.5], [7, -0.25], [8, -2], [13, -0.75], [14, -1], [15, -0.5], [16, -0.125]]);
+  const live = new Map([
+    [2, -1.5],
+    [3, -0.5],
+    [7, -0.25],
+    [8, -2],
+    [13, -0.75],
+    [14, -1],
+    [15, -0.5],
+    [16, -0.125],
+  ]);
   const moved = (d: Record<number, number>, ids = [...live.keys()]) => new Map(ids.map((id) => [id, live.get(id)! + (d[id] ?? 0)]));
   const methods = [
     { method: 'naive-compressed', logprob: moved({ 13: 0.9, 14: 0.86 }, [13, 14, 15, 16]) },
@@ -144,7 +156,12 @@ describe('the panel’s verdict and drift per edit', () => {
     { method: 'packed-4d', logprob: moved({ 13: 3.5e-7 }) },
   ].map(({ method, logprob }) => {
     const d = [...logprob].map(([id, l]) => l - live.get(id)!);
-    return { method, error: null, logprob, vsLive: { n: d.length, logdiff: d.reduce((s, x) => s + Math.abs(x), 0) / d.length, mu: d.reduce((s, x) => s + x, 0) / d.length, negativeShare: 0 } };
+    return {
+      method,
+      error: null,
+      logprob,
+      vsLive: { n: d.length, logdiff: d.reduce((s, x) => s + Math.abs(x), 0) / d.length, mu: d.reduce((s, x) => s + x, 0) / d.length, negativeShare: 0 },
+    };
   }) as unknown as Parameters<typeof liveVerdict>[0]['methods'];
 
   it('reads a positive Naive-Compressed as leakage’s other side, round-off as the floor', () => {

@@ -132,7 +132,11 @@ export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftDat
     live,
     liveRows,
     methods,
-    sdcc: sdccOf(tree.divergingLeaves, liveRows, methods.find((m) => m.method === 'naive-compressed')),
+    sdcc: sdccOf(
+      tree.divergingLeaves,
+      liveRows,
+      methods.find((m) => m.method === 'naive-compressed'),
+    ),
     logprobs: sourceOf(recorded, live),
     range: tailRange(methods.map((m) => m.deltas)),
   };
@@ -206,7 +210,12 @@ export function driftRow(drift: DriftData): DriftRow {
 
 /** The verdict (src/metrics/verdict.ts) of the shown rollout's μ against the live prefix, in the page's names and number format. */
 export function liveVerdict(drift: Pick<DriftData, 'methods'>): DriftVerdict {
-  const figures = drift.methods.map((m) => ({ method: m.method, n: m.error ? 0 : m.vsLive.n, logdiff: m.error ? null : m.vsLive.logdiff, mu: m.error ? null : m.vsLive.mu }));
+  const figures = drift.methods.map((m) => ({
+    method: m.method,
+    n: m.error ? 0 : m.vsLive.n,
+    logdiff: m.error ? null : m.vsLive.logdiff,
+    mu: m.error ? null : m.vsLive.mu,
+  }));
   return driftVerdict(figures, 'live', { label: (m) => METHOD_BY_ID[m].label, format: (x) => formatEffect(x) });
 }
 

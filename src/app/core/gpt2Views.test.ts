@@ -47,7 +47,15 @@ describe('GPT-2 tokens in the staircase, the tooltips and the inspector', () => 
   });
 
   it('a tooltip quotes the piece with its space; escapes and specials as the tokenizer names them', () => {
-    expect(Array.from(rollout.tokens, (_, id) => tokenDisplay(view, id))).toEqual(['“Hello”', '“ world”', ' \\xf0\\x9f\\x98', '\\x80', '“!”', '\\n', '<|endoftext|>']);
+    expect(Array.from(rollout.tokens, (_, id) => tokenDisplay(view, id))).toEqual([
+      '“Hello”',
+      '“ world”',
+      ' \\xf0\\x9f\\x98',
+      '\\x80',
+      '“!”',
+      '\\n',
+      '<|endoftext|>',
+    ]);
   });
 
   it('the inspector says what each token is', () => {

@@ -4,23 +4,54 @@ import { appendRecords, createHistory, CSV_COLUMNS, CSV_MISMATCH_COLUMNS, histor
 import { mismatchFigures } from '../../metrics/mismatch';
 
 const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord => ({
-  step, method, objective: 'rl', loss, taskLoss: loss, logdiff: step === 1 ? null : 1e-7, mu: -1e-8, conditioningDrift: 0, conditioningMu: 0,
-  klSdcc: 0, klFired: false, divergingLeaves: 3, targets: 20, tokens: 100, nPacked: 120, nFinal: 90, K: 1, reward: 0.5, em: 0.5, evalReward: null, evalEm: null,
+  step,
+  method,
+  objective: 'rl',
+  loss,
+  taskLoss: loss,
+  logdiff: step === 1 ? null : 1e-7,
+  mu: -1e-8,
+  conditioningDrift: 0,
+  conditioningMu: 0,
+  klSdcc: 0,
+  klFired: false,
+  divergingLeaves: 3,
+  targets: 20,
+  tokens: 100,
+  nPacked: 120,
+  nFinal: 90,
+  K: 1,
+  reward: 0.5,
+  em: 0.5,
+  evalReward: null,
+  evalEm: null,
   rollout_corr: step === 1 ? null : mismatchFigures([{ train: [-0.5, -1], rollout: [-0.25, -1] }]),
-  skipped: 0, lr: 1e-3, gradNorm: 0.4, stepMs: 12, genMs: 30, time: 1_700_000_000_000 + step,
+  skipped: 0,
+  lr: 1e-3,
+  gradNorm: 0.4,
+  stepMs: 12,
+  genMs: 30,
+  time: 1_700_000_000_000 + step,
 });
 
 describe('metric history', () => {
   it('keeps one record per lane and step: a retried or restored step replaces the later ones', () => {
     const h = createHistory([record('packed-4d', 1, 5), record('packed-4d', 2, 4), record('sdcc', 1, 6)]);
     appendRecords(h, [record('packed-4d', 2, 3.5), record('packed-4d', 3, 3)]);
-    expect(h.byMethod.get('packed-4d')!.map((r) => [r.step, r.loss])).toEqual([[1, 5], [2, 3.5], [3, 3]]);
+    expect(h.byMethod.get('packed-4d')!.map((r) => [r.step, r.loss])).toEqual([
+      [1, 5],
+      [2, 3.5],
+      [3, 3],
+    ]);
     expect(h.byMethod.get('sdcc')!.length).toBe(1);
   });
 
   it('exports JSONL (one record a line) and CSV (one header, empty cells for null)', () => {
     const h = createHistory([record('sdcc', 1, 6), record('packed-4d', 1, 5), record('packed-4d', 2, 4)]);
-    const lines = historyJsonl(h).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = historyJsonl(h)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((r) => `${r.step}:${r.method}`)).toEqual(['1:packed-4d', '1:sdcc', '2:packed-4d']);
     const csv = historyCsv(h).trim().split('\n');
     expect(csv[0]).toBe([...CSV_COLUMNS, ...CSV_MISMATCH_COLUMNS].join(','));

@@ -30,8 +30,33 @@ export function appendRecords(history: MetricHistory, records: readonly MetricRe
 
 /** Columns of the CSV export, in order. */
 export const CSV_COLUMNS: readonly (keyof MetricRecord)[] = [
-  'step', 'method', 'objective', 'loss', 'taskLoss', 'logdiff', 'mu', 'conditioningDrift', 'conditioningMu', 'klSdcc', 'klFired',
-  'divergingLeaves', 'targets', 'tokens', 'nPacked', 'nFinal', 'K', 'reward', 'em', 'evalReward', 'evalEm', 'skipped', 'lr', 'gradNorm', 'stepMs', 'genMs', 'time',
+  'step',
+  'method',
+  'objective',
+  'loss',
+  'taskLoss',
+  'logdiff',
+  'mu',
+  'conditioningDrift',
+  'conditioningMu',
+  'klSdcc',
+  'klFired',
+  'divergingLeaves',
+  'targets',
+  'tokens',
+  'nPacked',
+  'nFinal',
+  'K',
+  'reward',
+  'em',
+  'evalReward',
+  'evalEm',
+  'skipped',
+  'lr',
+  'gradNorm',
+  'stepMs',
+  'genMs',
+  'time',
 ];
 
 function lanesInOrder(history: MetricHistory): MetricRecord[] {
@@ -39,7 +64,11 @@ function lanesInOrder(history: MetricHistory): MetricRecord[] {
 }
 
 export function historyJsonl(history: MetricHistory): string {
-  return lanesInOrder(history).map((r) => JSON.stringify(r)).join('\n') + '\n';
+  return (
+    lanesInOrder(history)
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n'
+  );
 }
 
 /** verl's mismatch figures follow, one column each, named as verl logs them (`rollout_corr/kl`, ...). */

@@ -93,7 +93,11 @@ describe('following the live episode in the views', () => {
         return true;
       },
     };
-    const follower = createLiveFollower(() => state as never, async () => {}, now);
+    const follower = createLiveFollower(
+      () => state as never,
+      async () => {},
+      now,
+    );
     follower.follow('e0', [prompt, act(1)], false);
     vi.advanceTimersByTime(0);
     follower.follow('e0', [prompt, act(1), obs], false);

@@ -95,11 +95,19 @@ describe('mask model against the plans and the method views', () => {
         const nf = views.find((v) => v.method === 'naive-full')!;
         const row = compressed.rowOf[t];
         if (row >= 0) {
-          expect({ missing: compressed.missing[row], stale: compressed.stale[row], future: compressed.future[row] }).toEqual({ missing: nc.missing, stale: nc.stale, future: nc.future });
+          expect({ missing: compressed.missing[row], stale: compressed.stale[row], future: compressed.future[row] }).toEqual({
+            missing: nc.missing,
+            stale: nc.stale,
+            future: nc.future,
+          });
           expect(compressed.missing[row]).toBe(view.tree.evictionMass[t]);
         } else expect(nc.prefix).toBeNull();
         const fr = full.rowOf[t];
-        expect({ missing: full.missing[fr], stale: full.stale[fr], future: full.future[fr] }).toEqual({ missing: nf.missing, stale: nf.stale, future: nf.future });
+        expect({ missing: full.missing[fr], stale: full.stale[fr], future: full.future[fr] }).toEqual({
+          missing: nf.missing,
+          stale: nf.stale,
+          future: nf.future,
+        });
       }
     });
   }

@@ -3,7 +3,10 @@ import { CELL } from './cells';
 import { buildStaircase, cellClass, idRuns, rowLiveIds, rowSpans, type TapeView } from './staircaseModel';
 
 // the worked example (docs/tree.md), written out by hand (independent of the core's derivation).
-const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
+const P = CELL.prompt,
+  O = CELL.obs,
+  A = CELL.act,
+  I = CELL.inserted;
 const worked: TapeView = {
   length: 17,
   cls: Uint8Array.from([P, P, A, A, O, O, O, A, A, I, I, O, O, A, A, A, A]),

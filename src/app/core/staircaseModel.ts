@@ -133,13 +133,7 @@ function firstRunEndingAfter(runs: Int32Array, stride: number, id: number): numb
  * Calls emit(start, end, cls) for the cells of `row` within [lo, hi), in id order, merging equal
  * neighbours. Cells that do not exist yet at this row (id >= cutoff) are not emitted.
  */
-export function rowSpans(
-  model: StaircaseModel,
-  row: number,
-  lo: number,
-  hi: number,
-  emit: (start: number, end: number, cls: CellClass) => void,
-): void {
+export function rowSpans(model: StaircaseModel, row: number, lo: number, hi: number, emit: (start: number, end: number, cls: CellClass) => void): void {
   const seg = model.rowSegment[row];
   const target = model.rowTarget[row];
   const start = Math.max(0, lo);

@@ -26,12 +26,24 @@ describe('tour steps', () => {
     expect(firstGpuStep()).toBe(9);
     expect(TOUR_STEPS.slice(0, 8).every((s) => !s.needs)).toBe(true);
     expect(TOUR_STEPS.map((s) => s.setup.method)).toEqual([
-      'naive-compressed', 'naive-compressed', 'naive-compressed', 'logit-tree', 'naive-compressed', 'naive-full', 'packed-4d', 'sdcc', 'naive-compressed', 'packed-4d',
+      'naive-compressed',
+      'naive-compressed',
+      'naive-compressed',
+      'logit-tree',
+      'naive-compressed',
+      'naive-full',
+      'packed-4d',
+      'sdcc',
+      'naive-compressed',
+      'packed-4d',
     ]);
   });
   it('each show a built-in example and a target it has, with two or three sentences whose links are glossary entries', () => {
     for (const [i, step] of TOUR_STEPS.entries()) {
-      expect(EXAMPLES.some((e) => e.name === step.setup.example), `step ${i + 1}: ${step.setup.example}`).toBe(true);
+      expect(
+        EXAMPLES.some((e) => e.name === step.setup.example),
+        `step ${i + 1}: ${step.setup.example}`,
+      ).toBe(true);
       if (step.setup.example === TOUR_EXAMPLE && step.setup.target !== null) expect(worked.rollout.isTarget[step.setup.target], `step ${i + 1}`).toBe(1);
       const n = sentences(step.caption);
       expect(n, `step ${i + 1}: ${step.caption}`).toBeGreaterThanOrEqual(2);

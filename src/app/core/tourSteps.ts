@@ -61,7 +61,8 @@ export const TOUR_STEPS: readonly TourStep[] = [
       'Here its first [edit](#edit) compacts the context: the old turn (ids 2–6) is evicted and a two-token summary (ids 9–10) takes its place.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'naive-compressed', rows: 'step', color: 'state' },
     highlight: [tour('staircase'), { band: [2, 7], label: 'evicted by edit 1' }, { band: [9, 11], label: 'summary' }],
-    readout: (view) => `This rollout: ${view.tree.K} edits, ${view.rollout.length} tokens created, ${view.rollout.targets.length} of them written by the policy.`,
+    readout: (view) =>
+      `This rollout: ${view.tree.K} edits, ${view.rollout.length} tokens created, ${view.rollout.targets.length} of them written by the policy.`,
   },
   {
     title: 'The staircase: what the policy saw',
@@ -110,7 +111,11 @@ export const TOUR_STEPS: readonly TourStep[] = [
       'Target 15 then sees 9 ids the policy no longer had when it wrote it ([stale context](#stale-context), hatched in the strips). ' +
       'When that old evidence still helps, the model is surer than the policy was: the drift is positive.',
     setup: { example: TOUR_EXAMPLE, target: 15, method: 'naive-full' },
-    highlight: ['[data-testid="method-table"] tr[data-method="naive-full"]', '[data-testid="prefix-strips"] [data-row="naive-full"]', { band: [2, 9], label: 'evicted' }],
+    highlight: [
+      '[data-testid="method-table"] tr[data-method="naive-full"]',
+      '[data-testid="prefix-strips"] [data-row="naive-full"]',
+      { band: [2, 9], label: 'evicted' },
+    ],
   },
   {
     title: 'Exact replay: LogitTree and the packed 4D mask',
@@ -157,7 +162,13 @@ export const TOUR_STEPS: readonly TourStep[] = [
       'Train two methods side by side from the demo model, with the same seed and data: press Start. ' +
       'Naive-Compressed trains on contexts the policy never saw, so its [conditioning drift](#conditioning-drift) stays above zero; the packed 4D mask trains on the live prefixes and reads 0. ' +
       'The held-out EM chart shows what each one learns.',
-    setup: { example: DRIFT_EXAMPLE, target: null, method: 'packed-4d', train: { methods: TRAIN_METHODS }, expand: ['[data-testid="train-panel"] .disclosure'] },
+    setup: {
+      example: DRIFT_EXAMPLE,
+      target: null,
+      method: 'packed-4d',
+      train: { methods: TRAIN_METHODS },
+      expand: ['[data-testid="train-panel"] .disclosure'],
+    },
     highlight: ['[data-testid="train-start"]', '[data-testid="chart-drift"]', '[data-testid="chart-reward"]'],
     needs: 'webgpu',
     action: { label: 'Start training', kind: 'train-play' },

@@ -38,9 +38,7 @@ describe('conditioning tree view-model', () => {
     expect(model.maxDepth).toBe(9);
   });
   it('maps a sequence onto trie nodes, leaving the trie where the tape does', () => {
-    expect(Array.from(nodesOfSequence(model, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))).toEqual([
-      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14,
-    ]);
+    expect(Array.from(nodesOfSequence(model, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14]);
     expect(Array.from(nodesOfSequence(model, [0, 1, 9, 10, 13, 14]))).toEqual([0, 1, 9, 10, 17, 18]);
     expect(Array.from(nodesOfSequence(model, [0, 1, 9, 10, 7, 8, 11, 12]))).toEqual([0, 1, 9, 10, 11, 12, 13, 14]);
   });

@@ -39,7 +39,10 @@ export function methodOverlays(model: TreeModel, views: MethodView[], target: nu
     let teacherRuns: NodeRun[] = [];
     if (v.teacher) {
       const student = new Set(walk);
-      teacherRuns = nodeRuns(model, Array.from(nodesOfSequence(model, v.teacher)).filter((n) => !student.has(n)));
+      teacherRuns = nodeRuns(
+        model,
+        Array.from(nodesOfSequence(model, v.teacher)).filter((n) => !student.has(n)),
+      );
     }
     return { method: v.method, runs, teacherRuns, scoredAt: walk[walk.length - 1] };
   });

@@ -3,7 +3,10 @@
 import { CELL } from './cells';
 import type { TrieView } from './treeModel';
 
-const P = CELL.prompt, O = CELL.obs, A = CELL.act, I = CELL.inserted;
+const P = CELL.prompt,
+  O = CELL.obs,
+  A = CELL.act,
+  I = CELL.inserted;
 
 export const WORKED_TRIE: TrieView = {
   id: Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7, 8, 11, 12, 13, 14, 13, 14, 15, 16]),

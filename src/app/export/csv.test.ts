@@ -20,8 +20,20 @@ describe('CSV formula injection', () => {
     for (const text of ['plain', 'a=b', "'already", '', ' =spaced', '1-2']) expect(neutralise(text)).toBe(text);
     // Numbers stay numbers, as numbers and as numeric text.
     for (const text of ['-2.5', '+3', '-1e-7', '-.5', '0', '42']) expect(neutralise(text)).toBe(text);
-    const csv = csvOf(['a', 'b'], [[-2.5, '-2+3'], [1e-7, null], [true, '@SUM(1,1)']]);
-    expect(csvParseRows(csv.trim())).toEqual([['a', 'b'], ['-2.5', "'-2+3"], ['1e-7', ''], ['true', "'@SUM(1,1)"]]);
+    const csv = csvOf(
+      ['a', 'b'],
+      [
+        [-2.5, '-2+3'],
+        [1e-7, null],
+        [true, '@SUM(1,1)'],
+      ],
+    );
+    expect(csvParseRows(csv.trim())).toEqual([
+      ['a', 'b'],
+      ['-2.5', "'-2+3"],
+      ['1e-7', ''],
+      ['true', "'@SUM(1,1)"],
+    ]);
   });
 
   it('the data-set CSV: hostile rollout ids come out as text, the figures as numbers', () => {
@@ -36,9 +48,34 @@ describe('CSV formula injection', () => {
 
   it('the metric-history CSV: negative figures stay numbers', () => {
     const record = {
-      step: 1, method: 'packed-4d', objective: 'rl', loss: 2, taskLoss: 2, logdiff: -2.5, mu: -1e-8, conditioningDrift: 0, conditioningMu: 0,
-      klSdcc: 0, klFired: false, divergingLeaves: 3, targets: 20, tokens: 100, nPacked: 120, nFinal: 90, K: 1, reward: -0.5, em: 0.5, evalReward: null, evalEm: null,
-      rollout_corr: null, skipped: 0, lr: 1e-3, gradNorm: 0.4, stepMs: 12, genMs: 30, time: 1_700_000_000_000,
+      step: 1,
+      method: 'packed-4d',
+      objective: 'rl',
+      loss: 2,
+      taskLoss: 2,
+      logdiff: -2.5,
+      mu: -1e-8,
+      conditioningDrift: 0,
+      conditioningMu: 0,
+      klSdcc: 0,
+      klFired: false,
+      divergingLeaves: 3,
+      targets: 20,
+      tokens: 100,
+      nPacked: 120,
+      nFinal: 90,
+      K: 1,
+      reward: -0.5,
+      em: 0.5,
+      evalReward: null,
+      evalEm: null,
+      rollout_corr: null,
+      skipped: 0,
+      lr: 1e-3,
+      gradNorm: 0.4,
+      stepMs: 12,
+      genMs: 30,
+      time: 1_700_000_000_000,
     } as MetricRecord;
     const [, row] = csvParseRows(historyCsv(createHistory([record])).trim());
     expect(row[CSV_COLUMNS.indexOf('logdiff')]).toBe('-2.5');

@@ -40,12 +40,15 @@ export async function svgToPng(svg: string, width: number, height: number, scale
 }
 
 export function canvasToPng(canvas: HTMLCanvasElement): Promise<Blob> {
-  return new Promise((resolve, reject) =>
-    canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the canvas could not be encoded'))), 'image/png'),
-  );
+  return new Promise((resolve, reject) => canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the canvas could not be encoded'))), 'image/png'));
 }
 
 /** A file-name-safe stem. */
 export function fileStem(text: string): string {
-  return text.replace(/\.[a-z0-9]+$/i, '').replace(/[^a-z0-9._-]+/gi, '_').slice(0, 80) || 'rollout';
+  return (
+    text
+      .replace(/\.[a-z0-9]+$/i, '')
+      .replace(/[^a-z0-9._-]+/gi, '_')
+      .slice(0, 80) || 'rollout'
+  );
 }

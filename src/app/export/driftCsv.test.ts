@@ -23,7 +23,15 @@ describe('per-target drift CSV', () => {
     // The worked example's logprobs are hand-made (not this model's): no column against them.
     expect(table.columns).not.toContain('naive-compressed.minusRollout');
     const t13 = table.find((r) => r.id === '13')!;
-    expect(t13).toMatchObject({ diverging: 'true', evictionMass: '4', rolloutLogprob: '-0.75', 'live.logprob': '-3', 'naive-compressed.logprob': '-5', 'naive-compressed.minusLive': '-2', 'logit-tree.minusLive': '0' });
+    expect(t13).toMatchObject({
+      diverging: 'true',
+      evictionMass: '4',
+      rolloutLogprob: '-0.75',
+      'live.logprob': '-3',
+      'naive-compressed.logprob': '-5',
+      'naive-compressed.minusLive': '-2',
+      'logit-tree.minusLive': '0',
+    });
     expect(Number(t13['sdcc.kl'])).toBeCloseTo(drift.sdcc.kl.get(13)!, 12);
     const t2 = table.find((r) => r.id === '2')!;
     expect(t2).toMatchObject({ dropped: 'true', 'naive-compressed.logprob': '', 'sdcc.kl': '' });

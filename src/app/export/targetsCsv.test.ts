@@ -11,7 +11,13 @@ const view = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
 describe('per-target CSV', () => {
   const lines = targetsCsv(view).trim().split('\n');
   const header = lines[0].split(',');
-  const row = (id: number) => Object.fromEntries(lines.find((l) => l.startsWith(`${id},`))!.split(',').map((v, i) => [header[i], v]));
+  const row = (id: number) =>
+    Object.fromEntries(
+      lines
+        .find((l) => l.startsWith(`${id},`))!
+        .split(',')
+        .map((v, i) => [header[i], v]),
+    );
   it('has one row per target', () => {
     expect(lines).toHaveLength(9);
   });

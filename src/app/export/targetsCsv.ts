@@ -22,8 +22,7 @@ export function targetsCsv(view: ViewData, drift: DriftData | null = null): stri
   // A position id counts the keys visible before the token (docs/methods.md): the prefix length, in O(1).
   const indexes = METHODS.map((m) => planIndex(view, m));
   const sdcc = planIndex(view, 'sdcc');
-  const lengthAt = (located: { seq: { positions: Int32Array }; index: number } | undefined) =>
-    located ? located.seq.positions[located.index] : null;
+  const lengthAt = (located: { seq: { positions: Int32Array }; index: number } | undefined) => (located ? located.seq.positions[located.index] : null);
   const rows = Array.from(view.rollout.targets, (id): Cell[] => {
     const { cells, facts: f } = targetCells(view, id);
     return [

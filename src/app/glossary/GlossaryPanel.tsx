@@ -51,7 +51,12 @@ export function GlossaryPanel() {
         {!known && <p className="error-text">No glossary entry is named “{term}”.</p>}
         <Blocks tokens={GLOSSARY.intro} />
         {GLOSSARY.sections.map((section) => (
-          <section key={section.id} data-entry={section.entries.length ? undefined : section.id} tabIndex={-1} className={term === section.id ? 'current' : undefined}>
+          <section
+            key={section.id}
+            data-entry={section.entries.length ? undefined : section.id}
+            tabIndex={-1}
+            className={term === section.id ? 'current' : undefined}
+          >
             <h3>{section.title}</h3>
             <Blocks tokens={section.intro} />
             <dl>

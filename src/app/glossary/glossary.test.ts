@@ -20,8 +20,24 @@ function sources(dir: string): string[] {
 describe('the glossary parsed from docs/glossary.md', () => {
   it('has an entry, with a definition, for every term of the issue and an About with the paper', () => {
     const wanted = [
-      'conditioning-tree', 'live-view', 'edit', 'junction', 'branch', 'final-walk', 'physical-tape', 'n_packed', 'n_final',
-      'eviction-mass', 'diverging-leaf', 'd', 'logdiff', 'signed-drift', 'expected-drift', 'conditioning-drift', 'kl_sdcc', 'about',
+      'conditioning-tree',
+      'live-view',
+      'edit',
+      'junction',
+      'branch',
+      'final-walk',
+      'physical-tape',
+      'n_packed',
+      'n_final',
+      'eviction-mass',
+      'diverging-leaf',
+      'd',
+      'logdiff',
+      'signed-drift',
+      'expected-drift',
+      'conditioning-drift',
+      'kl_sdcc',
+      'about',
     ];
     for (const id of wanted) {
       const entry = GLOSSARY.entries.get(id);

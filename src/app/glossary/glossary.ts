@@ -98,7 +98,8 @@ export function parseGlossary(markdown: string): Glossary {
   close();
   // A section of prose only (About) is linkable as one entry.
   for (const s of glossary.sections) {
-    if (s.entries.length === 0 && !entries.has(s.id)) entries.set(s.id, { id: s.id, term: s.title, section: s.title, body: s.intro, plain: blocksText(s.intro) });
+    if (s.entries.length === 0 && !entries.has(s.id))
+      entries.set(s.id, { id: s.id, term: s.title, section: s.title, body: s.intro, plain: blocksText(s.intro) });
   }
   return glossary;
 }

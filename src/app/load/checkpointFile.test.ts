@@ -5,7 +5,9 @@ import { randomWeights } from '../../model/random-weights';
 import { publishedGpt2Checkpoint } from '../../testing/publishedGpt2';
 import { isCheckpointFile } from './checkpointFile';
 
-const checkpoint = new Uint8Array(publishedGpt2Checkpoint(randomWeights({ vocabSize: 64, nEmbd: 64, nLayer: 1, nHead: 1, nPositions: 16 }, 1))) as Uint8Array<ArrayBuffer>;
+const checkpoint = new Uint8Array(
+  publishedGpt2Checkpoint(randomWeights({ vocabSize: 64, nEmbd: 64, nLayer: 1, nHead: 1, nPositions: 16 }, 1)),
+) as Uint8Array<ArrayBuffer>;
 const named = (parts: BlobPart[], name: string) => Object.assign(new Blob(parts), { name });
 
 describe('isCheckpointFile', () => {

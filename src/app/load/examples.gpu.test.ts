@@ -21,7 +21,11 @@ describe('scripts/examples.mjs', () => {
     expect(made.length).toBe(2);
     for (const example of made) {
       if (example.kind !== 'file') continue;
-      const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json);
+      const lines = (path: string) =>
+        readFileSync(path, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Json);
       const shipped = lines(join(ROOT, 'public', example.path));
       const again = lines(join(out, basename(example.path)));
       const logprobs = (r: Json) => r.events.flatMap((e) => e.logprobs ?? []);

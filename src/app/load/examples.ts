@@ -23,7 +23,23 @@ export type Example = {
 
 /** The demo model playing its task (docs/experiments: collect, three pages) under a memory editor at a budget of 100 tokens. */
 function demoModelRun(editor: string): readonly string[] {
-  return ['generate', '--ckpt', 'public/models/demo.safetensors', '--env', 'collect:decoys=0,filler=20', '--editor', editor, '--budget', '100', '--n', '4', '--seed', '1', '--temperature', '0'];
+  return [
+    'generate',
+    '--ckpt',
+    'public/models/demo.safetensors',
+    '--env',
+    'collect:decoys=0,filler=20',
+    '--editor',
+    editor,
+    '--budget',
+    '100',
+    '--n',
+    '4',
+    '--seed',
+    '1',
+    '--temperature',
+    '0',
+  ];
 }
 
 export const EXAMPLES: readonly Example[] = [

@@ -44,7 +44,10 @@ describe('the training run in IndexedDB', () => {
     weights: Uint8Array.from([step, 1, 2, 3]),
     optimizer: Uint8Array.from([step, 9]),
   });
-  const history = [{ method: 'sdcc', step: 1, loss: 5.5 }, { method: 'naive-full', step: 1, loss: 5.25 }] as unknown as MetricRecord[];
+  const history = [
+    { method: 'sdcc', step: 1, loss: 5.5 },
+    { method: 'naive-full', step: 1, loss: 5.25 },
+  ] as unknown as MetricRecord[];
 
   it('restores a run before its first checkpoint without lanes or history', async () => {
     await saveRun(run(0, false));

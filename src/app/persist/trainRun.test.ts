@@ -25,7 +25,8 @@ function lane(method: LaneCheckpoint['method'], step: number): LaneCheckpoint {
   return { method, step, ...saveCheckpointPair(initWeights(model, step), state) };
 }
 
-const history = (steps: number) => Array.from({ length: steps }, (_, i) => ({ method: 'packed-4d', step: i + 1, loss: 5 - i / 10 })) as unknown as MetricRecord[];
+const history = (steps: number) =>
+  Array.from({ length: steps }, (_, i) => ({ method: 'packed-4d', step: i + 1, loss: 5 - i / 10 })) as unknown as MetricRecord[];
 
 describe('the run checkpoint in IndexedDB', () => {
   it('keeps the last checkpoint whole when a save fails part-way: every lane, the history and the run record', async () => {

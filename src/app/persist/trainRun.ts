@@ -87,7 +87,9 @@ export async function clearRun(): Promise<void> {
   const tx = db.transaction(['runs', 'history', 'lanes'], 'readwrite');
   await Promise.all([
     tx.objectStore('runs').delete(CURRENT),
-    ...(run ? [tx.objectStore('history').delete(run.info.id), ...run.info.config.methods.map((m) => tx.objectStore('lanes').delete(laneKey(run.info.id, m)))] : []),
+    ...(run
+      ? [tx.objectStore('history').delete(run.info.id), ...run.info.config.methods.map((m) => tx.objectStore('lanes').delete(laneKey(run.info.id, m)))]
+      : []),
     tx.done,
   ]);
 }

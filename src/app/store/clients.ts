@@ -13,4 +13,3 @@ export function rolloutWorker(): Parser {
 export function scoringWorker(): Scorer {
   return (scorer ??= createScorer());
 }
-

@@ -65,7 +65,13 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
     const { view, model, driftView } = get();
     if (!view || !model || (driftView === view && !options.again)) return;
     const startedAt = performance.now();
-    set({ scoring: { method: 'naive-compressed', done: 0, total: 4, tokens: 0, tokensTotal: 0, startedAt }, scoringCancelled: false, driftError: null, drift: null, driftView: view });
+    set({
+      scoring: { method: 'naive-compressed', done: 0, total: 4, tokens: 0, tokensTotal: 0, startedAt },
+      scoringCancelled: false,
+      driftError: null,
+      drift: null,
+      driftView: view,
+    });
     try {
       const scored = await scoringWorker().score(view.rollout, (p) => set({ scoring: { ...p, startedAt } }));
       if (get().view !== view || get().model !== model) return; // another rollout (or model) is shown now; its own request is in flight

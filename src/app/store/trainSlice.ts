@@ -20,7 +20,10 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
   const importCheckpoint = async (name: string, read: () => Promise<ArrayBuffer>, patch: Partial<RunConfig>): Promise<boolean> => {
     try {
       const bytes = new Uint8Array(await read());
-      const reply = await ensure().request<Extract<TrainReply, { type: 'imported' }>>((job) => ({ type: 'import-checkpoint', job, name, bytes }), [bytes.buffer]);
+      const reply = await ensure().request<Extract<TrainReply, { type: 'imported' }>>(
+        (job) => ({ type: 'import-checkpoint', job, name, bytes }),
+        [bytes.buffer],
+      );
       set({ trainFiles: [...new Set([...get().trainFiles, reply.name])], trainBanner: null });
       get().setTrainConfig({ ...patch, checkpoint: reply.name });
       return true;
@@ -51,7 +54,9 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
           trainHistoryVersion: get().trainHistoryVersion + 1,
           trainLatest: latest,
           trainCheckpointStep: reply.run?.checkpointStep ?? 0,
-          trainProgress: reply.run ? { step: steps.length ? Math.min(...steps) : 0, total: reply.run.config.steps, stepsPerSec: 0, tokensPerSec: 0, etaSec: null } : null,
+          trainProgress: reply.run
+            ? { step: steps.length ? Math.min(...steps) : 0, total: reply.run.config.steps, stepsPerSec: 0, tokensPerSec: 0, etaSec: null }
+            : null,
           ...(reply.run ? { trainConfig: reply.run.config } : { trainBatches: {}, trainScores: null, trainLive: null }),
         });
         break;
@@ -81,7 +86,12 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
         set({ trainBanner: { kind: 'device-lost', message: `WebGPU device lost: ${reply.message}. Resuming from the last checkpoint on a new device…` } });
         break;
       case 'recovered':
-        set({ trainBanner: { kind: 'recovered', message: `WebGPU device lost and replaced (${reply.adapter}); the run resumed from its checkpoint at step ${reply.step}.` } });
+        set({
+          trainBanner: {
+            kind: 'recovered',
+            message: `WebGPU device lost and replaced (${reply.adapter}); the run resumed from its checkpoint at step ${reply.step}.`,
+          },
+        });
         break;
       case 'gpu-error':
         set({ trainBanner: { kind: 'notice', message: reply.message } });
@@ -163,7 +173,8 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
     },
     async trainPaperClaim() {
       if (get().trainRun) return; // a run's config is fixed: reset first
-      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), presetSettings({ ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] }))) get().trainPlay();
+      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), presetSettings({ ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] })))
+        get().trainPlay();
     },
     async trainExportCheckpoint(method) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'checkpoint-file' }>>((job) => ({ type: 'export-checkpoint', job, method }));

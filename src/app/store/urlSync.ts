@@ -30,7 +30,13 @@ export function urlStateOf(state: WorkbenchState): UrlState {
 /** Opens what the URL (or IndexedDB, or the default example) names; resolves when the page shows a rollout or an error. */
 export async function bootstrap(store: Store, search: string): Promise<void> {
   const url = parseUrlState(search);
-  store.setState({ method: url.method, rows: url.rows, colorBy: url.color, sampler: parseSampler(url.sampler) ?? { ...FULL_SAMPLING }, glossaryTerm: url.glossary });
+  store.setState({
+    method: url.method,
+    rows: url.rows,
+    colorBy: url.color,
+    sampler: parseSampler(url.sampler) ?? { ...FULL_SAMPLING },
+    glossaryTerm: url.glossary,
+  });
   // The tour applies its step (which opens its own example) once the page shows a rollout.
   if (url.tour !== null) store.setState({ tourStep: url.tour });
   const options = { rolloutId: url.rollout, target: url.target, auto: true };
@@ -45,9 +51,11 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
     const stored = await loadLastSet();
     if (overtaken()) return;
     if (source?.kind === 'file') {
-      if (stored && stored.kind === 'file' && stored.name === source.name) opened = await openBlob(stored.blob, source, { ...options, persist: false, tokenizer: stored.tokenizer });
+      if (stored && stored.kind === 'file' && stored.name === source.name)
+        opened = await openBlob(stored.blob, source, { ...options, persist: false, tokenizer: stored.tokenizer });
       else notice = `${source.name}: this link names a file that is not stored in this browser; open the file to see its view`;
-    } else if (stored) opened = await openBlob(stored.blob, { kind: stored.kind, name: stored.name }, { ...options, persist: false, tokenizer: stored.tokenizer });
+    } else if (stored)
+      opened = await openBlob(stored.blob, { kind: stored.kind, name: stored.name }, { ...options, persist: false, tokenizer: stored.tokenizer });
   }
   if (overtaken()) return;
   if (!opened && !store.getState().view) {

@@ -49,7 +49,13 @@ function boxesOf(h: TourHighlight, index: number): Ring[] {
 }
 
 function sameRings(a: Ring[], b: Ring[]): boolean {
-  return a.length === b.length && a.every((r, i) => r.index === b[i].index && Math.abs(r.x - b[i].x) < 0.5 && Math.abs(r.y - b[i].y) < 0.5 && Math.abs(r.w - b[i].w) < 0.5 && Math.abs(r.h - b[i].h) < 0.5);
+  return (
+    a.length === b.length &&
+    a.every(
+      (r, i) =>
+        r.index === b[i].index && Math.abs(r.x - b[i].x) < 0.5 && Math.abs(r.y - b[i].y) < 0.5 && Math.abs(r.w - b[i].w) < 0.5 && Math.abs(r.h - b[i].h) < 0.5,
+    )
+  );
 }
 
 /** Keeps the rings on their elements while views redraw, resize and scroll. */
@@ -199,7 +205,15 @@ export function Tour() {
   return (
     <>
       <Spotlight rings={rings} />
-      <div className="tour-bar" ref={barRef} role="dialog" aria-label={`Guided tour, step ${step} of ${TOUR_STEPS.length}`} data-testid="tour" data-step={step} data-busy={busy || undefined}>
+      <div
+        className="tour-bar"
+        ref={barRef}
+        role="dialog"
+        aria-label={`Guided tour, step ${step} of ${TOUR_STEPS.length}`}
+        data-testid="tour"
+        data-step={step}
+        data-busy={busy || undefined}
+      >
         <nav className="tour-progress" aria-label="Tour steps">
           {TOUR_STEPS.map((s, i) => (
             <a
@@ -229,8 +243,8 @@ export function Tour() {
           </p>
           {blocked && (
             <p className="tour-blocked" role="alert" data-testid="tour-blocked">
-              This step runs on WebGPU, and this browser offers none: {blocked} Steps 1–{before} need no GPU; to go on, open this page in a browser with
-              WebGPU (a recent Chrome or Edge, for example).
+              This step runs on WebGPU, and this browser offers none: {blocked} Steps 1–{before} need no GPU; to go on, open this page in a browser with WebGPU
+              (a recent Chrome or Edge, for example).
             </p>
           )}
           {error && (

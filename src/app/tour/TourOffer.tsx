@@ -16,12 +16,7 @@ export function TourOffer() {
         New here? A {TOUR_STEPS.length}-step guided tour shows, on these live views, how a memory editor turns an agent’s rollout into a tree, and what each
         training method makes of it.
       </span>
-      <button
-        type="button"
-        className="button primary"
-        data-testid="tour-offer-start"
-        onClick={() => void tourGo(1)}
-      >
+      <button type="button" className="button primary" data-testid="tour-offer-start" onClick={() => void tourGo(1)}>
         Take the tour
       </button>
       <button type="button" className="button" onClick={() => openGlossary()}>
@@ -40,7 +35,14 @@ export function TeachButtons() {
   const openGlossary = useWorkbench((s) => s.openGlossary);
   return (
     <div className="teach-buttons">
-      <button type="button" className="button" onClick={() => void tourGo(1)} disabled={touring} data-testid="tour-open" title="A guided tour of the paper on these views">
+      <button
+        type="button"
+        className="button"
+        onClick={() => void tourGo(1)}
+        disabled={touring}
+        data-testid="tour-open"
+        title="A guided tour of the paper on these views"
+      >
         Tour
       </button>
       <button type="button" className="button" onClick={() => openGlossary()} data-testid="glossary-open" title="Every term the views use (docs/glossary.md)">

@@ -95,7 +95,7 @@ export function ConfigForm() {
             className="button small preset"
             data-testid="config-paper-claim"
             title={
-              "Starts Naive-Compressed, Naive-Full, the packed 4D mask and SDCC side by side from the weak start (the demo model, briefly fine-tuned on collect with a decoy page beside every page read: " +
+              'Starts Naive-Compressed, Naive-Full, the packed 4D mask and SDCC side by side from the weak start (the demo model, briefly fine-tuned on collect with a decoy page beside every page read: ' +
               'low EM, something to learn), SFT on expert demonstrations under the window editor, with held-out EM charted beside the shipped results of mw experiment learning (dashed)'
             }
             onClick={() => void paperClaim()}
@@ -104,7 +104,12 @@ export function ConfigForm() {
           </button>
           <label className="button small file" title="Import a GPT-2 checkpoint (safetensors, vocabulary 272)">
             Import checkpoint…
-            <input type="file" accept=".safetensors" data-testid="config-import-checkpoint" onChange={(e) => e.target.files?.[0] && void importCheckpoint(e.target.files[0])} />
+            <input
+              type="file"
+              accept=".safetensors"
+              data-testid="config-import-checkpoint"
+              onChange={(e) => e.target.files?.[0] && void importCheckpoint(e.target.files[0])}
+            />
           </label>
         </section>
 
@@ -142,7 +147,9 @@ export function ConfigForm() {
         </section>
 
         <section>
-          <h3>Methods <small className="muted">one lane each, same start and seed</small></h3>
+          <h3>
+            Methods <small className="muted">one lane each, same start and seed</small>
+          </h3>
           <div className="method-chips" role="group" aria-label="Methods">
             {METHODS.map((m) => {
               const on = config.methods.includes(m);
@@ -194,7 +201,12 @@ export function ConfigForm() {
             <NumberField name="checkpointEvery" label="checkpoint every" hint="steps between checkpoints kept in this browser" min={1} />
           </div>
           <div className="row">
-            <NumberField name="evalEvery" label="evaluate every" hint="steps between greedy plays of held-out prompts by each lane's model (0: never)" min={0} />
+            <NumberField
+              name="evalEvery"
+              label="evaluate every"
+              hint="steps between greedy plays of held-out prompts by each lane's model (0: never)"
+              min={0}
+            />
             <NumberField name="evalPrompts" label="held-out prompts" hint="prompts each evaluation plays greedily (the same ones every time)" min={1} />
             <span className="field" />
           </div>

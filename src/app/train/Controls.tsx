@@ -123,10 +123,24 @@ export function Controls() {
         <button type="button" className="button" data-testid="train-pause" onClick={pause} disabled={!running} title="Pause (space)">
           ❚❚ Pause
         </button>
-        <button type="button" className="button" data-testid="train-step" onClick={stepOnce} disabled={blocked || busy || running || phase === 'done'} title="One step (.)">
+        <button
+          type="button"
+          className="button"
+          data-testid="train-step"
+          onClick={stepOnce}
+          disabled={blocked || busy || running || phase === 'done'}
+          title="One step (.)"
+        >
           Step +1
         </button>
-        <button type="button" className="button" data-testid="train-reset" onClick={askReset} disabled={busy || (!hasRun && phase !== 'refused')} title="End the run and forget it (asks first once it has made steps)">
+        <button
+          type="button"
+          className="button"
+          data-testid="train-reset"
+          onClick={askReset}
+          disabled={busy || (!hasRun && phase !== 'refused')}
+          title="End the run and forget it (asks first once it has made steps)"
+        >
           ↺ Reset
         </button>
       </div>
@@ -140,10 +154,14 @@ export function Controls() {
             {totalSteps > 0 && <span className="muted"> / {totalSteps}</span>}
           </span>
           <span className="muted" data-testid="train-rate">
-            {progress && progress.stepsPerSec > 0 ? `${progress.stepsPerSec.toFixed(2)} steps/s · ${Math.round(progress.tokensPerSec).toLocaleString()} tok/s` : '— steps/s'}
+            {progress && progress.stepsPerSec > 0
+              ? `${progress.stepsPerSec.toFixed(2)} steps/s · ${Math.round(progress.tokensPerSec).toLocaleString()} tok/s`
+              : '— steps/s'}
           </span>
           <span className="muted">ETA {totalSteps > 0 ? eta(etaSec) : 'open-ended'}</span>
-          <span className="muted" data-testid="train-checkpoint">{checkpointStep > 0 ? `checkpoint @ ${checkpointStep}` : 'no checkpoint yet'}</span>
+          <span className="muted" data-testid="train-checkpoint">
+            {checkpointStep > 0 ? `checkpoint @ ${checkpointStep}` : 'no checkpoint yet'}
+          </span>
         </div>
         <div className="bar" role="progressbar" aria-valuemin={0} aria-valuemax={totalSteps || undefined} aria-valuenow={step}>
           <div style={{ width: `${(totalSteps > 0 ? fraction : running ? 1 : 0) * 100}%` }} className={totalSteps > 0 ? '' : 'indeterminate'} />

@@ -11,7 +11,8 @@ import { driftLabel, driftOf, signedDriftOf } from './charts/specs';
 import { historyCsv, historyJsonl, type MetricHistory } from '../core/history';
 import { TermText } from '../glossary/Term';
 
-const fmt = (v: number | null | undefined, digits = 3) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : Math.abs(v) !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(digits));
+const fmt = (v: number | null | undefined, digits = 3) =>
+  v === null || v === undefined || !Number.isFinite(v) ? '—' : Math.abs(v) !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(digits);
 
 export function Lanes() {
   const run = useWorkbench((s) => s.trainRun);
@@ -117,7 +118,14 @@ function LaneActions({ method }: { method: Method }) {
   };
   return (
     <span className="lane-actions">
-      <button type="button" className="small" disabled={busy} onClick={() => void save()} data-testid={`export-checkpoint-${method}`} title="Download this lane's weights (GPT-2 safetensors) and AdamW state">
+      <button
+        type="button"
+        className="small"
+        disabled={busy}
+        onClick={() => void save()}
+        data-testid={`export-checkpoint-${method}`}
+        title="Download this lane's weights (GPT-2 safetensors) and AdamW state"
+      >
         ⤓ ckpt
       </button>
       {objective === 'sft' && (

@@ -116,7 +116,14 @@ function BatchInspector() {
         <ul className="batch-list">
           {batch.rollouts.map((r) => (
             <li key={r.id}>
-              <button type="button" className="small" disabled={!idle} onClick={() => open(r.id)} data-testid="inspect-rollout" title={`open ${r.id} in the views and score it under every method`}>
+              <button
+                type="button"
+                className="small"
+                disabled={!idle}
+                onClick={() => open(r.id)}
+                data-testid="inspect-rollout"
+                title={`open ${r.id} in the views and score it under every method`}
+              >
                 {r.id.replace(/^s\d+-/, '')}
               </button>
               <span className="muted">

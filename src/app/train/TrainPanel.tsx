@@ -24,7 +24,8 @@ function useRunUrl(): void {
       const fragment = serializeRunFragment(useWorkbench.getState().trainConfig);
       if (fragment === last) return;
       last = fragment;
-      if (fragment !== window.location.hash) window.history.replaceState(window.history.state, '', `${window.location.pathname}${window.location.search}${fragment}`);
+      if (fragment !== window.location.hash)
+        window.history.replaceState(window.history.state, '', `${window.location.pathname}${window.location.search}${fragment}`);
     };
     write();
     return useWorkbench.subscribe((s, prev) => {
@@ -132,11 +133,22 @@ function OpenTrainPanel({ onCollapse }: { onCollapse(): void }) {
   return (
     <section className="panel train-panel" aria-label="Live training" data-testid="train-panel" data-open="true">
       <header className="panel-head">
-        <button type="button" className="disclosure" aria-expanded onClick={onCollapse} data-testid="train-panel-toggle" title="Collapse the training panel (a run keeps going)">
+        <button
+          type="button"
+          className="disclosure"
+          aria-expanded
+          onClick={onCollapse}
+          data-testid="train-panel-toggle"
+          title="Collapse the training panel (a run keeps going)"
+        >
           ▾ Live training
         </button>
         <span className="hint">
-          {gpu.kind === 'ready' ? `engine in a worker on ${gpu.adapter}` : gpu.kind === 'probing' ? 'starting the engine: a worker makes its WebGPU device…' : 'no WebGPU'}
+          {gpu.kind === 'ready'
+            ? `engine in a worker on ${gpu.adapter}`
+            : gpu.kind === 'probing'
+              ? 'starting the engine: a worker makes its WebGPU device…'
+              : 'no WebGPU'}
           {' · space: play/pause · .: step'}
         </span>
       </header>

@@ -7,7 +7,17 @@ describe('URL state schema', () => {
     expect(serializeUrlState({ ...defaultUrlState(), source: 'example:worked-example', target: 13 })).toBe('?src=example%3Aworked-example&target=13');
   });
   it('round-trips every field', () => {
-    const state = { source: 'file:my set.jsonl', rollout: 'r-7', target: 0, method: 'sdcc' as const, rows: 'segment' as const, color: 'drift' as const, sampler: '0.7,20,0.8', tour: 5, glossary: 'eviction-mass' };
+    const state = {
+      source: 'file:my set.jsonl',
+      rollout: 'r-7',
+      target: 0,
+      method: 'sdcc' as const,
+      rows: 'segment' as const,
+      color: 'drift' as const,
+      sampler: '0.7,20,0.8',
+      tour: 5,
+      glossary: 'eviction-mass',
+    };
     expect(parseUrlState(serializeUrlState(state))).toEqual(state);
   });
   it('reads ?target=ID and ignores what it cannot read', () => {

@@ -52,7 +52,7 @@ export const URL_SCHEMA: { [K in keyof UrlState]: Field & { default: UrlState[K]
     key: 'color',
     default: 'state',
     values: COLOR_MODES,
-    help: 'target cells coloured by token state, or by drift (the method\'s log-probability minus the live-prefix one)',
+    help: "target cells coloured by token state, or by drift (the method's log-probability minus the live-prefix one)",
   },
   sampler: {
     type: 'string',
@@ -61,7 +61,12 @@ export const URL_SCHEMA: { [K in keyof UrlState]: Field & { default: UrlState[K]
     help: 'the sampler the expected drift assumes, as temperature,top-k,top-p (e.g. 0.7,20,0.8); absent: temperature 1',
   },
   tour: { type: 'int', key: 'tour', default: null, min: 1, help: 'the step of the guided tour shown (1-based; a number past the last step shows the last)' },
-  glossary: { type: 'string', key: 'glossary', default: null, help: 'the glossary panel, open at an entry (an anchor of docs/glossary.md) or at its top (all)' },
+  glossary: {
+    type: 'string',
+    key: 'glossary',
+    default: null,
+    help: 'the glossary panel, open at an entry (an anchor of docs/glossary.md) or at its top (all)',
+  },
 };
 
 /** Where an open set came from; in the URL as `example:NAME` or `file:NAME`. */

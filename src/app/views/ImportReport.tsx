@@ -15,9 +15,18 @@ export function ImportReport() {
   if (!report) return null;
   const lines = report.text.split('\n');
   const notable = report.skipped > 0 || report.problems > 0;
-  const counts = [report.skipped ? `${report.skipped} record${report.skipped === 1 ? '' : 's'} skipped` : null, report.problems ? `${report.problems} problem${report.problems === 1 ? '' : 's'}` : null].filter(Boolean);
+  const counts = [
+    report.skipped ? `${report.skipped} record${report.skipped === 1 ? '' : 's'} skipped` : null,
+    report.problems ? `${report.problems} problem${report.problems === 1 ? '' : 's'}` : null,
+  ].filter(Boolean);
   return (
-    <section className={`panel import-report${notable ? ' notable' : ''}`} aria-label="Import report" data-testid="import-report" data-skipped={report.skipped} data-problems={report.problems}>
+    <section
+      className={`panel import-report${notable ? ' notable' : ''}`}
+      aria-label="Import report"
+      data-testid="import-report"
+      data-skipped={report.skipped}
+      data-problems={report.problems}
+    >
       <details open={notable}>
         <summary>
           <strong>Import</strong>

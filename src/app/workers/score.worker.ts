@@ -41,7 +41,14 @@ type Progress = Omit<ScoreProgress, 'type' | 'job'>;
  * every target's when they fit ROWS_BUDGET_BYTES (`all`), else only the diverging leaves' of the two
  * methods SDCC's KL compares (`leaves`, what a data-set table's row needs too).
  */
-async function scoreAll(model: GpuModel, rollout: Rollout, tree: ConditioningTree, want: 'all' | 'leaves', signal: AbortSignal, onProgress: (p: Progress) => void): Promise<MethodScores[]> {
+async function scoreAll(
+  model: GpuModel,
+  rollout: Rollout,
+  tree: ConditioningTree,
+  want: 'all' | 'leaves',
+  signal: AbortSignal,
+  onProgress: (p: Progress) => void,
+): Promise<MethodScores[]> {
   const { vocabSize: V, nPositions } = model.config;
   const mismatch = tokenizerMismatch(rollout.tokenizer, V);
   if (mismatch) throw new Error(tokenizerMismatchMessage(rollout.id, mismatch.reason, mismatch.model));

@@ -69,6 +69,8 @@ self.onmessage = (event: MessageEvent<TrainRequest>) => {
     case 'rollout':
       return answer(request.job, async () => post({ type: 'rollout', job: request.job, rollout: await controller.rollout(request.method, request.id) }));
     case 'score':
-      return answer(request.job, async () => post({ type: 'scores', job: request.job, method: request.method, id: request.id, scores: await controller.score(request.method, request.id) }));
+      return answer(request.job, async () =>
+        post({ type: 'scores', job: request.job, method: request.method, id: request.id, scores: await controller.score(request.method, request.id) }),
+      );
   }
 };

@@ -18,7 +18,10 @@ export function uploadBytes(device: GPUDevice, label: string, bytes: Uint8Array)
 
 /** n weights uniform in [-scale, scale) (plus `offset`), stored as `dtype`: the bytes, and their float64 values. */
 export function randomWeights(rng: Rng, dtype: WeightDtype, n: number, scale = 1, offset = 0): { bytes: Uint8Array; values: Float64Array } {
-  const bytes = encodeWeights(dtype, Array.from({ length: n }, () => offset + (rng.next() * 2 - 1) * scale));
+  const bytes = encodeWeights(
+    dtype,
+    Array.from({ length: n }, () => offset + (rng.next() * 2 - 1) * scale),
+  );
   return { bytes, values: decodeWeights(dtype, bytes) };
 }
 

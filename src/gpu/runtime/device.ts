@@ -72,8 +72,14 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<Gpu> {
   }
   const requiredLimits: Record<string, number> = {};
   // Large storage buffers and workgroups are what the model needs; ask for what the adapter has.
-  for (const name of ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
-    'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX', 'maxStorageBuffersPerShaderStage'] as const) {
+  for (const name of [
+    'maxStorageBufferBindingSize',
+    'maxBufferSize',
+    'maxComputeWorkgroupStorageSize',
+    'maxComputeInvocationsPerWorkgroup',
+    'maxComputeWorkgroupSizeX',
+    'maxStorageBuffersPerShaderStage',
+  ] as const) {
     requiredLimits[name] = adapter.limits[name];
   }
   for (const [name, value] of Object.entries(options.requiredLimits ?? {})) {
@@ -94,8 +100,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<Gpu> {
   const emit = (event: GpuEvent) => listeners.forEach((listener) => listener(event));
   device.addEventListener('uncapturederror', (ev) => {
     const error = (ev as GPUUncapturedErrorEvent).error;
-    const kind =
-      error instanceof GPUOutOfMemoryError ? 'out-of-memory' : error instanceof GPUValidationError ? 'validation' : 'internal';
+    const kind = error instanceof GPUOutOfMemoryError ? 'out-of-memory' : error instanceof GPUValidationError ? 'validation' : 'internal';
     emit({ type: 'uncaptured-error', kind, message: error.message });
   });
   const lost = device.lost.then((lostInfo) => {

@@ -44,12 +44,7 @@ export function refLabel(ref: BufferRef): string {
 }
 
 /** A bind group for group 0 from explicit binding numbers (entry points of one shader use subsets). */
-export function bindBuffers(
-  device: GPUDevice,
-  label: string,
-  pipeline: GPUComputePipeline,
-  buffers: Record<number, BufferRef>,
-): GPUBindGroup {
+export function bindBuffers(device: GPUDevice, label: string, pipeline: GPUComputePipeline, buffers: Record<number, BufferRef>): GPUBindGroup {
   return device.createBindGroup({
     label,
     layout: pipeline.getBindGroupLayout(0),

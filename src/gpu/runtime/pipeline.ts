@@ -5,13 +5,7 @@ export type Constants = Record<string, number>;
 
 const cache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 
-export function computePipeline(
-  device: GPUDevice,
-  label: string,
-  code: string,
-  constants: Constants = {},
-  entryPoint = 'main',
-): GPUComputePipeline {
+export function computePipeline(device: GPUDevice, label: string, code: string, constants: Constants = {}, entryPoint = 'main'): GPUComputePipeline {
   let perDevice = cache.get(device);
   if (!perDevice) cache.set(device, (perDevice = new Map()));
   const key = `${label}\u0000${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
@@ -29,14 +23,7 @@ export function computePipeline(
 }
 
 /** Records one dispatch into an open compute pass. */
-export function dispatch(
-  pass: GPUComputePassEncoder,
-  pipeline: GPUComputePipeline,
-  group: GPUBindGroup,
-  x: number,
-  y = 1,
-  z = 1,
-): void {
+export function dispatch(pass: GPUComputePassEncoder, pipeline: GPUComputePipeline, group: GPUBindGroup, x: number, y = 1, z = 1): void {
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, group);
   pass.dispatchWorkgroups(x, y, z);

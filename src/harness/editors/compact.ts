@@ -16,11 +16,7 @@ export function createCompactEditor(spec: CompactSpec): Editor {
       if (turns.length <= spec.keepTurns) return null;
       const cut = turns.length - spec.keepTurns;
       const notes = [...head.slice(1), ...turns.slice(0, cut).flat()].flatMap((b) => b.notes);
-      return [
-        keepWithoutCue(head[0]),
-        { insert: { role: 'summary', tokens: summaryTokens(summarize(notes)), notes } },
-        ...keepAll(turns.slice(cut).flat()),
-      ];
+      return [keepWithoutCue(head[0]), { insert: { role: 'summary', tokens: summaryTokens(summarize(notes)), notes } }, ...keepAll(turns.slice(cut).flat())];
     },
     onAct: () => null,
   };

@@ -136,7 +136,10 @@ function itemsOf(ids: readonly number[], preIds: ReadonlySet<number>, rollout: R
 
 function viewOf(rollout: Rollout, ids: ArrayLike<number>): RefBlock[] {
   const list = Array.from(ids);
-  return blocksOf(list, list.map((id) => rollout.tokens[id]));
+  return blocksOf(
+    list,
+    list.map((id) => rollout.tokens[id]),
+  );
 }
 
 const isFold = (tokens: readonly number[]) => byteTokenizer.decode(tokens).startsWith('fold ') && tokens.at(-1) === NEWLINE;

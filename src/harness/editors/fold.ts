@@ -29,11 +29,7 @@ export function createFoldEditor(spec: FoldSpec): Editor {
       const notes = [...head.slice(1), ...complete.slice(0, cut).flat()].flatMap((b) => b.notes);
       const summary = act.tokens.slice(PREFIX_TOKENS.length, act.tokens.length - 1); // without the stop token
       return {
-        edit: [
-          keepWithoutCue(head[0]),
-          { insert: { role: 'summary', tokens: summaryTokens(summary), notes } },
-          ...keepAll(complete.slice(cut).flat()),
-        ],
+        edit: [keepWithoutCue(head[0]), { insert: { role: 'summary', tokens: summaryTokens(summary), notes } }, ...keepAll(complete.slice(cut).flat())],
       };
     },
   };

@@ -52,7 +52,11 @@ describe('collect world and steps', () => {
 
   it('summarizes the pages read, each once, in reading order', () => {
     const episode = createCollectEnv().reset(0);
-    const notes = [{ page: 7, code: 'k' }, { page: 2, code: 'q' }, { page: 7, code: 'k' }];
+    const notes = [
+      { page: 7, code: 'k' },
+      { page: 2, code: 'q' },
+      { page: 7, code: 'k' },
+    ];
     expect(episode.summarize(notes)).toBe('page 7: code=k. page 2: code=q.');
     expect(episode.summarize([])).toBe('nothing read.');
     expect(formatFacts([{ page: 1, code: 'a' }])).toBe('page 1: code=a.');
@@ -123,8 +127,6 @@ describe('the expert on collect', () => {
     // It sees one page at a time, so it never gets past the second: read 1st, 2nd, 1st, 2nd, ...
     const asked = createCollectWorld(0, COLLECT_DEFAULTS).asked;
     expect(r.stop).toBe('turns');
-    expect(r.decodes.map((d) => byteTokenizer.decode(d.actTokens))).toEqual(
-      Array.from({ length: env.maxTurns }, (_, i) => `read ${asked[i % 2]}\n`),
-    );
+    expect(r.decodes.map((d) => byteTokenizer.decode(d.actTokens))).toEqual(Array.from({ length: env.maxTurns }, (_, i) => `read ${asked[i % 2]}\n`));
   });
 });

@@ -64,7 +64,10 @@ export function createCollectWorld(seed: number, o: CollectOptions): { asked: nu
   const rng = createRng(seed);
   const code = new Map<number, string>();
   for (let p = 1; p <= o.pool; p++) code.set(p, LETTERS[rng.int(LETTERS.length)]);
-  const asked = shuffle(rng, Array.from({ length: o.pool }, (_, i) => i + 1)).slice(0, o.pages);
+  const asked = shuffle(
+    rng,
+    Array.from({ length: o.pool }, (_, i) => i + 1),
+  ).slice(0, o.pages);
   return { asked, code, rng };
 }
 
@@ -92,7 +95,13 @@ export function createCollectEnv(options: Partial<CollectOptions> = {}): Env {
     const read = (page: number): StepResult => {
       const c = code.get(page);
       if (c === undefined) return { done: false, text: `no page ${page}.` };
-      const shown = shuffle(rng, [page, ...shuffle(rng, others.filter((p) => p !== page)).slice(0, o.decoys)]);
+      const shown = shuffle(rng, [
+        page,
+        ...shuffle(
+          rng,
+          others.filter((p) => p !== page),
+        ).slice(0, o.decoys),
+      ]);
       const parts = shown.map((p) => `page ${p}: code=${code.get(p)}.`);
       if (o.filler > 0) parts.push(fillerText(rng, FILLER_WORDS, o.filler));
       const note: CollectNote = { page, code: c };

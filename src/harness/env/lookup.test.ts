@@ -107,7 +107,14 @@ describe('lookup steps and rewards', () => {
 
 describe('lookup summaries and the view-reading solver', () => {
   it('formats and parses summaries; "found nothing." carries no state', () => {
-    const state = { links: [{ from: 'ann', to: 'bob' }, { from: 'bob', to: 'cal' }], step: 2, hops: 3 };
+    const state = {
+      links: [
+        { from: 'ann', to: 'bob' },
+        { from: 'bob', to: 'cal' },
+      ],
+      step: 2,
+      hops: 3,
+    };
     expect(formatLookupSummary(state)).toBe('found ann->bob, bob->cal. step 2/3.');
     expect(parseLookupSummary('found ann->bob, bob->cal. step 2/3.')).toEqual(state);
     expect(formatLookupSummary({ links: [], step: 0, hops: 3 })).toBe('found nothing.');

@@ -20,14 +20,65 @@ import { answerStep, fillerText, shuffle } from './text';
 import type { Env, Episode, ExpertMove, StepResult } from './types';
 
 export const LOOKUP_NAMES: readonly string[] = [
-  'ann', 'bob', 'cal', 'dan', 'eve', 'fay', 'gus', 'hal', 'ian', 'jim',
-  'kim', 'lee', 'max', 'ned', 'oli', 'pam', 'qin', 'ray', 'sam', 'tom',
-  'uma', 'val', 'wes', 'xia', 'yan', 'zoe', 'abe', 'bea', 'cyd', 'deb',
-  'eli', 'flo', 'gil', 'hub', 'ida', 'jon', 'kai', 'lou', 'mia', 'nia',
+  'ann',
+  'bob',
+  'cal',
+  'dan',
+  'eve',
+  'fay',
+  'gus',
+  'hal',
+  'ian',
+  'jim',
+  'kim',
+  'lee',
+  'max',
+  'ned',
+  'oli',
+  'pam',
+  'qin',
+  'ray',
+  'sam',
+  'tom',
+  'uma',
+  'val',
+  'wes',
+  'xia',
+  'yan',
+  'zoe',
+  'abe',
+  'bea',
+  'cyd',
+  'deb',
+  'eli',
+  'flo',
+  'gil',
+  'hub',
+  'ida',
+  'jon',
+  'kai',
+  'lou',
+  'mia',
+  'nia',
 ];
 
 const FILLER_WORDS: readonly string[] = [
-  'note', 'see', 'page', 'also', 'list', 'more', 'data', 'info', 'misc', 'log', 'old', 'new', 'file', 'item', 'text', 'ref',
+  'note',
+  'see',
+  'page',
+  'also',
+  'list',
+  'more',
+  'data',
+  'info',
+  'misc',
+  'log',
+  'old',
+  'new',
+  'file',
+  'item',
+  'text',
+  'ref',
 ];
 
 export interface LookupOptions {
@@ -142,7 +193,10 @@ export function createLookupEnv(options: Partial<LookupOptions> = {}): Env {
       const head = `step ${step}/${o.hops}.`;
       const boss = world.boss.get(name);
       if (boss === undefined) return { done: false, text: `${head} no entry for ${name.slice(0, 12)}.` };
-      const others = shuffle(rng, pool.filter((n) => n !== name)).slice(0, o.distractors);
+      const others = shuffle(
+        rng,
+        pool.filter((n) => n !== name),
+      ).slice(0, o.distractors);
       const facts = shuffle(rng, [name, ...others]).map((n) => `${n}: boss=${world.boss.get(n)}.`);
       const parts = [head, ...facts];
       if (o.filler > 0) parts.push(fillerText(rng, FILLER_WORDS, o.filler));
@@ -173,10 +227,11 @@ export function createLookupEnv(options: Partial<LookupOptions> = {}): Env {
     maxTurns: 2 * o.hops + 4,
     reset,
     solve: solveLookup,
-    moves: () => pool.flatMap((name) => [
-      { text: `lookup ${name}`, final: false },
-      { text: `answer ${name}`, final: true },
-    ]),
+    moves: () =>
+      pool.flatMap((name) => [
+        { text: `lookup ${name}`, final: false },
+        { text: `answer ${name}`, final: true },
+      ]),
     summarizeView: (view) => formatLookupSummary(readLookupState(view) ?? { links: [], step: 0, hops: o.hops }),
   };
 }

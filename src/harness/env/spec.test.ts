@@ -7,8 +7,16 @@ describe('parseEnvSpec / formatEnvSpec', () => {
     expect(parseEnvSpec('lookup')).toEqual({ id: 'lookup' });
     const spec = parseEnvSpec('lookup:hops=2,distractors=1,filler=0');
     expect(spec).toEqual({ id: 'lookup', hops: 2, distractors: 1, filler: 0 });
-    expect(createEnv(spec).reset(3).prompt.match(/the boss of/g)).toHaveLength(2);
-    expect(createEnv('lookup').reset(3).prompt.match(/the boss of/g)).toHaveLength(3);
+    expect(
+      createEnv(spec)
+        .reset(3)
+        .prompt.match(/the boss of/g),
+    ).toHaveLength(2);
+    expect(
+      createEnv('lookup')
+        .reset(3)
+        .prompt.match(/the boss of/g),
+    ).toHaveLength(3);
     expect(parseEnvSpec('collect:pages=2')).toEqual({ id: 'collect', pages: 2 });
   });
 

@@ -33,7 +33,12 @@ describe('prefixLogprobs', () => {
 describe('the expert policy', () => {
   it('folds under the fold editor exactly when the view is over budget and holds more turns than it keeps', async () => {
     const env = createLookupEnv();
-    for (const [budget, keepTurns] of [[200, 1], [150, 0], [300, 2], [1000, 1]] as const) {
+    for (const [budget, keepTurns] of [
+      [200, 1],
+      [150, 0],
+      [300, 2],
+      [1000, 1],
+    ] as const) {
       const spec = editorSpec('fold', { budget, keepTurns });
       const r = await runEpisode(env, createEditor(spec), createExpertPolicy(env), 2);
       verifyEpisode(r);

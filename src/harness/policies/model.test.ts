@@ -9,7 +9,16 @@ import { createLookupEnv } from '../env/lookup';
 import { runEpisode } from '../episode';
 import { verifyEpisode } from '../verify';
 import { NEWLINE } from '../policy';
-import { commonPrefix, createModelPolicy, describeSampling, logSoftmax, sampleToken, samplingDistribution, type IncrementalDecoder, type LanguageModel } from './model';
+import {
+  commonPrefix,
+  createModelPolicy,
+  describeSampling,
+  logSoftmax,
+  sampleToken,
+  samplingDistribution,
+  type IncrementalDecoder,
+  type LanguageModel,
+} from './model';
 
 const V = 272;
 
@@ -64,7 +73,11 @@ describe('sampleToken', () => {
   it('draws from softmax(logits / T) over the top-k, ties broken by token id', () => {
     const rng = createRng(1);
     const n = 40_000;
-    for (const [temperature, topK] of [[1, 0], [0.5, 3], [2, 4]] as const) {
+    for (const [temperature, topK] of [
+      [1, 0],
+      [0.5, 3],
+      [2, 4],
+    ] as const) {
       const counts = new Array(logits.length).fill(0);
       for (let i = 0; i < n; i++) counts[sampleToken(logits, { temperature, topK }, rng)]++;
       const ranked = [3, 4, 0, 6, 2, 1, 5]; // descending logit; 3 before 4 (same logit, lower id)
@@ -84,7 +97,11 @@ describe('sampleToken', () => {
     // At T = 1: p(3) = p(4) = 0.3169, p(0) = 0.1922, p(6) = 0.0908, ...: 0.80 needs three tokens, 0.6 two, 0.3 one.
     const rng = createRng(5);
     const n = 40_000;
-    for (const [topP, kept] of [[0.8, [3, 4, 0]], [0.6, [3, 4]], [0.3, [3]]] as [number, number[]][]) {
+    for (const [topP, kept] of [
+      [0.8, [3, 4, 0]],
+      [0.6, [3, 4]],
+      [0.3, [3]],
+    ] as [number, number[]][]) {
       const counts = new Array(logits.length).fill(0);
       for (let i = 0; i < n; i++) counts[sampleToken(logits, { topP }, rng)]++;
       const z = kept.reduce((s, t) => s + Math.exp(logits[t]), 0);

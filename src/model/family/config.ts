@@ -79,7 +79,9 @@ export function parseFamilyConfig(json: unknown, fallbackName = 'model'): Family
   const architectures = json.architectures;
   const arch = Array.isArray(architectures) && architectures.length === 1 ? architectures[0] : architectures;
   if (typeof arch !== 'string' || !(FAMILY_ARCHITECTURES as readonly string[]).includes(arch)) {
-    throw new Error(`config.json: architectures ${JSON.stringify(architectures)} is not one of ${FAMILY_ARCHITECTURES.join(', ')} (GPT-2 checkpoints are read as .safetensors)`);
+    throw new Error(
+      `config.json: architectures ${JSON.stringify(architectures)} is not one of ${FAMILY_ARCHITECTURES.join(', ')} (GPT-2 checkpoints are read as .safetensors)`,
+    );
   }
   const architecture = arch as FamilyArchitecture;
   const int = (key: string, fallback?: number): number => {
@@ -117,7 +119,8 @@ export function parseFamilyConfig(json: unknown, fallbackName = 'model'): Family
   }
   if (ok(nHead, nKvHead) && nHead % nKvHead !== 0) problems.push(`num_attention_heads (${nHead}) is not a multiple of num_key_value_heads (${nKvHead})`);
   if (ok(headDim) && headDim % 2 !== 0) problems.push(`head_dim (${headDim}) must be even (RoPE rotates pairs)`);
-  if (ok(headDim) && headDim > FAMILY_MAX_HEAD_DIM) problems.push(`head_dim (${headDim}) is above ${FAMILY_MAX_HEAD_DIM}, the largest the attention kernels take`);
+  if (ok(headDim) && headDim > FAMILY_MAX_HEAD_DIM)
+    problems.push(`head_dim (${headDim}) is above ${FAMILY_MAX_HEAD_DIM}, the largest the attention kernels take`);
   let ropeScaling: RopeScaling = { type: 'none' };
   try {
     ropeScaling = parseRopeScaling(json.rope_scaling);
@@ -167,7 +170,8 @@ export function parseRopeScaling(value: unknown): RopeScaling {
       highFreqFactor: num('high_freq_factor', 4),
       originalMaxPositionEmbeddings: num('original_max_position_embeddings', 8192),
     };
-    if (scaling.highFreqFactor <= scaling.lowFreqFactor) throw new Error(`rope_scaling: high_freq_factor (${scaling.highFreqFactor}) must exceed low_freq_factor (${scaling.lowFreqFactor})`);
+    if (scaling.highFreqFactor <= scaling.lowFreqFactor)
+      throw new Error(`rope_scaling: high_freq_factor (${scaling.highFreqFactor}) must exceed low_freq_factor (${scaling.lowFreqFactor})`);
     return scaling;
   }
   throw new Error(`rope_scaling type ${JSON.stringify(kind)} is not supported (none, linear, llama3)`);

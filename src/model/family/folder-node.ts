@@ -83,8 +83,15 @@ export interface FamilyModel {
 export async function loadFamilyModel(path: string): Promise<FamilyModel> {
   const folder = await openModelFolderPath(path);
   const bytes = folder.source.totalBytes;
-  const size = bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
-  return { config: folder.config, source: folder.source, tokenizer: folderTokenizer(folder), folder, description: `${path} (${describeFamilyConfig(folder.config)}, ${size})` };
+  const size =
+    bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
+  return {
+    config: folder.config,
+    source: folder.source,
+    tokenizer: folderTokenizer(folder),
+    folder,
+    description: `${path} (${describeFamilyConfig(folder.config)}, ${size})`,
+  };
 }
 
 function readJsonFile(path: string): unknown {

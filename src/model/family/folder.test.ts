@@ -48,7 +48,11 @@ describe('model folders as the Hub publishes them', () => {
         seen.push(t.name);
         bytes += t.data.length;
       }
-      expect(seen.sort()).toEqual(familyParameters(written.config).map((p) => p.name).sort());
+      expect(seen.sort()).toEqual(
+        familyParameters(written.config)
+          .map((p) => p.name)
+          .sort(),
+      );
       expect(bytes).toBe(folder.source.totalBytes);
       const elements = familyParameters(written.config).reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0);
       expect(folder.source.totalBytes).toBe(elements * (FOLDER_DTYPE[kind] === 'F32' ? 4 : 2));
@@ -124,7 +128,9 @@ describe('model folder problems, one line each', () => {
   it('a missing tensor', async () => {
     const dir = fresh('missing', 'qwen3');
     rewrite(dir, (name, dtype, shape) => (name.includes('layers.1.self_attn.k_norm') ? null : { dtype: dtype as 'BF16', shape }));
-    await expect(openModelFolderPath(dir)).rejects.toThrow(/^model\.safetensors: missing tensor model\.layers\.1\.self_attn\.k_norm\.weight \(Qwen3ForCausalLM\)$/);
+    await expect(openModelFolderPath(dir)).rejects.toThrow(
+      /^model\.safetensors: missing tensor model\.layers\.1\.self_attn\.k_norm\.weight \(Qwen3ForCausalLM\)$/,
+    );
   });
 
   it('a wrong shape', async () => {
@@ -142,7 +148,9 @@ describe('model folder problems, one line each', () => {
   it('an index naming a missing shard', async () => {
     const dir = fresh('shard', 'llama');
     unlinkSync(join(dir, 'model-00002-of-00002.safetensors'));
-    await expect(openModelFolderPath(dir)).rejects.toThrow('model.safetensors.index.json: weight_map names shard model-00002-of-00002.safetensors, not in the folder');
+    await expect(openModelFolderPath(dir)).rejects.toThrow(
+      'model.safetensors.index.json: weight_map names shard model-00002-of-00002.safetensors, not in the folder',
+    );
   });
 
   it('a truncated shard, found from its header alone', async () => {
@@ -150,7 +158,9 @@ describe('model folder problems, one line each', () => {
     const path = join(dir, 'model-00001-of-00002.safetensors');
     const bytes = readFileSync(path);
     writeFileSync(path, bytes.subarray(0, bytes.length - 10));
-    await expect(openModelFolderPath(dir)).rejects.toThrow(/^model-00001-of-00002\.safetensors: safetensors: truncated file: tensor .* needs bytes \d+\.\.\d+, but the file has \d+ bytes$/);
+    await expect(openModelFolderPath(dir)).rejects.toThrow(
+      /^model-00001-of-00002\.safetensors: safetensors: truncated file: tensor .* needs bytes \d+\.\.\d+, but the file has \d+ bytes$/,
+    );
   });
 
   it('a tensor another family has', async () => {
@@ -163,13 +173,28 @@ describe('model folder problems, one line each', () => {
   });
 
   it('config.json: every problem in one line; an unknown rope_scaling named; another architecture named', () => {
-    const base = { architectures: ['LlamaForCausalLM'], vocab_size: 10, hidden_size: 16, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 4, max_position_embeddings: 8 };
+    const base = {
+      architectures: ['LlamaForCausalLM'],
+      vocab_size: 10,
+      hidden_size: 16,
+      intermediate_size: 8,
+      num_hidden_layers: 1,
+      num_attention_heads: 4,
+      max_position_embeddings: 8,
+    };
     expect(parseFamilyConfig(base).headDim).toBe(4);
     expect(parseFamilyConfig(base).nKvHead).toBe(4);
     const biased = parseFamilyConfig({ ...base, attention_bias: true });
     expect([biased.qkvBias, biased.oBias]).toEqual([true, true]); // transformers' Llama: q, k, v and o biases
-    expect(familyParameters(biased).filter((p) => p.name.endsWith('.bias')).map((p) => p.name)).toEqual([
-      'model.layers.0.self_attn.q_proj.bias', 'model.layers.0.self_attn.k_proj.bias', 'model.layers.0.self_attn.v_proj.bias', 'model.layers.0.self_attn.o_proj.bias',
+    expect(
+      familyParameters(biased)
+        .filter((p) => p.name.endsWith('.bias'))
+        .map((p) => p.name),
+    ).toEqual([
+      'model.layers.0.self_attn.q_proj.bias',
+      'model.layers.0.self_attn.k_proj.bias',
+      'model.layers.0.self_attn.v_proj.bias',
+      'model.layers.0.self_attn.o_proj.bias',
     ]);
     expect(() => parseFamilyConfig({ ...base, num_key_value_heads: 3, head_dim: 256, hidden_act: 'gelu' })).toThrow(
       'config.json: hidden_act "gelu" is not silu (the family\'s SwiGLU); num_attention_heads (4) is not a multiple of num_key_value_heads (3); head_dim (256) is above 128, the largest the attention kernels take',
@@ -184,7 +209,11 @@ describe('model folder problems, one line each', () => {
       'config.json: architectures ["MistralForCausalLM"] is not one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM',
     );
     expect(parseFamilyConfig({ ...base, rope_scaling: { type: 'llama3', factor: 8 } }).ropeScaling).toEqual({
-      type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192,
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositionEmbeddings: 8192,
     });
   });
 });

@@ -82,7 +82,8 @@ async function weightFilesOf(files: ModelFolderFiles, weights: string | undefine
     }
     const shards = [...new Set(map.values())].sort();
     const missing = shards.filter((s) => !files.has(s));
-    if (missing.length) throw new ModelFolderError(INDEX_FILE, `weight_map names shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not in the folder`);
+    if (missing.length)
+      throw new ModelFolderError(INDEX_FILE, `weight_map names shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not in the folder`);
     return { files: shards, map };
   }
   if (files.has(SINGLE_WEIGHTS_FILE)) return { files: [SINGLE_WEIGHTS_FILE], map: null };
@@ -111,7 +112,8 @@ async function readHeader(file: string, reader: ByteRangeReader): Promise<Map<st
  * config.json beside it).
  */
 export async function openModelFolder(files: ModelFolderFiles, options: { weights?: string } = {}): Promise<ModelFolder> {
-  if (!files.has('config.json')) throw new ModelFolderError(files.name, 'no config.json (a model folder as the Hub publishes it holds config.json and the safetensors weights)');
+  if (!files.has('config.json'))
+    throw new ModelFolderError(files.name, 'no config.json (a model folder as the Hub publishes it holds config.json and the safetensors weights)');
   let config: FamilyConfig;
   try {
     config = parseFamilyConfig(await readJson(files, 'config.json'), files.name);
@@ -144,7 +146,8 @@ export async function openModelFolder(files: ModelFolderFiles, options: { weight
   }
   for (const { name, shape } of expected) {
     const { file, entry } = found.get(name)!;
-    if (!(WEIGHT_DTYPES as readonly string[]).includes(entry.dtype)) throw new ModelFolderError(file, `tensor ${name} is ${entry.dtype}; weights must be ${WEIGHT_DTYPES.join(', ')}`);
+    if (!(WEIGHT_DTYPES as readonly string[]).includes(entry.dtype))
+      throw new ModelFolderError(file, `tensor ${name} is ${entry.dtype}; weights must be ${WEIGHT_DTYPES.join(', ')}`);
     if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
       throw new ModelFolderError(file, `tensor ${name} has shape ${JSON.stringify(entry.shape)}, config.json makes it ${JSON.stringify(shape)}`);
     }
@@ -163,7 +166,9 @@ export async function openModelFolder(files: ModelFolderFiles, options: { weight
   }
 
   // File order: each shard's tensors by offset, so a reader moves forward through each file.
-  const order = expected.map((p) => found.get(p.name)!).sort((a, b) => weightFiles.indexOf(a.file) - weightFiles.indexOf(b.file) || a.entry.begin - b.entry.begin);
+  const order = expected
+    .map((p) => found.get(p.name)!)
+    .sort((a, b) => weightFiles.indexOf(a.file) - weightFiles.indexOf(b.file) || a.entry.begin - b.entry.begin);
   const source: FolderTensorSource = {
     totalBytes: order.reduce((n, { entry }) => n + entry.end - entry.begin, 0),
     async *tensors(): AsyncIterable<FolderTensor> {

@@ -38,7 +38,16 @@ describe('family reference forward', () => {
     const eps = 1e-6;
     const config: FamilyConfig = {
       ...tinyFamilyConfig('LlamaForCausalLM'),
-      vocabSize: 3, hiddenSize: 2, intermediateSize: 1, nLayer: 1, nHead: 1, nKvHead: 1, headDim: 2, ropeTheta: 1, rmsNormEps: eps, tieWordEmbeddings: true,
+      vocabSize: 3,
+      hiddenSize: 2,
+      intermediateSize: 1,
+      nLayer: 1,
+      nHead: 1,
+      nKvHead: 1,
+      headDim: 2,
+      ropeTheta: 1,
+      rmsNormEps: eps,
+      tieWordEmbeddings: true,
     };
     const I = [1, 0, 0, 1];
     const t = (name: string, v: number[]) => [`model.layers.0.${name}`, Float64Array.from(v)] as const;
@@ -101,13 +110,19 @@ describe('family reference forward', () => {
         // Shared prefix 5 17 42 (indices 0..2), then branch A's 99 3 (3..4) and branch B's 250 61 (5..6).
         const packed: ModelInput = { tokens: [5, 17, 42, 99, 3, 250, 61], positions: [0, 1, 2, 3, 4, 3, 4], end: [7, 7, 7, 5, 5, 7, 7] };
         const targets = [
-          { predictor: 2, token: 99 }, { predictor: 3, token: 3 }, { predictor: 4, token: 11 },
-          { predictor: 2, token: 250 }, { predictor: 5, token: 61 }, { predictor: 6, token: 11 },
+          { predictor: 2, token: 99 },
+          { predictor: 3, token: 3 },
+          { predictor: 4, token: 11 },
+          { predictor: 2, token: 250 },
+          { predictor: 5, token: 61 },
+          { predictor: 6, token: 11 },
         ];
         const got = familyReferenceLogprobs(weights, packed, targets);
         const alone = (tokens: number[]) =>
           familyReferenceLogprobs(weights, { tokens, positions: [0, 1, 2, 3, 4], end: causal(5) }, [
-            { predictor: 2, token: tokens[3] }, { predictor: 3, token: tokens[4] }, { predictor: 4, token: 11 },
+            { predictor: 2, token: tokens[3] },
+            { predictor: 3, token: tokens[4] },
+            { predictor: 4, token: 11 },
           ]);
         const a = alone(branchA);
         const b = alone(branchB);
@@ -141,7 +156,10 @@ describe('family reference forward', () => {
     const HS = config.headDim;
     for (let l = 0; l < config.nLayer; l++) {
       for (const p of ['k_proj', 'v_proj']) {
-        for (const [suffix, row] of [['weight', config.hiddenSize], ['bias', 1]] as const) {
+        for (const [suffix, row] of [
+          ['weight', config.hiddenSize],
+          ['bias', 1],
+        ] as const) {
           const name = `model.layers.${l}.self_attn.${p}.${suffix}`;
           const src = gqa.tensors.get(name)!;
           const out = new Float32Array(4 * HS * row);
@@ -151,7 +169,10 @@ describe('family reference forward', () => {
       }
     }
     const input = { tokens: [1, 2, 3, 4], positions: [0, 1, 2, 3], end: causal(4) };
-    const targets = [{ predictor: 3, token: 8 }, { predictor: 2, token: 4 }];
+    const targets = [
+      { predictor: 3, token: 8 },
+      { predictor: 2, token: 4 },
+    ];
     const a = familyReferenceLogprobs(gqa, input, targets);
     const b = familyReferenceLogprobs({ config, tensors }, input, targets);
     expect(b[0]).toBeCloseTo(a[0], 10);
@@ -161,7 +182,12 @@ describe('family reference forward', () => {
   it('Qwen3 normalizes q and k per head: scaling q_proj and k_proj by 4 changes nothing; without the norms it does', () => {
     const w = randomFamilyWeights(tinyFamilyConfig('Qwen3ForCausalLM', { rmsNormEps: 1e-12 }), 11); // eps ≈ 0: RMSNorm exactly scale-free
     const scaled = new Map(w.tensors);
-    for (const name of w.tensors.keys()) if (/(q|k)_proj\.weight$/.test(name)) scaled.set(name, w.tensors.get(name)!.map((v) => 4 * v));
+    for (const name of w.tensors.keys())
+      if (/(q|k)_proj\.weight$/.test(name))
+        scaled.set(
+          name,
+          w.tensors.get(name)!.map((v) => 4 * v),
+        );
     const input = { tokens: [4, 40, 44, 140], positions: [0, 1, 2, 3], end: causal(4) };
     const targets = [{ predictor: 3, token: 2 }];
     expect(familyReferenceLogprobs({ config: w.config, tensors: scaled }, input, targets)[0]).toBeCloseTo(familyReferenceLogprobs(w, input, targets)[0], 10);

@@ -196,12 +196,18 @@ export function familyReferenceLogprobs(weights: FamilyWeights, input: ModelInpu
   const tokens: number[] = [];
   targets.forEach(({ predictor, token }, j) => {
     if (!Number.isInteger(predictor) || predictor < 0 || predictor >= N) throw new Error(`target ${j}: predictor ${predictor} outside [0, ${N})`);
-    if (!Number.isInteger(token) || token < 0 || token >= weights.config.vocabSize) throw new Error(`target ${j}: token ${token} outside [0, ${weights.config.vocabSize})`);
+    if (!Number.isInteger(token) || token < 0 || token >= weights.config.vocabSize)
+      throw new Error(`target ${j}: token ${token} outside [0, ${weights.config.vocabSize})`);
     rows.push(predictor);
     tokens.push(token);
   });
   const unique = [...new Set(rows)];
   const slot = new Map(unique.map((r, j) => [r, j]));
   const logits = familyLogits(weights, input, unique);
-  return logsoftmaxGatherRef(logits, weights.config.vocabSize, rows.map((r) => slot.get(r)!), tokens);
+  return logsoftmaxGatherRef(
+    logits,
+    weights.config.vocabSize,
+    rows.map((r) => slot.get(r)!),
+    tokens,
+  );
 }

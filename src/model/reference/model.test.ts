@@ -84,7 +84,11 @@ describe('referenceBackward', () => {
     const rng = createRng(102);
     const { loss, grads } = sftLossAndGrads(randomWeights(CONFIG, rng), INPUTS['causal (N 7)'](rng), []);
     expect(loss).toBe(0);
-    for (const [name, g] of grads) expect(g.every((v) => v === 0), name).toBe(true);
+    for (const [name, g] of grads)
+      expect(
+        g.every((v) => v === 0),
+        name,
+      ).toBe(true);
   });
 });
 

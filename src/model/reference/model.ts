@@ -80,7 +80,8 @@ function checkInput(config: ModelConfig, input: ModelInput): number {
     const p = input.positions[i];
     const e = input.end[i];
     if (!Number.isInteger(t) || t < 0 || t >= config.vocabSize) throw new Error(`reference model: token ${t} at index ${i} outside [0, ${config.vocabSize})`);
-    if (!Number.isInteger(p) || p < 0 || p >= config.nPositions) throw new Error(`reference model: position ${p} at index ${i} outside [0, ${config.nPositions})`);
+    if (!Number.isInteger(p) || p < 0 || p >= config.nPositions)
+      throw new Error(`reference model: position ${p} at index ${i} outside [0, ${config.nPositions})`);
     if (!Number.isInteger(e) || e < 0 || e > N) throw new Error(`reference model: end[${i}] = ${e} outside [0, ${N}]`);
   }
   return N;

@@ -75,9 +75,21 @@ describe('matmulRef', () => {
       const pre = gelu ? matmulRef(x, w, b, M, K, N) : null;
       const grads = matmulBackwardRef(x, w, g, M, K, N, pre);
       const loss = (xx: Float64Array, ww: Float64Array, bb: Float64Array) => dot(matmulRef(xx, ww, bb, M, K, N, gelu), g);
-      expectClose(grads.dx, finiteDifference((v) => loss(v, w, b), x), { ...FD, label: 'dx' });
-      expectClose(grads.dw, finiteDifference((v) => loss(x, v, b), w), { ...FD, label: 'dw' });
-      expectClose(grads.dbias, finiteDifference((v) => loss(x, w, v), b), { ...FD, label: 'dbias' });
+      expectClose(
+        grads.dx,
+        finiteDifference((v) => loss(v, w, b), x),
+        { ...FD, label: 'dx' },
+      );
+      expectClose(
+        grads.dw,
+        finiteDifference((v) => loss(x, v, b), w),
+        { ...FD, label: 'dw' },
+      );
+      expectClose(
+        grads.dbias,
+        finiteDifference((v) => loss(x, w, v), b),
+        { ...FD, label: 'dbias' },
+      );
     });
   }
 });
@@ -118,9 +130,21 @@ describe('layernormRef', () => {
     const { mean, rstd } = layernormRef(x, w, b, N, C);
     const grads = layernormBackwardRef(x, w, mean, rstd, g, N, C);
     const loss = (xx: Float64Array, ww: Float64Array, bb: Float64Array) => dot(layernormRef(xx, ww, bb, N, C).out, g);
-    expectClose(grads.dx, finiteDifference((v) => loss(v, w, b), x), { ...FD, label: 'dx' });
-    expectClose(grads.dweight, finiteDifference((v) => loss(x, v, b), w), { ...FD, label: 'dweight' });
-    expectClose(grads.dbias, finiteDifference((v) => loss(x, w, v), b), { ...FD, label: 'dbias' });
+    expectClose(
+      grads.dx,
+      finiteDifference((v) => loss(v, w, b), x),
+      { ...FD, label: 'dx' },
+    );
+    expectClose(
+      grads.dweight,
+      finiteDifference((v) => loss(x, v, b), w),
+      { ...FD, label: 'dweight' },
+    );
+    expectClose(
+      grads.dbias,
+      finiteDifference((v) => loss(x, w, v), b),
+      { ...FD, label: 'dbias' },
+    );
   });
 });
 
@@ -142,8 +166,16 @@ describe('embeddingRef', () => {
     const wpe = randomNormal(rng, P * C);
     const g = randomNormal(rng, tokens.length * C);
     const { dwte, dwpe } = embeddingBackwardRef(tokens, positions, g, V, P, C);
-    expectClose(dwte, finiteDifference((v) => dot(embeddingRef(tokens, positions, v, wpe, C), g), wte), { ...FD, label: 'dwte' });
-    expectClose(dwpe, finiteDifference((v) => dot(embeddingRef(tokens, positions, wte, v, C), g), wpe), { ...FD, label: 'dwpe' });
+    expectClose(
+      dwte,
+      finiteDifference((v) => dot(embeddingRef(tokens, positions, v, wpe, C), g), wte),
+      { ...FD, label: 'dwte' },
+    );
+    expectClose(
+      dwpe,
+      finiteDifference((v) => dot(embeddingRef(tokens, positions, wte, v, C), g), wpe),
+      { ...FD, label: 'dwpe' },
+    );
   });
 });
 

@@ -8,13 +8,7 @@ import { ValidationError } from '../errors';
 import type { EventJson } from '../format';
 import { validateRollout } from '../validate';
 import { deriveTree } from '../../tree/derive';
-import {
-  CLEARED_TOOL_RESULT,
-  agentSessionImporter,
-  importAgentSessionText,
-  looksLikeAgentSession,
-  streamAgentSession,
-} from './agentSession';
+import { CLEARED_TOOL_RESULT, agentSessionImporter, importAgentSessionText, looksLikeAgentSession, streamAgentSession } from './agentSession';
 import { textSource } from './lines';
 import { chunkedSource, describeRollout, jsonl, readFixture } from './testing';
 
@@ -144,7 +138,12 @@ describe('agent session with two compactions and a microcompaction', () => {
       .map((text, i) => ({ text, line: i + 1 }))
       .filter(({ text, line }) => text.trim() && line !== 27)
       .map(({ text, line }) => ({ value: JSON.parse(text) as unknown, line }));
-    expect(agentSessionImporter.detect(records.map((r) => r.value), TWO)).toBe(true);
+    expect(
+      agentSessionImporter.detect(
+        records.map((r) => r.value),
+        TWO,
+      ),
+    ).toBe(true);
     // From the raw text the malformed line is reported instead of failing the file.
     const [fromText] = agentSessionImporter.readText(readFixture(TWO), TWO).rollouts;
     expect(fromText.value).toEqual(json);
@@ -184,9 +183,7 @@ describe('compaction with a preserved segment', () => {
     expect(tree.figures.K).toBe(1);
     expect(tree.figures.droppedTargets).toBe(bytes(1) + bytes(3));
     expect(tree.figures.divergingLeaves).toBe(bytes(5) + bytes(7));
-    expect(tree.figures.evictionMassMax).toBe(
-      [0, 1, 2, 3].reduce((n, e) => n + (rollout.events[e] as { count: number }).count, 0),
-    );
+    expect(tree.figures.evictionMassMax).toBe([0, 1, 2, 3].reduce((n, e) => n + (rollout.events[e] as { count: number }).count, 0));
   });
 
   it('gives the same rollout when the conversation continues from the summary instead of the tail', () => {
@@ -233,8 +230,7 @@ const user = (n: number, parent: number | null, content: unknown, extra: Record<
   rec(n, parent, 'user', { message: { role: 'user', content }, ...extra });
 const assistant = (n: number, parent: number | null, content: unknown, id = `msg_${n}`, extra: Record<string, unknown> = {}) =>
   rec(n, parent, 'assistant', { message: { id, role: 'assistant', content }, ...extra });
-const result = (n: number, parent: number, id: string, content: unknown) =>
-  user(n, parent, [{ type: 'tool_result', tool_use_id: id, content }]);
+const result = (n: number, parent: number, id: string, content: unknown) => user(n, parent, [{ type: 'tool_result', tool_use_id: id, content }]);
 const use = (id: string, name: string, input: unknown) => ({ type: 'tool_use', id, name, input });
 const txt = (text: string) => ({ type: 'text', text });
 const boundary = (n: number, logical: number, meta: Record<string, unknown> = {}) =>
@@ -451,13 +447,15 @@ describe('random sessions', () => {
 });
 
 describe('through the core reader (file loader, mw commands)', () => {
-  it('is what the app\'s loader reads on drop: detected by content, its report naming the format', async () => {
+  it("is what the app's loader reads on drop: detected by content, its report naming the format", async () => {
     const { loadRolloutFile } = await import('../parse');
     const { formatFileReport } = await import('./report');
     const name = 'claude-code-2.1-session.jsonl';
     const file = await loadRolloutFile(readFixture(name), name);
     expect(file.rollouts.map((r) => [r.id, r.K])).toEqual([['7b1e4c2a-93d0-4f6e-a1b8-2c5d9e0f3a47', 2]]);
-    expect(formatFileReport(file.report, name).split('\n')[0]).toBe(`${name}: agent-session: 31 records read, 25 imported -> 1 rollout, 24 events (1 microcompaction, 1 compaction)`);
+    expect(formatFileReport(file.report, name).split('\n')[0]).toBe(
+      `${name}: agent-session: 31 records read, 25 imported -> 1 rollout, 24 events (1 microcompaction, 1 compaction)`,
+    );
     // A file of a format mw does not read: the same one-line refusal as the CLI's.
     const other = `${JSON.stringify({ timestamp: 't', type: 'turn_start', payload: { id: 'x' } })}\n`;
     await expect(loadRolloutFile(other, 'rollout-x.jsonl')).rejects.toThrow(/^rollout-x\.jsonl: not a format mw reads; it reads: codex \(/);
@@ -477,7 +475,10 @@ describe('through the core reader (file loader, mw commands)', () => {
 describe('a Claude Code 2.1 session as it is written (parallel calls, rewind, microcompactions, a preserved segment)', () => {
   const CC = 'claude-code-2.1-session.jsonl';
   const text = readFixture(CC);
-  const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const records = text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const { rollout: json, report } = importAgentSessionText(text, { file: CC });
   const { rollout, events } = describeRollout(json);
   const appended = (role: string) => json.events.flatMap((e) => (e.op === 'append' && e.role === role ? [e.text as string] : []));
@@ -512,7 +513,10 @@ describe('a Claude Code 2.1 session as it is written (parallel calls, rewind, mi
     const compaction = events.filter((e) => !Array.isArray(e)).at(-1) as { edit: unknown[] };
     const at = events.indexOf(compaction);
     // The head (a call) and the tail (its result) were appended before the compaction, and are kept by it.
-    expect(events[at - 2]).toEqual(['act', tool('Edit', { file_path: '/home/ana/tidepool/calibrate.py', old_string: 'OFFSET_CM = 0.0', new_string: 'OFFSET_CM = 0.0\nDRIFT_CM_PER_DAY = 0.03' })]);
+    expect(events[at - 2]).toEqual([
+      'act',
+      tool('Edit', { file_path: '/home/ana/tidepool/calibrate.py', old_string: 'OFFSET_CM = 0.0', new_string: 'OFFSET_CM = 0.0\nDRIFT_CM_PER_DAY = 0.03' }),
+    ]);
     expect(events[at - 1]).toEqual(['obs', 'The file /home/ana/tidepool/calibrate.py has been updated.']);
     expect(compaction.edit).toEqual([{ insert: 'summary', text: expect.stringMatching(/^This session is being continued/) }, `e${at - 2}`, `e${at - 1}`]);
     expect(events.slice(at + 1).map((e) => (e as string[])[0])).toEqual(['prompt', 'act', 'obs', 'act']);
@@ -524,14 +528,23 @@ describe('a Claude Code 2.1 session as it is written (parallel calls, rewind, mi
   it('holds every tool_result text of the main chain, and one edit per compaction and per microcompaction that clears something', () => {
     const results = records.flatMap((r) =>
       r.type === 'user' && Array.isArray((r.message as { content: unknown }).content)
-        ? ((r.message as { content: { type: string; content: string }[] }).content).filter((b) => b.type === 'tool_result').map((b) => b.content)
+        ? (r.message as { content: { type: string; content: string }[] }).content.filter((b) => b.type === 'tool_result').map((b) => b.content)
         : [],
     );
     expect(results).toHaveLength(7);
     const obs = appended('obs');
     for (const r of results) expect(obs).toContain(r);
-    const calls = new Set(records.flatMap((r) => ((r.message as { content?: unknown } | undefined)?.content as { type: string; id: string }[] | undefined ?? []).filter?.((b) => b.type === 'tool_use').map((b) => b.id) ?? []));
-    const clearing = records.filter((r) => r.subtype === 'microcompact_boundary' && (r.microcompactMetadata as { compactedToolIds: string[] }).compactedToolIds.some((id) => calls.has(id)));
+    const calls = new Set(
+      records.flatMap(
+        (r) =>
+          (((r.message as { content?: unknown } | undefined)?.content as { type: string; id: string }[] | undefined) ?? [])
+            .filter?.((b) => b.type === 'tool_use')
+            .map((b) => b.id) ?? [],
+      ),
+    );
+    const clearing = records.filter(
+      (r) => r.subtype === 'microcompact_boundary' && (r.microcompactMetadata as { compactedToolIds: string[] }).compactedToolIds.some((id) => calls.has(id)),
+    );
     const compactions = records.filter((r) => r.subtype === 'compact_boundary');
     expect([compactions.length, clearing.length]).toEqual([1, 1]);
     expect(rollout.K).toBe(compactions.length + clearing.length);

@@ -13,7 +13,19 @@ import { byteTokenizer, getTokenizer, type TokenizerName } from '../tokenizer';
 import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
-import { createSessionIndex, field, indexRecord, isObject, planSession, str, type Entry, type Json, type RecordLine, type SessionIndex, type SessionPlan } from './agentSessionIndex';
+import {
+  createSessionIndex,
+  field,
+  indexRecord,
+  isObject,
+  planSession,
+  str,
+  type Entry,
+  type Json,
+  type RecordLine,
+  type SessionIndex,
+  type SessionPlan,
+} from './agentSessionIndex';
 import { convertRecord, createConversion, finishConversion, type Conversion } from './agentSessionConvert';
 
 export { CLEARED_TOOL_RESULT } from './agentSessionConvert';
@@ -143,10 +155,7 @@ export function importAgentSessionText(text: string, options: AgentSessionOption
 }
 
 /** Same, from records already parsed (the core's file reader hands these to file importers). */
-export function importAgentSessionRecords(
-  records: readonly RecordLine[],
-  options: AgentSessionOptions = {},
-): { rollout: RolloutJson; report: ImportReport } {
+export function importAgentSessionRecords(records: readonly RecordLine[], options: AgentSessionOptions = {}): { rollout: RolloutJson; report: ImportReport } {
   const file = options.file ?? AGENT_SESSION;
   const report = createReportBuilder(AGENT_SESSION);
   const index = createSessionIndex(file);

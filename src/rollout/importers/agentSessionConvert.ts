@@ -16,7 +16,6 @@ export const CLEARED_TOOL_RESULT = '[Old tool result content cleared]';
 /** How the CLI's summary message opens; recognises a summary whose record lacks isCompactSummary. */
 export const SUMMARY_OPENING = 'This session is being continued from a previous conversation';
 
-
 interface Tag {
   /** Position of the record in the plan (preserved segments are ranges of it). */
   ordinal: number;
@@ -284,8 +283,7 @@ export function convertRecord(c: Conversion, entry: Entry, ordinal: number, valu
     return;
   }
   flush(c);
-  const n =
-    entry.type === 'user' ? userContent(c, entry, ordinal, message.content) : assistantContent(c, entry, ordinal, message.content);
+  const n = entry.type === 'user' ? userContent(c, entry, ordinal, message.content) : assistantContent(c, entry, ordinal, message.content);
   if (n > 0) report.imported(line);
   else if (n === 0) report.skip(SKIP.empty, line);
   else {

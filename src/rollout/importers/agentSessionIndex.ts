@@ -54,9 +54,7 @@ export interface Entry {
 }
 
 const isConversational = (e: Entry) =>
-  e.type === 'user' ||
-  e.type === 'assistant' ||
-  (e.type === 'system' && (e.subtype === 'compact_boundary' || e.subtype === 'microcompact_boundary'));
+  e.type === 'user' || e.type === 'assistant' || (e.type === 'system' && (e.subtype === 'compact_boundary' || e.subtype === 'microcompact_boundary'));
 
 function readEntry(value: Json, line: number): Entry {
   const message = isObject(value.message) ? value.message : undefined;
@@ -68,8 +66,7 @@ function readEntry(value: Json, line: number): Entry {
     sidechain: field(value, 'isSidechain', 'is_sidechain') === true || typeof parentToolUse === 'string',
     meta: field(value, 'isMeta', 'is_meta') === true,
     compactSummary: field(value, 'isCompactSummary', 'is_compact_summary') === true,
-    toolResultsOnly:
-      Array.isArray(content) && content.length > 0 && content.every((b) => isObject(b) && b.type === 'tool_result'),
+    toolResultsOnly: Array.isArray(content) && content.length > 0 && content.every((b) => isObject(b) && b.type === 'tool_result'),
   };
   const subtype = str(value.subtype);
   if (subtype) entry.subtype = subtype;
@@ -82,8 +79,7 @@ function readEntry(value: Json, line: number): Entry {
   const messageId = str(message?.id);
   if (messageId) entry.messageId = messageId;
   if (Array.isArray(content)) {
-    const ids = (type: string, key: string) =>
-      content.flatMap((b) => (isObject(b) && b.type === type && str(b[key]) ? [b[key] as string] : []));
+    const ids = (type: string, key: string) => content.flatMap((b) => (isObject(b) && b.type === type && str(b[key]) ? [b[key] as string] : []));
     if (entry.type === 'assistant') entry.toolUseIds = ids('tool_use', 'id');
     else if (entry.toolResultsOnly) entry.resultIds = ids('tool_result', 'tool_use_id');
   }
@@ -150,7 +146,8 @@ export function planSession(index: SessionIndex, report: ReportBuilder): Session
   for (const e of entries) {
     if (mainChain.has(e)) continue;
     if (e.sidechain) report.skip(SKIP.sidechain, e.line);
-    else if (e.uuid || !hasParentLinks) continue; // categorised by chooseMainChain
+    else if (e.uuid || !hasParentLinks)
+      continue; // categorised by chooseMainChain
     else if (e.type === 'user' || e.type === 'assistant') {
       report.problem(e.line, `${e.type} record without uuid: it cannot be placed on the conversation chain`);
       report.skip(SKIP.unplaced, e.line);
@@ -224,7 +221,12 @@ function checkLinks(value: Json, source: { file: string; line: number }) {
     }
   }
   const message = value.message;
-  if ((value.type === 'user' || value.type === 'assistant') && message !== undefined && message !== null && (typeof message !== 'object' || Array.isArray(message))) {
+  if (
+    (value.type === 'user' || value.type === 'assistant') &&
+    message !== undefined &&
+    message !== null &&
+    (typeof message !== 'object' || Array.isArray(message))
+  ) {
     throw new ValidationError(source, `"message" must be an object, got ${quote(message)}`);
   }
 }

@@ -40,7 +40,12 @@ describe('memorywalker.calls/v1 importer', () => {
   });
 
   it('appends nothing when a call extends the view with no new tokens', () => {
-    expect(imported([{ input: [1, 2], output: [3] }, { input: [1, 2, 3], output: [4] }]).events).toEqual([
+    expect(
+      imported([
+        { input: [1, 2], output: [3] },
+        { input: [1, 2, 3], output: [4] },
+      ]).events,
+    ).toEqual([
       { op: 'append', role: 'prompt', tokens: [1, 2] },
       { op: 'append', role: 'act', tokens: [3] },
       { op: 'append', role: 'act', tokens: [4] },
@@ -76,12 +81,7 @@ describe('memorywalker.calls/v1 importer', () => {
       { op: 'append', role: 'act', tokens: [5] },
       {
         op: 'edit',
-        view: [
-          { keep: [0, 1] },
-          { insert: { role: 'summary', tokens: [6] } },
-          { keep: [1, 3] },
-          { insert: { role: 'summary', tokens: [2, 7, 8] } },
-        ],
+        view: [{ keep: [0, 1] }, { insert: { role: 'summary', tokens: [6] } }, { keep: [1, 3] }, { insert: { role: 'summary', tokens: [2, 7, 8] } }],
       },
       { op: 'append', role: 'act', tokens: [3] },
     ]);

@@ -88,14 +88,21 @@ describe('chat JSONL', () => {
 
   it('is found by content and read through the registry entry', () => {
     const records = [1, 2, 3].map((line) => ({ line, value: JSON.parse(text.split('\n')[line - 1]) as unknown }));
-    expect(chatImporter.detect(records.map((r) => r.value), FILE)).toBe(true);
+    expect(
+      chatImporter.detect(
+        records.map((r) => r.value),
+        FILE,
+      ),
+    ).toBe(true);
     expect(chatImporter.readText(text, FILE).rollouts.map((r) => [r.line, r.value])).toEqual(rollouts.map((r, i) => [[1, 2, 3][i], r]));
     expect(looksLikeChat([{ type: 'user', uuid: 'u1', message: { role: 'user', content: 'x' } }])).toBe(false);
     expect(looksLikeChat([{ format: 'memorywalker.rollout/v1', messages: [{ role: 'user' }] }])).toBe(false);
   });
 
   it('renders legacy function_call and keeps arguments that are not JSON as written', () => {
-    const { rollouts: [r] } = importChatRecords([
+    const {
+      rollouts: [r],
+    } = importChatRecords([
       {
         value: {
           messages: [

@@ -49,10 +49,7 @@ const SKIP = {
 /** Whether a parsed record looks like a chat conversation (used by format detection too). */
 export function isChatRecord(value: unknown): boolean {
   return (
-    isObject(value) &&
-    Array.isArray(value.messages) &&
-    value.messages.length > 0 &&
-    value.messages.every((m) => isObject(m) && typeof m.role === 'string')
+    isObject(value) && Array.isArray(value.messages) && value.messages.length > 0 && value.messages.every((m) => isObject(m) && typeof m.role === 'string')
   );
 }
 
@@ -124,7 +121,11 @@ function chatEvents(messages: unknown[], skipPart: (type: string) => void, token
 }
 
 /** The events of a conversation rendered by the model's own chat template; NotUnderstood when it cannot render it. */
-function templateEvents(messages: unknown[], tools: unknown, tokenizer: Tokenizer & { renderChatEvents(m: ChatMessage[], tools?: unknown): EventJson[] }): EventJson[] {
+function templateEvents(
+  messages: unknown[],
+  tools: unknown,
+  tokenizer: Tokenizer & { renderChatEvents(m: ChatMessage[], tools?: unknown): EventJson[] },
+): EventJson[] {
   messages.forEach((m, i) => {
     if (!isObject(m) || typeof m.role !== 'string') throw new NotUnderstood(`messages[${i}]: not a message with a role`);
   });
@@ -156,10 +157,17 @@ function createChatConverter(report: ReportBuilder, options: ChatOptions) {
       }
       let rolloutEvents: EventJson[];
       try {
-        rolloutEvents = isHfTokenizer(tokenizer) && tokenizer.chatTemplate ? templateEvents(value.messages, value.tools, tokenizer) : chatEvents(value.messages, (type) => {
-          report.skipBlock(type);
-          report.problem(line, `content part type ${quote(type)} is not understood; left out`);
-        }, tokenizer);
+        rolloutEvents =
+          isHfTokenizer(tokenizer) && tokenizer.chatTemplate
+            ? templateEvents(value.messages, value.tools, tokenizer)
+            : chatEvents(
+                value.messages,
+                (type) => {
+                  report.skipBlock(type);
+                  report.problem(line, `content part type ${quote(type)} is not understood; left out`);
+                },
+                tokenizer,
+              );
       } catch (error) {
         if (!(error instanceof NotUnderstood)) throw error;
         report.problem(line, error.message);

@@ -53,7 +53,10 @@ describe('Codex CLI rollouts', () => {
   it('an older compacted item without replacement_history keeps the user messages and inserts its message', () => {
     const user = (text: string) => ({ type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
     const said = (text: string) => ({ type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] } });
-    const { rollout } = importCodexText(jsonl([user('add 2 and 2'), said('4'), { type: 'compacted', payload: { message: 'user asked a sum; answered 4' } }, said('done')]), 'old.jsonl');
+    const { rollout } = importCodexText(
+      jsonl([user('add 2 and 2'), said('4'), { type: 'compacted', payload: { message: 'user asked a sum; answered 4' } }, said('done')]),
+      'old.jsonl',
+    );
     expect(describeRollout(rollout).events).toEqual([
       ['prompt', 'add 2 and 2'],
       ['act', '4'],
@@ -97,7 +100,9 @@ describe('Codex CLI rollouts', () => {
     );
     const call = JSON.stringify({ type: 'response_item', payload: { type: 'function_call', name: 'shell', arguments: '{}', call_id: 'c1' } });
     expect(bad([good[0], call, call])).toBe('r.jsonl:3: call_id "c1" is used by two calls (also on line 2)');
-    expect(bad([good[0], JSON.stringify({ type: 'compacted', payload: { message: 's', replacement_history: 'all' } })])).toMatch(/^r\.jsonl:2: compacted replacement_history must be a list/);
+    expect(bad([good[0], JSON.stringify({ type: 'compacted', payload: { message: 's', replacement_history: 'all' } })])).toMatch(
+      /^r\.jsonl:2: compacted replacement_history must be a list/,
+    );
     expect(bad([good[0], JSON.stringify({ type: 'response_item', payload: 7 })])).toBe('r.jsonl:2: record "payload" must be an object, got 7');
   });
 });

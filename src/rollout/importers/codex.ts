@@ -18,11 +18,22 @@ const CALL_TYPES = new Set(['function_call', 'custom_tool_call', 'local_shell_ca
 const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
 
 /** Response item types, for the older layout that wrote them bare (without `{type: "response_item", payload}`). */
-const ITEM_TYPES = new Set(['message', 'reasoning', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'local_shell_call', 'web_search_call']);
+const ITEM_TYPES = new Set([
+  'message',
+  'reasoning',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'local_shell_call',
+  'web_search_call',
+]);
 
 /** The first line of the older layout: the session's `{id, timestamp, instructions?}`, no type. */
-const isLegacyMeta = (v: unknown): v is Json => isObject(v) && typeof v.id === 'string' && typeof v.timestamp === 'string' && !('type' in v) && !('format' in v);
-const isLegacyRecord = (v: unknown) => isObject(v) && (('record_type' in v && !('type' in v)) || (typeof v.type === 'string' && ITEM_TYPES.has(v.type) && !('payload' in v)));
+const isLegacyMeta = (v: unknown): v is Json =>
+  isObject(v) && typeof v.id === 'string' && typeof v.timestamp === 'string' && !('type' in v) && !('format' in v);
+const isLegacyRecord = (v: unknown) =>
+  isObject(v) && (('record_type' in v && !('type' in v)) || (typeof v.type === 'string' && ITEM_TYPES.has(v.type) && !('payload' in v)));
 
 /**
  * Whether sampled records are a Codex rollout: every one `{type, payload}` with a Codex record type,
@@ -167,7 +178,8 @@ export function importCodexText(text: string, file: string, options: ImportOptio
       const message = needString(payload.message ?? '', 'compacted message', file, line);
       let items: NewViewItem[];
       if (payload.replacement_history !== undefined && payload.replacement_history !== null) {
-        if (!Array.isArray(payload.replacement_history)) failAt(file, line, `compacted replacement_history must be a list of response items, got ${quote(payload.replacement_history)}`);
+        if (!Array.isArray(payload.replacement_history))
+          failAt(file, line, `compacted replacement_history must be a list of response items, got ${quote(payload.replacement_history)}`);
         items = (payload.replacement_history as unknown[]).flatMap((item, i) =>
           itemPieces(item, line, `replacement_history[${i}]`).map((p) => ({ role: p.role, text: p.text, key: `${line}.${i}` })),
         );

@@ -73,7 +73,7 @@ export const formats: FormatRow[] = [
   {
     kind: 'file',
     name: 'turns',
-    identifiedBy: 'JSON lines of token-id turns: prompt_ids with output_ids/response_ids/completion_ids (TRL, slime, SkyRL, verl), or SkyRL\'s column object',
+    identifiedBy: "JSON lines of token-id turns: prompt_ids with output_ids/response_ids/completion_ids (TRL, slime, SkyRL, verl), or SkyRL's column object",
     importer: turnsImporter,
   },
   { kind: 'record', name: 'calls', identifiedBy: `records with "format": "${CALLS_FORMAT}"`, format: CALLS_FORMAT, importer: importCalls },

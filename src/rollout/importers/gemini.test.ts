@@ -52,7 +52,10 @@ describe('Gemini CLI sessions', () => {
       edit: [
         { insert: 'summary', text: expect.stringMatching(/^<state_snapshot>/) },
         { insert: 'summary', text: 'Got it. Thanks for the additional context!' },
-        'e5', 'e6', 'e7', 'e8',
+        'e5',
+        'e6',
+        'e7',
+        'e8',
       ],
     });
     expect(events.slice(10)).toEqual([
@@ -67,9 +70,22 @@ describe('Gemini CLI sessions', () => {
   it('a rewind cuts the view back to before the named message', () => {
     const user = (id: string, content: string) => ({ id, type: 'user', content });
     const said = (id: string, content: string) => ({ id, type: 'gemini', content });
-    const text = jsonl([{ sessionId: 's', projectHash: 'p', startTime: 't' }, user('u1', 'a'), said('g1', 'b'), user('u2', 'c'), said('g2', 'd'), { $rewindTo: 'u2' }, user('u3', 'e')]);
+    const text = jsonl([
+      { sessionId: 's', projectHash: 'p', startTime: 't' },
+      user('u1', 'a'),
+      said('g1', 'b'),
+      user('u2', 'c'),
+      said('g2', 'd'),
+      { $rewindTo: 'u2' },
+      user('u3', 'e'),
+    ]);
     expect(describeRollout(importGeminiText(text, 's.jsonl').rollout).events).toEqual([
-      ['prompt', 'a'], ['act', 'b'], ['prompt', 'c'], ['act', 'd'], { edit: ['e0', 'e1'] }, ['prompt', 'e'],
+      ['prompt', 'a'],
+      ['act', 'b'],
+      ['prompt', 'c'],
+      ['act', 'd'],
+      { edit: ['e0', 'e1'] },
+      ['prompt', 'e'],
     ]);
   });
 
@@ -77,14 +93,26 @@ describe('Gemini CLI sessions', () => {
     const head = JSON.stringify({ sessionId: 's', projectHash: 'p', startTime: 't' });
     expect(refused([head, '{"id": "u1", "type": "user", "cont'].join('\n'))).toMatch(/^s\.jsonl:2: invalid JSON/);
     expect(refused([head, JSON.stringify({ id: 7, type: 'user', content: 'x' })].join('\n'))).toBe('s.jsonl:2: message id must be a non-empty string, got 7');
-    expect(refused([head, JSON.stringify({ id: 'g', type: 'gemini', content: '', toolCalls: {} })].join('\n'))).toBe('s.jsonl:2: toolCalls must be a list, got {}');
-    expect(refused([head, JSON.stringify({ $rewindTo: 'nowhere' })].join('\n'))).toBe('s.jsonl:2: $rewindTo names message "nowhere", which the session does not hold');
-    const call = { id: 'c1', name: 'ls', args: {} };
-    expect(refused([head, JSON.stringify({ id: 'g1', type: 'gemini', content: '', toolCalls: [call] }), JSON.stringify({ id: 'g2', type: 'gemini', content: '', toolCalls: [call] })].join('\n'))).toBe(
-      's.jsonl:3: tool call id "c1" is used by message "g1" too',
+    expect(refused([head, JSON.stringify({ id: 'g', type: 'gemini', content: '', toolCalls: {} })].join('\n'))).toBe(
+      's.jsonl:2: toolCalls must be a list, got {}',
     );
+    expect(refused([head, JSON.stringify({ $rewindTo: 'nowhere' })].join('\n'))).toBe(
+      's.jsonl:2: $rewindTo names message "nowhere", which the session does not hold',
+    );
+    const call = { id: 'c1', name: 'ls', args: {} };
+    expect(
+      refused(
+        [
+          head,
+          JSON.stringify({ id: 'g1', type: 'gemini', content: '', toolCalls: [call] }),
+          JSON.stringify({ id: 'g2', type: 'gemini', content: '', toolCalls: [call] }),
+        ].join('\n'),
+      ),
+    ).toBe('s.jsonl:3: tool call id "c1" is used by message "g1" too');
     const pretty = readFixture('gemini-session.json');
     expect(refused(pretty.slice(0, pretty.indexOf('"type": "info"')))).toMatch(/^s\.jsonl:85: invalid JSON/);
-    expect(refused(JSON.stringify({ id: 'u1', type: 'user', content: 'x' }) + '\n')).toBe('s.jsonl:1: expected a Gemini CLI session (sessionId and messages, or a recording whose first line is its metadata)');
+    expect(refused(JSON.stringify({ id: 'u1', type: 'user', content: 'x' }) + '\n')).toBe(
+      's.jsonl:1: expected a Gemini CLI session (sessionId and messages, or a recording whose first line is its metadata)',
+    );
   });
 });

@@ -16,7 +16,8 @@ export const GEMINI = 'gemini';
 
 const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
 const isMessage = (v: unknown): v is Json => isObject(v) && typeof v.type === 'string' && MESSAGE_TYPES.has(v.type) && 'content' in v;
-const isMetadata = (v: unknown): v is Json => isObject(v) && typeof v.sessionId === 'string' && (typeof v.projectHash === 'string' || typeof v.startTime === 'string');
+const isMetadata = (v: unknown): v is Json =>
+  isObject(v) && typeof v.sessionId === 'string' && (typeof v.projectHash === 'string' || typeof v.startTime === 'string');
 
 /** Whether sampled records are a Gemini CLI session: the single JSON file, or a recording (metadata line, messages, patches). */
 export function looksLikeGemini(sample: readonly unknown[]): boolean {
@@ -188,7 +189,7 @@ export function importGeminiText(text: string, file: string, options: ImportOpti
       report.skip('session metadata', line);
     } else if ('$rewindTo' in value) {
       const id = value.$rewindTo;
-      const at = typeof id === 'string' ? index.get(id) ?? -1 : -1;
+      const at = typeof id === 'string' ? (index.get(id) ?? -1) : -1;
       if (at < 0) failAt(file, line, `$rewindTo names message ${quote(id)}, which the session does not hold`);
       list = list.slice(0, at);
       reindex();
@@ -205,7 +206,12 @@ export function importGeminiText(text: string, file: string, options: ImportOpti
       if (!Array.isArray(s.messages)) failAt(file, line, `$set.messages must be a list of messages, got ${quote(s.messages)}`);
       const next: typeof list = (s.messages as unknown[]).map((m, i) => {
         if (!isObject(m)) failAt(file, line, `$set.messages[${i}] must be an object, got ${quote(m)}`);
-        const pieces = piecesOf(m as Json, (reason) => failAt(file, line, `$set.messages[${i}]: ${reason}`), (type) => report.skipBlock(type), callIds);
+        const pieces = piecesOf(
+          m as Json,
+          (reason) => failAt(file, line, `$set.messages[${i}]: ${reason}`),
+          (type) => report.skipBlock(type),
+          callIds,
+        );
         return { id: (m as Json).id as string, pieces, line };
       });
       const wasEmpty = rollout.live.length === 0;

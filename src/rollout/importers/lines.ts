@@ -3,10 +3,7 @@
 // of multi-megabyte session logs read them through this, never as one string.
 
 /** Anything that yields the file's bytes (or text) in order; `open` is called once per pass. */
-export type ByteSource =
-  | AsyncIterable<Uint8Array | string>
-  | Iterable<Uint8Array | string>
-  | ReadableStream<Uint8Array>;
+export type ByteSource = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string> | ReadableStream<Uint8Array>;
 
 export type OpenSource = () => ByteSource;
 

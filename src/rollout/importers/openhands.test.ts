@@ -55,7 +55,10 @@ describe('OpenHands trajectories', () => {
     const obs = (id: number, cause: number, content: string) => ({ id, source: 'agent', cause, observation: 'run', content });
     const condense = (id: number, args: object) => ({ id, source: 'agent', action: 'condensation', args });
     const trajectory = [
-      msg(0, 'user', 'task'), msg(1, 'agent', 'a'), obs(2, 1, 'o2'), msg(3, 'agent', 'b'),
+      msg(0, 'user', 'task'),
+      msg(1, 'agent', 'a'),
+      obs(2, 1, 'o2'),
+      msg(3, 'agent', 'b'),
       condense(4, { forgotten_event_ids: [1, 2], summary: 'S1', summary_offset: 1 }),
       msg(5, 'agent', 'c'),
       condense(6, { forgotten_event_ids: [3], summary: 'S2', summary_offset: 1 }),
@@ -63,7 +66,10 @@ describe('OpenHands trajectories', () => {
     ];
     const { events } = describeRollout(importOpenHandsText(JSON.stringify(trajectory), 't.json').rollout);
     expect(events).toEqual([
-      ['prompt', 'task'], ['act', 'a'], ['obs', 'o2'], ['act', 'b'],
+      ['prompt', 'task'],
+      ['act', 'a'],
+      ['obs', 'o2'],
+      ['act', 'b'],
       { edit: ['e0', { insert: 'summary', text: 'S1' }, 'e3'] },
       ['act', 'c'],
       { edit: ['e0', { insert: 'summary', text: 'S2' }, 'e5'] },
@@ -80,9 +86,13 @@ describe('OpenHands trajectories', () => {
     expect(refused(lines([user, { id: 1, source: 'agent', action: 'condensation', args: { forgotten_event_ids: [0, 4] } }]))).toBe(
       't.json:3: event 1: condensation forgets event 4, which is not an earlier event of the trajectory',
     );
-    expect(refused(lines([user, { id: 1, source: 'agent', cause: 1, observation: 'run', content: 'x' }]))).toBe('t.json:3: event 1: cause 1 names no earlier event');
+    expect(refused(lines([user, { id: 1, source: 'agent', cause: 1, observation: 'run', content: 'x' }]))).toBe(
+      't.json:3: event 1: cause 1 names no earlier event',
+    );
     expect(refused(lines([user, { ...user }]))).toBe('t.json:3: event 1: id 0 appears twice');
-    expect(refused(lines([user, { id: 1, source: 'agent', observation: 'run', content: 5 }]))).toBe('t.json:3: event 1: observation content must be a string, got 5');
+    expect(refused(lines([user, { id: 1, source: 'agent', observation: 'run', content: 5 }]))).toBe(
+      't.json:3: event 1: observation content must be a string, got 5',
+    );
     expect(refused('[\n' + JSON.stringify(user) + ',\n{"id": 1, "sour')).toMatch(/^t\.json:3: invalid JSON/);
   });
 

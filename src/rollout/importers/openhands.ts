@@ -97,7 +97,9 @@ export function importOpenHandsText(text: string, file: string, options: ImportO
       } else {
         const { forgotten_events_start_id: start, forgotten_events_end_id: end } = a;
         if (typeof start !== 'number' || typeof end !== 'number' || !Number.isInteger(start) || !Number.isInteger(end)) {
-          fail(`condensation needs forgotten_event_ids or integer forgotten_events_start_id and forgotten_events_end_id, got ${quote(start)} and ${quote(end)}`);
+          fail(
+            `condensation needs forgotten_event_ids or integer forgotten_events_start_id and forgotten_events_end_id, got ${quote(start)} and ${quote(end)}`,
+          );
         }
         ids = [...seen].filter((x) => x >= (start as number) && x <= (end as number) && x !== n);
         if (ids.length === 0) fail(`condensation range ${start}..${end} names no earlier event`);

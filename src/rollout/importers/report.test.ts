@@ -28,7 +28,10 @@ describe('formatFileReport', () => {
   it('says how many rollouts a file read as it is holds, and how a turn dump was grouped', () => {
     const worked = readFileSync(fileURLToPath(new URL('../../../fixtures/worked-example.json', import.meta.url)), 'utf8');
     expect(formatFileReport(readRolloutFile(worked, 'w.json').report, 'w.json')).toBe('w.json: read by the core: 1 rollout');
-    const turns = ['{"prompt_ids":[1,2],"output_ids":[3],"output_log_probs":[-0.5]}', '{"prompt_ids":[1,2,3,4],"output_ids":[5,6],"output_log_probs":[-0.1,-0.2]}'].join('\n');
+    const turns = [
+      '{"prompt_ids":[1,2],"output_ids":[3],"output_log_probs":[-0.5]}',
+      '{"prompt_ids":[1,2,3,4],"output_ids":[5,6],"output_log_probs":[-0.1,-0.2]}',
+    ].join('\n');
     const { report } = readRolloutFile(turns, 't.jsonl');
     expect(report.kind).toBe('turns');
     expect(formatFileReport(report, 't.jsonl')).toMatch(/^t\.jsonl: turns \(trl\/slime fields\): 2 records -> \d+ rollouts? \(one per trajectory\)$/);

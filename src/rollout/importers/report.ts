@@ -155,8 +155,14 @@ export function formatImportReport(report: ImportReport, file: string): string {
  */
 export type FileReport =
   | { kind: 'records'; report: ImportReport }
-  | { kind: 'turns'; convention: string; records: number; rollouts: number; /** Fields no role uses, with the records holding them. */ unused?: Record<string, number> }
-  | { kind: 'core'; rollouts: number; /** e.g. memorywalker.calls/v1; absent: read by the core. */ format?: string };
+  | {
+      kind: 'turns';
+      convention: string;
+      records: number;
+      rollouts: number /** Fields no role uses, with the records holding them. */;
+      unused?: Record<string, number>;
+    }
+  | { kind: 'core'; rollouts: number /** e.g. memorywalker.calls/v1; absent: read by the core. */; format?: string };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 

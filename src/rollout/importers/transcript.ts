@@ -142,7 +142,7 @@ export interface Transcript {
 }
 
 export function createTranscript(format: string, options: ImportOptions = {}): Transcript {
-  const tokenizer = options.tokenizer ? getTokenizer(options.tokenizer) ?? byteTokenizer : byteTokenizer;
+  const tokenizer = options.tokenizer ? (getTokenizer(options.tokenizer) ?? byteTokenizer) : byteTokenizer;
   const events: EventJson[] = [];
   const rollout = createTextRolloutBuilder<PieceTag>((e) => events.push(e), tokenizer);
   const report = createReportBuilder(format);

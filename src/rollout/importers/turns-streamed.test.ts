@@ -23,10 +23,19 @@ const error = (text: string) => {
 describe('SkyRL column form and loss_masks', () => {
   // A GeneratorOutput of two trajectories: the second's response holds a tool observation (mask 0).
   const columns = {
-    prompt_token_ids: [[1, 2, 3], [1, 2, 9]],
-    response_ids: [[4, 5], [6, 7, 8, 10]],
+    prompt_token_ids: [
+      [1, 2, 3],
+      [1, 2, 9],
+    ],
+    response_ids: [
+      [4, 5],
+      [6, 7, 8, 10],
+    ],
     rewards: [1.0, 0.0],
-    loss_masks: [[1, 1], [1, 0, 0, 1]],
+    loss_masks: [
+      [1, 1],
+      [1, 0, 0, 1],
+    ],
     stop_reasons: ['stop', 'stop'],
     rollout_metrics: { 'generate/avg_num_tokens': 3 },
     rollout_logprobs: null,
@@ -61,7 +70,13 @@ describe('SkyRL column form and loss_masks', () => {
 
   it('records name every field no role reads, verl extra_fields included; loss_masks counts as the mask in records too', () => {
     const text = jsonl([
-      { prompt_ids: [1, 2], response_ids: [3, 4, 5], loss_masks: [1, 0, 1], env_class: 'gsm8k', extra_fields: { turn: 0, trajectory_id: 't', tools_kwargs: {} } },
+      {
+        prompt_ids: [1, 2],
+        response_ids: [3, 4, 5],
+        loss_masks: [1, 0, 1],
+        env_class: 'gsm8k',
+        extra_fields: { turn: 0, trajectory_id: 't', tools_kwargs: {} },
+      },
     ]);
     const { rollouts, unused } = importTurnsText(text, 'd.jsonl');
     expect(rollouts[0].value.events.filter((e) => e.op === 'append' && e.role === 'act')).toHaveLength(2);
@@ -87,7 +102,10 @@ describe('trajectory identity is exact', () => {
     );
     // {a, 0} and {a, "0"} are two identities too.
     expect(error(jsonl([turn({ instance_id: 'a', repetition_id: 0 }), turn({ instance_id: 'a', repetition_id: '0' })]))).toMatch(/both name rollout "a_0"/);
-    const ok = importTurnsText(jsonl([turn({ instance_id: 'a', repetition_id: 0 }), turn({ instance_id: 'a', repetition_id: 1 }), turn({ instance_id: 'a', repetition_id: 0 }, 1)]), 'd.jsonl');
+    const ok = importTurnsText(
+      jsonl([turn({ instance_id: 'a', repetition_id: 0 }), turn({ instance_id: 'a', repetition_id: 1 }), turn({ instance_id: 'a', repetition_id: 0 }, 1)]),
+      'd.jsonl',
+    );
     expect(ok.rollouts.map((r) => r.value.id)).toEqual(['a_1', 'a_0']);
   });
 });
@@ -111,8 +129,14 @@ describe('turn dumps streamed', () => {
   }
 
   it('a dump that changes between the two passes is refused, not imported in part', async () => {
-    const a = jsonl([{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a' }, { prompt_ids: [1], output_ids: [3], trajectory_id: 'b' }]);
-    const b = jsonl([{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a' }, { prompt_ids: [1], output_ids: [3], trajectory_id: 'c' }]);
+    const a = jsonl([
+      { prompt_ids: [1], output_ids: [2], trajectory_id: 'a' },
+      { prompt_ids: [1], output_ids: [3], trajectory_id: 'b' },
+    ]);
+    const b = jsonl([
+      { prompt_ids: [1], output_ids: [2], trajectory_id: 'a' },
+      { prompt_ids: [1], output_ids: [3], trajectory_id: 'c' },
+    ]);
     let opened = 0;
     const emitted: string[] = [];
     const read = async () => {

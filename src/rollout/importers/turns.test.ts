@@ -39,8 +39,16 @@ function imported(text: string, file = 'dump.jsonl') {
 }
 
 describe('turns importer: the three field conventions', () => {
-  it('TRL/slime turn records (prompt_ids, output_ids, output_log_probs), one trajectory per file: the calls log\'s tree', () => {
-    const text = jsonl(EDITED.map((c) => ({ prompt_ids: c.input, output_ids: c.output, output_log_probs: c.logprobs, prompt: 'text of the prompt', output: 'text of the output' })));
+  it("TRL/slime turn records (prompt_ids, output_ids, output_log_probs), one trajectory per file: the calls log's tree", () => {
+    const text = jsonl(
+      EDITED.map((c) => ({
+        prompt_ids: c.input,
+        output_ids: c.output,
+        output_log_probs: c.logprobs,
+        prompt: 'text of the prompt',
+        output: 'text of the output',
+      })),
+    );
     const [only, ...rest] = imported(text);
     expect(rest).toHaveLength(0);
     const want = reference('turns-1', EDITED);
@@ -48,7 +56,10 @@ describe('turns importer: the three field conventions', () => {
     expect(only.figures).toEqual(want.figures);
     expect(only.figures).toMatchObject({ K: 1, divergingLeaves: 1 });
     expect(only.rollout.vocab).toBe(VOCAB);
-    expect(only.rollout.meta).toMatchObject({ import: { format: 'turns', convention: 'trl/slime', records: 3 }, turns: [{ line: 1, prompt: 'text of the prompt', output: 'text of the output' }, { line: 2 }, { line: 3 }] });
+    expect(only.rollout.meta).toMatchObject({
+      import: { format: 'turns', convention: 'trl/slime', records: 3 },
+      turns: [{ line: 1, prompt: 'text of the prompt', output: 'text of the output' }, { line: 2 }, { line: 3 }],
+    });
   });
 
   it('SkyRL step-wise outputs (response_ids with the observation after the output, loss_mask, zero-padded rollout_logprobs, trajectory_ids, is_last_step), interleaved and out of order', () => {
@@ -158,14 +169,51 @@ describe('turns importer: bad records', () => {
   it.each([
     ['not JSON', '{"prompt_ids": [1], "output_ids": [2]}\n{"prompt_ids": [1\n', 'dump.jsonl:2: invalid JSON'],
     ['no output', [{ prompt_ids: [1], output_ids: [2] }, { prompt_ids: [1, 2] }], 'dump.jsonl:2: no output (output_ids, response_ids, completion_ids)'],
-    ['a token that is not an id', [{ prompt_ids: [1, -3], output_ids: [2] }], 'dump.jsonl:1: prompt_ids[1] = -3 is not a token id (an integer in [0, 2147483647))'],
-    ['logprobs of the wrong length', [{ prompt_ids: [1], output_ids: [2, 3], output_log_probs: [-1] }], 'dump.jsonl:1: output_log_probs must have one number per token of output_ids (2), got 1'],
-    ['a positive logprob', [{ prompt_ids: [1], response_ids: [2], rollout_logprobs: [0.5] }], 'dump.jsonl:1: rollout_logprobs[0] = 0.5 is not a finite number <= 0'],
-    ['a mask of the wrong length', [{ prompt_ids: [1], response_ids: [2, 3], loss_mask: [1] }], 'dump.jsonl:1: loss_mask must have one 0 or 1 per token of response_ids (2)'],
+    [
+      'a token that is not an id',
+      [{ prompt_ids: [1, -3], output_ids: [2] }],
+      'dump.jsonl:1: prompt_ids[1] = -3 is not a token id (an integer in [0, 2147483647))',
+    ],
+    [
+      'logprobs of the wrong length',
+      [{ prompt_ids: [1], output_ids: [2, 3], output_log_probs: [-1] }],
+      'dump.jsonl:1: output_log_probs must have one number per token of output_ids (2), got 1',
+    ],
+    [
+      'a positive logprob',
+      [{ prompt_ids: [1], response_ids: [2], rollout_logprobs: [0.5] }],
+      'dump.jsonl:1: rollout_logprobs[0] = 0.5 is not a finite number <= 0',
+    ],
+    [
+      'a mask of the wrong length',
+      [{ prompt_ids: [1], response_ids: [2, 3], loss_mask: [1] }],
+      'dump.jsonl:1: loss_mask must have one 0 or 1 per token of response_ids (2)',
+    ],
     ['an output with nothing before it', [{ prompt_ids: [], output_ids: [2] }], 'dump.jsonl:1: the output has no token before it (empty prompt)'],
-    ['a record without the trajectory id others have', [{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a' }, { prompt_ids: [1], output_ids: [2] }], 'dump.jsonl:2: no trajectory id'],
-    ['a step twice', [{ prompt_ids: [1], output_ids: [2], trajectory_id: 'a', step: 0 }, { prompt_ids: [1, 2], output_ids: [3], trajectory_id: 'a', step: 0 }], 'dump.jsonl:2: trajectory "a": step 0 appears twice (also on line 1)'],
-    ['a token outside vocab_size', [{ prompt_ids: [1], output_ids: [2], vocab_size: 8 }, { prompt_ids: [1, 2], output_ids: [9] }], 'dump.jsonl:2: token id 9 is outside the vocabulary of 8'],
+    [
+      'a record without the trajectory id others have',
+      [
+        { prompt_ids: [1], output_ids: [2], trajectory_id: 'a' },
+        { prompt_ids: [1], output_ids: [2] },
+      ],
+      'dump.jsonl:2: no trajectory id',
+    ],
+    [
+      'a step twice',
+      [
+        { prompt_ids: [1], output_ids: [2], trajectory_id: 'a', step: 0 },
+        { prompt_ids: [1, 2], output_ids: [3], trajectory_id: 'a', step: 0 },
+      ],
+      'dump.jsonl:2: trajectory "a": step 0 appears twice (also on line 1)',
+    ],
+    [
+      'a token outside vocab_size',
+      [
+        { prompt_ids: [1], output_ids: [2], vocab_size: 8 },
+        { prompt_ids: [1, 2], output_ids: [9] },
+      ],
+      'dump.jsonl:2: token id 9 is outside the vocabulary of 8',
+    ],
     ['not an object', ['[1, 2]'], 'dump.jsonl:1: expected a turn record'],
   ])('%s', (_, records, message) => {
     expect(error(records as unknown[])).toContain(message);

@@ -45,7 +45,9 @@ function field(record: Json, names: readonly string[]): { name: string; value: u
 
 /** Whether a parsed record looks like a turn record (format detection). */
 export function isTurnRecord(value: unknown): boolean {
-  return isObject(value) && value.format === undefined && Array.isArray(field(value, FIELDS.prompt)?.value) && Array.isArray(field(value, FIELDS.output)?.value);
+  return (
+    isObject(value) && value.format === undefined && Array.isArray(field(value, FIELDS.prompt)?.value) && Array.isArray(field(value, FIELDS.output)?.value)
+  );
 }
 
 /** SkyRL's column form: one object whose prompt and output fields are lists of token-id lists (a GeneratorOutput). */
@@ -132,7 +134,8 @@ function readTurn(record: unknown, file: string, where: Where): Turn {
     const list = f.value as unknown[];
     for (let i = 0; i < list.length; i++) {
       const v = list[i];
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= MAX_VOCAB) no(`${f.name}[${i}] = ${quote(v)} is not a token id (an integer in [0, ${MAX_VOCAB}))`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= MAX_VOCAB)
+        no(`${f.name}[${i}] = ${quote(v)} is not a token id (an integer in [0, ${MAX_VOCAB}))`);
     }
     return { name: f.name, ids: list as number[] };
   };
@@ -142,7 +145,8 @@ function readTurn(record: unknown, file: string, where: Where): Turn {
 
   const mask = take(FIELDS.mask);
   if (mask) {
-    if (!Array.isArray(mask.value) || mask.value.length !== output.length) no(`${mask.name} must have one 0 or 1 per token of ${outputName} (${output.length})`);
+    if (!Array.isArray(mask.value) || mask.value.length !== output.length)
+      no(`${mask.name} must have one 0 or 1 per token of ${outputName} (${output.length})`);
     turn.mask = (mask.value as unknown[]).map((v, i) => {
       if (v === 1 || v === true) return 1;
       if (v === 0 || v === false) return 0;
@@ -152,7 +156,9 @@ function readTurn(record: unknown, file: string, where: Where): Turn {
   const logprobs = take(FIELDS.logprobs);
   if (logprobs) {
     if (!Array.isArray(logprobs.value) || logprobs.value.length !== output.length) {
-      no(`${logprobs.name} must have one number per token of ${outputName} (${output.length}), got ${Array.isArray(logprobs.value) ? logprobs.value.length : quote(logprobs.value)}`);
+      no(
+        `${logprobs.name} must have one number per token of ${outputName} (${output.length}), got ${Array.isArray(logprobs.value) ? logprobs.value.length : quote(logprobs.value)}`,
+      );
     }
     (logprobs.value as unknown[]).forEach((v, i) => {
       const generated = !turn.mask || turn.mask[i] === 1;
@@ -210,7 +216,8 @@ function readTurn(record: unknown, file: string, where: Where): Turn {
   // Nothing is dropped silently: every other field is named in the report.
   for (const key of Object.keys(record)) {
     if (key === 'extra_fields' && isObject(record.extra_fields)) {
-      for (const k of Object.keys(record.extra_fields)) if (!used.has(`extra_fields.${k}`) && record.extra_fields[k] !== null) turn.unused.push(`extra_fields.${k}`);
+      for (const k of Object.keys(record.extra_fields))
+        if (!used.has(`extra_fields.${k}`) && record.extra_fields[k] !== null) turn.unused.push(`extra_fields.${k}`);
     } else if (!used.has(key) && record[key] !== null) turn.unused.push(key);
   }
   return turn;
@@ -372,7 +379,11 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         const other = byName.get(turn.name!);
         if (other !== undefined) {
           const line = whereOf(byIdentity.get(other)!.first, documentLine).line;
-          fail(file, where, `trajectory ids ${showIdentity(turn.identity)} and ${showIdentity(other)} (line ${line}) are two trajectories that both name rollout ${quote(turn.name)}; give them distinct ids`);
+          fail(
+            file,
+            where,
+            `trajectory ids ${showIdentity(turn.identity)} and ${showIdentity(other)} (line ${line}) are two trajectories that both name rollout ${quote(turn.name)}; give them distinct ids`,
+          );
         }
         const entry: TrajectoryIndex = { name: turn.name!, first: place, order: place };
         if (turn.step !== undefined) entry.steps = turn.step;
@@ -393,13 +404,18 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
         fail(file, without, 'no trajectory id (trajectory_ids or trajectory_id), though other records of the file have one');
       }
       for (const t of byIdentity.values()) {
-        if (t.missingStep !== undefined) fail(file, whereOf(t.missingStep, documentLine), `trajectory ${quote(t.name)}: no step, though its other records have one`);
+        if (t.missingStep !== undefined)
+          fail(file, whereOf(t.missingStep, documentLine), `trajectory ${quote(t.name)}: no step, though its other records have one`);
         if (Array.isArray(t.order) && Array.isArray(t.steps)) {
           const steps = t.steps;
           const sorted = t.order.map((w, i) => ({ w, s: steps[i] })).sort((a, b) => a.s - b.s || Math.abs(a.w) - Math.abs(b.w));
           for (let i = 1; i < sorted.length; i++) {
             if (sorted[i].s === sorted[i - 1].s) {
-              fail(file, whereOf(sorted[i].w, documentLine), `trajectory ${quote(t.name)}: step ${sorted[i].s} appears twice (also on line ${whereOf(sorted[i - 1].w, documentLine).line})`);
+              fail(
+                file,
+                whereOf(sorted[i].w, documentLine),
+                `trajectory ${quote(t.name)}: step ${sorted[i].s} appears twice (also on line ${whereOf(sorted[i - 1].w, documentLine).line})`,
+              );
             }
           }
           t.order = sorted.map((x) => x.w);

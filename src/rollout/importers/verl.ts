@@ -19,7 +19,15 @@ const USED = new Set(['input', 'output', 'score', 'step', 'gts', 'uid']);
 export function looksLikeVerlDump(sample: readonly unknown[]): boolean {
   return (
     sample.length > 0 &&
-    sample.every((v) => isObject(v) && v.format === undefined && typeof v.input === 'string' && typeof v.output === 'string' && typeof v.step === 'number' && ('score' in v || 'gts' in v))
+    sample.every(
+      (v) =>
+        isObject(v) &&
+        v.format === undefined &&
+        typeof v.input === 'string' &&
+        typeof v.output === 'string' &&
+        typeof v.step === 'number' &&
+        ('score' in v || 'gts' in v),
+    )
   );
 }
 
@@ -31,7 +39,7 @@ export interface VerlImport {
 }
 
 export function importVerlText(text: string, file: string, options: ImportOptions = {}): VerlImport {
-  const tokenizer = options.tokenizer ? getTokenizer(options.tokenizer) ?? byteTokenizer : byteTokenizer;
+  const tokenizer = options.tokenizer ? (getTokenizer(options.tokenizer) ?? byteTokenizer) : byteTokenizer;
   const records = jsonLines(text, file);
   // Null prototypes: a field named __proto__ is kept and counted like any other.
   const unused: Record<string, number> = Object.create(null);
@@ -46,7 +54,8 @@ export function importVerlText(text: string, file: string, options: ImportOption
     if (typeof r.input !== 'string') fail(`input must be a string, got ${quote(r.input)}`);
     if (typeof r.output !== 'string') fail(`output must be a string, got ${quote(r.output)}`);
     if (typeof r.step !== 'number' || !Number.isInteger(r.step)) fail(`step must be an integer, got ${quote(r.step)}`);
-    if (r.score !== undefined && r.score !== null && (typeof r.score !== 'number' || !Number.isFinite(r.score))) fail(`score must be a finite number, got ${quote(r.score)}`);
+    if (r.score !== undefined && r.score !== null && (typeof r.score !== 'number' || !Number.isFinite(r.score)))
+      fail(`score must be a finite number, got ${quote(r.score)}`);
     if (!(r.input as string) && r.output) fail('the output has no prompt before it (empty input)');
     let identity: string;
     let group: string;
@@ -60,7 +69,10 @@ export function importVerlText(text: string, file: string, options: ImportOption
     }
     if (!groups.has(identity)) {
       const other = names.get(group);
-      if (other) fail(`uid ${JSON.stringify(r.uid)} and ${JSON.stringify(other.uid)} (line ${other.line}) are two groups that both name group ${quote(group)}; give them distinct uids`);
+      if (other)
+        fail(
+          `uid ${JSON.stringify(r.uid)} and ${JSON.stringify(other.uid)} (line ${other.line}) are two groups that both name group ${quote(group)}; give them distinct uids`,
+        );
       groups.set(identity, { name: group, uid: r.uid, line });
       names.set(group, { uid: r.uid, line });
       if (r.uid === undefined || r.uid === null) prompts++;

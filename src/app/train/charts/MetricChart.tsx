@@ -19,7 +19,11 @@ function frameData(state: WorkbenchState, spec: ChartSpec) {
   const lanes = new Map(orderedMethods([...state.trainHistory.byMethod.keys()]).map((m) => [m, state.trainHistory.byMethod.get(m)!]));
   // Lanes of the run with no record yet still get their (empty) series.
   for (const m of orderedMethods(run?.config.methods ?? [])) if (!lanes.has(m)) lanes.set(m, []);
-  const frame = { totalSteps: run?.config.steps || undefined, references: spec.reference ? referenceSeries(config) : [], run: run !== null && run !== undefined };
+  const frame = {
+    totalSteps: run?.config.steps || undefined,
+    references: spec.reference ? referenceSeries(config) : [],
+    run: run !== null && run !== undefined,
+  };
   return { objective: config.objective, series: seriesOf(spec, lanes, config.objective), frame };
 }
 
@@ -69,7 +73,11 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
         <span className="title">
           <TermText text={spec.title} />
         </span>
-        {firesNote && <span className="fires" data-testid="kl-fires">{firesNote}</span>}
+        {firesNote && (
+          <span className="fires" data-testid="kl-fires">
+            {firesNote}
+          </span>
+        )}
         <button type="button" className="svg" onClick={exportSvg} title="Save this chart as SVG" data-testid={`chart-svg-${spec.id}`}>
           SVG
         </button>
@@ -78,8 +86,8 @@ export function MetricChart({ spec }: { spec: ChartSpec }) {
           {reference && (
             <span className="reference" data-testid={`chart-reference-${spec.id}`}>
               {'. '}
-              Dashed: <code>mw experiment learning</code>, the same run from {reference.checkpoint}, mean over {reference.seeds.length} seeds (band: their range) on{' '}
-              {reference.evalPrompts} held-out prompts each.
+              Dashed: <code>mw experiment learning</code>, the same run from {reference.checkpoint}, mean over {reference.seeds.length} seeds (band: their
+              range) on {reference.evalPrompts} held-out prompts each.
             </span>
           )}
         </span>

@@ -25,7 +25,15 @@ describe('an empty chart', () => {
     expect(emptyChartText([], true)).toBe('no method of this run records this metric');
   });
   it('with points, labels the step-time axis with distinct values from the data', () => {
-    const lane: Series = { method: 'packed-4d', color: '#fff', points: [[1, 40], [2, 55], [3, 48]] };
+    const lane: Series = {
+      method: 'packed-4d',
+      color: '#fff',
+      points: [
+        [1, 40],
+        [2, 55],
+        [3, 48],
+      ],
+    };
     const ms = texts([lane], true).filter((t) => t.endsWith(' ms'));
     expect(ms).toContain('48 ms'); // the latest value at the right edge
     const axis = ms.slice(0, -1);

@@ -97,12 +97,17 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     lo = Math.min(lo, ...(spec.include ?? []));
     hi = Math.max(hi, ...(spec.include ?? []));
   }
-  const x = scaleLinear().domain([0, Math.max(1, maxStep)]).range([x0, x0 + plotW]);
+  const x = scaleLinear()
+    .domain([0, Math.max(1, maxStep)])
+    .range([x0, x0 + plotW]);
   let y: ScaleContinuousNumeric<number, number>;
   if (spec.log) {
     const a = empty ? LOG_FLOOR : lo;
     const b = empty ? 1 : hi;
-    y = scaleLog().domain([a, Math.max(b, a * 10)]).range([y0 + plotH, y0]).nice();
+    y = scaleLog()
+      .domain([a, Math.max(b, a * 10)])
+      .range([y0 + plotH, y0])
+      .nice();
   } else {
     let a = empty ? 0 : lo;
     let b = empty ? 1 : hi;
@@ -111,27 +116,45 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
       a -= pad;
       b += pad;
     }
-    y = scaleLinear().domain([a, b]).range([y0 + plotH, y0]).nice(5);
+    y = scaleLinear()
+      .domain([a, b])
+      .range([y0 + plotH, y0])
+      .nice(5);
   }
 
   // An empty chart has no scale to read: grid lines, no numbers (an empty step-time axis read "1 ms, 1 ms, 1 ms, 0 ms").
   const yTicks = spec.log ? logTicks(y) : y.ticks(4);
   for (const t of yTicks) {
     const py = Math.round(y(t)) + 0.5;
-    surface.polyline(INK.grid, 1, [[x0, py], [x0 + plotW, py]]);
+    surface.polyline(INK.grid, 1, [
+      [x0, py],
+      [x0 + plotW, py],
+    ]);
     if (empty) continue;
     const label = spec.log && t <= LOG_FLOOR ? `≤${spec.format(t)}` : spec.format(t);
     surface.text(label, x0 - 6, py, { color: INK.muted, size: 10, align: 'right', baseline: 'middle' });
   }
   for (const t of x.ticks(5).filter(Number.isInteger)) {
     const px = Math.round(x(t)) + 0.5;
-    surface.polyline(INK.grid, 1, [[px, y0], [px, y0 + plotH]]);
+    surface.polyline(INK.grid, 1, [
+      [px, y0],
+      [px, y0 + plotH],
+    ]);
     surface.text(String(t), px, y0 + plotH + 14, { color: INK.muted, size: 10, align: 'center' });
   }
-  surface.polyline(INK.line, 1, [[x0, y0], [x0, y0 + plotH], [x0 + plotW, y0 + plotH]]);
+  surface.polyline(INK.line, 1, [
+    [x0, y0],
+    [x0, y0 + plotH],
+    [x0 + plotW, y0 + plotH],
+  ]);
 
   if (empty) {
-    surface.text(emptyChartText(series, frame.run ?? series.length > 0), x0 + plotW / 2, y0 + plotH / 2, { color: INK.muted, size: 11, align: 'center', baseline: 'middle' });
+    surface.text(emptyChartText(series, frame.run ?? series.length > 0), x0 + plotW / 2, y0 + plotH / 2, {
+      color: INK.muted,
+      size: 11,
+      align: 'center',
+      baseline: 'middle',
+    });
     return;
   }
 
@@ -144,7 +167,12 @@ export function drawChart(surface: Surface, spec: ChartSpec, series: readonly Se
     const upper = r.points.map((p) => [x(p.update), clampY(p.max)] as [number, number]);
     const lower = r.points.map((p) => [x(p.update), clampY(p.min)] as [number, number]).reverse();
     surface.polygon(r.color, [...upper, ...lower], 0.1);
-    surface.polyline(r.color, 1.4, r.points.map((p) => [x(p.update), clampY(p.mean)] as [number, number]), [5, 4]);
+    surface.polyline(
+      r.color,
+      1.4,
+      r.points.map((p) => [x(p.update), clampY(p.mean)] as [number, number]),
+      [5, 4],
+    );
   }
   if (references.length && !series.some((s) => s.points.length)) {
     // Two short lines: a chart is about 220 px wide in a three-column panel.

@@ -95,7 +95,9 @@ export function svgSurface(width: number, height: number, background: string): S
     polyline(color, width, points, dash = []) {
       if (points.length === 0) return;
       const d = points.map(([x, y]) => `${n(x)},${n(y)}`).join(' ');
-      parts.push(`<polyline points="${d}" fill="none" stroke="${color}" stroke-width="${width}" stroke-linejoin="round"${dash.length ? ` stroke-dasharray="${dash.join(' ')}"` : ''}/>`);
+      parts.push(
+        `<polyline points="${d}" fill="none" stroke="${color}" stroke-width="${width}" stroke-linejoin="round"${dash.length ? ` stroke-dasharray="${dash.join(' ')}"` : ''}/>`,
+      );
     },
     circle(color, x, y, r) {
       parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="${color}"/>`);

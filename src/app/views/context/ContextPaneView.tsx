@@ -4,7 +4,18 @@
 // or a heading puts its ids in the store's one hover; the pane scrolls to the store's reveal.
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactElement } from 'react';
-import { blockHeading, GLYPH, glyphIds, messagesOf, nextDifferenceRow, paneText, rowOfId, targetLabel, type ContextPane, type PaneRow } from '../../core/contextModel';
+import {
+  blockHeading,
+  GLYPH,
+  glyphIds,
+  messagesOf,
+  nextDifferenceRow,
+  paneText,
+  rowOfId,
+  targetLabel,
+  type ContextPane,
+  type PaneRow,
+} from '../../core/contextModel';
 import { matchAt, type Matches } from '../../core/contextFind';
 import { PREFIX_STATE } from '../../core/prefixStates';
 import type { ViewData } from '../../core/viewData';
@@ -70,10 +81,12 @@ function glyphAtPoint(pane: ContextPane, el: HTMLElement, x: number, y: number):
   // The caret offset under the point, then the glyph at it or just before it (whichever holds the point).
   const doc = document as Document & { caretPositionFromPoint?(x: number, y: number): { offsetNode: Node; offset: number } | null };
   const pos = doc.caretPositionFromPoint?.(x, y);
-  const caret = pos ? { node: pos.offsetNode, offset: pos.offset } : (() => {
-    const r = document.caretRangeFromPoint?.(x, y);
-    return r ? { node: r.startContainer, offset: r.startOffset } : null;
-  })();
+  const caret = pos
+    ? { node: pos.offsetNode, offset: pos.offset }
+    : (() => {
+        const r = document.caretRangeFromPoint?.(x, y);
+        return r ? { node: r.startContainer, offset: r.startOffset } : null;
+      })();
   if (!caret || caret.node !== node) return g0;
   const range = document.createRange();
   let start = 0;
@@ -204,7 +217,9 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     if (r >= 0) virtualizer.scrollToIndex(r, { align: 'start' });
   };
 
-  const diff = [pane.missing && `${pane.missing} missing`, pane.stale && `${pane.stale} stale`, pane.future && `${pane.future} written later`].filter(Boolean).join(' · ');
+  const diff = [pane.missing && `${pane.missing} missing`, pane.stale && `${pane.stale} stale`, pane.future && `${pane.future} written later`]
+    .filter(Boolean)
+    .join(' · ');
   const items = virtualizer.getVirtualItems();
   return (
     <section className={`context-pane pane-${pane.kind}`} data-testid={`pane-${pane.kind}`} data-tokens={pane.tokens} aria-label={info.title}>
@@ -228,7 +243,12 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
               next difference
             </button>
           )}
-          <button type="button" onClick={copy} data-testid={`pane-copy-${pane.kind}`} title="Copy this pane as plain text (the diff in [-missing-] {+added+} marks)">
+          <button
+            type="button"
+            onClick={copy}
+            data-testid={`pane-copy-${pane.kind}`}
+            title="Copy this pane as plain text (the diff in [-missing-] {+added+} marks)"
+          >
             {copied ? 'copied' : 'copy'}
           </button>
         </div>

@@ -44,7 +44,13 @@ export function ContextPanel() {
     <section className="panel context-panel" aria-label="What the policy saw" data-testid="context-panel" ref={panelRef}>
       <header className="panel-head">
         <h2>
-          What the policy saw{selected !== null && view.rollout.isTarget[selected] ? <> · target <code data-testid="context-target">{targetLabel(view, selected)}</code></> : null}
+          What the policy saw
+          {selected !== null && view.rollout.isTarget[selected] ? (
+            <>
+              {' '}
+              · target <code data-testid="context-target">{targetLabel(view, selected)}</code>
+            </>
+          ) : null}
         </h2>
         <label className="ids-toggle">
           <input type="checkbox" checked={showIds} onChange={(e) => setIdsChoice(e.target.checked)} data-testid="context-show-ids" /> ids

@@ -6,7 +6,8 @@ import { findMatches, jumpsOf, type JumpKind } from '../../core/contextFind';
 import { useWorkbench } from '../../store';
 
 /** Keys, as the help line lists them. */
-export const KEY_HELP = '/ or Ctrl+F find · Enter / Shift+Enter next / previous match (n / N outside the box) · e / E edit · o / O observation · d / D diverging target · ← / → target';
+export const KEY_HELP =
+  '/ or Ctrl+F find · Enter / Shift+Enter next / previous match (n / N outside the box) · e / E edit · o / O observation · d / D diverging target · ← / → target';
 
 const JUMP_KEYS: Record<string, JumpKind> = { e: 'edit', o: 'obs', d: 'diverging' };
 
@@ -96,7 +97,13 @@ export function FindBar() {
       </span>
       {JUMPS.map((j) => (
         <span className="jump-group" key={j.kind} title={`Jump to ${j.title}`}>
-          <button type="button" onClick={() => jump(j.kind, -1)} disabled={!has(j.kind, -1)} aria-label={`Previous ${j.label}`} data-testid={`jump-${j.kind}-prev`}>
+          <button
+            type="button"
+            onClick={() => jump(j.kind, -1)}
+            disabled={!has(j.kind, -1)}
+            aria-label={`Previous ${j.label}`}
+            data-testid={`jump-${j.kind}-prev`}
+          >
             ‹
           </button>
           <span className="jump-label">{j.label}</span>

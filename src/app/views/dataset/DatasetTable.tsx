@@ -4,7 +4,17 @@
 // rollouts scroll as fast as 10); a click opens the rollout in the views; the shown rows export as CSV.
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
-import { columnMeans, DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type Column, type Sort, type TableEntry } from '../../core/datasetTable';
+import {
+  columnMeans,
+  DRIFT_COLUMNS,
+  FIGURE_COLUMNS,
+  datasetCsv,
+  parseFilter,
+  sortEntries,
+  type Column,
+  type Sort,
+  type TableEntry,
+} from '../../core/datasetTable';
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
 import { formatEffect as formatDelta } from '../../../present/number';
@@ -79,7 +89,6 @@ function Table() {
   const entries = useMemo(
     () => table.rows.map((row, index): TableEntry => ({ index, row, ...(driftRows?.has(index) ? { drift: driftRows.get(index) } : {}) })),
     [table, driftRows, tableDrift?.version], // the Map is filled in place; `version` says when
-
   );
   const filtered = useMemo(() => (filter.ok ? entries.filter(filter.test) : entries), [entries, filter]);
   const shown = useMemo(() => sortEntries(filtered, sort), [filtered, sort]);
@@ -89,12 +98,19 @@ function Table() {
 
   const scroller = useRef<HTMLDivElement>(null);
   // The header row sits (sticky) inside the scroller, above the rows: the list starts one row down.
-  const virtualizer = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 12, scrollMargin: ROW_HEIGHT });
+  const virtualizer = useVirtualizer({
+    count: shown.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+    scrollMargin: ROW_HEIGHT,
+  });
   const widths = columns.map(columnWidth);
   const template = widths.map((w) => `${w}px`).join(' ');
   const width = widths.reduce((a, b) => a + b, 0) + 6 * (widths.length - 1) + 24;
 
-  const toggle = (key: Column['key']) => setSort((s) => (s?.key === key ? (s.descending ? { key, descending: false } : null) : { key, descending: key !== 'id' }));
+  const toggle = (key: Column['key']) =>
+    setSort((s) => (s?.key === key ? (s.descending ? { key, descending: false } : null) : { key, descending: key !== 'id' }));
   const stem = fileStem(source?.name ?? 'dataset');
 
   return (
@@ -132,12 +148,22 @@ function Table() {
               </>
             ) : (
               scored < table.rows.length && (
-                <button type="button" onClick={() => void scoreTable()} data-testid="dataset-score" title={`Score every rollout with ${model.name} (one at a time on WebGPU): logdiff and μ per method`}>
+                <button
+                  type="button"
+                  onClick={() => void scoreTable()}
+                  data-testid="dataset-score"
+                  title={`Score every rollout with ${model.name} (one at a time on WebGPU): logdiff and μ per method`}
+                >
                   Score {scored ? `the other ${table.rows.length - scored}` : `all ${table.rows.length}`} with {model.name}
                 </button>
               )
             ))}
-          <button type="button" onClick={() => downloadText(datasetCsv(filtered), `${stem}-rollouts.csv`, 'text/csv')} data-testid="export-dataset-csv" title="Save the rows shown (in file order) as CSV: the fields of mw tree --json, then the drift columns once scored">
+          <button
+            type="button"
+            onClick={() => downloadText(datasetCsv(filtered), `${stem}-rollouts.csv`, 'text/csv')}
+            data-testid="export-dataset-csv"
+            title="Save the rows shown (in file order) as CSV: the fields of mw tree --json, then the drift columns once scored"
+          >
             CSV
           </button>
         </span>
@@ -204,7 +230,9 @@ function Table() {
               role="cell"
               key={c.key}
               className={c.key === 'id' ? 'id' : 'num'}
-              title={c.key === 'id' ? 'Each column’s mean over the rows shown that have a value' : `${c.label}: mean of ${means[i].count} of ${shown.length} rows`}
+              title={
+                c.key === 'id' ? 'Each column’s mean over the rows shown that have a value' : `${c.label}: mean of ${means[i].count} of ${shown.length} rows`
+              }
             >
               {c.key === 'id' ? `mean of ${shown.length} shown` : means[i].mean === null ? '—' : number(c, means[i].mean!)}
             </span>

@@ -81,7 +81,15 @@ export function DriftHistogram({ title, color, figure, bins, log, format, unit =
               </text>
             )}
             {/* hit area: the whole column, so empty bins are described too */}
-            <rect x={b.x} y={PAD.top - 4} width={b.w} height={base - PAD.top + 4} fill="transparent" onMouseEnter={() => setHover(b.ref)} data-bin={b.ref.kind === 'bin' ? b.ref.index : b.ref.kind}>
+            <rect
+              x={b.x}
+              y={PAD.top - 4}
+              width={b.w}
+              height={base - PAD.top + 4}
+              fill="transparent"
+              onMouseEnter={() => setHover(b.ref)}
+              data-bin={b.ref.kind === 'bin' ? b.ref.index : b.ref.kind}
+            >
               <title>{describeBin(bins, b.ref, format, unit)}</title>
             </rect>
           </g>

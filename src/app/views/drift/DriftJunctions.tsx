@@ -17,8 +17,8 @@ export function DriftJunctions({ view, drift }: { view: ViewData; drift: DriftDa
   return (
     <div className="drift-junctions">
       <p className="caption">
-        Drift per edit, the costliest first (cost: the largest Σ|ℓ_m − ℓ_live| of any method on the edit&apos;s targets). An edit&apos;s targets are those generated
-        before it whose live prefix loses ids to it, and those of the segment it opens. Click a target to select it.
+        Drift per edit, the costliest first (cost: the largest Σ|ℓ_m − ℓ_live| of any method on the edit&apos;s targets). An edit&apos;s targets are those
+        generated before it whose live prefix loses ids to it, and those of the segment it opens. Click a target to select it.
       </p>
       <table className="drift-table" data-testid="junction-table">
         <thead>

@@ -48,7 +48,13 @@ export function DriftPanel() {
           <span className="hint">how far each way of replaying the rollout for training moves the policy&apos;s own log-probabilities</span>
         )}
         <span className="drift-actions">
-          <button type="button" onClick={() => void useDemoModel()} disabled={modelLoading !== null} data-testid="use-demo-model" title="Load the small GPT-2 this app ships (public/models/demo.safetensors) and score the rollout with it">
+          <button
+            type="button"
+            onClick={() => void useDemoModel()}
+            disabled={modelLoading !== null}
+            data-testid="use-demo-model"
+            title="Load the small GPT-2 this app ships (public/models/demo.safetensors) and score the rollout with it"
+          >
             Use the demo model
           </button>
           <label className="button">
@@ -86,7 +92,10 @@ export function DriftPanel() {
         <p className="pad error-text" role="alert" data-testid="drift-error">
           {driftError}
           {/does not fit the adapter/.test(driftError) && (
-            <span className="muted"> This browser&apos;s WebGPU adapter cannot hold it: a smaller checkpoint (distilgpt2) may fit, or score it with mw drift on the command line.</span>
+            <span className="muted">
+              {' '}
+              This browser&apos;s WebGPU adapter cannot hold it: a smaller checkpoint (distilgpt2) may fit, or score it with mw drift on the command line.
+            </span>
           )}
         </p>
       )}
@@ -128,9 +137,9 @@ function DriftBody({ drift }: { drift: DriftData }) {
     <div className="drift-body" data-testid="drift-table">
       <LogprobNotice source={drift.logprobs} />
       <p className="caption">
-        Each row replays this rollout the way one training method would: <Term name="logdiff" /> is how far, on average, it moves the log-probability of each token
-        the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than they were; what each
-        method&apos;s sign means, and whether it is beyond the noise floor, is in the verdict under the table).
+        Each row replays this rollout the way one training method would: <Term name="logdiff" /> is how far, on average, it moves the log-probability of each
+        token the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than
+        they were; what each method&apos;s sign means, and whether it is beyond the noise floor, is in the verdict under the table).
       </p>
       <table className="drift-table">
         <thead>
@@ -163,7 +172,15 @@ function DriftBody({ drift }: { drift: DriftData }) {
         </thead>
         <tbody>
           {drift.methods.map((m) => (
-            <MethodRow key={m.method} id={m.method} m={m} label={METHOD_BY_ID[m.method].label} scored={m.vsLive.n} e={expected.get(m.method) ?? null} withRollout={withRollout} />
+            <MethodRow
+              key={m.method}
+              id={m.method}
+              m={m}
+              label={METHOD_BY_ID[m.method].label}
+              scored={m.vsLive.n}
+              e={expected.get(m.method) ?? null}
+              withRollout={withRollout}
+            />
           ))}
           {drift.sdcc.error || !student ? (
             <tr data-method="sdcc">
@@ -185,7 +202,12 @@ function DriftBody({ drift }: { drift: DriftData }) {
               e={expected.get('naive-compressed') ?? null}
               withRollout={withRollout}
               kl={
-                <td data-testid="drift-kl-sdcc" data-value={String(drift.sdcc.meanKl)} data-pairs={drift.sdcc.kl.size} title={`mean over ${drift.sdcc.kl.size} diverging leaves`}>
+                <td
+                  data-testid="drift-kl-sdcc"
+                  data-value={String(drift.sdcc.meanKl)}
+                  data-pairs={drift.sdcc.kl.size}
+                  title={`mean over ${drift.sdcc.kl.size} diverging leaves`}
+                >
                   {formatMagnitude(drift.sdcc.meanKl)} <span className="muted">D {drift.sdcc.kl.size}</span>
                 </td>
               }
@@ -198,17 +220,35 @@ function DriftBody({ drift }: { drift: DriftData }) {
       <SamplerForm />
       <div className="histogram-controls">
         <div className="segmented" role="group" aria-label="Histogram axis">
-          <button type="button" aria-pressed={axis === 'own'} onClick={() => setAxis('own')} data-testid="histogram-axis-own" title="Each histogram on the range of its own drift">
+          <button
+            type="button"
+            aria-pressed={axis === 'own'}
+            onClick={() => setAxis('own')}
+            data-testid="histogram-axis-own"
+            title="Each histogram on the range of its own drift"
+          >
             each its own axis
           </button>
-          <button type="button" aria-pressed={axis === 'shared'} onClick={() => setAxis('shared')} data-testid="histogram-axis-shared" title="Every histogram on one axis, to compare sizes">
+          <button
+            type="button"
+            aria-pressed={axis === 'shared'}
+            onClick={() => setAxis('shared')}
+            data-testid="histogram-axis-shared"
+            title="Every histogram on one axis, to compare sizes"
+          >
             one shared axis
           </button>
         </div>
         <label className="check">
           <input type="checkbox" checked={log} onChange={(e) => setLog(e.currentTarget.checked)} data-testid="histogram-log" /> log counts
         </label>
-        <button type="button" className="small" data-testid="export-drift-csv" title="Save every target's scores under each method, and their differences, as CSV" onClick={() => downloadText(driftCsv(view, drift), `${fileStem(view.rollout.id)}-drift.csv`, 'text/csv')}>
+        <button
+          type="button"
+          className="small"
+          data-testid="export-drift-csv"
+          title="Save every target's scores under each method, and their differences, as CSV"
+          onClick={() => downloadText(driftCsv(view, drift), `${fileStem(view.rollout.id)}-drift.csv`, 'text/csv')}
+        >
           Drift CSV
         </button>
       </div>
@@ -239,7 +279,16 @@ function DriftBody({ drift }: { drift: DriftData }) {
   );
 }
 
-function MethodRow(props: { id: ScoredMethod | 'sdcc'; m: MethodDrift; label: string; note?: string; scored: number; e: MethodExpectedDrift | null; withRollout: boolean; kl?: ReactNode }) {
+function MethodRow(props: {
+  id: ScoredMethod | 'sdcc';
+  m: MethodDrift;
+  label: string;
+  note?: string;
+  scored: number;
+  e: MethodExpectedDrift | null;
+  withRollout: boolean;
+  kl?: ReactNode;
+}) {
   const { id, m, label, note, scored, e, withRollout, kl } = props;
   const cols = withRollout ? 7 : 5;
   return (
@@ -283,7 +332,10 @@ function MethodRow(props: { id: ScoredMethod | 'sdcc'; m: MethodDrift; label: st
 function ExpectedCell({ method, e, rowsKept }: { method: string; e: MethodExpectedDrift | null; rowsKept: boolean }) {
   if (!rowsKept) {
     return (
-      <td className="muted" title="not computed: it needs the full distribution at every target, which a vocabulary this large (GPT-2's 50,257) keeps only at the diverging leaves">
+      <td
+        className="muted"
+        title="not computed: it needs the full distribution at every target, which a vocabulary this large (GPT-2's 50,257) keeps only at the diverging leaves"
+      >
         —
       </td>
     );
@@ -396,8 +448,8 @@ function ColorBar({ range }: { range: number }) {
         </text>
       </svg>
       <span className="caption">
-        Cell colours when targets are coloured by drift (staircase and tree): ℓ_m − ℓ_live, red where the method scores the target lower than the policy&apos;s own
-        view did, blue higher.
+        Cell colours when targets are coloured by drift (staircase and tree): ℓ_m − ℓ_live, red where the method scores the target lower than the policy&apos;s
+        own view did, blue higher.
       </span>
     </div>
   );

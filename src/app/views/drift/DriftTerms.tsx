@@ -9,8 +9,8 @@ export function DriftTerms() {
       <dl>
         <dt>ℓ</dt>
         <dd>
-          The log-probability of one target token (a token the policy generated), in nats; always ≤ 0. ℓ_live is its score under its live prefix (exactly what the
-          policy saw, computed here by LogitTree), ℓ_m under replay method m, ℓ_rollout what the file recorded when the rollout was generated.
+          The log-probability of one target token (a token the policy generated), in nats; always ≤ 0. ℓ_live is its score under its live prefix (exactly what
+          the policy saw, computed here by LogitTree), ℓ_m under replay method m, ℓ_rollout what the file recorded when the rollout was generated.
         </dd>
         <dt>
           <Term name="logdiff" />
@@ -23,18 +23,19 @@ export function DriftTerms() {
           <Term name="μ" /> (signed drift)
         </dt>
         <dd>
-          The mean of ℓ_m − ℓ_ref. <strong>Below zero</strong>: the method makes the policy&apos;s tokens look less likely than they were; <strong>above zero</strong>:
-          more likely. What the sign means depends on the method: Naive-Compressed&apos;s time-travel leakage (early targets lose content they saw) can only lower
-          the score where the final walk lacks evidence, so its μ is above zero when summaries written later point at the token, as on a trained model or an
-          expert&apos;s demonstrations; Naive-Full&apos;s stale context (evicted content left in) mostly raises it. Within a few noise floors (the exact methods&apos;
-          round-off) a μ has no sign at all: the verdict says &quot;at the floor&quot;.
+          The mean of ℓ_m − ℓ_ref. <strong>Below zero</strong>: the method makes the policy&apos;s tokens look less likely than they were;{' '}
+          <strong>above zero</strong>: more likely. What the sign means depends on the method: Naive-Compressed&apos;s time-travel leakage (early targets lose
+          content they saw) can only lower the score where the final walk lacks evidence, so its μ is above zero when summaries written later point at the
+          token, as on a trained model or an expert&apos;s demonstrations; Naive-Full&apos;s stale context (evicted content left in) mostly raises it. Within a
+          few noise floors (the exact methods&apos; round-off) a μ has no sign at all: the verdict says &quot;at the floor&quot;.
         </dd>
         <dt>
           <Term name="expected μ" />
         </dt>
         <dd>
-          The μ a sampler (its temperature, top-k and top-p are set above the histograms) should expect, computed exactly from the model&apos;s whole next-token distributions instead of the one token that
-          was sampled. At temperature 1 it is −KL(live ‖ method) ≤ 0 for every method; only a sharper sampler (greedy, top-k) leaves room for a positive μ.
+          The μ a sampler (its temperature, top-k and top-p are set above the histograms) should expect, computed exactly from the model&apos;s whole next-token
+          distributions instead of the one token that was sampled. At temperature 1 it is −KL(live ‖ method) ≤ 0 for every method; only a sharper sampler
+          (greedy, top-k) leaves room for a positive μ.
         </dd>
         <dt>
           <Term name="conditioning drift" />
@@ -47,8 +48,8 @@ export function DriftTerms() {
           <Term name="KL_SDCC" />
         </dt>
         <dd>
-          SDCC trains on the final walk like Naive-Compressed (its student) and adds, at each diverging leaf, KL(π(· | live prefix) ‖ π(· | final prefix)):
-          the teacher&apos;s next-token distribution against the student&apos;s. KL_SDCC is their mean, 0 when the rollout has no diverging leaf; smaller is closer.
+          SDCC trains on the final walk like Naive-Compressed (its student) and adds, at each diverging leaf, KL(π(· | live prefix) ‖ π(· | final prefix)): the
+          teacher&apos;s next-token distribution against the student&apos;s. KL_SDCC is their mean, 0 when the rollout has no diverging leaf; smaller is closer.
         </dd>
         <dt>
           <Term name="D" />
@@ -58,8 +59,8 @@ export function DriftTerms() {
           <Term name="eviction mass" />
         </dt>
         <dd>
-          Per target, the tokens of its live prefix that are missing from its final prefix (the summary adds them up): how much of what the policy saw is gone by
-          the end.
+          Per target, the tokens of its live prefix that are missing from its final prefix (the summary adds them up): how much of what the policy saw is gone
+          by the end.
         </dd>
         <dt>
           <Term name="N_packed" />

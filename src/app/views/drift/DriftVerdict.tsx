@@ -11,8 +11,8 @@ export function DriftVerdict({ drift }: { drift: DriftData }) {
   return (
     <div className="drift-verdict" data-testid="drift-verdict" data-floor={String(verdict.floor)}>
       <p className="caption">
-        Verdict against the live prefix: the noise floor is {formatMagnitude(verdict.floor)} nats (the exact methods&apos; logdiff on this model and rollout,
-        at least 1e-6); a method whose |μ| is within {FLOOR_FACTOR} floors is at the floor, and its sign means nothing.
+        Verdict against the live prefix: the noise floor is {formatMagnitude(verdict.floor)} nats (the exact methods&apos; logdiff on this model and rollout, at
+        least 1e-6); a method whose |μ| is within {FLOOR_FACTOR} floors is at the floor, and its sign means nothing.
       </p>
       <ul>
         {verdict.methods.map((v) => {

@@ -5,7 +5,8 @@ import { OTHER_POLICY_LOGDIFF } from '../../core/drift';
 import { formatEffect as formatDelta } from '../../../present/number';
 
 export function LogprobNotice({ source }: { source: LogprobSource }) {
-  const against = 'so the methods are compared with each other instead: against the exact live-prefix score ℓ_live (LogitTree’s, which the packed 4D mask equals).';
+  const against =
+    'so the methods are compared with each other instead: against the exact live-prefix score ℓ_live (LogitTree’s, which the packed 4D mask equals).';
   let text: string;
   if (source.kind === 'model') {
     text = `This rollout records its policy’s log-probabilities and they are this model’s (LogitTree reproduces them to logdiff ${formatDelta(source.logdiff).replace('+', '')}), so every method is also compared with the rollout.`;

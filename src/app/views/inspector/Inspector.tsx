@@ -61,7 +61,8 @@ export function Inspector() {
         </span>
         <code data-testid="inspector-token">{tokenDescription(view, selected)}</code>
         <span className="muted">
-          segment {facts.segment} · branch {facts.segment} · trie node <span data-testid="inspector-scoringNode">{facts.scoringNode}</span> (position {facts.depth})
+          segment {facts.segment} · branch {facts.segment} · trie node <span data-testid="inspector-scoringNode">{facts.scoringNode}</span> (position{' '}
+          {facts.depth})
         </span>
       </div>
       <dl className="facts">
@@ -197,10 +198,18 @@ const STRIP = { left: 92, rowH: 15, gap: 5, top: 18 };
 function PrefixStrips({ target, live, views, method }: { target: number; live: Int32Array; views: MethodView[]; method: string }) {
   const width = 412;
   const plotW = width - STRIP.left - 8;
-  const end = axisEnd(target, views.map((v) => v.prefix));
+  const end = axisEnd(
+    target,
+    views.map((v) => v.prefix),
+  );
   const cw = plotW / end;
   const rows = [{ key: 'live', label: 'live (policy)', color: '#e6edf3', runs: prefixStateRuns(live, live, target, end) }].concat(
-    views.map((v) => ({ key: v.method, label: METHOD_BY_ID[v.method].short, color: METHOD_BY_ID[v.method].color, runs: prefixStateRuns(live, v.prefix, target, end) })),
+    views.map((v) => ({
+      key: v.method,
+      label: METHOD_BY_ID[v.method].short,
+      color: METHOD_BY_ID[v.method].color,
+      runs: prefixStateRuns(live, v.prefix, target, end),
+    })),
   );
   const height = STRIP.top + rows.length * (STRIP.rowH + STRIP.gap) + 22;
   const gap = cw >= 6 ? 1 : 0;
@@ -229,7 +238,18 @@ function PrefixStrips({ target, live, views, method }: { target: number; live: I
           const x = STRIP.left + a * cw;
           const w = Math.max((b - a) * cw - gap, 0.8);
           if (s === PREFIX_STATE.missing)
-            parts.push(<rect key={i} x={x + 0.5} y={y + 0.5} width={Math.max(w - 1, 0.5)} height={STRIP.rowH - 1} fill="none" stroke={row.color} strokeDasharray="2 2" />);
+            parts.push(
+              <rect
+                key={i}
+                x={x + 0.5}
+                y={y + 0.5}
+                width={Math.max(w - 1, 0.5)}
+                height={STRIP.rowH - 1}
+                fill="none"
+                stroke={row.color}
+                strokeDasharray="2 2"
+              />,
+            );
           else {
             parts.push(<rect key={i} x={x} y={y} width={w} height={STRIP.rowH} fill={row.color} opacity={dim} />);
             if (s === PREFIX_STATE.stale) parts.push(<rect key={`h${i}`} x={x} y={y} width={w} height={STRIP.rowH} fill="url(#stale-hatch)" />);
@@ -238,7 +258,15 @@ function PrefixStrips({ target, live, views, method }: { target: number; live: I
         }
         return (
           <g key={row.key} data-row={row.key}>
-            <text x={STRIP.left - 8} y={y + STRIP.rowH / 2} textAnchor="end" dominantBaseline="central" fontSize={11} fontWeight={row.key === method ? 700 : 500} fill={row.color}>
+            <text
+              x={STRIP.left - 8}
+              y={y + STRIP.rowH / 2}
+              textAnchor="end"
+              dominantBaseline="central"
+              fontSize={11}
+              fontWeight={row.key === method ? 700 : 500}
+              fill={row.color}
+            >
               {row.label}
             </text>
             {parts}
@@ -248,7 +276,15 @@ function PrefixStrips({ target, live, views, method }: { target: number; live: I
       })}
       {cw >= 8 &&
         Array.from({ length: end - 1 }, (_, i) => (
-          <line key={`g${i}`} x1={STRIP.left + (i + 1) * cw - 0.5} x2={STRIP.left + (i + 1) * cw - 0.5} y1={STRIP.top} y2={bottom - STRIP.gap} stroke={INK.panel} strokeWidth={1} />
+          <line
+            key={`g${i}`}
+            x1={STRIP.left + (i + 1) * cw - 0.5}
+            x2={STRIP.left + (i + 1) * cw - 0.5}
+            y1={STRIP.top}
+            y2={bottom - STRIP.gap}
+            stroke={INK.panel}
+            strokeWidth={1}
+          />
         ))}
       <g transform={`translate(${STRIP.left},${bottom + 8})`} fontSize={10} fill={INK.muted}>
         <rect width={10} height={9} y={-1} fill="#8a97a6" />
@@ -324,4 +360,3 @@ function ModelScores({ target }: { target: number }) {
 function formatLogprob(x: number): string {
   return Number.isInteger(x * 1000) ? String(x) : x.toFixed(3);
 }
-

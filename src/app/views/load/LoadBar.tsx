@@ -108,7 +108,13 @@ export function LoadBar() {
           </label>
         )}
         {source && (
-          <span className="source" data-testid="source" title={timings ? `read ${timings.read.toFixed(0)} ms · validate ${timings.validate.toFixed(0)} ms · derive ${timings.derive.toFixed(0)} ms` : undefined}>
+          <span
+            className="source"
+            data-testid="source"
+            title={
+              timings ? `read ${timings.read.toFixed(0)} ms · validate ${timings.validate.toFixed(0)} ms · derive ${timings.derive.toFixed(0)} ms` : undefined
+            }
+          >
             {source.kind === 'example' ? 'example' : 'file'} <strong>{source.name}</strong>
             {rollouts.length > 1 ? ` · ${rollouts.length} rollouts` : ''}
           </span>

@@ -39,7 +39,10 @@ interface Hover {
 export function MaskView() {
   const view = useWorkbench((s) => s.view);
   const selected = useWorkbench((s) => s.selectedTarget);
-  const masks = useMemo(() => (view ? { packed: buildMask(view, 'packed-4d'), final: buildMask(view, 'naive-compressed'), full: buildMask(view, 'naive-full') } : null), [view]);
+  const masks = useMemo(
+    () => (view ? { packed: buildMask(view, 'packed-4d'), final: buildMask(view, 'naive-compressed'), full: buildMask(view, 'naive-full') } : null),
+    [view],
+  );
   const frames = useRef(new Map<MaskMethod, () => MaskFrame | null>());
   if (!view || !masks) return null;
 
@@ -112,7 +115,19 @@ function drawShifted(p: Painter, frame: MaskFrame, dx: number, dy: number): void
   drawMask(moved, frame);
 }
 
-function MaskFigure({ model, view, selected, register, big }: { model: MaskModel; view: ViewData; selected: number | null; register: Map<MaskMethod, () => MaskFrame | null>; big?: boolean }) {
+function MaskFigure({
+  model,
+  view,
+  selected,
+  register,
+  big,
+}: {
+  model: MaskModel;
+  view: ViewData;
+  selected: number | null;
+  register: Map<MaskMethod, () => MaskFrame | null>;
+  big?: boolean;
+}) {
   const selectTarget = useWorkbench((s) => s.selectTarget);
   const wrapRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);

@@ -141,7 +141,8 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
       }
     });
     // The selected row stays visible however thin: redraw it two pixels high.
-    if (selectedRow >= 0) drawRow(p, frame, selectedRow, selectedRow, lo, hi, x0, y0 + selectedRow * size - Math.max(0, 2 - size) / 2, size, Math.max(size, 2), 0);
+    if (selectedRow >= 0)
+      drawRow(p, frame, selectedRow, selectedRow, lo, hi, x0, y0 + selectedRow * size - Math.max(0, 2 - size) / 2, size, Math.max(size, 2), 0);
   } else {
     for (let i = r0; i < r1; i++) drawRow(p, frame, selectedRow, i, lo, hi, x0, y0 + i * size, size, size - gap, gap);
   }
@@ -166,7 +167,19 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
 }
 
 /** One row of the matrix: runs of cells of one colour from key lo to hi. */
-function drawRow(p: Painter, frame: MaskFrame, selectedRow: number, i: number, lo: number, hi: number, x0: number, y: number, size: number, h: number, gap: number): void {
+function drawRow(
+  p: Painter,
+  frame: MaskFrame,
+  selectedRow: number,
+  i: number,
+  lo: number,
+  hi: number,
+  x0: number,
+  y: number,
+  size: number,
+  h: number,
+  gap: number,
+): void {
   let runStart = -1;
   let runColor: string | null = null;
   const flushRun = (end: number) => {
@@ -223,7 +236,12 @@ function drawAxes(p: Painter, frame: MaskFrame, g: MaskGeometry, size: number, l
     p.popClip();
     p.pushClip(0, oy, ox - AXIS - 2, g.plotH);
     for (let i = r0; i < r1; i++) {
-      p.text(label(i), ox - AXIS - 5, oy + zoom.y + (i + 0.5) * size, { color: i === selectedRow ? INK.select : INK.muted, font: idFont, align: 'right', baseline: 'middle' });
+      p.text(label(i), ox - AXIS - 5, oy + zoom.y + (i + 0.5) * size, {
+        color: i === selectedRow ? INK.select : INK.muted,
+        font: idFont,
+        align: 'right',
+        baseline: 'middle',
+      });
     }
     p.popClip();
   } else {

@@ -6,4 +6,3 @@ export function driftColor(range: number): (delta: number) => string {
   const scale = scaleDiverging(interpolateRdBu).domain([-range, 0, range]).clamp(true);
   return (delta) => scale(delta);
 }
-

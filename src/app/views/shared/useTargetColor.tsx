@@ -34,7 +34,13 @@ export function ColorToggle({ colorBy, setColorBy }: { colorBy: ColorMode; setCo
       <button type="button" aria-pressed={colorBy === 'state'} onClick={() => setColorBy('state')} data-testid="color-state">
         targets: state
       </button>
-      <button type="button" aria-pressed={colorBy === 'drift'} onClick={() => setColorBy('drift')} data-testid="color-drift" title="ℓ_method − ℓ_live, for the method picked in the inspector">
+      <button
+        type="button"
+        aria-pressed={colorBy === 'drift'}
+        onClick={() => setColorBy('drift')}
+        data-testid="color-drift"
+        title="ℓ_method − ℓ_live, for the method picked in the inspector"
+      >
         targets: drift
       </button>
     </div>

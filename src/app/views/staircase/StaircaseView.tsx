@@ -14,7 +14,19 @@ import { INK } from '../../../present/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
 import { markDrawn, measureFrame } from '../shared/perf';
 import { sizedContext, useFrameDraw, useSize } from '../shared/useSize';
-import { drawStaircase, drawStaircaseLegend, frameRows, geometry, hitTest, lensSpace, LEGEND_H, MARGIN, MAX_ROW_H, type StaircaseFrame, type ZoomState } from './draw';
+import {
+  drawStaircase,
+  drawStaircaseLegend,
+  frameRows,
+  geometry,
+  hitTest,
+  lensSpace,
+  LEGEND_H,
+  MARGIN,
+  MAX_ROW_H,
+  type StaircaseFrame,
+  type ZoomState,
+} from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
 import { textMarksOf, textMarksChanged } from '../shared/useTextMarks';

@@ -219,7 +219,13 @@ export function drawStaircase(p: Painter, frame: StaircaseFrame): void {
         const color = c === CELL.target ? '#1b1f24' : c === CELL.evicted ? '#9a6b71' : '#eef2f6';
         for (let i = s; i < e; i++) {
           const g = shown(i);
-          if (g) p.text(g.text, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, { color, font: g.font, align: 'center', baseline: 'middle' });
+          if (g)
+            p.text(g.text, sx(i) + (colPx - gapX) / 2, oy + rows.top(r) + (rowPx - gapY) / 2 + 0.5, {
+              color,
+              font: g.font,
+              align: 'center',
+              baseline: 'middle',
+            });
         }
       });
     }
@@ -274,17 +280,7 @@ function lensOf(rows: RowMap, row: number, lanes: number): { top: number; height
   return { top: rows.top(row) + Math.max(rows.rowPx, 2) + 5, height: lanes * (lh + LANE_GAP) + 4, lh };
 }
 
-function drawAxes(
-  p: Painter,
-  frame: StaircaseFrame,
-  g: Geometry,
-  rows: RowMap,
-  colPx: number,
-  lo: number,
-  hi: number,
-  r0: number,
-  r1: number,
-): void {
+function drawAxes(p: Painter, frame: StaircaseFrame, g: Geometry, rows: RowMap, colPx: number, lo: number, hi: number, r0: number, r1: number): void {
   const { model, zoom } = frame;
   const ox = MARGIN.left;
   const oy = MARGIN.top;
@@ -293,10 +289,10 @@ function drawAxes(
   // x: a tick per id when ids are wide, else d3's nice ticks over the visible window.
   const every = colPx >= 16;
   const top = Math.max(hi, lo + 1);
-  const x = scaleLinear().domain([lo, top]).range([ox + zoom.x + lo * colPx, ox + zoom.x + top * colPx]);
-  const ticks = every
-    ? Array.from({ length: hi - lo }, (_, i) => lo + i)
-    : x.ticks(Math.max(2, Math.floor(g.plotW / 70))).filter((t) => Number.isInteger(t));
+  const x = scaleLinear()
+    .domain([lo, top])
+    .range([ox + zoom.x + lo * colPx, ox + zoom.x + top * colPx]);
+  const ticks = every ? Array.from({ length: hi - lo }, (_, i) => lo + i) : x.ticks(Math.max(2, Math.floor(g.plotW / 70))).filter((t) => Number.isInteger(t));
   for (const t of ticks) {
     const px = x(t) + (every ? colPx / 2 : 0);
     if (px < ox - 1 || px > ox + g.plotW + 1) continue;

@@ -42,7 +42,18 @@ export function TreeTextMarks({ view, model, step, xMin, xMax, rowY, stripH }: P
         const x = (e.depth + n - e.from) * step;
         if (x + step < xMin || x > xMax) continue;
         out.push(
-          <rect key={`${key}${n}`} x={x - 1} y={rowY(e) - stripH / 2 - 1} width={Math.max(step - 1, 2) + 2} height={stripH + 2} fill={color} fillOpacity={0.45} stroke={color} strokeWidth={1.2} data-mark={key} />,
+          <rect
+            key={`${key}${n}`}
+            x={x - 1}
+            y={rowY(e) - stripH / 2 - 1}
+            width={Math.max(step - 1, 2) + 2}
+            height={stripH + 2}
+            fill={color}
+            fillOpacity={0.45}
+            stroke={color}
+            strokeWidth={1.2}
+            data-mark={key}
+          />,
         );
       }
     }

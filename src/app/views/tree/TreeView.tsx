@@ -153,7 +153,10 @@ export function TreeView() {
     const body = new XMLSerializer().serializeToString(svg);
     const legend = svgPainter(width, TREE_LEGEND_H, INK.bg);
     drawTreeLegend(legend, 16, 0);
-    const legendSvg = legend.toString().replace(/^<svg[^>]*>/, '').replace(/<\/svg>$/, '');
+    const legendSvg = legend
+      .toString()
+      .replace(/^<svg[^>]*>/, '')
+      .replace(/<\/svg>$/, '');
     return [
       `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height + TREE_LEGEND_H}" viewBox="0 0 ${width} ${height + TREE_LEGEND_H}" font-family="${FONT}">`,
       body,
@@ -178,7 +181,11 @@ export function TreeView() {
           onPng={async () => downloadBlob(await svgToPng(exportSvgText(), width, height + TREE_LEGEND_H, 2), `${stem}-tree.png`)}
         />
       </header>
-      <div className="canvas-wrap" ref={wrapRef} style={{ height: `min(${MARGIN.top + MARGIN.bottom + model.rows * ROW_H + 12}px, clamp(240px, 40vh, 520px))` }}>
+      <div
+        className="canvas-wrap"
+        ref={wrapRef}
+        style={{ height: `min(${MARGIN.top + MARGIN.bottom + model.rows * ROW_H + 12}px, clamp(240px, 40vh, 520px))` }}
+      >
         {layout && (
           <svg ref={svgRef} width={width} height={height} data-testid="tree-svg" fontFamily={FONT} xmlns="http://www.w3.org/2000/svg">
             <defs>
@@ -368,7 +375,17 @@ const TreeContent = memo(function TreeContent({ model, view, layout, k, windowX,
                   const x = nodeX(e, n);
                   const fill = (drift && targetColor(view.trie.id[n])) || CELL_COLORS[r.cls as CellClass];
                   cells.push(
-                    <rect key={n} x={x} y={y} width={Math.max(step - gap, 0.6)} height={STRIP_H} fill={fill} rx={perNode ? 1.5 : 0} data-node={n} data-id={view.trie.id[n]} />,
+                    <rect
+                      key={n}
+                      x={x}
+                      y={y}
+                      width={Math.max(step - gap, 0.6)}
+                      height={STRIP_H}
+                      fill={fill}
+                      rx={perNode ? 1.5 : 0}
+                      data-node={n}
+                      data-id={view.trie.id[n]}
+                    />,
                   );
                   if (r.copy) cells.push(<rect key={`h${n}`} x={x} y={y} width={step - gap} height={STRIP_H} fill="url(#copy-hatch)" rx={1.5} />);
                   if (showIds && perNode) {
@@ -539,7 +556,9 @@ function drawTreeLegend(p: ReturnType<typeof svgPainter>, x: number, y: number):
   const font = `11px ${FONT}`;
   for (const key of TREE_KEYS) {
     p.fillRect(key.color, cx, y + 8, 12, 12);
-    if (key.hatch) for (let i = -8; i < 12; i += 4) p.line('#0f1419', 1.4, cx + Math.max(0, i), y + 8 + Math.max(0, -i), cx + Math.min(12, i + 12), y + 8 + Math.min(12, 12 - i));
+    if (key.hatch)
+      for (let i = -8; i < 12; i += 4)
+        p.line('#0f1419', 1.4, cx + Math.max(0, i), y + 8 + Math.max(0, -i), cx + Math.min(12, i + 12), y + 8 + Math.min(12, 12 - i));
     p.text(key.label, cx + 17, y + 14, { color: INK.text, font, baseline: 'middle' });
     cx += 30 + key.label.length * 6.2;
   }

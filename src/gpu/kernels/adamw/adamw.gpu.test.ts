@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpu, type Gpu } from '../../runtime/device';
 import { readFloat32, uploadStorage } from '../../runtime/buffers';
-import { type Adamw, NonFiniteGradientError, SKIP_NON_FINITE, SKIP_OVERFLOW, createAdamw, encodeAdamwStep, finishAdamwStep, readAdamwState, writeAdamwState } from './adamw';
+import {
+  type Adamw,
+  NonFiniteGradientError,
+  SKIP_NON_FINITE,
+  SKIP_OVERFLOW,
+  createAdamw,
+  encodeAdamwStep,
+  finishAdamwStep,
+  readAdamwState,
+  writeAdamwState,
+} from './adamw';
 import { type AdamwHyper, type AdamwReferenceState, DEFAULT_ADAMW, adamwReferenceStep, decayMask, lrAt } from '../../../objectives/adamw';
 import { loadOptimizerState, saveOptimizerState } from '../../../model/checkpoint';
 import { presetConfig } from '../../../model/config';

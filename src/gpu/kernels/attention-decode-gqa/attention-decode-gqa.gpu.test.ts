@@ -32,7 +32,11 @@ describe('decode_attention', () => {
       await submitValidated(device, 'test.decode', () => [
         createDecodeAttention(device, { NH, NKV, HS, start, M }, { cache: uploadStorage(device, 'test.cache', cache), out }),
       ]);
-      expectClose(await readFloat32(device, out, M * NH * HS), decodeAttentionReference(cache, start, M, { NH, NKV, HS }), { abs: 1e-5, rel: 1e-5, label: 'out' });
+      expectClose(await readFloat32(device, out, M * NH * HS), decodeAttentionReference(cache, start, M, { NH, NKV, HS }), {
+        abs: 1e-5,
+        rel: 1e-5,
+        label: 'out',
+      });
     });
   }
 });

@@ -33,9 +33,7 @@ function rows(lists: { offsets: Uint32Array; tiles: Uint32Array }): number[][] {
   return Array.from({ length: lists.offsets.length - 1 }, (_, r) => Array.from(lists.tiles.subarray(lists.offsets[r], lists.offsets[r + 1])));
 }
 
-const endArray = fc
-  .integer({ min: 1, max: 70 })
-  .chain((N) => fc.array(fc.integer({ min: 0, max: N }), { minLength: N, maxLength: N }));
+const endArray = fc.integer({ min: 1, max: 70 }).chain((N) => fc.array(fc.integer({ min: 0, max: N }), { minLength: N, maxLength: N }));
 
 describe('attentionTiles', () => {
   it('lists exactly the tile pairs with a visible pair, for any end[] and tile sizes', () => {

@@ -31,7 +31,10 @@ export interface AttentionTiles {
  */
 export function attentionTiles(end: ArrayLike<number>, BQ: number, BK: number, group?: ArrayLike<number>): AttentionTiles {
   const N = end.length;
-  for (const [name, value] of [['BQ', BQ], ['BK', BK]] as const) {
+  for (const [name, value] of [
+    ['BQ', BQ],
+    ['BK', BK],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`attentionTiles: ${name} must be a positive integer, got ${value}`);
   }
   if (group && group.length !== N) throw new Error(`attentionTiles: ${group.length} groups for ${N} rows`);

@@ -29,8 +29,16 @@ const REPEATS = quick ? 5 : 3;
 const gpu = await createGpu();
 const { device } = gpu;
 const rng = createRng(1);
-const qkv = uploadStorage(device, 'bench.qkv', Float32Array.from({ length: N * 3 * C }, () => rng.normal())); // (N, 3C)
-const dOut = uploadStorage(device, 'bench.dOut', Float32Array.from({ length: N * C }, () => rng.normal())); // (N, C)
+const qkv = uploadStorage(
+  device,
+  'bench.qkv',
+  Float32Array.from({ length: N * 3 * C }, () => rng.normal()),
+); // (N, 3C)
+const dOut = uploadStorage(
+  device,
+  'bench.dOut',
+  Float32Array.from({ length: N * C }, () => rng.normal()),
+); // (N, C)
 const buffers = {
   qkv,
   dOut,
@@ -132,7 +140,9 @@ const variants: AttentionConfig[] = [
 const tree = masks[1][1];
 for (const m of await measure(variants.map((config) => ({ name: '', end: tree, config })))) {
   const { BQ, BK, shared } = m.mask.config;
-  console.log(`  BQ ${pad(BQ, 2)} BK ${pad(BK, 2)} ${(shared ? 'shared' : 'rows').padEnd(6)}  ${pad(m.forward.toFixed(1), 8)} / ${pad(m.backward.toFixed(1), 8)}   tile pairs ${m.mask.tiles.pairs}`);
+  console.log(
+    `  BQ ${pad(BQ, 2)} BK ${pad(BK, 2)} ${(shared ? 'shared' : 'rows').padEnd(6)}  ${pad(m.forward.toFixed(1), 8)} / ${pad(m.backward.toFixed(1), 8)}   tile pairs ${m.mask.tiles.pairs}`,
+  );
 }
 
 for (const buffer of Object.values(buffers)) buffer.destroy();

@@ -112,7 +112,10 @@ describe('attention.wgsl', () => {
     expect(attentionConfig(gpu.info).shared).toBe(!gpu.info.isSoftware);
   });
 
-  for (const [variant, config] of [['rows', ROWS], ['shared', SHARED]] as const) {
+  for (const [variant, config] of [
+    ['rows', ROWS],
+    ['shared', SHARED],
+  ] as const) {
     describe(`${variant} variant (BQ ${config.BQ}, BK ${config.BK})`, () => {
       it('causal, N=1 and N=37', async () => {
         await checkAgainstReference('causal N=1', causalEnd(1), 1, 8, config, 11);
@@ -175,7 +178,7 @@ describe('attention.wgsl', () => {
     await checkAgainstReference('HS=MAX_HS shared', end, 2, ATTENTION_MAX_HS, SHARED, 32);
   });
 
-  it('grouped rows (SDCC): each group sees only its own tree; a backward over the first rows reads lse at the forward\'s stride', async () => {
+  it("grouped rows (SDCC): each group sees only its own tree; a backward over the first rows reads lse at the forward's stride", async () => {
     // Group g is a random tree of U_g rows in preorder, split at L_g: rows [0, L_g) go to the front
     // region, the rest after every group's front rows (the layout of packSdccBatch).
     const { device } = gpu;
@@ -213,7 +216,14 @@ describe('attention.wgsl', () => {
     for (const config of [ROWS, SHARED]) {
       const mask = createAttentionMask(device, end, config, { group });
       const backMask = createAttentionMask(device, front, config, { lseStride: U });
-      expect(() => createAttentionBackward(device, mask, { NH, HS }, { qkv: mask.buffer, out: mask.buffer, lse: mask.buffer, dOut: mask.buffer, delta: mask.buffer, dqkv: mask.buffer })).toThrow('forward only');
+      expect(() =>
+        createAttentionBackward(
+          device,
+          mask,
+          { NH, HS },
+          { qkv: mask.buffer, out: mask.buffer, lse: mask.buffer, dOut: mask.buffer, delta: mask.buffer, dqkv: mask.buffer },
+        ),
+      ).toThrow('forward only');
       const buffers = {
         qkv: uploadStorage(device, 'test.qkv', qkv),
         dOut: uploadStorage(device, 'test.dOut', dOut),
@@ -250,7 +260,8 @@ describe('attention.wgsl', () => {
       });
       // The block lists hold only tile pairs with a visible pair of one group.
       const seen = new Set<number>();
-      for (let i = 0; i < U; i++) for (let k = 0; k <= i; k++) if (k <= i && i < end[k] && group[k] === group[i]) seen.add(Math.floor(i / config.BQ) * U + Math.floor(k / config.BK));
+      for (let i = 0; i < U; i++)
+        for (let k = 0; k <= i; k++) if (k <= i && i < end[k] && group[k] === group[i]) seen.add(Math.floor(i / config.BQ) * U + Math.floor(k / config.BK));
       expect(mask.tiles.pairs).toBe(seen.size);
       for (const b of Object.values(buffers)) b.destroy();
       mask.destroy();

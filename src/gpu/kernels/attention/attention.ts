@@ -22,8 +22,7 @@ export const ATTENTION_LONG_MAX_HS = 128;
  * model's head fold away.
  */
 export function attentionRowHelpers(maxHs: number): string {
-  const lines = (body: (i: number) => string) =>
-    Array.from({ length: maxHs / 4 }, (_, i) => `  if (HS > ${4 * i}u) { ${body(i)} }`).join('\n');
+  const lines = (body: (i: number) => string) => Array.from({ length: maxHs / 4 }, (_, i) => `  if (HS > ${4 * i}u) { ${body(i)} }`).join('\n');
   const load = (name: string, from: string, tile: boolean) =>
     tile
       ? `fn ${name}(j: u32) -> Row {\n  let at = j * HS / 4u;\n  var r: Row;\n${lines((i) => `r[${i}] = ${from}[at + ${i}u];`)}\n  return r;\n}`
@@ -163,7 +162,9 @@ export function createAttentionMask(device: GPUDevice, end: ArrayLike<number>, c
   const tiles = attentionTiles(end, config.BQ, config.BK, group);
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
   if (Math.max(tiles.queryTiles, tiles.keyTiles) > maxGroups) {
-    throw new Error(`createAttentionMask: ${N} rows make ${Math.max(tiles.queryTiles, tiles.keyTiles)} tiles, over the ${maxGroups} workgroups of one dispatch`);
+    throw new Error(
+      `createAttentionMask: ${N} rows make ${Math.max(tiles.queryTiles, tiles.keyTiles)} tiles, over the ${maxGroups} workgroups of one dispatch`,
+    );
   }
   const buffer = uploadStorage(device, 'AttentionMask.buffer', maskWords(end, tiles, group));
   const params = uploadUniform(device, 'AttentionMask.params', attentionParams(N, maskLayout(tiles, group !== undefined), lseStride));

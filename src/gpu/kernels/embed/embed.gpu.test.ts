@@ -32,7 +32,10 @@ describe('embed', () => {
         await submitValidated(device, 'test.embed', () =>
           createEmbed(device, { N, C }, dtype, {
             tokens: uploadStorage(device, 'test.tokens', tokens),
-            table: blocks.map((block) => ({ block, ref: uploadBytes(device, 'test.table', table.bytes.subarray(block.first * rowBytes, block.end * rowBytes)) })),
+            table: blocks.map((block) => ({
+              block,
+              ref: uploadBytes(device, 'test.table', table.bytes.subarray(block.first * rowBytes, block.end * rowBytes)),
+            })),
             out,
           }),
         );

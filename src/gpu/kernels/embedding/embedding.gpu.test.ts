@@ -85,7 +85,9 @@ describe('embedding.wgsl', () => {
           dwte: uploadStorage(device, 'test.dwte', dwte0),
           dwpe: uploadStorage(device, 'test.dwpe', dwpe0),
         };
-        const launches = await submitValidated(device, 'test.embeddingBackward', () => createEmbeddingBackward(device, { N, C, V, P }, index, b, { accumulate }));
+        const launches = await submitValidated(device, 'test.embeddingBackward', () =>
+          createEmbeddingBackward(device, { N, C, V, P }, index, b, { accumulate }),
+        );
         const want = embeddingBackwardRef(tokens, positions, dOut, V, P, C);
         if (accumulate) {
           want.dwte.forEach((_, i) => (want.dwte[i] += dwte0[i]));

@@ -78,13 +78,7 @@ export interface EmbeddingIndex {
   destroy(): void;
 }
 
-export function uploadEmbeddingIndex(
-  device: GPUDevice,
-  tokens: ArrayLike<number>,
-  positions: ArrayLike<number>,
-  V: number,
-  P: number,
-): EmbeddingIndex {
+export function uploadEmbeddingIndex(device: GPUDevice, tokens: ArrayLike<number>, positions: ArrayLike<number>, V: number, P: number): EmbeddingIndex {
   const byToken = inverseIndex(tokens, V);
   const byPosition = inverseIndex(positions, P);
   const buffers = {

@@ -77,7 +77,9 @@ describe('kl-sdcc.wgsl', () => {
       const k = expectClose(got.kl, kl.kl, { ...KL, label: 'kl per pair' });
       const d = expectClose(got.dStudent, want.dLogits, { ...DLOGITS, label: 'dStudent' });
       expect(got.meanKl).toBeCloseTo(kl.meanKl, 4);
-      console.log(`kl_sdcc ×${scale}: KL ${Array.from(got.kl, (x) => x.toFixed(4)).join(', ')}; max abs diff KL ${k.maxAbs.toExponential(2)}, dStudent ${d.maxAbs.toExponential(2)}`);
+      console.log(
+        `kl_sdcc ×${scale}: KL ${Array.from(got.kl, (x) => x.toFixed(4)).join(', ')}; max abs diff KL ${k.maxAbs.toExponential(2)}, dStudent ${d.maxAbs.toExponential(2)}`,
+      );
     });
   }
 

@@ -45,7 +45,10 @@ export function klSdccParams({ Ns, Nt, V }: KlSdccShape, R: number, P: number, c
 /** Binding 3: rows (R) | start (R + 1) | teacherRow (P) | pair (P), pairs grouped by student row in pair order. */
 export function pairIndexWords(pairs: readonly SdccPair[], Ns: number): { words: Uint32Array; R: number } {
   const P = pairs.length;
-  const { order, start } = inverseIndex(pairs.map((p) => p.studentRow), Ns);
+  const { order, start } = inverseIndex(
+    pairs.map((p) => p.studentRow),
+    Ns,
+  );
   const rows: number[] = [];
   const rowStart: number[] = [];
   for (let s = 0; s < Ns; s++) {

@@ -78,7 +78,9 @@ describe('layernorm.wgsl', () => {
         dweight: uploadStorage(device, 'test.dweight', dweight0),
         dbias: uploadStorage(device, 'test.dbias', dbias0),
       };
-      const launches = await submitValidated(device, 'test.layernormBackward', () => createLayernormBackward(device, { N, C }, b, { accumulateDx: accumulate, accumulateParams: accumulate }));
+      const launches = await submitValidated(device, 'test.layernormBackward', () =>
+        createLayernormBackward(device, { N, C }, b, { accumulateDx: accumulate, accumulateParams: accumulate }),
+      );
       const want = layernormBackwardRef(x, weight, fwd.mean, fwd.rstd, dOut, N, C);
       if (accumulate) {
         want.dx.forEach((_, i) => (want.dx[i] += dx0[i]));

@@ -27,7 +27,15 @@ export function layernormParams({ N, C }: LayernormShape, eps = LAYERNORM_EPS): 
 
 type Entry = 'forward' | 'backwardRows' | 'backwardChannels';
 
-function launch(device: GPUDevice, entry: Entry, shape: LayernormShape, items: number, accumulate: boolean, buffers: Record<number, BufferRef>, eps?: number): Launch {
+function launch(
+  device: GPUDevice,
+  entry: Entry,
+  shape: LayernormShape,
+  items: number,
+  accumulate: boolean,
+  buffers: Record<number, BufferRef>,
+  eps?: number,
+): Launch {
   const pipeline = computePipeline(device, `layernorm.${entry}`, code, { WG, ACCUMULATE: Number(accumulate) }, entry);
   const params = uploadUniform(device, `layernorm.${entry}.params`, layernormParams(shape, eps));
   const group = bindBuffers(device, `layernorm.${entry}.bindGroup`, pipeline, { 0: params, ...buffers });

@@ -17,7 +17,11 @@ useGpu((g) => (gpu = g));
 
 describe('linear', () => {
   for (const dtype of DTYPES) {
-    for (const [M, K, N, bias] of [[1, 2, 1, false], [13, 64, 37, true], [70, 128, 96, true]] as const) {
+    for (const [M, K, N, bias] of [
+      [1, 2, 1, false],
+      [13, 64, 37, true],
+      [70, 128, 96, true],
+    ] as const) {
       it(`${dtype} weights: (${M}, ${K}) · (${N}, ${K})ᵀ${bias ? ' + bias' : ''} within 1e-5 relative`, async () => {
         const { device } = gpu;
         const rng = createRng(M * 1000 + K + N);
@@ -53,7 +57,11 @@ describe('linear', () => {
         device,
         { M, K, N, ldY, offsetY },
         'BF16',
-        { x: uploadStorage(device, 'test.x', x), w: uploadBytes(device, 'test.w', w.bytes), y: { buffer: y, offset: first * 4, size: (offsetY + (M - 1) * ldY + N) * 4 } },
+        {
+          x: uploadStorage(device, 'test.x', x),
+          w: uploadBytes(device, 'test.w', w.bytes),
+          y: { buffer: y, offset: first * 4, size: (offsetY + (M - 1) * ldY + N) * 4 },
+        },
         { accumulate: true },
       ),
     ]);

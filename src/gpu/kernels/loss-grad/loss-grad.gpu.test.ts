@@ -129,7 +129,11 @@ describe('loss-grad.wgsl ppo', () => {
     const targets = rlTargets(scored.map((t, j) => ({ ...t, rolloutLogprob: sft.out.logprobs[j], advantage: advantages[j] })));
     const ppo = await run(logits, targets, { kind: 'ppo', epsilon: 0.2 });
     expect(Array.from(ppo.out.ratios)).toEqual(Array(8).fill(1));
-    const pg = await run(logits, targets.map((t) => ({ row: t.row, token: t.token, weight: t.weight * t.advantage! })), { kind: 'sft' });
+    const pg = await run(
+      logits,
+      targets.map((t) => ({ row: t.row, token: t.token, weight: t.weight * t.advantage! })),
+      { kind: 'sft' },
+    );
     expect(Array.from(ppo.dLogits)).toEqual(Array.from(pg.dLogits));
     expect(ppo.dLogits.some((x) => x !== 0)).toBe(true);
   });

@@ -55,7 +55,10 @@ export function packTargets(targets: readonly ObjectiveTarget[]): ArrayBuffer {
 
 /** The CSR index of the targets by row (binding 3): start (N + 1) | order (T). */
 export function targetRowIndex(targets: readonly ObjectiveTarget[], N: number): Uint32Array {
-  const { order, start } = inverseIndex(targets.map((t) => t.row), N);
+  const { order, start } = inverseIndex(
+    targets.map((t) => t.row),
+    N,
+  );
   const words = new Uint32Array(N + 1 + targets.length);
   words.set(start, 0);
   words.set(order, N + 1);
@@ -93,7 +96,12 @@ export function createLossGrad(
   const targetBuffer = uploadStorage(device, 'LossGrad.targets', new Uint32Array(packTargets(targets))); // (T) struct Target
   const rowIndex = uploadStorage(device, 'LossGrad.rowIndex', targetRowIndex(targets, N)); // start (N + 1) | order (T)
   const group = bindBuffers(device, 'LossGrad.bindGroup', pipeline, [
-    params, buffers.logits, targetBuffer, rowIndex, buffers.dLogits, buffers.outputs, // bindings 0 .. 5
+    params,
+    buffers.logits,
+    targetBuffer,
+    rowIndex,
+    buffers.dLogits,
+    buffers.outputs, // bindings 0 .. 5
   ]);
   const [x, y] = groups1d(N, 1, device.limits.maxComputeWorkgroupsPerDimension);
   return {

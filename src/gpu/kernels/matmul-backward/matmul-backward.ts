@@ -45,12 +45,7 @@ export interface MatmulBackwardOptions {
 }
 
 /** Launches in order: [column kernel (dPre, dbias)], [dx], [dw]; encode them into one pass, in order. */
-export function createMatmulBackward(
-  device: GPUDevice,
-  shape: MatmulShape,
-  b: MatmulBackwardBuffers,
-  options: MatmulBackwardOptions = {},
-): Launch[] {
+export function createMatmulBackward(device: GPUDevice, shape: MatmulShape, b: MatmulBackwardBuffers, options: MatmulBackwardOptions = {}): Launch[] {
   const { M, K, N } = shape;
   if (!!b.pre !== !!b.dPre) throw new Error('matmul backward: pre and dPre come together (a fused GELU)');
   checkLength(b.x, M * K, 'x');

@@ -29,11 +29,11 @@ describe('pickMatmulVariant', () => {
     const variant = await pickMatmulVariant(gpu);
     const seconds = (performance.now() - t0) / 1000;
     const tuning = matmulTuningFor(gpu.info)!;
-    console.log(
-      `autotune ${seconds.toFixed(2)} s: ` + tuning.measured.map((m) => `${describeMatmulVariant(m.variant)} ${m.gflops.toFixed(2)}`).join(', '),
-    );
+    console.log(`autotune ${seconds.toFixed(2)} s: ` + tuning.measured.map((m) => `${describeMatmulVariant(m.variant)} ${m.gflops.toFixed(2)}`).join(', '));
     expect(tuning.source).toBe('measured');
-    expect(tuning.measured.map((m) => describeMatmulVariant(m.variant)).sort()).toEqual(MATMUL_CANDIDATES[gpu.info.isSoftware ? 'software' : 'hardware'].map(describeMatmulVariant).sort());
+    expect(tuning.measured.map((m) => describeMatmulVariant(m.variant)).sort()).toEqual(
+      MATMUL_CANDIDATES[gpu.info.isSoftware ? 'software' : 'hardware'].map(describeMatmulVariant).sort(),
+    );
     for (const m of tuning.measured) expect(m.gflops).toBeGreaterThan(0);
     expect(variant).toBe(tuning.measured[0].variant);
     expect(matmulVariantOf(gpu.device)).toBe(variant);

@@ -35,7 +35,9 @@ async function check(variant: MatmulVariant, { M, K, N, options = {}, bias = fal
   const B = b ? uploadStorage(device, 'test.bias', b) : undefined;
   const Y = uploadStorage(device, 'test.y', y0);
   const P = pre ? createStorage(device, 'test.pre', M * N * 4) : undefined;
-  const [launch] = await submitValidated(device, 'test.matmul', () => [createMatmul(device, { M, K, N }, { x: X, w: W, bias: B, y: Y, pre: P }, { ...options, variant })]);
+  const [launch] = await submitValidated(device, 'test.matmul', () => [
+    createMatmul(device, { M, K, N }, { x: X, w: W, bias: B, y: Y, pre: P }, { ...options, variant }),
+  ]);
   const got = await readFloat32(device, Y, M * N);
   const label = `${describeMatmulVariant(variant)} M=${M} K=${K} N=${N} ${JSON.stringify(options)}`;
   const want = matmulRef(x, w, b, M, K, N, !!options.gelu);
@@ -57,7 +59,9 @@ const ODD_SHAPES: MatmulVariant[] = [
   { kind: 'blocked', wgX: 2, wgY: 4 },
   { kind: 'tiled', wgX: 4, wgY: 16, tileK: 4 },
 ];
-const OTHERS = [...MATMUL_CANDIDATES.software, ...MATMUL_CANDIDATES.hardware, ...ODD_SHAPES].filter((v, i, all) => all.findIndex((u) => key(u) === key(v)) === i && !FULL.some((u) => key(u) === key(v)));
+const OTHERS = [...MATMUL_CANDIDATES.software, ...MATMUL_CANDIDATES.hardware, ...ODD_SHAPES].filter(
+  (v, i, all) => all.findIndex((u) => key(u) === key(v)) === i && !FULL.some((u) => key(u) === key(v)),
+);
 const VARIANTS = [...FULL, ...OTHERS];
 
 const CASES: Case[] = [

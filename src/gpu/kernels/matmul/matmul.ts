@@ -13,9 +13,7 @@ import { computePipeline } from '../../runtime/pipeline';
 /** Rows and columns of y owned by one invocation, by variant: the unrolled accumulators of matmul.wgsl. */
 export const MATMUL_BLOCK = { blocked: 8, tiled: 4 } as const;
 
-export type MatmulVariant =
-  | { kind: 'blocked'; wgX: number; wgY: number }
-  | { kind: 'tiled'; wgX: number; wgY: number; tileK: number };
+export type MatmulVariant = { kind: 'blocked'; wgX: number; wgY: number } | { kind: 'tiled'; wgX: number; wgY: number; tileK: number };
 
 /** The variant used when none was picked for a device: the SwiftShader winner. */
 export const DEFAULT_MATMUL_VARIANT: MatmulVariant = { kind: 'blocked', wgX: 8, wgY: 8 };

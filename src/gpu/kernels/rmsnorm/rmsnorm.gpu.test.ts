@@ -17,7 +17,11 @@ useGpu((g) => (gpu = g));
 
 describe('rmsnorm', () => {
   for (const dtype of DTYPES) {
-    for (const [N, C, eps, scale] of [[5, 64, 1e-6, 1], [33, 256, 1e-5, 1], [3, 130, 1e-2, 1e-2]] as const) {
+    for (const [N, C, eps, scale] of [
+      [5, 64, 1e-6, 1],
+      [33, 256, 1e-5, 1],
+      [3, 130, 1e-2, 1e-2],
+    ] as const) {
       it(`${dtype} weight, (${N}, ${C}), eps ${eps}: within 2e-6 relative`, async () => {
         const { device } = gpu;
         const rng = createRng(N * C);

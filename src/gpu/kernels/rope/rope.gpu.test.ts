@@ -41,12 +41,19 @@ describe('rope', () => {
       const kNorm = normDtype ? randomWeights(rng, normDtype, HS, 0.5, 1) : null;
       const buffer = uploadStorage(device, 'test.qkv', qkv);
       await submitValidated(device, 'test.rope', () => [
-        createRope(device, { N, NH, NKV, HS }, {
-          qkv: buffer,
-          positions: uploadStorage(device, 'test.positions', positions),
-          rotation: uploadStorage(device, 'test.rotation', ropeRotation(invFreq, Math.max(...positions) + 1)),
-          norm: normDtype && qNorm && kNorm ? { q: uploadBytes(device, 'test.qNorm', qNorm.bytes), k: uploadBytes(device, 'test.kNorm', kNorm.bytes), dtype: normDtype, eps } : undefined,
-        }),
+        createRope(
+          device,
+          { N, NH, NKV, HS },
+          {
+            qkv: buffer,
+            positions: uploadStorage(device, 'test.positions', positions),
+            rotation: uploadStorage(device, 'test.rotation', ropeRotation(invFreq, Math.max(...positions) + 1)),
+            norm:
+              normDtype && qNorm && kNorm
+                ? { q: uploadBytes(device, 'test.qNorm', qNorm.bytes), k: uploadBytes(device, 'test.kNorm', kNorm.bytes), dtype: normDtype, eps }
+                : undefined,
+          },
+        ),
       ]);
       const got = await readFloat32(device, buffer, N * W);
       const want = ropeReference(qkv, positions, invFreq, { N, NH, NKV, HS }, qNorm && kNorm ? { q: qNorm.values, k: kNorm.values, eps } : undefined);
@@ -65,11 +72,15 @@ describe('rope', () => {
     const invFreq = ropeInverseFrequencies(HS, 10000);
     const buffer = uploadStorage(device, 'test.qkv', qkv);
     await submitValidated(device, 'test.rope', () => [
-      createRope(device, { N, NH, NKV, HS, first }, {
-        qkv: buffer,
-        positions: uploadStorage(device, 'test.positions', positions),
-        rotation: uploadStorage(device, 'test.rotation', ropeRotation(invFreq, 8)),
-      }),
+      createRope(
+        device,
+        { N, NH, NKV, HS, first },
+        {
+          qkv: buffer,
+          positions: uploadStorage(device, 'test.positions', positions),
+          rotation: uploadStorage(device, 'test.rotation', ropeRotation(invFreq, 8)),
+        },
+      ),
     ]);
     const got = await readFloat32(device, buffer, (first + N + 2) * W);
     const want = Float64Array.from(qkv);

@@ -14,7 +14,11 @@ let gpu: Gpu;
 useGpu((g) => (gpu = g));
 
 describe('swiglu', () => {
-  for (const [R, FF] of [[1, 1], [7, 96], [40, 300]] as const) {
+  for (const [R, FF] of [
+    [1, 1],
+    [7, 96],
+    [40, 300],
+  ] as const) {
     it(`(${R}, 2·${FF}) -> (${R}, ${FF}) within 1e-6 relative`, async () => {
       const { device } = gpu;
       const gateUp = randomActivations(R + FF, R * 2 * FF).map((v, i) => (i % (2 * FF) < FF ? v * 4 : v));

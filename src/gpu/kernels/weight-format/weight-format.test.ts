@@ -15,7 +15,12 @@ describe('weight formats', () => {
 
   it('rounds to the nearest, ties to even, and round-trips', () => {
     // 1 + 2^-11 lies halfway between F16's 1 and 1 + 2^-10: even is 1; 1 + 3·2^-11 rounds up to 1 + 2^-9.
-    expect(Array.from(decodeWeights('F16', encodeWeights('F16', [1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -25 * 3, -65504])))).toEqual([1, 1 + 2 ** -9, 2 ** -23, -65504]);
+    expect(Array.from(decodeWeights('F16', encodeWeights('F16', [1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -25 * 3, -65504])))).toEqual([
+      1,
+      1 + 2 ** -9,
+      2 ** -23,
+      -65504,
+    ]);
     expect(Array.from(decodeWeights('BF16', encodeWeights('BF16', [1 + 2 ** -8, 1 + 3 * 2 ** -8, -5])))).toEqual([1, 1 + 2 ** -6, -5]);
     const values = [0.5, -0.25, 3.140625, 1e-3];
     for (const dtype of ['F16', 'BF16', 'F32'] as const) {
