@@ -265,7 +265,8 @@ describe('mw train', () => {
       [['--method', 'packed-4d', '--objective', 'sft', '--data', DATA, '--steps', '2', '--batch', '4', ...out], /--batch 4 is larger than the 3 rollouts/],
       [['--method', 'packed-4d', '--objective', 'ppo', '--data', DATA, '--steps', '2', ...out], /unknown --objective "ppo" \(sft, rl\)/],
     ];
-    const runs = await Promise.all(cases.map(([args]) => mw(['train', ...args])));
+    // Each run its own checkpoint name (one name has one writer: the runs go at once).
+    const runs = await Promise.all(cases.map(([args], i) => mw(['train', ...args.map((a) => a.replace(/([\\/])u\.(safetensors|jsonl)$/, `$1u-${i}.$2`))])));
     runs.forEach((run, i) => {
       expect(run).toMatchObject({ code: 1, stdout: '' });
       expect(run.stderr).toMatch(cases[i][1]);
@@ -407,12 +408,13 @@ describe('mw train --env (on-policy)', () => {
       [['--method', 'logit-tree', '--objective', 'sft', '--data', DATA, '--player', 'expert', ...out], '--player applies to --env only'],
       [[...base, '--checkpoint-every', '0'], '--checkpoint-every must be an integer ≥ 1'],
     ];
-    const runs = await Promise.all(cases.map(([args]) => mw(['train', ...args])));
+    // Each run its own checkpoint name (one name has one writer: the runs go at once).
+    const runs = await Promise.all(cases.map(([args], i) => mw(['train', ...args.map((a) => a.replace(/([\\/])e\.(safetensors|jsonl)$/, `$1e-${i}.$2`))])));
     runs.forEach((run, i) => {
       expect(run, cases[i][1]).toMatchObject({ code: 1, stdout: '' });
       expect(run.stderr).toContain(cases[i][1]);
     });
-    expect(existsSync(join(TMP, 'e.jsonl'))).toBe(false);
+    cases.forEach((_, i) => expect(existsSync(join(TMP, `e-${i}.jsonl`))).toBe(false));
     const help = await mw(['train', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--env E --editor H');
