@@ -2,14 +2,14 @@
 // folder stores them, from a seeded stream) and a float64 forward of the family composed from the
 // kernels' references, giving the log-probabilities of a packed tree batch's targets.
 
-import type { FamilyConfig, FolderTensor, FolderTensorSource, WeightDtype } from '../model/family/config';
+import { type FamilyConfig, type FolderTensor, type FolderTensorSource, ropeInverseFrequencies, type WeightDtype } from '../model/family/config';
 import { createRng } from '../util/prng';
 import { attentionGqaReference } from './kernels/attention/attention-gqa.reference';
 import { familyTensorShapes } from './family-model';
 import { embedReference } from './kernels/embed/embed.reference';
 import { linearReference } from './kernels/linear/linear.reference';
 import { rmsnormReference } from './kernels/rmsnorm/rmsnorm.reference';
-import { ropeInverseFrequencies, ropeReference } from './kernels/rope/rope.reference';
+import { ropeReference } from './kernels/rope/rope.reference';
 import { swigluReference } from './kernels/swiglu/swiglu.reference';
 import { decodeWeights, encodeWeights } from './kernels/weight-format/weight-format';
 
@@ -58,7 +58,7 @@ export function familyReferenceLogprobs(config: FamilyConfig, folder: readonly F
   const { hiddenSize: C, intermediateSize: FF, nHead: NH, nKvHead: NKV, headDim: HS, vocabSize: V, rmsNormEps: eps } = config;
   const N = batch.tokens.length;
   const W = (NH + 2 * NKV) * HS;
-  const invFreq = ropeInverseFrequencies(HS, config.ropeTheta, config.ropeScaling);
+  const invFreq = ropeInverseFrequencies(config);
   const x = embedReference(get('model.embed_tokens.weight'), batch.tokens, C);
   for (let l = 0; l < config.nLayer; l++) {
     const p = `model.layers.${l}.`;
