@@ -204,11 +204,6 @@ function folderArchitecture(path: string): string | null {
   }
 }
 
-/** Whether PATH is a model folder of the Llama / Qwen2 / Qwen3 family (or X.safetensors with its config.json beside it). */
-export function isFamilyModelPath(path: string): boolean {
-  return isModelFolderPath(path);
-}
-
 /**
  * A family model named by `--ckpt PATH` (docs/model.md): config, tensor source and tokenizer; a folder
  * that does not open is invalid input naming the file (exit 2). score / drift / verify / generate hand
@@ -229,7 +224,7 @@ export async function familyModelArg(path: string): Promise<FamilyModel> {
 
 /** `mw train` (and the GPT-2-only paths) given a model folder: one line saying what it is. */
 export function refuseFamilyModel(path: string, why: string): void {
-  if (!isFamilyModelPath(path)) return;
+  if (!isModelFolderPath(path)) return;
   // A folder without a readable config.json is no model folder: the checkpoint reader names it ("not a file").
   const arch = folderArchitecture(path);
   if (arch) throw new ValidationError({ file: path }, `${why}; this is a ${arch} model folder`);
@@ -256,9 +251,9 @@ export type ScoringModelArg = (
   takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
 };
 
-/** A GPT-2 checkpoint or a model folder (isFamilyModelPath); either refused in one line naming the file (exit 2). */
+/** A GPT-2 checkpoint or a model folder (isModelFolderPath); either refused in one line naming the file (exit 2). */
 export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
-  if (isFamilyModelPath(path)) {
+  if (isModelFolderPath(path)) {
     const model = await familyModelArg(path);
     const folderTokenizer = model.tokenizer !== null;
     return {
