@@ -3,10 +3,10 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { writeOutputSync } from '../util/output-file';
 import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/runtime/device';
 import { GpuLimitError } from '../gpu/runtime/limits';
 import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
@@ -22,7 +22,7 @@ import { tokenizerMismatch } from '../rollout/tokenizer';
 import { hfTokenizerName } from '../rollout/tokenizer-hf';
 import type { FamilyConfig } from '../model/family/config';
 import { ModelFolderError } from '../model/family/folder';
-import { isModelFolderPath, loadFamilyModel, type FamilyModel } from '../model/family/folder-node';
+import { isModelFolderPath, loadFamilyModel, modelFolderDir, type FamilyModel } from '../model/family/folder-node';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -196,7 +196,7 @@ export type Checkpoint = Pick<CheckpointPair, 'weights' | 'metadata'> & { path: 
 /** The architecture a model folder's config.json names (for one-line refusals), or null when it names none. */
 function folderArchitecture(path: string): string | null {
   try {
-    const config = JSON.parse(readFileSync(join(statSync(path).isDirectory() ? path : dirname(path), 'config.json'), 'utf8'));
+    const config = JSON.parse(readFileSync(join(modelFolderDir(path), 'config.json'), 'utf8'));
     const arch = Array.isArray(config?.architectures) ? config.architectures[0] : null;
     return typeof arch === 'string' ? arch : null;
   } catch {
@@ -215,7 +215,7 @@ export async function familyModelArg(path: string): Promise<FamilyModel> {
   } catch (error) {
     if (error instanceof ModelFolderError) {
       // The folder reader names files inside the folder; the folder itself by its name.
-      const folder = statSync(path).isDirectory() ? path : dirname(path);
+      const folder = modelFolderDir(path);
       throw new ValidationError({ file: error.file === basename(resolve(folder)) ? folder : join(folder, error.file) }, error.reason);
     }
     throw error;
@@ -294,8 +294,7 @@ export async function createScoredModel(session: GpuSession, arg: ScoringModelAr
   try {
     return await session.engine.createFamilyGpuModel(session.gpu, config, source, onProgress);
   } catch (error) {
-    if (error instanceof ModelFolderError)
-      throw new ValidationError({ file: join(statSync(arg.path).isDirectory() ? arg.path : dirname(arg.path), error.file) }, error.reason);
+    if (error instanceof ModelFolderError) throw new ValidationError({ file: join(modelFolderDir(arg.path), error.file) }, error.reason);
     if (error instanceof GpuLimitError || !(error instanceof Error) || error.constructor !== Error) throw error;
     // The loader's refusals (a shape the config does not give, a missing tensor, a head size the kernels do not take).
     throw new ValidationError({ file: arg.path }, error.message);
