@@ -3,10 +3,10 @@
 // file's rollouts, and the WebGPU device. A bad checkpoint is invalid input (exit 2, the codec's
 // message); no WebGPU is exit 69 (EX_UNAVAILABLE) with one line saying what to install.
 
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { writeOutputSync } from '../util/output-file';
 import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { createGpu, GpuUnavailableError, type Gpu } from '../gpu/runtime/device';
 import { GpuLimitError } from '../gpu/runtime/limits';
 import { CheckpointFileError, readCheckpointFile, type CheckpointPair } from '../model/checkpoint-file';
@@ -22,7 +22,7 @@ import { tokenizerMismatch } from '../rollout/tokenizer';
 import { hfTokenizerName } from '../rollout/tokenizer-hf';
 import type { FamilyConfig } from '../model/family/config';
 import { ModelFolderError } from '../model/family/folder';
-import { isModelFolderPath, loadFamilyModel, type FamilyModel } from '../model/family/folder-node';
+import { isModelFolderPath, loadFamilyModel, modelFolderDir, type FamilyModel } from '../model/family/folder-node';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -196,17 +196,12 @@ export type Checkpoint = Pick<CheckpointPair, 'weights' | 'metadata'> & { path: 
 /** The architecture a model folder's config.json names (for one-line refusals), or null when it names none. */
 function folderArchitecture(path: string): string | null {
   try {
-    const config = JSON.parse(readFileSync(join(statSync(path).isDirectory() ? path : dirname(path), 'config.json'), 'utf8'));
+    const config = JSON.parse(readFileSync(join(modelFolderDir(path), 'config.json'), 'utf8'));
     const arch = Array.isArray(config?.architectures) ? config.architectures[0] : null;
     return typeof arch === 'string' ? arch : null;
   } catch {
     return null;
   }
-}
-
-/** Whether PATH is a model folder of the Llama / Qwen2 / Qwen3 family (or X.safetensors with its config.json beside it). */
-export function isFamilyModelPath(path: string): boolean {
-  return isModelFolderPath(path);
 }
 
 /**
@@ -220,7 +215,7 @@ export async function familyModelArg(path: string): Promise<FamilyModel> {
   } catch (error) {
     if (error instanceof ModelFolderError) {
       // The folder reader names files inside the folder; the folder itself by its name.
-      const folder = statSync(path).isDirectory() ? path : dirname(path);
+      const folder = modelFolderDir(path);
       throw new ValidationError({ file: error.file === basename(resolve(folder)) ? folder : join(folder, error.file) }, error.reason);
     }
     throw error;
@@ -229,7 +224,7 @@ export async function familyModelArg(path: string): Promise<FamilyModel> {
 
 /** `mw train` (and the GPT-2-only paths) given a model folder: one line saying what it is. */
 export function refuseFamilyModel(path: string, why: string): void {
-  if (!isFamilyModelPath(path)) return;
+  if (!isModelFolderPath(path)) return;
   // A folder without a readable config.json is no model folder: the checkpoint reader names it ("not a file").
   const arch = folderArchitecture(path);
   if (arch) throw new ValidationError({ file: path }, `${why}; this is a ${arch} model folder`);
@@ -256,9 +251,9 @@ export type ScoringModelArg = (
   takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
 };
 
-/** A GPT-2 checkpoint or a model folder (isFamilyModelPath); either refused in one line naming the file (exit 2). */
+/** A GPT-2 checkpoint or a model folder (isModelFolderPath); either refused in one line naming the file (exit 2). */
 export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
-  if (isFamilyModelPath(path)) {
+  if (isModelFolderPath(path)) {
     const model = await familyModelArg(path);
     const folderTokenizer = model.tokenizer !== null;
     return {
@@ -299,8 +294,7 @@ export async function createScoredModel(session: GpuSession, arg: ScoringModelAr
   try {
     return await session.engine.createFamilyGpuModel(session.gpu, config, source, onProgress);
   } catch (error) {
-    if (error instanceof ModelFolderError)
-      throw new ValidationError({ file: join(statSync(arg.path).isDirectory() ? arg.path : dirname(arg.path), error.file) }, error.reason);
+    if (error instanceof ModelFolderError) throw new ValidationError({ file: join(modelFolderDir(arg.path), error.file) }, error.reason);
     if (error instanceof GpuLimitError || !(error instanceof Error) || error.constructor !== Error) throw error;
     // The loader's refusals (a shape the config does not give, a missing tensor, a head size the kernels do not take).
     throw new ValidationError({ file: arg.path }, error.message);

@@ -9,7 +9,7 @@ import { expectClose } from '../testing/close';
 import type { Gpu } from './runtime/device';
 import { familyLanguageModel, type FamilyDecoder } from './family-generate';
 import { loadFamilyModel } from './family-model';
-import { familyReferenceLogprobs, folderSource, randomFamilyFolder } from './family-model.testing';
+import { folderReferenceLogprobs, folderSource, randomFamilyFolder } from './family-model.testing';
 import { useGpu } from './runtime/gpu.testing';
 
 let gpu: Gpu;
@@ -70,7 +70,7 @@ describe('family decoder', () => {
         const V = config.vocabSize;
         /** The reference's log-softmax of the last row of a causal view. */
         const want = (view: number[]) =>
-          familyReferenceLogprobs(config, folder, {
+          folderReferenceLogprobs(config, folder, {
             tokens: view,
             positions: view.map((_, i) => i),
             end: view.map(() => view.length),

@@ -16,6 +16,7 @@ import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';
 import { createRope, ropeRotation } from './kernels/rope/rope';
 import { createSwiglu } from './kernels/swiglu/swiglu';
 import { bindingLimit, GpuLimitError, subBinding } from './runtime/limits';
+import { checkExtend } from './generate';
 import { mib } from './model';
 
 /** Positions a decoder's cache holds unless asked for more (at most the model's): 2,048. */
@@ -134,11 +135,7 @@ export function createFamilyDecoder(model: FamilyGpuModel, options: { capacity?:
     if (busy) throw new Error('FamilyDecoder: extend while another extend is in flight (a decoder serves one view; await each call)');
     const M = newTokens.length;
     const start = tokens.length;
-    if (M === 0) throw new Error('FamilyDecoder.extend: no tokens (nothing to compute logits for)');
-    for (const token of newTokens) {
-      if (!(Number.isInteger(token) && token >= 0 && token < V)) throw new Error(`FamilyDecoder: token ${token} is outside the vocabulary of ${V}`);
-    }
-    if (start + M > capacity) throw new Error(`FamilyDecoder: the live view would hold ${start + M} tokens, more than the decoder's ${capacity} positions`);
+    checkExtend(start, newTokens, V, capacity, 'FamilyDecoder', "the decoder's");
     busy = true;
     const launches = recordStep(start, M);
     try {

@@ -11,7 +11,7 @@ import { expectClose } from '../testing/close';
 import { causalEnd, packEnds, randomTreeEnd } from './kernels/attention/attention-test-masks';
 import type { Gpu } from './runtime/device';
 import { loadFamilyModel, mlpBlockRows } from './family-model';
-import { familyReferenceLogprobs, folderSource, randomFamilyFolder, type ReferenceBatch } from './family-model.testing';
+import { folderReferenceLogprobs, folderSource, randomFamilyFolder, type ReferenceBatch } from './family-model.testing';
 import { useGpu } from './runtime/gpu.testing';
 import { setBindingLimit } from './runtime/limits';
 import type { PlanSequence } from '../plan/types';
@@ -112,7 +112,7 @@ describe('family model on the GPU', () => {
           expect(mlpBlockRows(model, batch.tokens.length)).toBeLessThan(batch.tokens.length);
         }
         const got = await scoreBatch(model, batch);
-        const want = familyReferenceLogprobs(config, folder, batch);
+        const want = folderReferenceLogprobs(config, folder, batch);
         expectClose(got, want, { abs: 2e-4, label: 'logprobs' });
         expect(Math.min(...want)).toBeLessThan(-Math.log(config.vocabSize) + 1); // not a degenerate, near-uniform model
       } finally {
@@ -139,7 +139,7 @@ describe('family model on the GPU', () => {
         };
       });
       const scored = await scoreSequences(model, sequences, { maxRows: 25, rows: (tid) => tid % 2 === 0 });
-      const want = sequences.flatMap((q) => Array.from(familyReferenceLogprobs(config, folder, q)));
+      const want = sequences.flatMap((q) => Array.from(folderReferenceLogprobs(config, folder, q)));
       expectClose(
         scored.map((t) => t.logprob),
         want,

@@ -5,7 +5,7 @@
 // binding; and a forward over a packed batch (tokens, logical positions, tree mask end[]) to the last
 // block's output, which scoring (score.ts) turns into its targets' log-probabilities a block at a time.
 
-import type { FamilyConfig, FolderTensor, FolderTensorSource, WeightDtype } from '../model/family/config';
+import { type FamilyConfig, type FolderTensor, type FolderTensorSource, ropeInverseFrequencies, type WeightDtype } from '../model/family/config';
 import { createOwner, uploadStorage } from './runtime/buffers';
 import type { Gpu } from './runtime/device';
 import { ATTENTION_LONG_MAX_HS, attentionConfig, createAttentionForward, createAttentionMask, fitAttentionConfig } from './kernels/attention/attention';
@@ -14,7 +14,6 @@ import { createEmbed, type TableBlock } from './kernels/embed/embed';
 import { createLinear } from './kernels/linear/linear';
 import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';
 import { createRope, ropeRotation } from './kernels/rope/rope';
-import { ropeInverseFrequencies } from './kernels/rope/rope.reference';
 import { createSwiglu } from './kernels/swiglu/swiglu';
 import { dtypeBytes } from './kernels/weight-format/weight-format';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, rowBlocks, subBinding } from './runtime/limits';
@@ -205,7 +204,7 @@ export async function loadFamilyModel(
     head: head ?? table,
     weightBytes,
     fileBytes,
-    invFreq: ropeInverseFrequencies(config.headDim, config.ropeTheta, config.ropeScaling),
+    invFreq: ropeInverseFrequencies(config),
     destroy: destroyAll,
   };
 }

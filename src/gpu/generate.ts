@@ -30,14 +30,17 @@ export interface DecoderOptions {
   attention?: DecodeAttention;
 }
 
-/** Throws naming what is wrong with extending a view of `length` tokens by `tokens`, on a model of V tokens and P positions. */
-function checkExtend(length: number, tokens: readonly number[], V: number, P: number): void {
-  if (tokens.length === 0) throw new Error('Decoder.extend: no tokens (nothing to compute logits for)');
+/**
+ * Throws naming what is wrong with extending a view of `length` tokens by `tokens`, on a model of V
+ * tokens whose decoder `who` holds P positions (`whose`: the model's, or a family decoder's capacity).
+ */
+export function checkExtend(length: number, tokens: readonly number[], V: number, P: number, who = 'Decoder', whose = "the model's"): void {
+  if (tokens.length === 0) throw new Error(`${who}.extend: no tokens (nothing to compute logits for)`);
   for (const token of tokens) {
-    if (!(Number.isInteger(token) && token >= 0 && token < V)) throw new Error(`Decoder: token ${token} is outside the vocabulary of ${V}`);
+    if (!(Number.isInteger(token) && token >= 0 && token < V)) throw new Error(`${who}: token ${token} is outside the vocabulary of ${V}`);
   }
   if (length + tokens.length > P) {
-    throw new Error(`Decoder: the live view would hold ${length + tokens.length} tokens, more than the model's ${P} positions`);
+    throw new Error(`${who}: the live view would hold ${length + tokens.length} tokens, more than ${whose} ${P} positions`);
   }
 }
 

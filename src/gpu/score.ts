@@ -23,15 +23,9 @@ import { gpt2Scoring, type ScoringModel } from './scoring-model';
 /** A model scoring can run: GPT-2 or one of the model families (Llama, Qwen2, Qwen3). */
 export type ScoredModel = GpuModel | FamilyGpuModel;
 
-const scoringModels = new WeakMap<ScoredModel, ScoringModel>();
-
-/** The scoring view of a model (one per model). */
+/** The scoring view of a model: its sizes and closures over it (cheap: nothing is allocated until a forward or head is made). */
 export function scoringModel(model: ScoredModel): ScoringModel {
-  const known = scoringModels.get(model);
-  if (known) return known;
-  const s = 'family' in model ? familyScoring(model) : gpt2Scoring(model);
-  scoringModels.set(model, s);
-  return s;
+  return 'family' in model ? familyScoring(model) : gpt2Scoring(model);
 }
 
 export interface ScoreOptions {

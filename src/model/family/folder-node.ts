@@ -58,6 +58,11 @@ export function isModelFolderPath(path: string): boolean {
   }
 }
 
+/** The folder PATH names: PATH itself, or the folder of X.safetensors. */
+export function modelFolderDir(path: string): string {
+  return statSync(path).isDirectory() ? path : dirname(path);
+}
+
 /** Opens PATH (a folder, or X.safetensors with config.json beside it); problems name the file. */
 export async function openModelFolderPath(path: string): Promise<ModelFolder> {
   if (statSync(path).isDirectory()) return openModelFolder(nodeModelFolderFiles(path));
@@ -107,7 +112,7 @@ function readJsonFile(path: string): unknown {
  * and chat_template.jinja, named and sized by config.json as loadFamilyModel names it; no weights read.
  */
 export function loadFolderTokenizer(path: string): HfTokenizer {
-  const folder = statSync(path).isDirectory() ? path : dirname(path);
+  const folder = modelFolderDir(path);
   const file = (name: string) => join(folder, name);
   if (!existsSync(file('tokenizer.json'))) throw new ModelFolderError(basename(resolve(folder)), 'no tokenizer.json (a model folder as the Hub publishes it)');
   let name = basename(resolve(folder));

@@ -3,7 +3,7 @@
 // before the rotation in F32, F16 and BF16. Values stay put (v heads untouched).
 
 import { describe, expect, it } from 'vitest';
-import type { RopeScaling, WeightDtype } from '../../../model/family/config';
+import { type RopeScaling, ropeInverseFrequencies, type WeightDtype } from '../../../model/family/config';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 import { readFloat32, uploadStorage } from '../../runtime/buffers';
@@ -12,7 +12,7 @@ import { useGpu } from '../../runtime/gpu.testing';
 import { submitValidated } from '../../runtime/kernel';
 import { randomActivations, randomWeights, uploadBytes } from '../kernels.testing';
 import { createRope, ropeRotation } from './rope';
-import { ropeInverseFrequencies, ropeReference } from './rope.reference';
+import { ropeReference } from './rope.reference';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));
@@ -35,7 +35,7 @@ describe('rope', () => {
       const W = (NH + 2 * NKV) * HS;
       const qkv = randomActivations(rng, N * W);
       const positions = Uint32Array.from({ length: N }, (_, i) => 5 + (i < 12 ? i : i - 7)); // two branches of one root
-      const invFreq = ropeInverseFrequencies(HS, 10000, scaling);
+      const invFreq = ropeInverseFrequencies({ headDim: HS, ropeTheta: 10000, ropeScaling: scaling });
       const eps = 1e-6;
       const qNorm = normDtype ? randomWeights(rng, normDtype, HS, 0.5, 1) : null;
       const kNorm = normDtype ? randomWeights(rng, normDtype, HS, 0.5, 1) : null;
@@ -69,7 +69,7 @@ describe('rope', () => {
     const W = (NH + 2 * NKV) * HS;
     const qkv = randomActivations(createRng(3), (first + N + 2) * W);
     const positions = Uint32Array.from([5, 6, 7]);
-    const invFreq = ropeInverseFrequencies(HS, 10000);
+    const invFreq = ropeInverseFrequencies({ headDim: HS, ropeTheta: 10000, ropeScaling: { type: 'none' } });
     const buffer = uploadStorage(device, 'test.qkv', qkv);
     await submitValidated(device, 'test.rope', () => [
       createRope(
@@ -89,8 +89,12 @@ describe('rope', () => {
   });
 
   it('llama3 scaling keeps high frequencies, divides low ones by the factor, and interpolates between', () => {
-    const f = ropeInverseFrequencies(64, 500000, { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
-    const plain = ropeInverseFrequencies(64, 500000);
+    const f = ropeInverseFrequencies({
+      headDim: 64,
+      ropeTheta: 500000,
+      ropeScaling: { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 },
+    });
+    const plain = ropeInverseFrequencies({ headDim: 64, ropeTheta: 500000, ropeScaling: { type: 'none' } });
     expect(f[0]).toBe(plain[0]);
     expect(f[31]).toBeCloseTo(plain[31] / 32, 15);
     const mid = Array.from(f.keys()).filter((d) => f[d] !== plain[d] && Math.abs(f[d] - plain[d] / 32) > 1e-18);

@@ -1,34 +1,9 @@
-// Float64 reference of rope.wgsl, and the inverse frequencies its rotation table is built from: RoPE in the
-// `rotate_half` convention over the query and key heads of qkv (N, (NH + 2·NKV)·HS), optionally after a
-// per-head RMSNorm (Qwen3's q_norm / k_norm), with Hugging Face's frequency scalings (none, linear, llama3).
+// Float64 reference of rope.wgsl: RoPE in the `rotate_half` convention over the query and key heads of
+// qkv (N, (NH + 2·NKV)·HS), optionally after a per-head RMSNorm (Qwen3's q_norm / k_norm). The inverse
+// frequencies (Hugging Face's none, linear and llama3 scalings) are the model's: ropeInverseFrequencies
+// in model/family/config.
 
-import type { RopeScaling } from '../../../model/family/config';
 import { rmsnormReference } from '../rmsnorm/rmsnorm.reference';
-
-/**
- * invFreq[d] = θ^(−2d / HS) for d < HS/2, scaled as `rope_scaling` says: `linear` divides every
- * frequency by the factor; `llama3` divides the low frequencies (wavelength above
- * original_max_position_embeddings / low_freq_factor) by it, keeps the high ones (below … /
- * high_freq_factor) and interpolates smoothly between the two.
- */
-export function ropeInverseFrequencies(HS: number, theta: number, scaling: RopeScaling = { type: 'none' }): Float64Array {
-  const out = new Float64Array(HS / 2);
-  for (let d = 0; d < HS / 2; d++) out[d] = 1 / theta ** ((2 * d) / HS);
-  if (scaling.type === 'linear') return out.map((f) => f / scaling.factor);
-  if (scaling.type === 'llama3') {
-    const { factor, lowFreqFactor, highFreqFactor, originalMaxPositionEmbeddings: old } = scaling;
-    const lowWavelength = old / lowFreqFactor;
-    const highWavelength = old / highFreqFactor;
-    return out.map((f) => {
-      const wavelength = (2 * Math.PI) / f;
-      if (wavelength < highWavelength) return f;
-      if (wavelength > lowWavelength) return f / factor;
-      const smooth = (old / wavelength - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
-      return (1 - smooth) * (f / factor) + smooth * f;
-    });
-  }
-  return out;
-}
 
 export interface RopeReferenceShape {
   N: number;

@@ -3,6 +3,7 @@
 // and the float64 decoding the references read.
 
 import type { WeightDtype } from '../../../model/family/config';
+import { readTensor } from '../../../util/safetensors';
 import shared from './weight-format.wgsl?raw';
 
 /** The `WFMT` override of weight-format.wgsl, by dtype. */
@@ -21,30 +22,9 @@ export function checkEven(count: number, what: string): void {
   if (count % 2 !== 0) throw new Error(`${what}: ${count} elements, the weight kernels read them in pairs (an even count)`);
 }
 
-const f16 = (h: number): number => {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? Number.NaN : sign * Number.POSITIVE_INFINITY;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
-};
-
-/** The elements of a tensor's little-endian bytes as float64 (exact: every format widens without rounding). */
+/** The elements of a tensor's little-endian bytes as float64 (exact: every format widens without rounding): safetensors' readTensor. */
 export function decodeWeights(dtype: WeightDtype, data: Uint8Array): Float64Array {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const n = data.byteLength / dtypeBytes(dtype);
-  const out = new Float64Array(n);
-  if (dtype === 'F32') for (let i = 0; i < n; i++) out[i] = view.getFloat32(4 * i, true);
-  else if (dtype === 'F16') for (let i = 0; i < n; i++) out[i] = f16(view.getUint16(2 * i, true));
-  else {
-    const word = new DataView(new ArrayBuffer(4));
-    for (let i = 0; i < n; i++) {
-      word.setUint32(0, view.getUint16(2 * i, true) << 16, false);
-      out[i] = word.getFloat32(0, false);
-    }
-  }
-  return out;
+  return Float64Array.from(readTensor(data, { name: 'weights', dtype, shape: [data.byteLength / dtypeBytes(dtype)], begin: 0, end: data.byteLength }));
 }
 
 /** Rounds float values to `dtype` (nearest even), little-endian bytes: what a model folder would store. */
