@@ -60,20 +60,21 @@ describe('mw import --tokenizer MODEL-FOLDER', () => {
         ...(name === 'llama' ? { bos_token: '<|begin_of_text|>' } : {}),
       });
       expect(model.tokenizer!.decode(rollout.tokens)).toBe(rendered);
+      const own = { modelTokenizer: model.tokenizer!.name };
       // Its own model takes it; the byte worked example is refused in one line saying how to import for it.
-      expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'])).not.toThrow();
+      expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'], undefined, own)).not.toThrow();
       const worked = parseRolloutFile(readFileSync(WORKED, 'utf8'), WORKED);
-      expect(() => checkModelTakes(model.config, worked, ['logit-tree'])).toThrow(
+      expect(() => checkModelTakes(model.config, worked, ['logit-tree'], undefined, own)).toThrow(
         `${WORKED}: rollout "worked-example" is tokenized with byte (vocabulary 272), but the model's vocabulary of 320 is the hf:${name} tokenizer's (import the log with mw import --tokenizer MODEL-FOLDER)`,
       );
       const other = name === 'qwen3' ? llama : qwen3;
-      const otherConfig = (await familyModelArg(other.dir)).config;
-      expect(() => checkModelTakes(otherConfig, [rollout], ['logit-tree'])).toThrow(
+      const otherModel = await familyModelArg(other.dir);
+      expect(() => checkModelTakes(otherModel.config, [rollout], ['logit-tree'], undefined, { modelTokenizer: otherModel.tokenizer!.name })).toThrow(
         `is tokenized with hf:${name}, but the model's vocabulary of 320 is the hf:${other.dir.split('/').pop()} tokenizer's`,
       );
       // A folder without tokenizer.json reads the rollouts its vocabulary names (byte here), as a GPT-2 checkpoint does.
-      expect(() => checkModelTakes(model.config, worked, ['logit-tree'], undefined, { folderTokenizer: false })).not.toThrow();
-      expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'], undefined, { folderTokenizer: false })).toThrow(
+      expect(() => checkModelTakes(model.config, worked, ['logit-tree'])).not.toThrow();
+      expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'])).toThrow(
         `is tokenized with hf:${name}, but the model's vocabulary of 320 is the byte tokenizer's`,
       );
     });
@@ -94,8 +95,9 @@ describe('mw import --tokenizer MODEL-FOLDER', () => {
     expect(targetText).toContain('Read src/math.ts first.<|im_end|>\n');
     expect(targetText).not.toContain('<|im_start|>');
     // What fits follows from max_position_embeddings (RoPE has no table to run out of).
-    expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'])).not.toThrow();
-    expect(() => checkModelTakes({ ...model.config, maxPositionEmbeddings: 64 }, [rollout], ['logit-tree'])).toThrow(
+    const own = { modelTokenizer: model.tokenizer!.name };
+    expect(() => checkModelTakes(model.config, [rollout], ['logit-tree'], undefined, own)).not.toThrow();
+    expect(() => checkModelTakes({ ...model.config, maxPositionEmbeddings: 64 }, [rollout], ['logit-tree'], undefined, own)).toThrow(
       /rollout "3f6c2a1e-8d4b-4c1a-9e2f-5b7d0a9c4e11": logit-tree needs \d+ positions, the model has 64$/,
     );
   });

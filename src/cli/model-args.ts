@@ -19,7 +19,6 @@ import { METHODS, SEQUENCE_METHODS, isMethod, type Method, type SequenceMethod }
 import { ValidationError, quote } from '../rollout/errors';
 import type { Rollout } from '../rollout/rollout';
 import { tokenizerMismatch } from '../rollout/tokenizer';
-import { hfTokenizerName } from '../rollout/tokenizer-hf';
 import type { FamilyConfig } from '../model/family/config';
 import { ModelFolderError } from '../model/family/folder';
 import { isModelFolderPath, loadFamilyModel, modelFolderDir, type FamilyModel } from '../model/family/folder-node';
@@ -255,13 +254,12 @@ export type ScoringModelArg = (
 export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
   if (isModelFolderPath(path)) {
     const model = await familyModelArg(path);
-    const folderTokenizer = model.tokenizer !== null;
     return {
       kind: 'family',
       model,
       config: model.config,
       path,
-      takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { folderTokenizer }),
+      takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { modelTokenizer: model.tokenizer?.name }),
     };
   }
   const { weights } = readCheckpointArg(path);
@@ -350,13 +348,12 @@ export function checkModelTakes(
   rollouts: readonly Rollout[],
   methods: readonly Method[],
   trees?: readonly ConditioningTree[],
-  options: { folderTokenizer?: boolean } = {},
+  options: { modelTokenizer?: string } = {},
 ): void {
-  // A family model (RoPE) reaches max_position_embeddings; it reads its own `hf:<name>` tokenizer's rollouts
-  // (a folder without tokenizer.json, folderTokenizer false: the tokenizer its vocabulary names, as GPT-2's does).
-  const family = 'architecture' in config && options.folderTokenizer !== false;
+  // A family model (RoPE) reaches max_position_embeddings. A model reads its own tokenizer's rollouts:
+  // `modelTokenizer` (a folder's `hf:<name>`, from its tokenizer.json), else the one its vocabulary names.
+  const { modelTokenizer } = options;
   const nPositions = 'architecture' in config ? config.maxPositionEmbeddings : config.nPositions;
-  const modelTokenizer = 'architecture' in config && family ? hfTokenizerName(config.name) : undefined;
   rollouts.forEach((rollout, r) => {
     const where = `rollout ${quote(rollout.id)}`;
     // A model reads one tokenizer's tokens (docs/tokenizers.md): GPT-2's vocabulary of 50257 the gpt2
@@ -366,7 +363,7 @@ export function checkModelTakes(
     const fix =
       mismatch?.model === 'gpt2'
         ? ' (import the log with mw import --tokenizer gpt2)'
-        : family
+        : modelTokenizer
           ? ' (import the log with mw import --tokenizer MODEL-FOLDER)'
           : '';
     if (mismatch) throw new ValidationError(rollout.source, `${where} ${mismatch.reason}${fix}`);
