@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { MetricRecord } from '../../run/engine';
 import { appendRecords, createHistory, CSV_COLUMNS, CSV_MISMATCH_COLUMNS, historyCsv, historyJsonl } from './history';
 import { mismatchFigures } from '../../metrics/mismatch';
-import { metricRecord } from '../../testing/metricRecord';
+import { sampleRecord } from '../../testing/sampleRecord';
 
 const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord =>
-  metricRecord({
+  sampleRecord({
     step,
     method,
     loss,

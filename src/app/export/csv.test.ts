@@ -9,7 +9,7 @@ import { generateRandomRollout } from '../../rollout/generate-random';
 import { rolloutRow } from '../../tree';
 import { datasetCsv } from '../core/datasetTable';
 import { createHistory, CSV_COLUMNS, historyCsv } from '../core/history';
-import { metricRecord } from '../../testing/metricRecord';
+import { sampleRecord } from '../../testing/sampleRecord';
 import { csvOf, neutralise } from './targetRows';
 
 const HOSTILE = ['=HYPERLINK("http://127.0.0.1/x","click")', '+1+cmd', '-2+3', '@SUM(1,1)', '\tleading tab', '\rcarriage', '=1+1'];
@@ -47,7 +47,7 @@ describe('CSV formula injection', () => {
   });
 
   it('the metric-history CSV: negative figures stay numbers', () => {
-    const record = metricRecord({ loss: 2, taskLoss: 2, logdiff: -2.5, mu: -1e-8, reward: -0.5 });
+    const record = sampleRecord({ loss: 2, taskLoss: 2, logdiff: -2.5, mu: -1e-8, reward: -0.5 });
     const [, row] = csvParseRows(historyCsv(createHistory([record])).trim());
     expect(row[CSV_COLUMNS.indexOf('logdiff')]).toBe('-2.5');
     expect(row[CSV_COLUMNS.indexOf('mu')]).toBe('-1e-8');

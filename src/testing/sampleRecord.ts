@@ -1,8 +1,8 @@
 // One metric record (the engine's per-lane, per-step figures) for the tests of what the app does with them
-// (history, CSV): plausible figures of an RL update, any of them replaced by `figures`.
+// (history, CSV), not the engine's metricRecord (src/run/record.ts): plausible figures of an RL update, any of them replaced by `figures`.
 import type { MetricRecord } from '../run/engine';
 
-export const metricRecord = (figures: Partial<MetricRecord> = {}): MetricRecord => ({
+export const sampleRecord = (figures: Partial<MetricRecord> = {}): MetricRecord => ({
   step: 1,
   method: 'packed-4d',
   objective: 'rl',
