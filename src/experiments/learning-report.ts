@@ -18,6 +18,9 @@ const signed = (v: number | null | undefined, digits: number) =>
 const PHASE_TITLE: Record<Phase, string> = { sft: 'SFT on expert demonstrations', rl: 'on-policy RL (PPO-clipped, GRPO)', sweep: 'SDCC λ sweep (RL)' };
 
 /** "0.31 [0.19–0.44]" */
+/** KL_SDCC with the share of updates where it fired; – for a run without SDCC. */
+const klCell = (g: GroupSummary) => (g.klSdcc === null ? '–' : `${formatDrift(g.klSdcc)} (${Math.round(100 * (g.klFiredShare ?? 0))}%)`);
+
 function emRange(f: { mean: number; min: number; max: number } | null): string {
   return f ? `${f.mean.toFixed(2)} [${f.min.toFixed(2)}–${f.max.toFixed(2)}]` : '–';
 }
@@ -66,7 +69,7 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
     out.push(
       `EM after the last update: mean [lowest–highest] over ${c.seeds.length} seeds, and the mean gain over the start's EM. Curves: learning-${phase}-<editor>.svg.\n`,
     );
-    out.push(mdTable(['method', ...editors.flatMap((e) => [`${e}: EM`, 'Δ'])], rows, ['l', ...editors.flatMap(() => ['r', 'r'] as ('l' | 'r')[])]));
+    out.push(mdTable(['method', ...editors.flatMap((e) => [`${e}: EM`, 'Δ'])], rows, 'l' + 'rr'.repeat(editors.length)));
   }
 
   out.push('## Training figures\n');
@@ -89,26 +92,16 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
       formatDrift(g.k3),
       formatDrift(g.chi2Token),
       fixed(g.ess, 4),
-      g.klSdcc === null ? '–' : `${formatDrift(g.klSdcc)} (${Math.round(100 * (g.klFiredShare ?? 0))}%)`,
+      klCell(g),
       fixed(g.reward, 3),
       fixed(g.stepMs, 0),
     ]);
   out.push(
-    mdTable(['phase', 'editor', 'method', 'loss', 'logdiff', 'μ', 'cond. drift', 'k3', 'χ²_tok', 'ESS', 'KL_SDCC', 'reward', 'ms/update'], figureRows, [
-      'l',
-      'l',
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-    ]),
+    mdTable(
+      ['phase', 'editor', 'method', 'loss', 'logdiff', 'μ', 'cond. drift', 'k3', 'χ²_tok', 'ESS', 'KL_SDCC', 'reward', 'ms/update'],
+      figureRows,
+      'lllrrrrrrrrrr',
+    ),
   );
 
   const sweep = sweepGroups(groups);
@@ -126,11 +119,11 @@ export function learningTable(results: LearningResults, meta: LearningMeta): str
       emRange(g.final),
       signed(g.gain, 2),
       fixed(g.loss, 4),
-      g.klSdcc === null ? '–' : `${formatDrift(g.klSdcc)} (${Math.round(100 * (g.klFiredShare ?? 0))}%)`,
+      klCell(g),
       String(g.stopped),
     ]);
     // The seeds behind each row: a row with fewer (a partial experiment) is a mean over other seeds than its neighbours'.
-    out.push(mdTable(['editor', 'run', 'seeds', 'EM', 'Δ', 'loss', 'KL_SDCC (fired)', 'stopped'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r']));
+    out.push(mdTable(['editor', 'run', 'seeds', 'EM', 'Δ', 'loss', 'KL_SDCC (fired)', 'stopped'], rows, 'llrrrrrr'));
   }
 
   const stopped = results.runs.filter((r) => r.stopped);

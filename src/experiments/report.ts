@@ -35,8 +35,9 @@ export const label = (m: Method) => METHOD_BY_ID[m].label;
 // ---------------------------------------------------------------------------------------------
 // table.md
 
-export function mdTable(headers: string[], rows: string[][], align: ('l' | 'r')[]): string {
-  const rule = align.map((a) => (a === 'r' ? '---:' : ':---'));
+/** A Markdown table; `align` has one letter per column, l or r (e.g. 'llrr'). */
+export function mdTable(headers: string[], rows: string[][], align: string): string {
+  const rule = [...align].map((a) => (a === 'r' ? '---:' : ':---'));
   return [headers, rule, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n') + '\n';
 }
 
@@ -119,18 +120,7 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       'step = median update time relative to naive-compressed (first update left out from three updates on: it compiles pipelines); ' +
       "rows = mean rows through the model per update (the packed input, SDCC's teacher included). " +
       'On-policy, the rollout logprobs are the live-prefix scores of the weights being trained, so logdiff is also the conditioning drift.\n',
-    mdTable(['editor', 'method', 'logdiff', 'μ', 'KL_SDCC (fired)', 'reward', 'EM₀ → EM', 'step', 'rows', 'updates'], rows, [
-      'l',
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-    ]),
+    mdTable(['editor', 'method', 'logdiff', 'μ', 'KL_SDCC (fired)', 'reward', 'EM₀ → EM', 'step', 'rows', 'updates'], rows, 'llrrrrrrrr'),
     '## Drift at the checkpoint\n',
     `Every scoring method on the checkpoint's own rollouts (sampled at ${describeSampling(driftSampling)}${trainLike ? "; update 1's batch" : ', logprobs recorded at T=1'}), ` +
       'against their rollout-time logprobs; ' +
@@ -138,21 +128,11 @@ export function matrixTable(results: MatrixResults, meta: { checkpoint: string |
       '(naive-compressed: time-travel leakage, expected mostly negative; naive-full: stale context, expected mostly positive). ' +
       `expected μ = the mean over targets of the signed drift the batch's sampler should expect there, Σ_a s(a)(log q_m(a) − log p(a)), exact ` +
       '(μ averages one sample per target); at temperature 1 it is −KL(p ‖ q_m) ≤ 0 for every method. Histograms: drift-<editor>.svg.\n',
-    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, [
-      'l',
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-    ]),
+    mdTable(['editor', 'method', 'n', 'logdiff', 'μ', 'negative', 'cond. drift', 'expected μ', 'expected negative'], driftRows, 'llrrrrrrr'),
     '## Rollouts\n',
     "The checkpoint's batch per editor: rollouts used (every method replays them within the model's positions) of those generated, " +
       'mean K, diverging leaves D, dropped targets, N_packed / final-walk length, how episodes ended, mean reward and EM (sampled).\n',
-    mdTable(['editor', 'used', 'K', 'D', 'dropped', 'packed ratio', 'stops', 'reward', 'EM'], structure, ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'r']),
+    mdTable(['editor', 'used', 'K', 'D', 'dropped', 'packed ratio', 'stops', 'reward', 'EM'], structure, 'lrrrrrlrr'),
   ].join('\n');
 }
 

@@ -78,13 +78,13 @@ export function signMeaning(method: Method, state: VerdictState, foreign = false
   const student = method === 'naive-compressed' || method === 'sdcc';
   if (student) {
     return state === 'below'
-      ? 'below zero: time-travel leakage, targets scored on the final walk lose evidence their live prefix held and read summaries written after them'
-      : `above zero: the final walk makes the policy’s tokens likelier than their live prefix did; ${LEAKAGE_POSITIVE}`;
+      ? 'time-travel leakage: targets scored on the final walk lose evidence their live prefix held and read summaries written after them'
+      : `the final walk makes the policy’s tokens likelier than their live prefix did; ${LEAKAGE_POSITIVE}`;
   }
   // naive-full
   return state === 'above'
-    ? 'above zero: stale context, evicted evidence left on the tape makes the tokens likelier than when they were generated'
-    : 'below zero: the evicted content left on the tape distracts from the tokens the policy chose (stale context that hurts)';
+    ? 'stale context: evicted evidence left on the tape makes the tokens likelier than when they were generated'
+    : 'the evicted content left on the tape distracts from the tokens the policy chose (stale context that hurts)';
 }
 
 /** The verdict of one reference's figures (every method's, the exact ones included, which set the floor). */

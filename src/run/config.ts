@@ -91,11 +91,11 @@ export function defaultRunConfig(preset: ModelPreset = 'tiny'): RunConfig {
 
 /**
  * Every setting a starting point (Demo model, Paper claim) applies: the defaults of a new run, over
- * them the point's own task and harness. A preset sets all of them, so what another preset changed
- * before (its methods, steps, batch, editor) does not stay behind. The model shape (`preset`) and the
- * checkpoint are not settings of a preset: the checkpoint it loads sets them.
+ * them the point's own task and harness. A starting point sets all of them, so what another one changed
+ * before (its methods, steps, batch, editor) does not stay behind. The model shape (`preset`, one of
+ * PRESETS) and the checkpoint are not among them: the checkpoint it loads sets them.
  */
-export function presetSettings(task: Partial<RunConfig>): Omit<RunConfig, 'preset' | 'checkpoint'> {
+export function startingPointSettings(task: Omit<Partial<RunConfig>, 'methods'> & { methods?: readonly Method[] }): Omit<RunConfig, 'preset' | 'checkpoint'> {
   const { preset: _, checkpoint: __, ...defaults } = defaultRunConfig();
   return { ...defaults, ...task, methods: [...(task.methods ?? defaults.methods)] };
 }

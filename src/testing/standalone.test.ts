@@ -35,8 +35,9 @@ function outsideReferences(path: string, text: string, root = ROOT): string[] {
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     const at = `${path}:${i + 1}`;
-    // The shared folder beside the repository, by what it holds (a folder of the repository may be called shared too).
-    if (/(\.\.|(^|[^\w.]))\/shared\/(SPEC|STYLE|fixtures|seeds)\b|(^|[^\w.])\/work\//.test(line)) found.push(`${at}: ${line.trim()}`);
+    // Any climb into a folder called shared (no folder of the repository has that name, so it can only mean
+    // the one beside it), the shared folder's contents named from the root, or the machine's work folder.
+    if (/\.\.\/shared\b|(^|[^\w.])\/work\/|(^|[^\w.])\/shared\/(SPEC|STYLE|fixtures|seeds)/.test(line)) found.push(`${at}: ${line.trim()}`);
     for (const match of line.matchAll(/(?:\.\.\/)+(?:[\w.-]+)?/g)) {
       const target = resolve(root, dirname(path), match[0]);
       if (target !== root && !target.startsWith(root + sep)) found.push(`${at}: ${match[0]} leaves the repository`);
@@ -54,9 +55,10 @@ describe('the repository stands alone', () => {
     expect(outsideReferences('docs/x.md', 'see /' + 'work/main/README.md', '/r')).toHaveLength(1);
     expect(outsideReferences('src/a/b.ts', "new URL('../../fixtures/x.json', import.meta.url)", '/r')).toEqual([]);
     expect(outsideReferences('docs/x.md', 'see [the tree](../README.md)', '/r')).toEqual([]);
-    // Named without climbing out, the shared folder's contents are still found; the app's own views/shared/ is not.
+    // A climb into a folder called shared is found even when it stays inside the repository (it reads as the one beside it).
     expect(outsideReferences('docs/x.md', 'as ' + up + 'shared/STYLE.md says', '/r')).toHaveLength(1);
-    expect(outsideReferences('src/app/views/tree/TreeView.tsx', "import { useSize } from '" + up + "shared/useSize';", '/r')).toEqual([]);
+    expect(outsideReferences('src/app/views/tree/TreeView.tsx', "import { useSize } from '" + up + "shared/useSize';", '/r')).toHaveLength(1);
+    expect(outsideReferences('src/app/views/tree/TreeView.tsx', "import { useSize } from '" + up + "common/useSize';", '/r')).toEqual([]);
   });
 
   it('no tracked file refers to a path outside the repository', () => {

@@ -29,7 +29,7 @@ function rolloutText(view: ViewData): RolloutText {
     const first: number[] = [];
     const end: number[] = [];
     for (const g of glyphs) {
-      // Special tokens are not text: a placeholder no query contains keeps them out of matches.
+      // Special tokens are not text: each stands as one sentinel character (U+FFFF, a noncharacter no query contains), so no match spans one.
       const unit = g.kind === GLYPH.special ? '\uffff' : g.raw.toLowerCase();
       s += unit;
       for (let u = 0; u < unit.length; u++) {

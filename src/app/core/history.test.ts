@@ -2,37 +2,18 @@ import { describe, expect, it } from 'vitest';
 import type { MetricRecord } from '../../run/engine';
 import { appendRecords, createHistory, CSV_COLUMNS, CSV_MISMATCH_COLUMNS, historyCsv, historyJsonl } from './history';
 import { mismatchFigures } from '../../metrics/mismatch';
+import { sampleRecord } from '../../testing/sampleRecord';
 
-const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord => ({
-  step,
-  method,
-  objective: 'rl',
-  loss,
-  taskLoss: loss,
-  logdiff: step === 1 ? null : 1e-7,
-  mu: -1e-8,
-  conditioningDrift: 0,
-  conditioningMu: 0,
-  klSdcc: 0,
-  klFired: false,
-  divergingLeaves: 3,
-  targets: 20,
-  tokens: 100,
-  nPacked: 120,
-  nFinal: 90,
-  K: 1,
-  reward: 0.5,
-  em: 0.5,
-  evalReward: null,
-  evalEm: null,
-  rollout_corr: step === 1 ? null : mismatchFigures([{ train: [-0.5, -1], rollout: [-0.25, -1] }]),
-  skipped: 0,
-  lr: 1e-3,
-  gradNorm: 0.4,
-  stepMs: 12,
-  genMs: 30,
-  time: 1_700_000_000_000 + step,
-});
+const record = (method: MetricRecord['method'], step: number, loss: number): MetricRecord =>
+  sampleRecord({
+    step,
+    method,
+    loss,
+    taskLoss: loss,
+    logdiff: step === 1 ? null : 1e-7,
+    rollout_corr: step === 1 ? null : mismatchFigures([{ train: [-0.5, -1], rollout: [-0.25, -1] }]),
+    time: 1_700_000_000_000 + step,
+  });
 
 describe('metric history', () => {
   it('keeps one record per lane and step: a retried or restored step replaces the later ones', () => {

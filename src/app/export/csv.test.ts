@@ -9,7 +9,7 @@ import { generateRandomRollout } from '../../rollout/generate-random';
 import { rolloutRow } from '../../tree';
 import { datasetCsv } from '../core/datasetTable';
 import { createHistory, CSV_COLUMNS, historyCsv } from '../core/history';
-import type { MetricRecord } from '../../run/engine';
+import { sampleRecord } from '../../testing/sampleRecord';
 import { csvOf, neutralise } from './targetRows';
 
 const HOSTILE = ['=HYPERLINK("http://127.0.0.1/x","click")', '+1+cmd', '-2+3', '@SUM(1,1)', '\tleading tab', '\rcarriage', '=1+1'];
@@ -47,36 +47,7 @@ describe('CSV formula injection', () => {
   });
 
   it('the metric-history CSV: negative figures stay numbers', () => {
-    const record = {
-      step: 1,
-      method: 'packed-4d',
-      objective: 'rl',
-      loss: 2,
-      taskLoss: 2,
-      logdiff: -2.5,
-      mu: -1e-8,
-      conditioningDrift: 0,
-      conditioningMu: 0,
-      klSdcc: 0,
-      klFired: false,
-      divergingLeaves: 3,
-      targets: 20,
-      tokens: 100,
-      nPacked: 120,
-      nFinal: 90,
-      K: 1,
-      reward: -0.5,
-      em: 0.5,
-      evalReward: null,
-      evalEm: null,
-      rollout_corr: null,
-      skipped: 0,
-      lr: 1e-3,
-      gradNorm: 0.4,
-      stepMs: 12,
-      genMs: 30,
-      time: 1_700_000_000_000,
-    } as MetricRecord;
+    const record = sampleRecord({ loss: 2, taskLoss: 2, logdiff: -2.5, mu: -1e-8, reward: -0.5 });
     const [, row] = csvParseRows(historyCsv(createHistory([record])).trim());
     expect(row[CSV_COLUMNS.indexOf('logdiff')]).toBe('-2.5');
     expect(row[CSV_COLUMNS.indexOf('mu')]).toBe('-1e-8');

@@ -3,7 +3,7 @@
 // import used to get no hello, so the panel said "starting the engine…" until a run began.
 import { describe, expect, it, vi } from 'vitest';
 import { create } from 'zustand';
-import { DEMO_MODEL, presetSettings } from '../../run/config';
+import { DEMO_MODEL, startingPointSettings } from '../../run/config';
 import type { TrainRequest } from '../protocol/train';
 import type { WorkbenchState } from './types';
 
@@ -28,6 +28,6 @@ describe('the training worker', () => {
     await store.getState().trainUseDemoModel();
     store.getState().trainConnect(); // the panel opens afterwards
     expect(sent.map((r) => r.type)).toEqual(['hello', 'import-checkpoint']);
-    expect(store.getState().trainConfig).toMatchObject({ ...presetSettings(DEMO_MODEL.task), checkpoint: DEMO_MODEL.name });
+    expect(store.getState().trainConfig).toMatchObject({ ...startingPointSettings(DEMO_MODEL.task), checkpoint: DEMO_MODEL.name });
   });
 });

@@ -8,7 +8,7 @@ import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
 import type { TrainReply, TrainRequest } from '../protocol/train';
 import { createTrainClient, type TrainClient } from '../protocol/trainClient';
 import { fetchShipped } from '../load/shipped';
-import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, presetSettings, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
+import { configProblems, defaultRunConfig, DEMO_MODEL, PAPER_CLAIM, startingPointSettings, presetSizes, WEAK_MODEL, type RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { Slice, TrainSlice } from './types';
 
@@ -169,12 +169,11 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       await importCheckpoint(file.name, () => file.arrayBuffer(), {});
     },
     async trainUseDemoModel() {
-      await importCheckpoint(DEMO_MODEL.name, shipped(DEMO_MODEL.file), presetSettings(DEMO_MODEL.task));
+      await importCheckpoint(DEMO_MODEL.name, shipped(DEMO_MODEL.file), startingPointSettings(DEMO_MODEL.task));
     },
     async trainPaperClaim() {
       if (get().trainRun) return; // a run's config is fixed: reset first
-      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), presetSettings({ ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] })))
-        get().trainPlay();
+      if (await importCheckpoint(WEAK_MODEL.name, shipped(WEAK_MODEL.file), startingPointSettings(PAPER_CLAIM))) get().trainPlay();
     },
     async trainExportCheckpoint(method) {
       const reply = await ensure().request<Extract<TrainReply, { type: 'checkpoint-file' }>>((job) => ({ type: 'export-checkpoint', job, method }));

@@ -2,7 +2,7 @@
 // progress, Back / Next, Escape closes) and rings around what the step talks about, with the rest of
 // the page dimmed but live. The step's setup runs in the store (tourSlice); this view only draws,
 // scrolls the first highlight into sight, and opens a collapsed panel the step needs.
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { MarkdownLine } from '../glossary/Markdown';
 import { useWorkbench } from '../store';
@@ -144,14 +144,13 @@ export function Tour() {
   const back = useWorkbench((s) => s.tourBack);
   const end = useWorkbench((s) => s.endTour);
   const play = useWorkbench((s) => s.trainPlay);
-  const readout = useWorkbench((s) => {
-    const def = s.tourStep !== null ? TOUR_STEPS[s.tourStep - 1] : null;
-    if (!def?.readout || !s.view) return null;
-    return def.readout(s.view, s.driftView === s.view ? s.drift : null);
-  });
   const scoring = useWorkbench((s) => s.scoring !== null || s.modelLoading !== null);
   const barRef = useRef<HTMLDivElement>(null);
   const def = step !== null ? TOUR_STEPS[step - 1] : null;
+  // The step's readout, once per view and scores (not in a selector, which would run it on every store update).
+  const view = useWorkbench((s) => s.view);
+  const drift = useWorkbench((s) => (s.driftView === s.view ? s.drift : null));
+  const readout = useMemo(() => (def?.readout && view ? def.readout(view, drift) : null), [def, view, drift]);
   const rings = useRings(def && !busy && !blocked ? def.highlight : null);
 
   // A step named by the URL is applied once the page shows a rollout.

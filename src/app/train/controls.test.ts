@@ -1,7 +1,7 @@
 // The run controls' words and numbers: the status pill while the engine starts, the ETA between
 // progress reports, and the question Reset asks before it throws a run away.
 import { describe, expect, it } from 'vitest';
-import { DEMO_MODEL, PAPER_CLAIM, defaultRunConfig, presetSettings } from '../../run/config';
+import { DEMO_MODEL, PAPER_CLAIM, defaultRunConfig, startingPointSettings } from '../../run/config';
 import { etaNow, phaseText, resetQuestion } from './Controls';
 
 describe('run controls', () => {
@@ -23,9 +23,9 @@ describe('run controls', () => {
     expect(resetQuestion(false, 0, 20)).toBeNull();
   });
   it('a starting point sets every setting: Demo model after Paper claim leaves none of its methods, steps, batch or editor', () => {
-    const afterPaperClaim = { ...defaultRunConfig(), ...presetSettings({ ...PAPER_CLAIM, methods: [...PAPER_CLAIM.methods] }) };
+    const afterPaperClaim = { ...defaultRunConfig(), ...startingPointSettings(PAPER_CLAIM) };
     expect(afterPaperClaim).toMatchObject({ editor: 'window', steps: 20, batch: 4, methods: ['naive-compressed', 'naive-full', 'packed-4d', 'sdcc'] });
-    const demo = { ...afterPaperClaim, ...presetSettings(DEMO_MODEL.task) };
+    const demo = { ...afterPaperClaim, ...startingPointSettings(DEMO_MODEL.task) };
     const { preset: _, checkpoint: __, ...defaults } = defaultRunConfig();
     expect(demo).toEqual({ ...afterPaperClaim, ...defaults, ...DEMO_MODEL.task });
     expect(demo).toMatchObject({ editor: 'compact', steps: 200, batch: 2, methods: ['naive-compressed', 'packed-4d'], lr: 3e-4, env: 'collect' });

@@ -3,7 +3,7 @@
 import { useEffect, useRef } from 'react';
 import { useWorkbench } from '../../store';
 import { downloadText } from '../../export/download';
-import { sizedContext, useFrameDraw, useSize } from '../../views/shared/useSize';
+import { sizedContext, useFrameDraw, useSize } from '../../views/common/useSize';
 import { INK } from '../../../present/palette';
 import { orderedMethods } from '../../../run/config';
 import type { WorkbenchState } from '../../store/types';

@@ -21,7 +21,7 @@ import { PREFIX_STATE } from '../../core/prefixStates';
 import type { ViewData } from '../../core/viewData';
 import { useWorkbench } from '../../store';
 import type { IdSpan } from '../../store/types';
-import { measureFrame } from '../shared/perf';
+import { measureFrame } from '../common/perf';
 
 const STATE_CLASS: Record<number, string> = {
   [PREFIX_STATE.missing]: 'missing',

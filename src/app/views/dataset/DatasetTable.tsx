@@ -17,7 +17,7 @@ import {
 } from '../../core/datasetTable';
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
-import { formatEffect as formatDelta } from '../../../present/number';
+import { formatEffect as formatDelta, formatMagnitude } from '../../../present/number';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;
@@ -41,7 +41,7 @@ function cell(column: Column, entry: TableEntry): string {
 function number(column: Column, v: number | string): string {
   if (typeof v === 'string') return v;
   if (column.key.startsWith('mu:')) return formatDelta(v);
-  if (column.key.startsWith('logdiff:') || column.key === 'klSdcc') return v < 1e-3 && v > 0 ? v.toExponential(1) : v.toFixed(4);
+  if (column.key.startsWith('logdiff:') || column.key === 'klSdcc') return formatMagnitude(v);
   return Number.isInteger(v) ? String(v) : String(Number(v.toFixed(3))); // a reward of 1/3 reads 0.333 (the CSV keeps every digit)
 }
 

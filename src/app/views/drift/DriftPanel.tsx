@@ -14,7 +14,7 @@ import { downloadText, fileStem } from '../../export/download';
 import { driftCsv } from '../../export/driftCsv';
 import type { ScoredMethod } from '../../protocol/score';
 import { useWorkbench } from '../../store';
-import { driftColor } from '../shared/colors';
+import { driftColor } from '../common/colors';
 import { formatEffect, formatMagnitude } from '../../../present/number';
 import { DriftHistogram } from './DriftHistogram';
 import { DriftJunctions } from './DriftJunctions';

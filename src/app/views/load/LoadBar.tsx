@@ -73,6 +73,7 @@ export function LoadBar() {
             data-testid="max-packed"
             style={{ width: '8em' }}
           />
+          <span className="muted">nodes</span>
         </label>
         <span className="sep" />
         <span className="muted">Examples:</span>

@@ -11,7 +11,7 @@ import { Term, TermText } from '../../glossary/Term';
 import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { ExportButtons } from '../ExportButtons';
-import { sizedContext, useFrameDraw, useSize } from '../shared/useSize';
+import { sizedContext, useFrameDraw, useSize } from '../common/useSize';
 import { drawMask, MASK_COLORS, maskGeometry, maskHit, type MaskFrame, type MaskZoom } from './draw';
 import './mask.css';
 

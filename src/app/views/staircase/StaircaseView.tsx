@@ -9,11 +9,11 @@ import { useWorkbench } from '../../store';
 import { ExportButtons } from '../ExportButtons';
 import { MethodKey } from '../MethodKey';
 import { TermText } from '../../glossary/Term';
-import { ColorToggle, useTargetColor } from '../shared/useTargetColor';
+import { ColorToggle, useTargetColor } from '../common/useTargetColor';
 import { INK } from '../../../present/palette';
 import { CELL, CELL_COLORS, CELL_LEGEND } from '../../core/cells';
-import { markDrawn, measureFrame } from '../shared/perf';
-import { sizedContext, useFrameDraw, useSize } from '../shared/useSize';
+import { markDrawn, measureFrame } from '../common/perf';
+import { sizedContext, useFrameDraw, useSize } from '../common/useSize';
 import {
   drawStaircase,
   drawStaircaseLegend,
@@ -29,7 +29,7 @@ import {
 } from './draw';
 import { buildStaircase, cellClass, type StaircaseModel } from '../../core/staircaseModel';
 import { lanesOf, selectedViews } from '../../core/methodViews';
-import { textMarksOf, textMarksChanged } from '../shared/useTextMarks';
+import { textMarksOf, textMarksChanged } from '../common/useTextMarks';
 import { drawTextMarks } from './textMarks';
 
 interface Hover {

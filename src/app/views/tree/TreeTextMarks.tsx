@@ -4,7 +4,7 @@
 import { useMemo } from 'react';
 import type { TreeEdge, TreeModel } from '../../core/treeModel';
 import type { ViewData } from '../../core/viewData';
-import { useTextMarks } from '../shared/useTextMarks';
+import { useTextMarks } from '../common/useTextMarks';
 
 interface Props {
   view: ViewData;

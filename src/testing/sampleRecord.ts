@@ -1,0 +1,35 @@
+// One metric record (the engine's per-lane, per-step figures) for the tests of what the app does with them
+// (history, CSV), not the engine's metricRecord (src/run/record.ts): plausible figures of an RL update, any of them replaced by `figures`.
+import type { MetricRecord } from '../run/engine';
+
+export const sampleRecord = (figures: Partial<MetricRecord> = {}): MetricRecord => ({
+  step: 1,
+  method: 'packed-4d',
+  objective: 'rl',
+  loss: 2,
+  taskLoss: 2,
+  logdiff: null,
+  mu: -1e-8,
+  conditioningDrift: 0,
+  conditioningMu: 0,
+  klSdcc: 0,
+  klFired: false,
+  divergingLeaves: 3,
+  targets: 20,
+  tokens: 100,
+  nPacked: 120,
+  nFinal: 90,
+  K: 1,
+  reward: 0.5,
+  em: 0.5,
+  evalReward: null,
+  evalEm: null,
+  rollout_corr: null,
+  skipped: 0,
+  lr: 1e-3,
+  gradNorm: 0.4,
+  stepMs: 12,
+  genMs: 30,
+  time: 1_700_000_000_000,
+  ...figures,
+});
