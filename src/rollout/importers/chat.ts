@@ -6,6 +6,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
+import { tryParseJson } from '../records';
 import { byteTokenizer, getTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
 import { type ChatMessage, isHfTokenizer } from '../tokenizer-hf';
 import type { FileImporter } from './types';
@@ -198,11 +199,8 @@ function createChatConverter(report: ReportBuilder, options: ChatOptions) {
 }
 
 function parse(text: string): { value: unknown } | { error: string } {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (error) {
-    return { error: `not JSON (${error instanceof Error ? error.message : String(error)})` };
-  }
+  const parsed = tryParseJson(text);
+  return parsed.ok ? { value: parsed.value } : { error: `not JSON (${parsed.message})` };
 }
 
 /**

@@ -4,6 +4,7 @@
 // ids, every other one is inserted as a summary. Bad input is one ValidationError naming file and line.
 
 import { ValidationError, quote } from '../errors';
+import { invalidJson, parseJsonAt, tryParseJson } from '../records';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type InsertRole, type RolloutJson } from '../format';
 import { byteTokenizer, getTokenizer } from '../tokenizer';
 import type { ImportOptions } from './types';
@@ -27,11 +28,7 @@ export function jsonLines(text: string, file: string): LineRecord[] {
     if (i === 0 && t.charCodeAt(0) === 0xfeff) t = t.slice(1);
     t = t.trim();
     if (!t) continue;
-    try {
-      out.push({ line: i + 1, value: JSON.parse(t) });
-    } catch (error) {
-      throw new ValidationError({ file, line: i + 1 }, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
-    }
+    out.push({ line: i + 1, value: parseJsonAt(t, { file, line: i + 1 }) });
   }
   if (out.length === 0) throw new ValidationError({ file }, 'file is empty');
   return out;
@@ -41,15 +38,12 @@ export function jsonLines(text: string, file: string): LineRecord[] {
 export function jsonDocument(text: string, file: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (!body.trim()) throw new ValidationError({ file }, 'file is empty');
-  try {
-    return JSON.parse(body);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // The line where parsing stopped: at the position the message gives, else (a cut document) the last line.
-    const at = /position (\d+)/.exec(message);
-    const line = (at ? body.slice(0, Number(at[1])) : body.trimEnd()).split('\n').length;
-    throw new ValidationError({ file, line }, `invalid JSON (${message})`);
-  }
+  const parsed = tryParseJson(body);
+  if (parsed.ok) return parsed.value;
+  // The line where parsing stopped: at the position the message gives, else (a cut document) the last line.
+  const at = /position (\d+)/.exec(parsed.message);
+  const line = (at ? body.slice(0, Number(at[1])) : body.trimEnd()).split('\n').length;
+  throw new ValidationError({ file, line }, invalidJson(parsed.message));
 }
 
 /**
