@@ -3,6 +3,11 @@
 
 import { type SourceLocation, ValidationError } from './errors';
 
+/** A parsed JSON object: not an array, not null. */
+export type Json = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 export interface JsonRecord {
   value: unknown;
   /** 1-based line for JSONL records. */

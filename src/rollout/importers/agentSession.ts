@@ -18,15 +18,14 @@ import {
   createSessionIndex,
   field,
   indexRecord,
-  isObject,
   planSession,
   str,
   type Entry,
-  type Json,
   type RecordLine,
   type SessionIndex,
   type SessionPlan,
 } from './agentSessionIndex';
+import { isObject, type Json } from '../records';
 import { convertRecord, createConversion, finishConversion, type Conversion } from './agentSessionConvert';
 
 export { CLEARED_TOOL_RESULT } from './agentSessionConvert';

@@ -8,7 +8,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import type { Tokenizer } from '../tokenizer';
 import type { ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';
-import { SKIP, field, isObject, notInContextReason, str, type Entry, type Json, type SessionPlan } from './agentSessionIndex';
+import { SKIP, field, notInContextReason, str, type Entry, type SessionPlan } from './agentSessionIndex';
+import { isObject, type Json } from '../records';
 
 /** What the agent CLI sends in place of a tool result cleared by a microcompaction. */
 export const CLEARED_TOOL_RESULT = '[Old tool result content cleared]';

@@ -6,7 +6,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
-import { tryParseJson } from '../records';
+import { isObject, tryParseJson } from '../records';
 import { byteTokenizer, getTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
 import { type ChatMessage, isHfTokenizer } from '../tokenizer-hf';
 import type { FileImporter } from './types';
@@ -27,9 +27,6 @@ export interface ChatOptions {
    */
   tokenizer?: TokenizerName | (string & {});
 }
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ROLE_OF: Readonly<Record<string, AppendRole>> = {
   system: 'prompt',

@@ -8,7 +8,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import type { FileImporter, ImportOptions } from './types';
 import type { ImportReport } from './report';
 import type { RolloutJson, AppendRole } from '../format';
-import { createTranscript, failAt, isObject, jsonLines, needString, parsedArguments, type Json, type NewViewItem } from './transcript';
+import { createTranscript, failAt, jsonLines, needString, parsedArguments, type NewViewItem } from './transcript';
+import { isObject, type Json } from '../records';
 
 export const CODEX = 'codex';
 

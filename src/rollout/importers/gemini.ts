@@ -10,7 +10,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import type { AppendRole, RolloutJson } from '../format';
 import type { FileImporter, ImportOptions } from './types';
 import type { ImportReport } from './report';
-import { createTranscript, elementLines, failAt, isObject, jsonDocument, jsonLines, type Json, type NewViewItem } from './transcript';
+import { createTranscript, elementLines, failAt, jsonDocument, jsonLines, type NewViewItem } from './transcript';
+import { isObject, type Json } from '../records';
 
 export const GEMINI = 'gemini';
 

@@ -4,15 +4,12 @@
 // ids, every other one is inserted as a summary. Bad input is one ValidationError naming file and line.
 
 import { ValidationError, quote } from '../errors';
-import { invalidJson, parseJsonAt, tryParseJson } from '../records';
+import { invalidJson, type Json, parseJsonAt, tryParseJson } from '../records';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type InsertRole, type RolloutJson } from '../format';
 import { byteTokenizer, getTokenizer } from '../tokenizer';
 import type { ImportOptions } from './types';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';
-
-export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface LineRecord {
   line: number;

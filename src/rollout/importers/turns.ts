@@ -8,7 +8,7 @@
 
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import { ROLLOUT_FORMAT, type RolloutJson } from '../format';
-import { parseJsonAt } from '../records';
+import { isObject, type Json, parseJsonAt } from '../records';
 import { TOKENIZER_VOCAB, type TokenizerName } from '../tokenizer-types';
 import { MAX_VOCAB } from '../validate';
 import { createCallsAligner, type Call } from './calls';
@@ -32,9 +32,6 @@ const FIELDS = {
   promptText: ['prompt'],
   outputText: ['output', 'response', 'completion'],
 } as const;
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The first of `names` that the record (or its verl-style `extra_fields`) holds, with the name used. */
 function field(record: Json, names: readonly string[]): { name: string; value: unknown; extra: boolean } | undefined {

@@ -8,7 +8,8 @@ import { quote } from '../errors';
 import { ROLLOUT_FORMAT, type RolloutJson } from '../format';
 import { byteTokenizer, getTokenizer } from '../tokenizer';
 import type { FileImporter, ImportedRollout, ImportOptions } from './types';
-import { failAt, isObject, jsonLines, type Json } from './transcript';
+import { failAt, jsonLines } from './transcript';
+import { isObject, type Json } from '../records';
 
 export const VERL = 'verl';
 export const VERL_CONVENTION = 'verl rollout_data_dir';
