@@ -58,13 +58,21 @@ export function readJsonRecords(text: string, file: string): JsonRecords {
     const firstLine = text.split('\n').find((l) => l.trim().length > 0) ?? '';
     if (firstLine.trim() === text.trim() || !tryParseJson(firstLine).ok) throw new ValidationError({ file }, invalidJson(whole.message));
   }
-  const records: JsonRecord[] = [];
-  const lines = text.split('\n');
+  return { layout: 'jsonl', records: readJsonLines(text, file) };
+}
+
+/**
+ * Every non-blank line of a JSONL text, parsed (a leading byte order mark dropped); a line that is
+ * not JSON, a cut last line too, is a ValidationError naming it.
+ */
+export function readJsonLines(text: string, file: string): { value: unknown; line: number }[] {
+  const records: { value: unknown; line: number }[] = [];
+  const lines = stripBom(text).split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (line.length === 0) continue;
     records.push({ value: parseJsonAt(line, { file, line: i + 1 }), line: i + 1 });
   }
   if (records.length === 0) throw new ValidationError({ file }, 'file is empty');
-  return { layout: 'jsonl', records };
+  return records;
 }

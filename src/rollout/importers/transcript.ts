@@ -4,32 +4,12 @@
 // ids, every other one is inserted as a summary. Bad input is one ValidationError naming file and line.
 
 import { ValidationError, quote } from '../errors';
-import { invalidJson, type Json, parseJsonAt, tryParseJson } from '../records';
+import { invalidJson, type Json, tryParseJson } from '../records';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type InsertRole, type RolloutJson } from '../format';
 import { byteTokenizer, getTokenizer } from '../tokenizer';
 import type { ImportOptions } from './types';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';
-
-export interface LineRecord {
-  line: number;
-  value: unknown;
-}
-
-/** Every non-blank line of a JSONL file, parsed; a line that is not JSON (a cut last line too) is an error. */
-export function jsonLines(text: string, file: string): LineRecord[] {
-  const out: LineRecord[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    let t = lines[i];
-    if (i === 0 && t.charCodeAt(0) === 0xfeff) t = t.slice(1);
-    t = t.trim();
-    if (!t) continue;
-    out.push({ line: i + 1, value: parseJsonAt(t, { file, line: i + 1 }) });
-  }
-  if (out.length === 0) throw new ValidationError({ file }, 'file is empty');
-  return out;
-}
 
 /** The whole text as one JSON value (an error names the line where parsing stopped when it can). */
 export function jsonDocument(text: string, file: string): unknown {
