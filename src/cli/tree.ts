@@ -62,7 +62,7 @@ export const treeCommand: Command = {
   details: [
     'FILE is a rollout (.json), a data set (.jsonl, one rollout per line) or any importable format.',
     'The figures are counted from the events (N_packed without building the trie), whatever its size;',
-    '--per-target builds each tree, and refuses a rollout whose N_packed is above --max-packed.',
+    '--per-target adds each target (still without the trie) and refuses a rollout whose N_packed is above --max-packed.',
   ].join('\n'),
   flags: {
     json: { type: 'boolean', help: 'print JSON: one object for a .json file, an array (file order) for JSONL' },
