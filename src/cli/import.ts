@@ -14,7 +14,7 @@ import type { OpenSource } from '../rollout/importers/lines';
 import { turnsRollouts } from '../rollout/importers/turns';
 import { detectFileKind, importerRollouts, sampleFile } from '../rollout/stream';
 import { formatFileReport, type FileReport, type ImportReport } from '../rollout/importers/report';
-import { readJsonRecords } from '../rollout/records';
+import { type JsonRecord, readJsonRecords } from '../rollout/records';
 import { stringifyRollout } from '../rollout/serialize';
 import {
   DEFAULT_TOKENIZER,
@@ -62,13 +62,13 @@ function rowNamed(name: string): FormatRow {
   return row;
 }
 
-/** Whether every record of a file the core reads is a calls log (an unreadable one is left to the import to report). */
-async function isCallsFile(file: string): Promise<boolean> {
+/** A file the core reads, as its records when every one is a calls log, else undefined (an unreadable one is left to the import to report). */
+async function callsRecords(file: string): Promise<JsonRecord[] | undefined> {
   try {
     const { records } = readJsonRecords(await readFile(file, 'utf8'), file);
-    return records.length > 0 && records.every(({ value }) => (value as { format?: unknown } | null)?.format === CALLS_FORMAT);
+    return records.length > 0 && records.every(({ value }) => (value as { format?: unknown } | null)?.format === CALLS_FORMAT) ? records : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -190,10 +190,16 @@ async function importTurnsFile(file: string, out: string, tokenizer: TokenizerNa
   });
 }
 
-/** Calls logs and anything else the core reads: validated and written one rollout at a time. */
-async function importWholeFile(file: string, out: string, format: 'calls' | 'rollout', tokenizer: TokenizerName | undefined): Promise<number> {
+/** Calls logs (their records, when already read) and anything else the core reads: validated and written one rollout at a time. */
+async function importWholeFile(
+  file: string,
+  out: string,
+  format: 'calls' | 'rollout',
+  tokenizer: TokenizerName | undefined,
+  read?: JsonRecord[],
+): Promise<number> {
   if (format === 'calls') {
-    const { records } = readJsonRecords(await readFile(file, 'utf8'), file);
+    const records = read ?? readJsonRecords(await readFile(file, 'utf8'), file).records;
     await loadTokenizers(records.map(({ value }) => tokenizerField(value)));
     const rollouts = records.map(({ value, line }) => {
       const source = line === undefined ? { file } : { file, line };
@@ -288,9 +294,11 @@ export const importCommand: Command = {
         `--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${row.name === 'rollout' ? 'read by the core as it is' : `a ${row.name} file`}`,
       );
     }
+    let calls: JsonRecord[] | undefined; // read once: to tell a calls log by its records, and to import them
     if (row.name === 'rollout' && tokenizerFlag !== undefined) {
       // Calls logs are one of the formats the core reads; a tokenizer goes only with them.
-      if (!(await isCallsFile(file))) throw new UsageError(`--tokenizer applies to imports of text; ${file} is read by the core as it is`);
+      calls = await callsRecords(file);
+      if (!calls) throw new UsageError(`--tokenizer applies to imports of text; ${file} is read by the core as it is`);
       row = rowNamed('calls');
     }
     // The same lines the app shows beside the summary (formatFileReport).
@@ -303,9 +311,9 @@ export const importCommand: Command = {
       const report = row.name === 'turns' ? await importTurnsFile(file, out, tokenizerFlag) : await importRows(file, out, row, tokenizer, hf);
       io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
     } else {
-      const calls = row.name === 'calls';
-      const n = await importWholeFile(file, out, calls ? 'calls' : 'rollout', tokenizerFlag);
-      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(calls ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
+      const isCalls = row.name === 'calls';
+      const n = await importWholeFile(file, out, isCalls ? 'calls' : 'rollout', tokenizerFlag, calls);
+      io.err(`${formatFileReport({ kind: 'core', rollouts: n, ...(isCalls ? { format: CALLS_FORMAT } : {}) }, file)}\nwrote ${out}\n`);
     }
     return 0;
   },

@@ -12,7 +12,7 @@ import type { FileLayout } from '../rollout/records';
 import type { Rollout } from '../rollout/rollout';
 import { openRolloutStream, type RolloutStream } from '../rollout/stream';
 import { outputProblem } from '../util/output-file';
-import { DEFAULT_MAX_PACKED, sizeProblem } from '../plan/size';
+import { DEFAULT_MAX_PACKED, packedProblem, sizeProblem } from '../plan/size';
 import type { Method } from '../plan/types';
 import { UsageError, type CliIO, type Command, type FlagSpec, type ParsedArgs } from './command';
 
@@ -58,9 +58,17 @@ export function maxPackedFlag(args: ParsedArgs): number {
   return value;
 }
 
+const RAISE_MAX_PACKED = '--max-packed N allows more';
+
 /** Refuses (invalid input, naming the figure and the limit) a rollout whose tree or `method`'s plan exceeds `limit` rows. */
 export function checkSize(rollout: Rollout, limit: number, method?: Method): void {
-  const problem = sizeProblem(rollout, limit, method, '--max-packed N allows more');
+  const problem = sizeProblem(rollout, limit, method, RAISE_MAX_PACKED);
+  if (problem) throw new ValidationError(rollout.source, problem);
+}
+
+/** checkSize of the tree alone when N_packed is already counted (the figures hold it): no second replay of the events. */
+export function checkPackedSize(rollout: Rollout, nPacked: number, limit: number): void {
+  const problem = packedProblem(rollout.id, nPacked, limit, RAISE_MAX_PACKED);
   if (problem) throw new ValidationError(rollout.source, problem);
 }
 

@@ -8,7 +8,7 @@ import { branchView, targetRow, type TargetRow } from '../tree/report';
 import { rolloutRow, TREE_FIGURES, type RolloutRow } from '../tree/rolloutRow';
 import type { TargetFacts } from '../tree/types';
 import type { Command } from './command';
-import { MAX_PACKED_FLAG, checkSize, createJsonOutput, fileArgument, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
+import { MAX_PACKED_FLAG, checkPackedSize, createJsonOutput, fileArgument, formatTable, maxPackedFlag, openRolloutFile, validateRolloutFile } from './shared';
 
 /** Half-open ranges as id runs, e.g. [[0,2],[9,11]] -> "0-1 9-10". */
 function formatRanges(ranges: [number, number][]): string {
@@ -62,7 +62,7 @@ export const treeCommand: Command = {
   details: [
     'FILE is a rollout (.json), a data set (.jsonl, one rollout per line) or any importable format.',
     'The figures are counted from the events (N_packed without building the trie), whatever its size;',
-    '--per-target builds each tree, and refuses a rollout whose N_packed is above --max-packed.',
+    '--per-target adds each target (still without the trie) and refuses a rollout whose N_packed is above --max-packed.',
   ].join('\n'),
   flags: {
     json: { type: 'boolean', help: 'print JSON: one object for a .json file, an array (file order) for JSONL' },
@@ -87,13 +87,15 @@ export const treeCommand: Command = {
         );
       return 0;
     }
-    // Per-target output grows with targets × prefix length: the file is validated first, then
-    // each rollout's output is written as it is derived.
+    // Per-target output grows with targets × prefix length: a JSONL file is validated and sized first,
+    // then each rollout's output is written as it is derived; a .json file (one rollout) is read once,
+    // sized from its facts (N_packed counted, no tree built) before anything is written.
     if (args.flags.json) {
-      await validateRolloutFile(stream, { limit });
+      if (stream.layout === 'jsonl') await validateRolloutFile(stream, { limit });
       const out = createJsonOutput(io, stream.layout);
       for await (const rollout of stream.rollouts()) {
         const tree = deriveTargetFacts(rollout);
+        checkPackedSize(rollout, tree.figures.packedLength, limit);
         await out.item(async (write) => {
           const views = Array.from({ length: tree.K + 1 }, (_, k) => branchView(tree, k));
           await write(`${JSON.stringify(rolloutRow(rollout, tree.figures)).slice(0, -1)},"branchViews":${JSON.stringify(views)},"perTarget":[`);
@@ -114,8 +116,8 @@ export const treeCommand: Command = {
     // The table of figures needs the whole file first (which validates it), then one table per rollout.
     const rows: (string | number)[][] = [];
     for await (const rollout of stream.rollouts()) {
-      checkSize(rollout, limit);
-      const figures = deriveFigures(rollout);
+      const figures = deriveFigures(rollout); // N_packed counted, no tree built: the size is checked from it
+      checkPackedSize(rollout, figures.packedLength, limit);
       rows.push([rollout.id, ...TREE_FIGURES.map((f) => figures[f])]);
     }
     io.out(formatTable(['rollout', ...TREE_FIGURES], rows));

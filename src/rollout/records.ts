@@ -1,7 +1,12 @@
 // Splits a file's text into JSON records: one for a single JSON document, one per non-empty line
 // for JSONL. Syntax errors become ValidationErrors (with the line for JSONL).
 
-import { ValidationError } from './errors';
+import { type SourceLocation, ValidationError } from './errors';
+
+/** A parsed JSON object: not an array, not null. */
+export type Json = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface JsonRecord {
   value: unknown;
@@ -16,12 +21,23 @@ export interface JsonRecords {
   records: JsonRecord[];
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+/** A text's JSON value, or JSON.parse's message for why it is not JSON (lenient readers report that line and go on). */
+export function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, reason: `invalid JSON (${error instanceof Error ? error.message : String(error)})` };
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** How every reader words a syntax error: `invalid JSON (JSON.parse's message)`. */
+export const invalidJson = (message: string) => `invalid JSON (${message})`;
+
+/** A record's JSON value; a syntax error is a ValidationError at `source`. */
+export function parseJsonAt(text: string, source: SourceLocation): unknown {
+  const parsed = tryParseJson(text);
+  if (!parsed.ok) throw new ValidationError(source, invalidJson(parsed.message));
+  return parsed.value;
 }
 
 /** The text without a leading UTF-8 byte order mark, which every reader ignores (editors on Windows write one). */
@@ -37,20 +53,26 @@ export function readJsonRecords(text: string, file: string): JsonRecords {
   text = stripBom(text);
   if (text.trim().length === 0) throw new ValidationError({ file }, 'file is empty');
   if (!/\.jsonl$/i.test(file)) {
-    const whole = parseJson(text);
+    const whole = tryParseJson(text);
     if (whole.ok) return { layout: 'json', records: [{ value: whole.value }] };
     const firstLine = text.split('\n').find((l) => l.trim().length > 0) ?? '';
-    if (firstLine.trim() === text.trim() || !parseJson(firstLine).ok) throw new ValidationError({ file }, whole.reason);
+    if (firstLine.trim() === text.trim() || !tryParseJson(firstLine).ok) throw new ValidationError({ file }, invalidJson(whole.message));
   }
-  const records: JsonRecord[] = [];
-  const lines = text.split('\n');
+  return { layout: 'jsonl', records: readJsonLines(text, file) };
+}
+
+/**
+ * Every non-blank line of a JSONL text, parsed (a leading byte order mark dropped); a line that is
+ * not JSON, a cut last line too, is a ValidationError naming it.
+ */
+export function readJsonLines(text: string, file: string): { value: unknown; line: number }[] {
+  const records: { value: unknown; line: number }[] = [];
+  const lines = stripBom(text).split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (line.length === 0) continue;
-    const parsed = parseJson(line);
-    if (!parsed.ok) throw new ValidationError({ file, line: i + 1 }, parsed.reason);
-    records.push({ value: parsed.value, line: i + 1 });
+    records.push({ value: parseJsonAt(line, { file, line: i + 1 }), line: i + 1 });
   }
   if (records.length === 0) throw new ValidationError({ file }, 'file is empty');
-  return { layout: 'jsonl', records };
+  return records;
 }

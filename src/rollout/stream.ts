@@ -10,7 +10,7 @@ import type { FileImporter, ImportedRollout } from './importers/types';
 import type { FileReport } from './importers/report';
 import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
 import type { ImportOptions } from './parse';
-import type { FileLayout } from './records';
+import { type FileLayout, parseJsonAt } from './records';
 import type { Rollout } from './rollout';
 import { loadTokenizers, tokenizerField } from './tokenizer';
 import { validateRollout } from './validate';
@@ -86,12 +86,7 @@ async function* jsonlRollouts(open: OpenSource, file: string): AsyncGenerator<Ro
     const trimmed = text.trim();
     if (trimmed.length === 0) continue;
     records++;
-    let value: unknown;
-    try {
-      value = JSON.parse(trimmed);
-    } catch (error) {
-      throw new ValidationError({ file, line }, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
-    }
+    const value = parseJsonAt(trimmed, { file, line });
     await loadTokenizers([tokenizerField(value)]);
     const imported = importRecord(value, { file, line });
     const rollout = validateRollout(imported.value, { file, line });

@@ -7,6 +7,7 @@
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizerModel } from '@huggingface/tokenizers';
 import type { AppendRole, EventJson, InsertRole, Role } from './format';
+import { isObject, type Json } from './records';
 import type { Tokenizer } from './tokenizer-types';
 import { visibleText } from './token-text';
 
@@ -39,9 +40,6 @@ export interface HfTokenizer extends Tokenizer {
    */
   renderChatEvents(messages: readonly ChatMessage[], tools?: unknown): EventJson[];
 }
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A token given as a string or as an AddedToken object ({content}). */
 const tokenString = (v: unknown): string | undefined => (typeof v === 'string' ? v : isObject(v) && typeof v.content === 'string' ? v.content : undefined);

@@ -5,6 +5,7 @@
 import { ROLE_CODE, ROLLOUT_FORMAT, type AppendRole, type InsertRole, type Role } from './format';
 import { ValidationError, quote, type SourceLocation } from './errors';
 import { MAX_NESTING, nestsDeeperThan } from './nesting';
+import { isObject, type Json } from './records';
 import { applyEdit, emptyRuns, pushRun, type EditPiece, type Runs } from './live-view';
 import { DEFAULT_TOKENIZER, getTokenizer } from './tokenizer';
 import type { AppendEvent, EditEvent, Rollout, RolloutEvent, ViewPiece } from './rollout';
@@ -17,12 +18,6 @@ const APPEND_ROLES: readonly string[] = ['prompt', 'obs', 'act'] satisfies Appen
 const INSERT_ROLES: readonly string[] = ['summary', 'obs', 'prompt'] satisfies InsertRole[];
 /** The largest vocabulary a rollout may name (token ids below it). */
 export const MAX_VOCAB = 2 ** 31 - 1;
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * A first guess of the tape length from the events as given: token lists count their entries, a

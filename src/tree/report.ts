@@ -1,4 +1,6 @@
-// Per-target facts of a tree as plain JSON-ready records (what `mw tree --per-target` prints).
+// Per-target facts of a tree as plain JSON-ready records: targetRow is what `mw tree --per-target`
+// prints (prefixes as lengths, linear in the rollout); targetReport spells each prefix out as ids (the
+// worked example's figures and the context model's tests check it against the tree).
 
 import type { ConditioningTree, TargetFacts } from './types';
 

@@ -9,6 +9,7 @@
 
 import { ValidationError } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../format';
+import { tryParseJson } from '../records';
 import { byteTokenizer, getTokenizer, type TokenizerName } from '../tokenizer';
 import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
@@ -17,15 +18,14 @@ import {
   createSessionIndex,
   field,
   indexRecord,
-  isObject,
   planSession,
   str,
   type Entry,
-  type Json,
   type RecordLine,
   type SessionIndex,
   type SessionPlan,
 } from './agentSessionIndex';
+import { isObject, type Json } from '../records';
 import { convertRecord, createConversion, finishConversion, type Conversion } from './agentSessionConvert';
 
 export { CLEARED_TOOL_RESULT } from './agentSessionConvert';
@@ -55,11 +55,8 @@ export interface RolloutHead {
 // Drivers: the same two passes over lines streamed from a source, or over lines in memory.
 
 function parseLine(text: string, line: number): RecordLine {
-  try {
-    return { line, value: JSON.parse(text) };
-  } catch (error) {
-    return { line, error: `not JSON (${error instanceof Error ? error.message : String(error)})` };
-  }
+  const parsed = tryParseJson(text);
+  return parsed.ok ? { line, value: parsed.value } : { line, error: `not JSON (${parsed.message})` };
 }
 
 const tokenizerOf = (options: AgentSessionOptions) => (options.tokenizer ? getTokenizer(options.tokenizer)! : byteTokenizer);

@@ -8,7 +8,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import type { Tokenizer } from '../tokenizer';
 import type { ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';
-import { SKIP, field, isObject, notInContextReason, str, type Entry, type Json, type SessionPlan } from './agentSessionIndex';
+import { SKIP, field, notInContextReason, str, type Entry, type SessionPlan } from './agentSessionIndex';
+import { isObject, type Json } from '../records';
 
 /** What the agent CLI sends in place of a tool result cleared by a microcompaction. */
 export const CLEARED_TOOL_RESULT = '[Old tool result content cleared]';
@@ -139,95 +140,85 @@ function tooDeep(c: Conversion, entry: Entry, type: string) {
   report.skipBlock(type);
 }
 
-function userContent(c: Conversion, entry: Entry, ordinal: number, content: unknown): number {
-  const { report, rollout } = c;
-  if (typeof content === 'string') {
-    if (!content) return 0;
-    rollout.append('prompt', content, { ordinal });
-    return 1;
+/** A tool result (the user's, or a server-side tool's inside the assistant message) as an observation; returns the events added. */
+function toolResult(c: Conversion, entry: Entry, ordinal: number, type: string, block: Json): number {
+  const tag: Tag = { ordinal };
+  const id = str(field(block, 'tool_use_id', 'toolUseId'));
+  if (id) tag.toolUseId = id;
+  const text = toolResultText(block.content);
+  if (text === undefined) {
+    tooDeep(c, entry, type);
+    return 0;
   }
-  if (!Array.isArray(content)) return -1;
-  let n = 0;
-  for (const block of content) {
-    const type = isObject(block) ? block.type : undefined;
-    if (!isObject(block) || typeof type !== 'string') {
-      report.problem(entry.line, `user content block ${quote(block)} is not understood; left out`);
-      report.skipBlock('unknown');
-      continue;
-    }
-    if (type === 'text') {
-      if (typeof block.text === 'string' && block.text) {
-        rollout.append('prompt', block.text, { ordinal });
-        n++;
-      }
-    } else if (type === 'tool_result') {
-      const tag: Tag = { ordinal };
-      const id = str(field(block, 'tool_use_id', 'toolUseId'));
-      if (id) tag.toolUseId = id;
-      const text = toolResultText(block.content);
-      if (text === undefined) tooDeep(c, entry, type);
-      else {
-        rollout.append('obs', text, tag);
-        n++;
-      }
-    } else if (type === 'image' || type === 'document') {
-      rollout.append('prompt', `[${type}]`, { ordinal });
-      n++;
-    } else {
-      report.problem(entry.line, `user content block type ${quote(type)} is not understood; left out`);
-      report.skipBlock(type);
-    }
-  }
-  return n;
+  c.rollout.append('obs', text, tag);
+  return 1;
 }
 
-function assistantContent(c: Conversion, entry: Entry, ordinal: number, content: unknown): number {
+/** One block of a user message: the events it added, or undefined for a type not understood. */
+function userBlock(c: Conversion, entry: Entry, ordinal: number, type: string, block: Json): number | undefined {
+  if (type === 'text') {
+    if (typeof block.text !== 'string' || !block.text) return 0;
+    c.rollout.append('prompt', block.text, { ordinal });
+    return 1;
+  }
+  if (type === 'tool_result') return toolResult(c, entry, ordinal, type, block);
+  if (type === 'image' || type === 'document') {
+    c.rollout.append('prompt', `[${type}]`, { ordinal });
+    return 1;
+  }
+  return undefined;
+}
+
+/** One block of an assistant message: the events it added, or undefined for a type not understood. */
+function assistantBlock(c: Conversion, entry: Entry, ordinal: number, type: string, block: Json): number | undefined {
+  if (type === 'text' || type === 'thinking') {
+    const text = type === 'text' ? block.text : block.thinking;
+    if (typeof text !== 'string' || !text) return 0;
+    c.rollout.append('act', text, { ordinal });
+    return 1;
+  }
+  if (type === 'tool_use' || type === 'server_tool_use' || type === 'mcp_tool_use') {
+    const text = jsonText({ name: block.name, input: block.input ?? {} });
+    if (text === undefined) {
+      tooDeep(c, entry, type);
+      return 0;
+    }
+    c.rollout.append('act', text, { ordinal });
+    return 1;
+  }
+  // Server-side tools (web search, code execution) return inside the assistant message:
+  // what they return is an observation, not generated text.
+  if (type.endsWith('_tool_result')) return toolResult(c, entry, ordinal, type, block);
+  if (type === 'redacted_thinking') {
+    c.report.skipBlock(type); // encrypted: there is no text to score
+    return 0;
+  }
+  return undefined;
+}
+
+/** A user or assistant message's content: the events it added, or -1 for content that is neither a string nor blocks. */
+function messageContent(c: Conversion, entry: Entry, ordinal: number, role: 'user' | 'assistant', content: unknown): number {
   const { report, rollout } = c;
   if (typeof content === 'string') {
     if (!content) return 0;
-    rollout.append('act', content, { ordinal });
+    rollout.append(role === 'user' ? 'prompt' : 'act', content, { ordinal });
     return 1;
   }
   if (!Array.isArray(content)) return -1;
+  const blockOf = role === 'user' ? userBlock : assistantBlock;
   let n = 0;
   for (const block of content) {
     const type = isObject(block) ? block.type : undefined;
     if (!isObject(block) || typeof type !== 'string') {
-      report.problem(entry.line, `assistant content block ${quote(block)} is not understood; left out`);
+      report.problem(entry.line, `${role} content block ${quote(block)} is not understood; left out`);
       report.skipBlock('unknown');
       continue;
     }
-    if (type === 'text' || type === 'thinking') {
-      const text = type === 'text' ? block.text : block.thinking;
-      if (typeof text === 'string' && text) {
-        rollout.append('act', text, { ordinal });
-        n++;
-      }
-    } else if (type === 'tool_use' || type === 'server_tool_use' || type === 'mcp_tool_use') {
-      const text = jsonText({ name: block.name, input: block.input ?? {} });
-      if (text === undefined) tooDeep(c, entry, type);
-      else {
-        rollout.append('act', text, { ordinal });
-        n++;
-      }
-    } else if (type.endsWith('_tool_result')) {
-      // Server-side tools (web search, code execution) return inside the assistant message:
-      // what they return is an observation, not generated text.
-      const tag: Tag = { ordinal };
-      const id = str(field(block, 'tool_use_id', 'toolUseId'));
-      if (id) tag.toolUseId = id;
-      const text = toolResultText(block.content);
-      if (text === undefined) tooDeep(c, entry, type);
-      else {
-        rollout.append('obs', text, tag);
-        n++;
-      }
-    } else if (type === 'redacted_thinking') {
-      report.skipBlock(type); // encrypted: there is no text to score
-    } else {
-      report.problem(entry.line, `assistant content block type ${quote(type)} is not understood; left out`);
+    const added = blockOf(c, entry, ordinal, type, block);
+    if (added === undefined) {
+      report.problem(entry.line, `${role} content block type ${quote(type)} is not understood; left out`);
       report.skipBlock(type);
-    }
+    } else n += added;
   }
   return n;
 }
@@ -283,7 +274,7 @@ export function convertRecord(c: Conversion, entry: Entry, ordinal: number, valu
     return;
   }
   flush(c);
-  const n = entry.type === 'user' ? userContent(c, entry, ordinal, message.content) : assistantContent(c, entry, ordinal, message.content);
+  const n = messageContent(c, entry, ordinal, entry.type, message.content);
   if (n > 0) report.imported(line);
   else if (n === 0) report.skip(SKIP.empty, line);
   else {

@@ -3,14 +3,12 @@
 // in conversion order. Plain data in, a SessionPlan out; what is not imported is reported here.
 
 import { ValidationError, quote } from '../errors';
+import { isObject, type Json } from '../records';
 import type { ReportBuilder } from './report';
 
 /** One line of the file: its parsed value, or why it does not parse. */
 export type RecordLine = { line: number; value: unknown } | { line: number; error: string };
 
-export type Json = Record<string, unknown>;
-
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 /** A field under its camelCase name or, in streamed (SDK) variants, its snake_case name. */
 export const field = (o: Json, camel: string, snake: string): unknown => (o[camel] !== undefined ? o[camel] : o[snake]);

@@ -6,6 +6,7 @@
 import { ValidationError, quote } from '../errors';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type RolloutJson } from '../format';
 import { MAX_NESTING, nestsDeeperThan } from '../nesting';
+import { isObject, tryParseJson } from '../records';
 import { byteTokenizer, getTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
 import { type ChatMessage, isHfTokenizer } from '../tokenizer-hf';
 import type { FileImporter } from './types';
@@ -26,9 +27,6 @@ export interface ChatOptions {
    */
   tokenizer?: TokenizerName | (string & {});
 }
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ROLE_OF: Readonly<Record<string, AppendRole>> = {
   system: 'prompt',
@@ -198,11 +196,8 @@ function createChatConverter(report: ReportBuilder, options: ChatOptions) {
 }
 
 function parse(text: string): { value: unknown } | { error: string } {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (error) {
-    return { error: `not JSON (${error instanceof Error ? error.message : String(error)})` };
-  }
+  const parsed = tryParseJson(text);
+  return parsed.ok ? { value: parsed.value } : { error: `not JSON (${parsed.message})` };
 }
 
 /**

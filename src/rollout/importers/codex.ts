@@ -8,7 +8,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import type { FileImporter, ImportOptions } from './types';
 import type { ImportReport } from './report';
 import type { RolloutJson, AppendRole } from '../format';
-import { createTranscript, failAt, isObject, jsonLines, needString, parsedArguments, type Json, type NewViewItem } from './transcript';
+import { createTranscript, failAt, needString, parsedArguments, type NewViewItem } from './transcript';
+import { isObject, type Json, readJsonLines } from '../records';
 
 export const CODEX = 'codex';
 
@@ -120,7 +121,7 @@ function outputText(output: unknown, type: string, where: (reason: string) => ne
 }
 
 export function importCodexText(text: string, file: string, options: ImportOptions = {}): { rollout: RolloutJson; report: ImportReport } {
-  const records = jsonLines(text, file);
+  const records = readJsonLines(text, file);
   const t = createTranscript(CODEX, options);
   const { report } = t;
   const calls = new Map<string, number>();

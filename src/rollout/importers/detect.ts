@@ -5,6 +5,7 @@
 
 import { ValidationError, type SourceLocation } from '../errors';
 import { ROLLOUT_FORMAT } from '../format';
+import { isObject } from '../records';
 import { agentSessionImporter } from './agentSession';
 import { CALLS_FORMAT, importCalls } from './calls';
 import { chatImporter } from './chat';
@@ -150,7 +151,6 @@ export function isUnreadable(sample: readonly unknown[], file: string): boolean 
 
 /** Records worth judging: objects, or arrays of them (a bare number or string is left to the JSON reader's message). */
 function holdsObjects(value: unknown): boolean {
-  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
   return isObject(value) || (Array.isArray(value) && value.some(isObject));
 }
 

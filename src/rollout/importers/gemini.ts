@@ -10,7 +10,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting';
 import type { AppendRole, RolloutJson } from '../format';
 import type { FileImporter, ImportOptions } from './types';
 import type { ImportReport } from './report';
-import { createTranscript, elementLines, failAt, isObject, jsonDocument, jsonLines, type Json, type NewViewItem } from './transcript';
+import { createTranscript, elementLines, failAt, jsonDocument, type NewViewItem } from './transcript';
+import { isObject, type Json, readJsonLines } from '../records';
 
 export const GEMINI = 'gemini';
 
@@ -125,7 +126,7 @@ export function importGeminiText(text: string, file: string, options: ImportOpti
     failAt(file, 1, 'expected a Gemini CLI session (sessionId and messages, or a recording whose first line is its metadata)');
   } else {
     layout = 'jsonl';
-    records = jsonLines(body, file);
+    records = readJsonLines(body, file);
   }
 
   const t = createTranscript(GEMINI, options);

@@ -9,7 +9,8 @@ import type { RolloutJson } from '../format';
 import type { FileImporter, ImportOptions } from './types';
 import type { ImportReport } from './report';
 import type { Span, ViewItem } from './textRollout';
-import { createTranscript, elementLines, failAt, isObject, jsonDocument, type Json, type PieceTag } from './transcript';
+import { createTranscript, elementLines, failAt, jsonDocument, type PieceTag } from './transcript';
+import { isObject, type Json } from '../records';
 
 export const OPENHANDS = 'openhands';
 

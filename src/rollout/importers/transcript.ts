@@ -4,52 +4,23 @@
 // ids, every other one is inserted as a summary. Bad input is one ValidationError naming file and line.
 
 import { ValidationError, quote } from '../errors';
+import { invalidJson, type Json, tryParseJson } from '../records';
 import { ROLLOUT_FORMAT, type AppendRole, type EventJson, type InsertRole, type RolloutJson } from '../format';
 import { byteTokenizer, getTokenizer } from '../tokenizer';
 import type { ImportOptions } from './types';
 import { createReportBuilder, type ImportReport, type ReportBuilder } from './report';
 import { createTextRolloutBuilder, type Span, type TextRolloutBuilder, type ViewItem } from './textRollout';
 
-export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export interface LineRecord {
-  line: number;
-  value: unknown;
-}
-
-/** Every non-blank line of a JSONL file, parsed; a line that is not JSON (a cut last line too) is an error. */
-export function jsonLines(text: string, file: string): LineRecord[] {
-  const out: LineRecord[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    let t = lines[i];
-    if (i === 0 && t.charCodeAt(0) === 0xfeff) t = t.slice(1);
-    t = t.trim();
-    if (!t) continue;
-    try {
-      out.push({ line: i + 1, value: JSON.parse(t) });
-    } catch (error) {
-      throw new ValidationError({ file, line: i + 1 }, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
-    }
-  }
-  if (out.length === 0) throw new ValidationError({ file }, 'file is empty');
-  return out;
-}
-
 /** The whole text as one JSON value (an error names the line where parsing stopped when it can). */
 export function jsonDocument(text: string, file: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (!body.trim()) throw new ValidationError({ file }, 'file is empty');
-  try {
-    return JSON.parse(body);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // The line where parsing stopped: at the position the message gives, else (a cut document) the last line.
-    const at = /position (\d+)/.exec(message);
-    const line = (at ? body.slice(0, Number(at[1])) : body.trimEnd()).split('\n').length;
-    throw new ValidationError({ file, line }, `invalid JSON (${message})`);
-  }
+  const parsed = tryParseJson(body);
+  if (parsed.ok) return parsed.value;
+  // The line where parsing stopped: at the position the message gives, else (a cut document) the last line.
+  const at = /position (\d+)/.exec(parsed.message);
+  const line = (at ? body.slice(0, Number(at[1])) : body.trimEnd()).split('\n').length;
+  throw new ValidationError({ file, line }, invalidJson(parsed.message));
 }
 
 /**

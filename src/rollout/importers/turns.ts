@@ -8,6 +8,7 @@
 
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import { ROLLOUT_FORMAT, type RolloutJson } from '../format';
+import { isObject, type Json, parseJsonAt } from '../records';
 import { TOKENIZER_VOCAB, type TokenizerName } from '../tokenizer-types';
 import { MAX_VOCAB } from '../validate';
 import { createCallsAligner, type Call } from './calls';
@@ -31,9 +32,6 @@ const FIELDS = {
   promptText: ['prompt'],
   outputText: ['output', 'response', 'completion'],
 } as const;
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The first of `names` that the record (or its verl-style `extra_fields`) holds, with the name used. */
 function field(record: Json, names: readonly string[]): { name: string; value: unknown; extra: boolean } | undefined {
@@ -267,14 +265,6 @@ function columnRows(doc: Json, line: number): { rows: RawRecord[]; documentField
     rows.push({ value, line, row: i });
   }
   return { rows, documentFields };
-}
-
-function parseRecord(text: string, file: string, line: number): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ValidationError({ file, line }, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -589,7 +579,7 @@ function* textRecords(text: string, file: string, documentFields?: (names: strin
       }
     }
     first = false;
-    yield { value: parseRecord(line, file, i + 1), line: i + 1 };
+    yield { value: parseJsonAt(line, { file, line: i + 1 }), line: i + 1 };
   }
 }
 
@@ -657,7 +647,7 @@ export async function* turnsRollouts(
       continue;
     }
     first = false;
-    index.add({ value: parseRecord(t, file, line), line });
+    index.add({ value: parseJsonAt(t, { file, line }), line });
   }
   if (columns) {
     const text = lines.splice(0).join('\n');
@@ -670,7 +660,7 @@ export async function* turnsRollouts(
   for await (const { text, line } of readLines(open())) {
     const t = text.trim();
     if (!t) continue;
-    yield* builder.add({ value: parseRecord(t, file, line), line });
+    yield* builder.add({ value: parseJsonAt(t, { file, line }), line });
   }
   builder.finish();
   const { trajectories, records, convention, unused } = done;

@@ -8,7 +8,8 @@ import { quote } from '../errors';
 import { ROLLOUT_FORMAT, type RolloutJson } from '../format';
 import { byteTokenizer, getTokenizer } from '../tokenizer';
 import type { FileImporter, ImportedRollout, ImportOptions } from './types';
-import { failAt, isObject, jsonLines, type Json } from './transcript';
+import { failAt } from './transcript';
+import { isObject, type Json, readJsonLines } from '../records';
 
 export const VERL = 'verl';
 export const VERL_CONVENTION = 'verl rollout_data_dir';
@@ -40,7 +41,7 @@ export interface VerlImport {
 
 export function importVerlText(text: string, file: string, options: ImportOptions = {}): VerlImport {
   const tokenizer = options.tokenizer ? (getTokenizer(options.tokenizer) ?? byteTokenizer) : byteTokenizer;
-  const records = jsonLines(text, file);
+  const records = readJsonLines(text, file);
   // Null prototypes: a field named __proto__ is kept and counted like any other.
   const unused: Record<string, number> = Object.create(null);
   /** Groups by exact identity: `uid` (type and value), else step and prompt text. */
