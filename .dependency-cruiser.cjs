@@ -4,6 +4,11 @@
 // show people: the methods' colours, the page's ink, durations and progress lines), and on top the
 // three callers cli (which may use experiments), experiments and app (README.md, "Repository layout").
 // Inside gpu: runtime/ below kernels/<name>/ below the passes (model, score, generate, train).
+// A kernel's float64 reference (kernels/<name>/<name>.reference.ts) sits beside its WGSL but is plain
+// math: it imports no GPU code, and the floors below gpu may read it (the float64 GPT-2 and family
+// models in src/model compose the op references). Those the model floor reads import only util and
+// other such references; the objectives' (loss-grad, kl-sdcc, adamw) also read the objectives'
+// definitions, so only the objectives' floor and above read them.
 // Pure logic (everything below gpu) imports no GPU, no DOM and no React. Inside the app: protocols,
 // persistence, URL schemas and view models (plain .ts: protocol/, persist/, url/, core/, export/) sit
 // below the store, and the store below the React views (.tsx); the store's slices meet only through
@@ -15,6 +20,9 @@
 const CORE = ['util', 'rollout', 'tree', 'plan', 'model', 'objectives', 'harness', 'metrics', 'gpu', 'run', 'present'];
 const TOP = ['experiments', 'cli', 'app'];
 const TESTS = '(\\.test\\.tsx?|\\.gpu\\.test\\.ts|\\.testing\\.ts)$|^src/testing/';
+const KERNEL_REFERENCE = '^src/gpu/kernels/[^/]+/[^/]+\\.reference\\.ts$';
+/** The kernels whose references read the objectives' definitions (targets, pairs, hyperparameters). */
+const OBJECTIVE_KERNEL_REFERENCE = '^src/gpu/kernels/(loss-grad|kl-sdcc|adamw)/[^/]+\\.reference\\.ts$';
 
 /** A core floor may import only the floors below it. */
 const upward = CORE.map((floor, i) => ({
@@ -22,7 +30,7 @@ const upward = CORE.map((floor, i) => ({
   comment: `src/${floor} may import only ${CORE.slice(0, i).join(', ') || 'nothing of the project'}`,
   severity: 'error',
   from: { path: `^src/${floor}/`, pathNot: TESTS },
-  to: { path: `^src/(${[...CORE.slice(i), ...TOP].join('|')})/`, pathNot: `^src/${floor}/` },
+  to: { path: `^src/(${[...CORE.slice(i), ...TOP].join('|')})/`, pathNot: `^src/${floor}/|${KERNEL_REFERENCE}` },
 }));
 
 module.exports = {
@@ -35,6 +43,29 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'kernel-references-are-plain-math',
+      comment:
+        "A kernel's float64 reference imports no GPU code and nothing above gpu: util, other references, and (for the objectives' kernels) the objectives' definitions.",
+      severity: 'error',
+      from: { path: KERNEL_REFERENCE },
+      to: { path: `^src/(gpu|${['run', 'present', ...TOP].join('|')})/|(^|/)node_modules/(react|react-dom|d3|zustand|webgpu)(/|$)`, pathNot: KERNEL_REFERENCE },
+    },
+    {
+      name: 'model-references-read-only-util',
+      comment:
+        "The references the model floor composes (every kernel but the objectives' three) import only util and each other, so the model floor stays below the objectives.",
+      severity: 'error',
+      from: { path: KERNEL_REFERENCE, pathNot: OBJECTIVE_KERNEL_REFERENCE },
+      to: { path: '^src/', pathNot: `^src/util/|${KERNEL_REFERENCE}` },
+    },
+    {
+      name: 'objective-references-above-the-objectives',
+      comment: "The objectives' kernel references read src/objectives: nothing below the objectives imports them.",
+      severity: 'error',
+      from: { path: `^src/(${CORE.slice(0, CORE.indexOf('objectives') + 1).join('|')})/`, pathNot: TESTS },
+      to: { path: OBJECTIVE_KERNEL_REFERENCE },
+    },
     {
       name: 'gpu-runtime-below-kernels',
       comment: 'Inside gpu: runtime/ (device, buffers, pipelines, launches) imports no kernel and no pass.',

@@ -90,7 +90,7 @@ test('a published-layout GPT-2 checkpoint dropped on the page scores every metho
   const { loadCheckpoint } = await import('../src/model/checkpoint');
   const { randomWeights } = await import('../src/model/random-weights');
   const { referenceForward } = await import('../src/model/reference/model');
-  const { forwardKlRow } = await import('../src/objectives/sdcc');
+  const { forwardKlRow } = await import('../src/gpu/kernels/kl-sdcc/kl-sdcc.reference');
   const { publishedGpt2Checkpoint } = await import('../src/testing/publishedGpt2');
   const { loadRolloutFile } = await import('../src/rollout');
   const { deriveTree } = await import('../src/tree');

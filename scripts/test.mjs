@@ -6,12 +6,20 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { ensureChromium } from './ensure-chromium.mjs';
+import { buildCliBundle } from './cli-bundle.mjs';
 import { ensurePython } from './ensure-python.mjs';
 
 const reports = '.reports';
 rmSync(reports, { recursive: true, force: true });
 mkdirSync(reports, { recursive: true });
 const env = { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp', FORCE_COLOR: '0' };
+// The tiers' `mw` subprocesses run one bundle of src/cli built here (scripts/cli-bundle.mjs), not
+// bin/mw.js's TypeScript transform at every start; the tests that are about bin/mw.js itself run it.
+try {
+  env.MW_CLI = await buildCliBundle(`${reports}/mw.mjs`);
+} catch (error) {
+  console.log(`the mw bundle could not be built (${error.message.split('\n')[0]}): the tiers run bin/mw.js`);
+}
 const only = process.argv.slice(2); // e.g. `npm test -- unit gpu`
 const wanted = (tier) => only.length === 0 || only.includes(tier);
 

@@ -33,8 +33,12 @@ def node(*args: str, input: str | None = None) -> str:
     return run.stdout
 
 
+#: What runs mw: the bundle `npm test` builds (scripts/cli-bundle.mjs, the same main) when MW_CLI names it, else bin/mw.js.
+MW_ENTRY = os.environ.get("MW_CLI") or "bin/mw.js"
+
+
 def mw(*args: str) -> str:
-    return node("bin/mw.js", *args)
+    return node(MW_ENTRY, *args)
 
 
 def helper(*args: str, input: str | None = None) -> str:

@@ -19,7 +19,7 @@ import torch
 import memorywalker as mw
 from memorywalker.families import FamilyModel, family_config, load_family, rope_cos_sin, rope_inv_freq, rotate_half
 
-from conftest import FIGURES, NODE, ROOT
+from conftest import FIGURES, MW_ENTRY, NODE, ROOT
 
 FAMILIES = ["qwen3", "llama", "qwen2"]
 
@@ -175,7 +175,7 @@ def test_torch_families_give_mw_scores_logprobs(tiny_folders, fixtures, export, 
     model = load_family(folder, dtype=torch.float64)
     worst = 0.0
     for method in ["naive-compressed", "naive-full", "logit-tree", "packed-4d"]:
-        run = subprocess.run([NODE, "bin/mw.js", "score", "--ckpt", folder, str(fixtures / "rollouts.jsonl"), "--method", method, "--json"],
+        run = subprocess.run([NODE, MW_ENTRY, "score", "--ckpt", folder, str(fixtures / "rollouts.jsonl"), "--method", method, "--json"],
                              cwd=ROOT, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
         want = {(r, t["id"]): t["logprob"] for r, rollout in enumerate(json.loads(run.stdout)) for t in rollout["targets"]}

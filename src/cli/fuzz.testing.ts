@@ -33,7 +33,9 @@ export function mw(args: string[]): Promise<Outcome> {
   const rssFile = join(TMP, `rss-${runs++}`);
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', './scripts/register.mjs', MEASURED, ...args], {
+    // npm test's bundle (scripts/cli-bundle.mjs) writes MW_RSS_FILE as measured.testing.ts does.
+    const entry = process.env.MW_CLI ? [process.env.MW_CLI] : ['--import', './scripts/register.mjs', MEASURED];
+    const child = spawn(process.execPath, [...entry, ...args], {
       cwd: ROOT,
       env: { ...process.env, MW_RSS_FILE: rssFile, MW_DEBUG: '' },
     });

@@ -1,4 +1,4 @@
-// For the tests of the model-facing commands: run `node bin/mw.js ...` as a user runs it, and write
+// For the tests of the model-facing commands: run `node bin/mw.js ...` as a user runs it (or its bundle, MW_ENTRY), and write
 // small checkpoints and rollout files (tiny model, worked example plus two small random rollouts).
 
 import { execFile } from 'node:child_process';
@@ -22,11 +22,14 @@ export interface Run {
 /** The tests' cache directory (the matmul autotune's choice), shared by every run on this machine, never the user's. */
 export const TEST_CACHE_DIR = join(tmpdir(), 'mw-test-cache');
 
+/** What runs `mw`: the bundle `npm test` builds (scripts/cli-bundle.mjs, same main) when it names one, else bin/mw.js. */
+export const MW_ENTRY = process.env.MW_CLI || 'bin/mw.js';
+
 export function mw(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['bin/mw.js', ...args],
+      [MW_ENTRY, ...args],
       { cwd: ROOT, maxBuffer: 1 << 26, env: { ...process.env, MW_CACHE_DIR: TEST_CACHE_DIR, ...env } },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });

@@ -9,7 +9,7 @@ import { createHead } from './head';
 import { releaseLaunches, submitValidated } from './runtime/kernel';
 import { setBindingLimit } from './runtime/limits';
 import { createForward, createGpuModel } from './model';
-import { matmulRef } from '../model/reference/ops';
+import { matmulRef } from './kernels/matmul/matmul.reference';
 import { randomWeights } from '../model/random-weights';
 import { expectClose } from '../testing/close';
 import { createRng } from '../util/prng';

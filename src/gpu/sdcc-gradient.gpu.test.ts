@@ -12,7 +12,7 @@ import { computeGradients } from './train';
 import { assembleStep } from '../plan/step';
 import { MODEL_PRESETS } from '../model/config';
 import { referenceBackward, referenceForward, sftLossAndGrads } from '../model/reference/model';
-import { forwardKlRow, sdccKl } from '../objectives/sdcc';
+import { forwardKlRow, sdccKl } from './kernels/kl-sdcc/kl-sdcc.reference';
 import { generateRandomRollout } from '../rollout/generate-random';
 import { validateRollout } from '../rollout/validate';
 import { deriveTree } from '../tree/derive';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../model/config';
 import { parameterLayout } from '../model/params';
 import { expectClose } from '../testing/close';
-import { type AdamwHyper, type AdamwReferenceState, adamwReferenceStep, decayBit, decayMask, lrAt } from './adamw';
+import { type AdamwHyper, decayBit, decayMask, lrAt } from './adamw';
+import { type AdamwReferenceState, adamwReferenceStep } from '../gpu/kernels/adamw/adamw.reference';
 
 describe('lrAt', () => {
   const schedule = { peak: 1e-3, warmup: 10, total: 110, min: 1e-4 };

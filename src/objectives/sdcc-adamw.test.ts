@@ -4,7 +4,8 @@
 // direction of the steps, so no λ makes them gentle. With a task gradient beside it, λ weighs the two.
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../util/prng';
-import { adamwReferenceStep, DEFAULT_ADAMW, type AdamwReferenceState } from './adamw';
+import { DEFAULT_ADAMW } from './adamw';
+import { adamwReferenceStep, type AdamwReferenceState } from '../gpu/kernels/adamw/adamw.reference';
 
 const N = 4096;
 const STEPS = 6;

@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { finiteDifference, randomNormal } from '../model/reference/gradcheck';
 import { expectClose } from '../testing/close';
 import { createRng } from '../util/prng';
-import { type SdccPair, forwardKlRow, gatedPairs, sdccKl, sdccObjective } from './sdcc';
-import { sftTargets, tokenObjective } from './tokens';
+import { type SdccPair, gatedPairs } from './sdcc';
+import { forwardKlRow, sdccKl, sdccObjective } from '../gpu/kernels/kl-sdcc/kl-sdcc.reference';
+import { sftTargets } from './tokens';
+import { tokenObjective } from '../gpu/kernels/loss-grad/loss-grad.reference';
 
 const FD = { abs: 1e-7, rel: 1e-6 };
 const [Ns, Nt, V] = [5, 4, 9];

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { dot, finiteDifference, randomNormal } from '../model/reference/gradcheck';
-import { logsoftmaxGatherBackwardRef, logsoftmaxGatherRef } from '../model/reference/ops';
+import { logsoftmaxGatherBackwardRef, logsoftmaxGatherRef } from '../gpu/kernels/logsoftmax/logsoftmax.reference';
 import { expectClose } from '../testing/close';
 import { createRng } from '../util/prng';
-import { type ObjectiveTarget, type TokenObjective, k3, rlTargets, sftTargets, targetTerm, tokenObjective } from './tokens';
+import { type ObjectiveTarget, type TokenObjective, k3, rlTargets, sftTargets, targetTerm } from './tokens';
+import { tokenObjective } from '../gpu/kernels/loss-grad/loss-grad.reference';
 
 // Finite differences in float64 with h = 1e-5 (gradcheck.ts): truncation ~1e-10, round-off ~1e-11.
 const FD = { abs: 1e-7, rel: 1e-6 };

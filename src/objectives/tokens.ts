@@ -2,11 +2,11 @@
 // (PPO-clipped policy gradient with an optional k3 KL to a frozen reference). Each target j has a
 // log-probability ℓ_j = log softmax(z_row)[token], a loss contribution f_j(ℓ_j) and dℓ_j = f_j'(ℓ_j);
 // the model backward starts from dLogits (N, V), row r = Σ_{j at r} dℓ_j · (onehot(token_j) − softmax(z_r)).
-// src/gpu/kernels/loss-grad/loss-grad.wgsl computes the same in fp32 (src/gpu/kernels/loss-grad/loss-grad.ts); this is its oracle.
+// tokenObjective (src/gpu/kernels/loss-grad/loss-grad.reference.ts) applies them over logits in float64, the oracle of
+// loss-grad.wgsl, which computes the same in fp32.
 
 import type { BatchTarget } from '../plan/batch';
 import type { Rollout } from '../rollout/rollout';
-import { type Vec, checkLogits, rowLogSumExp } from './rows';
 
 /** What a run trains for (docs/objectives.md): supervised NLL or PPO-clipped RL with GRPO advantages. */
 export type Objective = 'sft' | 'rl';
@@ -84,36 +84,6 @@ export function validateTargets(targets: readonly ObjectiveTarget[], N: number, 
       throw new Error(`target ${j}: a KL to the reference needs the reference's logprob (a finite number ≤ 0), got ${t.refLogprob}`);
     }
   });
-}
-
-/** The objective over logits (N, V) at `targets`, with its gradient with respect to every logit. */
-export function tokenObjective(logits: Vec, N: number, V: number, targets: readonly ObjectiveTarget[], objective: TokenObjective) {
-  checkLogits(logits, N, V);
-  validateTargets(targets, N, V, objective);
-  const T = targets.length;
-  const result = {
-    loss: 0, // Σ_j loss_j (a mean when the weights are 1/T)
-    logprobs: new Float64Array(T), // (T) ℓ_j
-    losses: new Float64Array(T), // (T) loss_j
-    dLogprobs: new Float64Array(T), // (T) d loss / d ℓ_j
-    ratios: new Float64Array(T), // (T) π_θ / π_rollout (1 for sft)
-    dLogits: new Float64Array(N * V), // (N, V) d loss / d logits; zero rows where no target is scored
-  };
-  targets.forEach((target, j) => {
-    const { row, token } = target;
-    const lse = rowLogSumExp(logits, V, row);
-    const logprob = logits[row * V + token] - lse;
-    const term = targetTerm(objective, target, logprob);
-    result.logprobs[j] = logprob;
-    result.losses[j] = term.loss;
-    result.dLogprobs[j] = term.dLogprob;
-    result.ratios[j] = term.ratio;
-    result.loss += term.loss;
-    // d ℓ / d z_v = [v == token] − softmax(z)_v
-    for (let v = 0; v < V; v++) result.dLogits[row * V + v] -= term.dLogprob * Math.exp(logits[row * V + v] - lse);
-    result.dLogits[row * V + token] += term.dLogprob;
-  });
-  return result;
 }
 
 /** A scored target: the token and the logits row that predicts it (docs/methods.md). */

@@ -1,7 +1,7 @@
 // The floors of .dependency-cruiser.cjs hold for src/ (no cycle, no upward import), and the rules
 // do catch what they forbid: a deliberate upward import, a type-only cycle, a React import in pure
-// logic, the app's floors, a slice importing a slice, the GPU layer's inner floors and a GPU step that
-// plans, each in a small tree of its own, fail them by name.
+// logic, the app's floors, a slice importing a slice, the GPU layer's inner floors, a GPU step that
+// plans and the kernels' float64 references, each in a small tree of its own, fail them by name.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,26 @@ describe('the floors (.dependency-cruiser.cjs)', () => {
     expect((await violations(dir)).map(describeViolation).sort()).toEqual([
       'gpu-kernels-below-passes: src/gpu/kernels/add/add.ts → src/gpu/model.ts',
       'gpu-runtime-below-kernels: src/gpu/runtime/kernel.ts → src/gpu/kernels/add/add.ts',
+    ]);
+  }, 60_000);
+
+  it("the model floor may read a kernel's float64 reference; a reference reading GPU code, or an objective's reference read from below the objectives, fails", async () => {
+    const dir = tree('references', {
+      'src/util/rows.ts': 'export const lse = 1;\n',
+      'src/gpu/runtime/device.ts': 'export const adapter = 1;\n',
+      'src/objectives/tokens.ts': 'export const term = 1;\n',
+      'src/gpu/kernels/gelu/gelu.reference.ts': "import { lse } from '../../../util/rows';\nexport const geluRef = lse;\n",
+      'src/gpu/kernels/add/add.reference.ts': "import { adapter } from '../../runtime/device';\nexport const addRef = adapter;\n",
+      'src/gpu/kernels/loss-grad/loss-grad.reference.ts': "import { term } from '../../../objectives/tokens';\nexport const lossRef = term;\n",
+      'src/gpu/kernels/gelu/gelu2.reference.ts': "import { term } from '../../../objectives/tokens';\nexport const gelu2 = term;\n",
+      'src/model/reference/model.ts':
+        "import { geluRef } from '../../gpu/kernels/gelu/gelu.reference';\nimport { lossRef } from '../../gpu/kernels/loss-grad/loss-grad.reference';\nexport const m = geluRef + lossRef;\n",
+    });
+    expect((await violations(dir)).map(describeViolation).sort()).toEqual([
+      'kernel-references-are-plain-math: src/gpu/kernels/add/add.reference.ts → src/gpu/runtime/device.ts',
+      'model-references-read-only-util: src/gpu/kernels/add/add.reference.ts → src/gpu/runtime/device.ts',
+      'model-references-read-only-util: src/gpu/kernels/gelu/gelu2.reference.ts → src/objectives/tokens.ts',
+      'objective-references-above-the-objectives: src/model/reference/model.ts → src/gpu/kernels/loss-grad/loss-grad.reference.ts',
     ]);
   }, 60_000);
 

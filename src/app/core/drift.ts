@@ -6,7 +6,7 @@
 import type { SamplingOptions } from '../../harness/policies/model';
 import { signedDifferences, summarizeDrift, type DriftSummary } from '../../metrics/drift';
 import { expectedTargetDrift, poolExpected, type MethodExpectedDrift } from '../../metrics/expected-drift';
-import { forwardKlRow } from '../../objectives/sdcc';
+import { forwardKlRow } from '../../gpu/kernels/kl-sdcc/kl-sdcc.reference';
 import type { Rollout } from '../../rollout';
 import type { DriftRow, MethodScores, ScoredMethod } from '../protocol/score';
 import { tailRange } from './histogram';

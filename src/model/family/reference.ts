@@ -4,7 +4,10 @@
 // convention at each row's own position, grouped-query attention under the packed tree mask, SwiGLU.
 
 import type { ModelInput, Target } from '../reference/model';
-import { logsoftmaxGatherRef, visible } from '../reference/ops';
+import { logsoftmaxGatherRef } from '../../gpu/kernels/logsoftmax/logsoftmax.reference';
+import { visible } from '../../gpu/kernels/attention/attention.reference';
+import { linearRef } from '../../gpu/kernels/linear/linear.reference';
+import { rmsnormRef } from '../../gpu/kernels/rmsnorm/rmsnorm.reference';
 import { type FamilyConfig, familyLayerName, familyParameters, ropeInverseFrequencies } from './config';
 
 export type { ModelInput, Target } from '../reference/model';
@@ -33,31 +36,6 @@ export function checkFamilyWeights(weights: FamilyWeights): void {
     else if (t.length !== want) problems.push(`${name} has ${t.length} values, ${JSON.stringify(shape)} needs ${want}`);
   }
   if (problems.length) throw new Error(`family reference: ${problems.join('; ')}`);
-}
-
-/** RMSNorm of each row of x (rows, D): x / sqrt(mean(x²) + eps) · weight. */
-export function rmsnormRef(x: Vec, weight: Vec, rows: number, D: number, eps: number): Float64Array {
-  const out = new Float64Array(rows * D);
-  for (let r = 0; r < rows; r++) {
-    let ss = 0;
-    for (let d = 0; d < D; d++) ss += x[r * D + d] * x[r * D + d];
-    const rstd = 1 / Math.sqrt(ss / D + eps);
-    for (let d = 0; d < D; d++) out[r * D + d] = x[r * D + d] * rstd * weight[d];
-  }
-  return out;
-}
-
-/** y = x Wᵀ + b with W (out, in) as PyTorch's Linear stores it: x (M, K) → (M, N). */
-export function linearRef(x: Vec, w: Vec, bias: Vec | null, M: number, K: number, N: number): Float64Array {
-  const out = new Float64Array(M * N);
-  for (let m = 0; m < M; m++) {
-    for (let n = 0; n < N; n++) {
-      let acc = bias ? bias[n] : 0;
-      for (let k = 0; k < K; k++) acc += x[m * K + k] * w[n * K + k];
-      out[m * N + n] = acc;
-    }
-  }
-  return out;
 }
 
 /**

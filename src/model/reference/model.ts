@@ -1,23 +1,16 @@
 // Float64 GPT-2 forward and backward over one packed input (tokens, positions, end[]): the oracle the
 // GPU engine is checked against, logits and every parameter gradient. Pre-LN blocks, tanh GELU,
-// output head tied to wte. Composed only of the ops in ops.ts.
+// output head tied to wte. Composed only of the kernels' float64 references (src/gpu/kernels/<name>/<name>.reference.ts).
 
 import { type ModelConfig, validateConfig } from '../config';
 import { type LayerTensor, layerName, parameterShapes } from '../params';
-import {
-  type LayernormResult,
-  attentionBackwardRef,
-  attentionRef,
-  embeddingBackwardRef,
-  embeddingRef,
-  geluRef,
-  layernormBackwardRef,
-  layernormRef,
-  logsoftmaxGatherBackwardRef,
-  logsoftmaxGatherRef,
-  matmulBackwardRef,
-  matmulRef,
-} from './ops';
+import { type LayernormResult, layernormBackwardRef, layernormRef } from '../../gpu/kernels/layernorm/layernorm.reference';
+import { attentionBackwardRef, attentionRef } from '../../gpu/kernels/attention/attention.reference';
+import { embeddingBackwardRef, embeddingRef } from '../../gpu/kernels/embedding/embedding.reference';
+import { geluRef } from '../../gpu/kernels/gelu/gelu.reference';
+import { logsoftmaxGatherBackwardRef, logsoftmaxGatherRef } from '../../gpu/kernels/logsoftmax/logsoftmax.reference';
+import { matmulBackwardRef } from '../../gpu/kernels/matmul-backward/matmul-backward.reference';
+import { matmulRef } from '../../gpu/kernels/matmul/matmul.reference';
 
 /** ModelWeights qualifies; float64 tensors work too (finite differences need them). */
 export interface ReferenceWeights {

@@ -12,7 +12,8 @@ import {
   readAdamwState,
   writeAdamwState,
 } from './adamw';
-import { type AdamwHyper, type AdamwReferenceState, DEFAULT_ADAMW, adamwReferenceStep, decayMask, lrAt } from '../../../objectives/adamw';
+import { type AdamwHyper, DEFAULT_ADAMW, decayMask, lrAt } from '../../../objectives/adamw';
+import { type AdamwReferenceState, adamwReferenceStep } from './adamw.reference';
 import { loadOptimizerState, saveOptimizerState } from '../../../model/checkpoint';
 import { presetConfig } from '../../../model/config';
 import { initWeights, packParameters, parameterLayout } from '../../../model/params';

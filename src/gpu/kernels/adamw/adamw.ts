@@ -4,7 +4,7 @@
 //   queue.submit(...)
 //   await finishAdamwStep(device, adamw)   // reads the 16-byte status: step += 1, or throws NonFiniteGradientError
 // Clipping reads ‖g‖ from a GPU buffer: no CPU round trip inside a step. Math: src/objectives/adamw.ts.
-// Reference: adamwReferenceStep in src/objectives/adamw.ts, float64, beside the objective's definition (docs/objectives.md).
+// Reference: adamwReferenceStep in adamw.reference.ts beside it, float64; the optimizer's hyperparameters and schedule are src/objectives/adamw.ts.
 
 import code from './adamw.wgsl?raw';
 import type { OptimizerState } from '../../../model/checkpoint';

@@ -3,7 +3,7 @@ import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import { encodeLaunches } from '../../runtime/kernel';
 import { createAttentionDecode } from './attention-decode';
-import { attentionRef } from '../../../model/reference/ops';
+import { attentionRef } from '../attention/attention.reference';
 import { randomNormal } from '../../../model/reference/gradcheck';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';

@@ -1,6 +1,6 @@
 // Binding of attention-decode.wgsl: causal attention of the M newest rows of a live view
 // against the KV cache (rows 0 .. start+M-1 of qkv), for incremental decoding.
-// Reference: attentionRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: attentionRef in ../attention/attention.reference.ts (a decode step is attention's last query row).
 
 import code from './attention-decode.wgsl?raw';
 import reduce from '../common/reduce.wgsl?raw';

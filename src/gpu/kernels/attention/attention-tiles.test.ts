@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { attentionTiles } from './attention-tiles';
 import { maskLayout, maskWords } from './attention';
 import { causalEnd, maskDensity, packEnds, randomTreeEnd } from './attention-test-masks';
-import { visible } from '../../../model/reference/ops';
+import { visible } from './attention.reference';
 import { createRng } from '../../../util/prng';
 
 function bruteForce(end: ArrayLike<number>, BQ: number, BK: number) {

@@ -1,4 +1,4 @@
-// attention.wgsl against the float64 reference (src/model/reference/ops.ts): forward out and
+// attention.wgsl against the float64 reference (attention.reference.ts): forward out and
 // lse, backward dqkv, for causal, tree, block-diagonal and empty-row masks, both kernel variants,
 // odd N and odd tile remainders; and the tile pairs the kernels visit are exactly the visible ones.
 
@@ -18,7 +18,7 @@ import {
 } from './attention';
 import { causalEnd, packEnds, randomTreeEnd } from './attention-test-masks';
 import { submitValidated } from '../../runtime/kernel';
-import { attentionBackwardRef, attentionRef, visible } from '../../../model/reference/ops';
+import { attentionBackwardRef, attentionRef, visible } from './attention.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

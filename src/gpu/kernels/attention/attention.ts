@@ -1,7 +1,7 @@
 // Binding of attention.wgsl: tree-masked flash attention, forward and backward, and the forward with grouped-query heads up to 128 floats (the model families) (docs/model.md).
 // Per batch the caller builds one AttentionMask from `end[]` (block lists + params, uploaded once),
 // shared by every layer; createAttentionForward / createAttentionBackward give the layer's launches.
-// Reference: attentionRef, attentionBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: attentionRef, attentionBackwardRef in attention.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import kernel from './attention.wgsl?raw';
 import type { AdapterSummary } from '../../runtime/device';

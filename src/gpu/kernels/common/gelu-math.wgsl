@@ -1,6 +1,6 @@
 // GELU in its tanh form (GPT-2's gelu_new) and its derivative, shared by the kernels that apply it
 // (gelu, matmul's fused epilogue, matmul_backward's fused bias gradient): the host prepends this
-// file to their code. The float64 reference is geluRef in src/model/reference/ops.ts.
+// file to their code. The float64 reference is geluRef in src/gpu/kernels/gelu/gelu.reference.ts.
 
 const GELU_SCALE: f32 = 0.7978845608028654; // sqrt(2 / pi)
 const GELU_CUBE: f32 = 0.044715;

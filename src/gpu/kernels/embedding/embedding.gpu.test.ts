@@ -4,7 +4,7 @@ import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers
 import { createEmbedding, createEmbeddingBackward, uploadEmbeddingIndex } from './embedding';
 import { inverseIndex, releaseLaunches, submitValidated } from '../../runtime/kernel';
 import { setBindingLimit } from '../../runtime/limits';
-import { embeddingBackwardRef, embeddingRef } from '../../../model/reference/ops';
+import { embeddingBackwardRef, embeddingRef } from './embedding.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

@@ -1,7 +1,7 @@
 // Binding of embedding.wgsl: x (N, C) = wte[tokens] + wpe[positions], and its backward into
 // dwte (V, C) and dwpe (P, C) without atomics, through CPU-built inverse indices of tokens and positions.
 // A table larger than one binding is read (and its gradient written) in row blocks (src/gpu/runtime/limits.ts).
-// Reference: embeddingRef, embeddingBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: embeddingRef, embeddingBackwardRef in embedding.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import code from './embedding.wgsl?raw';
 import { uploadStorage, uploadUniform } from '../../runtime/buffers';

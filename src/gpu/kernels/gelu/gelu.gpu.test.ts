@@ -3,7 +3,7 @@ import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import { createGelu, createGeluBackward } from './gelu';
 import { releaseLaunches, submitValidated } from '../../runtime/kernel';
-import { geluBackwardRef, geluRef } from '../../../model/reference/ops';
+import { geluBackwardRef, geluRef } from './gelu.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

@@ -1,5 +1,5 @@
 // Binding of gelu.wgsl: standalone tanh-form GELU over n floats, forward and backward.
-// Reference: geluRef, geluBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: geluRef, geluBackwardRef in gelu.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import code from './gelu.wgsl?raw';
 import geluMath from '../common/gelu-math.wgsl?raw';

@@ -4,8 +4,10 @@ import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers
 import { submitLaunches } from '../../runtime/kernel';
 import { createKlSdcc, readKlSdcc } from './kl-sdcc';
 import { TARGET_OUT_BYTES, createLossGrad } from '../loss-grad/loss-grad';
-import { type SdccPair, sdccKl, sdccObjective } from '../../../objectives/sdcc';
-import { sftTargets, tokenObjective } from '../../../objectives/tokens';
+import type { SdccPair } from '../../../objectives/sdcc';
+import { sdccKl, sdccObjective } from './kl-sdcc.reference';
+import { sftTargets } from '../../../objectives/tokens';
+import { tokenObjective } from '../loss-grad/loss-grad.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

@@ -2,7 +2,7 @@
 // between student logits (Ns, V) and teacher logits (Nt, V), adding λ/|D| · (p_student − p_teacher)
 // into the student's dLogits. Encode it after the task objective (loss_grad) that wrote dLogits.
 // Without pairs nothing is dispatched and the mean KL is exactly 0.
-// Reference: sdccKl in src/objectives/sdcc.ts, float64, beside the objective's definition (docs/objectives.md).
+// Reference: sdccKl in kl-sdcc.reference.ts beside it, float64; the objective's pairs and gating are src/objectives/sdcc.ts.
 
 import code from './kl-sdcc.wgsl?raw';
 import reduce from '../common/reduce.wgsl?raw';

@@ -3,7 +3,7 @@ import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import { createLayernorm, createLayernormBackward } from './layernorm';
 import { releaseLaunches, submitValidated } from '../../runtime/kernel';
-import { layernormBackwardRef, layernormRef } from '../../../model/reference/ops';
+import { layernormBackwardRef, layernormRef } from './layernorm.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

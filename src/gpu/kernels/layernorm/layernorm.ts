@@ -1,6 +1,6 @@
 // Binding of layernorm.wgsl: LayerNorm over the last axis of x (N, C), forward (saving mean
 // and rstd for the backward) and backward (dx per row; dweight, dbias per channel, no atomics).
-// Reference: layernormRef, layernormBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: layernormRef, layernormBackwardRef in layernorm.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import code from './layernorm.wgsl?raw';
 import { uploadUniform } from '../../runtime/buffers';

@@ -10,7 +10,7 @@ import { useGpu } from '../../runtime/gpu.testing';
 import { submitValidated } from '../../runtime/kernel';
 import { DTYPES, randomActivations, randomWeights, uploadBytes } from '../kernels.testing';
 import { createLinear } from './linear';
-import { linearReference } from './linear.reference';
+import { linearRef } from './linear.reference';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));
@@ -37,7 +37,7 @@ describe('linear', () => {
             y,
           }),
         ]);
-        expectClose(await readFloat32(device, y, M * N), linearReference(x, w.values, b?.values ?? null, M, K, N), { abs: 1e-5, rel: 1e-5, label: 'y' });
+        expectClose(await readFloat32(device, y, M * N), linearRef(x, w.values, b?.values ?? null, M, K, N), { abs: 1e-5, rel: 1e-5, label: 'y' });
       });
     }
   }
@@ -66,7 +66,7 @@ describe('linear', () => {
       ),
     ]);
     const got = await readFloat32(device, y, M * ldY);
-    const product = linearReference(x, w.values, null, M, K, N);
+    const product = linearRef(x, w.values, null, M, K, N);
     const want = Float64Array.from(y0);
     for (let m = 0; m < M; m++) for (let n = 0; n < N; n++) want[m * ldY + block + n] += product[m * N + n];
     expectClose(got, want, { abs: 1e-5, rel: 1e-5, label: 'y' });

@@ -3,7 +3,7 @@ import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import { createLogsoftmaxGather, createLogsoftmaxGatherBackward, createLogsoftmaxRows, uploadRequestIndex } from './logsoftmax';
 import { releaseLaunches, submitValidated } from '../../runtime/kernel';
-import { logsoftmaxGatherBackwardRef, logsoftmaxGatherRef } from '../../../model/reference/ops';
+import { logsoftmaxGatherBackwardRef, logsoftmaxGatherRef } from './logsoftmax.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

@@ -1,6 +1,6 @@
 // Binding of logsoftmax.wgsl: log-probabilities of requested (row, token) pairs of logits
 // (M, V), the full log-prob rows of requested rows, and the backward of the gathered form.
-// Reference: logsoftmaxGatherRef, logsoftmaxGatherBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: logsoftmaxGatherRef, logsoftmaxGatherBackwardRef in logsoftmax.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import code from './logsoftmax.wgsl?raw';
 import { uploadStorage, uploadUniform } from '../../runtime/buffers';

@@ -3,7 +3,8 @@ import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import { submitLaunches } from '../../runtime/kernel';
 import { TARGET_OUT_BYTES, createLossGrad, readLossGradOutputs, type LossGradOutputs } from './loss-grad';
-import { type ObjectiveTarget, type TokenObjective, rlTargets, sftTargets, tokenObjective } from '../../../objectives/tokens';
+import { type ObjectiveTarget, type TokenObjective, rlTargets, sftTargets } from '../../../objectives/tokens';
+import { tokenObjective } from './loss-grad.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

@@ -1,7 +1,7 @@
 // Binding of loss-grad.wgsl: a token objective (SFT or PPO-clipped RL, src/objectives/tokens.ts)
 // at scored targets over logits (N, V): per-target outputs and the whole dLogits (N, V) the model
 // backward starts from. Built once per batch (the targets change); encode its launch into the step's pass.
-// Reference: tokenObjective in src/objectives/tokens.ts, float64, beside the objective's definition (docs/objectives.md).
+// Reference: tokenObjective in loss-grad.reference.ts beside it, float64; the objectives' per-target terms are src/objectives/tokens.ts.
 
 import code from './loss-grad.wgsl?raw';
 import reduce from '../common/reduce.wgsl?raw';

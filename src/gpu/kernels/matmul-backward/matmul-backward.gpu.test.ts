@@ -5,7 +5,8 @@ import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers
 import { createMatmulBackward, type MatmulBackwardOptions } from './matmul-backward';
 import { describeMatmulVariant, type MatmulVariant } from '../matmul/matmul';
 import { releaseLaunches, submitValidated } from '../../runtime/kernel';
-import { matmulBackwardRef, matmulRef } from '../../../model/reference/ops';
+import { matmulBackwardRef } from './matmul-backward.reference';
+import { matmulRef } from '../matmul/matmul.reference';
 import { expectClose } from '../../../testing/close';
 
 let gpu: Gpu;

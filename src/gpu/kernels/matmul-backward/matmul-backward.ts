@@ -1,7 +1,7 @@
 // Backward of matmul.ts's y = x·W + bias [-> GELU]: dx = dPre·Wᵀ, dW = xᵀ·dPre, dbias = Σ_rows dPre,
 // where dPre = dY·gelu'(pre) with a fused GELU, else dY. The column kernel of matmul-backward.wgsl
 // makes dPre and dbias; the two products run on matmul.wgsl with its transposed operands.
-// Reference: matmulBackwardRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: matmulBackwardRef in matmul-backward.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import code from './matmul-backward.wgsl?raw';
 import geluMath from '../common/gelu-math.wgsl?raw';

@@ -3,7 +3,7 @@ import { createGpu, type Gpu } from '../../runtime/device';
 import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers';
 import { createMatmulNaive } from './matmul-naive';
 import { releaseLaunches, submitValidated } from '../../runtime/kernel';
-import { matmulRef } from '../../../model/reference/ops';
+import { matmulRef } from '../matmul/matmul.reference';
 import { createRng } from '../../../util/prng';
 import { expectClose } from '../../../testing/close';
 

@@ -1,6 +1,6 @@
 // Binding of matmul-naive.wgsl: y (M, N) = x (M, K) · W (K, N), one invocation per output.
 // A benchmark baseline only (../matmul/matmul.bench.ts); the model uses matmul.ts.
-// Reference: matmulRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: matmulRef in ../matmul/matmul.reference.ts (the same product as matmul.wgsl).
 
 import code from './matmul-naive.wgsl?raw';
 import { uploadUniform } from '../../runtime/buffers';

@@ -5,7 +5,7 @@ import { createStorage, readFloat32, uploadStorage } from '../../runtime/buffers
 import { describeMatmulVariant, createMatmul, type MatmulOptions, type MatmulVariant } from './matmul';
 import { releaseLaunches, submitValidated } from '../../runtime/kernel';
 import { MATMUL_CANDIDATES } from './matmul-autotune';
-import { matmulRef } from '../../../model/reference/ops';
+import { matmulRef } from './matmul.reference';
 import { expectClose } from '../../../testing/close';
 
 let gpu: Gpu;

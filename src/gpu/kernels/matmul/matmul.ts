@@ -2,7 +2,7 @@
 // op transposes an operand stored the other way round (transA: x is (K, M); transB: W is (N, K)).
 // Two variants, `blocked` (no workgroup memory) and `tiled` (workgroup memory); pickMatmulVariant in
 // matmul-autotune.ts measures which one an adapter prefers.
-// Reference: matmulRef in src/model/reference/ops.ts, below the GPU floor, where the float64 model composes it.
+// Reference: matmulRef in matmul.reference.ts beside it; src/model/reference/model.ts composes it into the float64 GPT-2.
 
 import code from './matmul.wgsl?raw';
 import geluMath from '../common/gelu-math.wgsl?raw';

@@ -10,7 +10,7 @@ import { useGpu } from '../../runtime/gpu.testing';
 import { submitValidated } from '../../runtime/kernel';
 import { DTYPES, randomActivations, randomWeights, uploadBytes } from '../kernels.testing';
 import { createRmsnorm } from './rmsnorm';
-import { rmsnormReference } from './rmsnorm.reference';
+import { rmsnormRef } from './rmsnorm.reference';
 
 let gpu: Gpu;
 useGpu((g) => (gpu = g));
@@ -31,7 +31,7 @@ describe('rmsnorm', () => {
         await submitValidated(device, 'test.rmsnorm', () => [
           createRmsnorm(device, { N, C, eps }, dtype, { x: uploadStorage(device, 'test.x', x), weight: uploadBytes(device, 'test.w', w.bytes), out }),
         ]);
-        expectClose(await readFloat32(device, out, N * C), rmsnormReference(x, w.values, N, C, eps), { abs: 1e-6, rel: 2e-6, label: 'out' });
+        expectClose(await readFloat32(device, out, N * C), rmsnormRef(x, w.values, N, C, eps), { abs: 1e-6, rel: 2e-6, label: 'out' });
       });
     }
   }

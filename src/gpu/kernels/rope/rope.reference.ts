@@ -3,7 +3,7 @@
 // frequencies (Hugging Face's none, linear and llama3 scalings) are the model's: ropeInverseFrequencies
 // in model/family/config.
 
-import { rmsnormReference } from '../rmsnorm/rmsnorm.reference';
+import { rmsnormRef } from '../rmsnorm/rmsnorm.reference';
 
 export interface RopeReferenceShape {
   N: number;
@@ -28,7 +28,7 @@ export function ropeReference(
     for (let j = 0; j < NH + NKV; j++) {
       const at = i * W + j * HS;
       let head: Float64Array = out.slice(at, at + HS);
-      if (norm) head = rmsnormReference(head, j < NH ? norm.q : norm.k, 1, HS, norm.eps);
+      if (norm) head = rmsnormRef(head, j < NH ? norm.q : norm.k, 1, HS, norm.eps);
       for (let d = 0; d < half; d++) {
         const a = positions[i] * invFreq[d];
         const c = Math.cos(a);
