@@ -19,7 +19,8 @@ import type { ScoreOptions, ScoreProgress } from '../gpu/score';
 import { buildPlan } from '../plan/build';
 import { deriveTree } from '../tree/derive';
 import { reachPlan, type Reach } from '../plan/reach';
-import { createReachTally, reachFromArgs, reachLines, WINDOW_FLAG, type ReachReport } from './reach';
+import { reachFromArgs, WINDOW_FLAG } from './reach';
+import { createReachTally, reachLines, type ReachReport } from '../metrics/reach';
 
 /** Floats of (target, V) rows held per GPU pass, all methods together (whole rollouts; a larger one goes alone). */
 const DRIFT_GROUP_FLOATS = 1 << 24;
