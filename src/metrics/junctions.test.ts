@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../rollout/parse';
 import { deriveTree } from '../tree/derive';
-import { byCost, editorOf, editorSums, rolloutJunctions } from './junctions';
+import { byCost, editorOf, editorSums, mergeEditorSums, rolloutJunctions } from './junctions';
 
 const [rollout] = parseRolloutFile(readFileSync(new URL('../../fixtures/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json');
 const tree = deriveTree(rollout);
@@ -110,5 +110,14 @@ describe('editorSums', () => {
     expect(session.cost).toBeCloseTo(junctions[4].cost + junctions[5].cost, 12);
     expect(compact.cost).toBeCloseTo(junctions.slice(0, 4).reduce((s, j) => s + j.cost, 0), 12);
     expect(compact.cost).toBeGreaterThan(session.cost);
+    // The app's data-set table sums its rows (one rollout each) the same way.
+    const merged = mergeEditorSums([junctions.slice(0, 2), junctions.slice(2, 4), junctions.slice(4)].map(editorSums));
+    expect(merged.map((e) => [e.editor, e.rollouts, e.edits, e.targets])).toEqual([
+      ['compact', 2, 4, 20],
+      ['agent-session', 1, 2, 10],
+    ]);
+    expect(merged[0].methods['naive-full'].sum).toBeCloseTo(3 * once, 12);
+    expect(merged[0].methods['naive-full'].mu!).toBeCloseTo((3 * once) / 20, 12);
+    expect(merged[0].cost).toBeCloseTo(compact.cost, 12);
   });
 });

@@ -202,13 +202,37 @@ export function editorSums(junctions: readonly Junction[]): EditorSum[] {
       sum.abs += m.logdiff! * m.n;
     }
   }
-  return [...out.values()]
-    .map(({ seen, ...e }) => {
-      for (const m of Object.values(e.methods)) {
-        m.mu = m.n ? m.sum / m.n : null;
-        m.logdiff = m.n ? m.abs / m.n : null;
+  return finish([...out.values()].map(({ seen, ...e }) => ({ ...e, rollouts: seen.size })));
+}
+
+function finish(sums: EditorSum[]): EditorSum[] {
+  for (const e of sums)
+    for (const m of Object.values(e.methods)) {
+      m.mu = m.n ? m.sum / m.n : null;
+      m.logdiff = m.n ? m.abs / m.n : null;
+    }
+  return sums.sort((a, b) => b.cost - a.cost || a.editor.localeCompare(b.editor));
+}
+
+/** Sums of disjoint sets of rollouts (the app's data-set rows, each its rollout's editorSums) merged per editor. */
+export function mergeEditorSums(parts: readonly (readonly EditorSum[])[]): EditorSum[] {
+  const out = new Map<string, EditorSum>();
+  for (const part of parts)
+    for (const e of part) {
+      const into = out.get(e.editor);
+      if (!into) {
+        out.set(e.editor, { ...e, methods: Object.fromEntries(Object.entries(e.methods).map(([m, f]) => [m, { ...f }])) as EditorSum['methods'] });
+        continue;
       }
-      return { ...e, rollouts: seen.size };
-    })
-    .sort((a, b) => b.cost - a.cost || a.editor.localeCompare(b.editor));
+      into.rollouts += e.rollouts;
+      into.edits += e.edits;
+      into.targets += e.targets;
+      into.cost += e.cost;
+      for (const method of SEQUENCE_METHODS) {
+        into.methods[method].n += e.methods[method].n;
+        into.methods[method].sum += e.methods[method].sum;
+        into.methods[method].abs += e.methods[method].abs;
+      }
+    }
+  return finish([...out.values()]);
 }

@@ -120,6 +120,12 @@ describe('drift of each method against the live-prefix score', () => {
     expect(driftRow(own).methods['logit-tree']!.mu).toBeCloseTo(-0.05, 12);
     expect(driftRow(drift)).toMatchObject({ reference: 'live', methods: { 'naive-compressed': { logdiff: 0.75, mu: -0.75 }, 'packed-4d': null } });
     expect(driftRow(drift).klSdcc).toBeCloseTo(drift.sdcc.meanKl, 12);
+    // With its tree, the row carries its drift per edit summed per editor (the worked example names none: unknown).
+    const [editors] = driftRow(drift, view.tree).editors!;
+    expect(editors).toMatchObject({ editor: 'unknown', rollouts: 1, edits: 2, targets: 10 });
+    // naive-compressed: edit 1's 13, 14 (−2, −1) and edit 2's 13, 14, 15, 16 (−2, −1, 0, 0).
+    expect(editors.methods['naive-compressed']).toMatchObject({ n: 6, sum: -6, abs: 6, mu: -1 });
+    expect(driftRow(drift).editors).toBeUndefined();
   });
 
   it('refuses without the live-prefix score', () => {

@@ -13,7 +13,7 @@ import { tailRange } from './histogram';
 import { driftVerdict, type DriftVerdict, type VerdictState } from '../../metrics/verdict';
 import { METHOD_BY_ID } from '../../present/palette';
 import { formatEffect } from '../../present/number';
-import { byCost, rolloutJunctions, type Junction } from '../../metrics/junctions';
+import { byCost, editorSums, rolloutJunctions, type Junction } from '../../metrics/junctions';
 import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
 import type { ConditioningTree } from '../../tree/types';
 import { createReachTally, reachLines, type ReachReport } from '../../metrics/reach';
@@ -218,15 +218,20 @@ export function expectedOf(drift: DriftData, sampling: SamplingOptions): Map<Sco
 
 export type { DriftRow };
 
-/** One rollout's drift as a row of the data-set table: logdiff and μ per method, and KL_SDCC. */
-export function driftRow(drift: DriftData): DriftRow {
+/**
+ * One rollout's drift as a row of the data-set table: logdiff and μ per method, KL_SDCC and, given its tree,
+ * its drift per edit summed per editor (what the table sums over the set).
+ */
+export function driftRow(drift: DriftData, tree?: ConditioningTree): DriftRow {
   const reference = comparesWithRollout(drift) ? 'rollout' : 'live';
   const methods = {} as DriftRow['methods'];
   for (const m of drift.methods) {
     const s = m.error ? null : reference === 'rollout' ? m.vsRollout : m.vsLive;
     methods[m.method] = s ? { logdiff: s.logdiff, mu: s.mu } : null;
   }
-  return { reference, methods, klSdcc: drift.sdcc.error ? null : drift.sdcc.meanKl };
+  const row: DriftRow = { reference, methods, klSdcc: drift.sdcc.error ? null : drift.sdcc.meanKl };
+  if (tree) row.editors = editorSums(viewJunctions(tree, drift, (t) => `#${t}`));
+  return row;
 }
 
 /** The verdict (src/metrics/verdict.ts) of the shown rollout's μ against the live prefix, in the page's names and number format. */

@@ -6,6 +6,7 @@
 // request at a time, in order; `cancel` is read at once and stops a score at its next forward pass.
 import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
 import type { Rollout } from '../../rollout';
+import type { EditorSum } from '../../metrics/junctions';
 
 /** What the worker scores: every method whose plan is a list of sequences (SDCC has none of its own). */
 export const SCORED_METHODS = SEQUENCE_METHODS;
@@ -78,6 +79,8 @@ export interface DriftRow {
   /** null: the method could not score this rollout. */
   methods: Record<ScoredMethod, { logdiff: number; mu: number } | null>;
   klSdcc: number | null;
+  /** Its drift per edit summed per editor (src/metrics/junctions.ts: one entry, none without an edit), what the table sums over the set. */
+  editors?: EditorSum[];
 }
 
 export interface Summarized {

@@ -79,7 +79,7 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
       const drift = driftOf(view, scored.scores, { positions: scored.positions, window: scored.window });
       set({ drift, scoring: null });
       // The data-set table's rows are scored without a window: a windowed drift stays in the panel.
-      if (get().rollouts.length > 1 && scored.window === null) get().recordRowDrift?.(get().rolloutIndex, driftRow(drift));
+      if (get().rollouts.length > 1 && scored.window === null) get().recordRowDrift?.(get().rolloutIndex, driftRow(drift, view.tree));
     } catch (error) {
       if (error instanceof StaleScoreError || get().view !== view) return;
       if (error instanceof ScoreCancelledError) set({ scoring: null, scoringCancelled: true });

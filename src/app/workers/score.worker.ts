@@ -130,7 +130,7 @@ async function handle(request: Exclude<ScoreWorkerRequest, { type: 'cancel' }>, 
     const tree = deriveTree(request.rollout);
     if (request.type === 'summarize') {
       const scores = await scoreAll(model, request.rollout, tree, 'leaves', signal, () => undefined);
-      post({ type: 'summary', job, rolloutId: request.rollout.id, row: driftRow(driftOf({ rollout: request.rollout, tree }, scores)) });
+      post({ type: 'summary', job, rolloutId: request.rollout.id, row: driftRow(driftOf({ rollout: request.rollout, tree }, scores), tree) });
       return;
     }
     let last = 0;
