@@ -77,7 +77,7 @@ function editorText(sums: readonly EditorSum[]): string {
   ]);
   return (
     `\ndrift per editor (the edits of each memory editor or harness summed over the set: Σ (ℓ_m − ℓ_live) over n targets; ` +
-    'a target two edits make diverge counts for each; cost = Σ of the edits\' costs)\n' +
+    "a target two edits make diverge counts for each; cost = Σ of the edits' costs)\n" +
     formatTable(['editor', 'rollouts', 'edits', 'targets', 'cost', ...SEQUENCE_METHODS.map((m) => `${m} sum / n`)], rows)
   );
 }

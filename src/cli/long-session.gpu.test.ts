@@ -45,7 +45,13 @@ const LONG_FILE = write('long.json', LONG);
 /** Target 27's window of 6 alone: the five tape ids before it (also the last five of its live prefix), then itself. */
 const WINDOW_SET = write(
   'window.jsonl',
-  lines(LONG, rollout('window-27', [{ op: 'append', role: 'prompt', tokens: TAPE.slice(22, 27) }, { op: 'append', role: 'act', tokens: [TAPE[27]] }])),
+  lines(
+    LONG,
+    rollout('window-27', [
+      { op: 'append', role: 'prompt', tokens: TAPE.slice(22, 27) },
+      { op: 'append', role: 'act', tokens: [TAPE[27]] },
+    ]),
+  ),
 );
 
 async function score(file: string, method: SequenceMethod, extra: string[] = []): Promise<ScoredRollout[]> {

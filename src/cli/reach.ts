@@ -19,4 +19,3 @@ export function reachFromArgs(args: ParsedArgs, positions: number): Reach {
   if (problem) throw new UsageError(`--window ${window}: ${problem}`);
   return { positions, window };
 }
-

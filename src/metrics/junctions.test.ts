@@ -71,8 +71,7 @@ describe('rolloutJunctions', () => {
 
 describe('editorSums', () => {
   const withMeta = (meta: unknown, id: string) => ({ ...rollout, id, meta });
-  const junctionsOf = (meta: unknown, id: string, rolloutIndex: number, s = scores) =>
-    rolloutJunctions(deriveTree(withMeta(meta, id)), s, { rolloutIndex });
+  const junctionsOf = (meta: unknown, id: string, rolloutIndex: number, s = scores) => rolloutJunctions(deriveTree(withMeta(meta, id)), s, { rolloutIndex });
 
   it('names the editor from the meta mw generate or an importer writes', () => {
     expect(editorOf({ meta: { env: 'lookup', editor: 'compact', budget: 120 } })).toBe('compact');
@@ -108,7 +107,10 @@ describe('editorSums', () => {
     expect(session.methods['logit-tree']).toEqual({ n: 10, sum: 0, abs: 0, mu: 0, logdiff: 0 });
     // The cost sums the edits' costs (each the largest Σ|Δ| of a method): the costliest editor first.
     expect(session.cost).toBeCloseTo(junctions[4].cost + junctions[5].cost, 12);
-    expect(compact.cost).toBeCloseTo(junctions.slice(0, 4).reduce((s, j) => s + j.cost, 0), 12);
+    expect(compact.cost).toBeCloseTo(
+      junctions.slice(0, 4).reduce((s, j) => s + j.cost, 0),
+      12,
+    );
     expect(compact.cost).toBeGreaterThan(session.cost);
     // The app's data-set table sums its rows (one rollout each) the same way.
     const merged = mergeEditorSums([junctions.slice(0, 2), junctions.slice(2, 4), junctions.slice(4)].map(editorSums));

@@ -52,7 +52,9 @@ export function reachLines(report: ReachReport, options: { remedy?: string; labe
       );
   }
   if (report.window !== null) {
-    const per = (Object.entries(report.methods) as [SequenceMethod, MethodReach][]).map(([method, m]) => `${label(method)} ${count(m.windowed)} of ${count(m.targets)}`);
+    const per = (Object.entries(report.methods) as [SequenceMethod, MethodReach][]).map(
+      ([method, m]) => `${label(method)} ${count(m.windowed)} of ${count(m.targets)}`,
+    );
     lines.push(
       `windowed: the drift is windowed; a target whose context exceeds ${count(report.window - 1)} tokens is scored on its last ${count(report.window - 1)}, ` +
         `at positions from 0 (${per.join(', ')})`,

@@ -52,7 +52,10 @@ function contexts(sequences: readonly PlanSequence[]): Map<number, { context: nu
   return out;
 }
 
-const full = Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, contexts(buildPlan(TREE, m).sequences)])) as Record<SequenceMethod, ReturnType<typeof contexts>>;
+const full = Object.fromEntries(SEQUENCE_METHODS.map((m) => [m, contexts(buildPlan(TREE, m).sequences)])) as Record<
+  SequenceMethod,
+  ReturnType<typeof contexts>
+>;
 
 describe('reachPlan', () => {
   it('keeps the targets within P positions with the context they had, and counts the others per method', () => {

@@ -24,7 +24,8 @@ export interface ReachedPlan {
 
 /** Why a window cannot be used with a model of `positions`, or null. */
 export function windowProblem(window: number, positions: number): string | null {
-  if (!Number.isInteger(window) || window < 2) return `the window must be an integer of at least 2 positions (a token of context and the target), got ${window}`;
+  if (!Number.isInteger(window) || window < 2)
+    return `the window must be an integer of at least 2 positions (a token of context and the target), got ${window}`;
   if (window > positions) return `the window of ${window} positions exceeds the model's ${positions}`;
   return null;
 }

@@ -130,7 +130,10 @@ describe('drift per editor over the set', () => {
     targets: n,
     cost,
     methods: Object.fromEntries(
-      (['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const).map((m) => [m, { n, sum: m === 'naive-full' ? s : 0, abs: m === 'naive-full' ? Math.abs(s) : 0, mu: null, logdiff: null }]),
+      (['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const).map((m) => [
+        m,
+        { n, sum: m === 'naive-full' ? s : 0, abs: m === 'naive-full' ? Math.abs(s) : 0, mu: null, logdiff: null },
+      ]),
     ) as EditorSum['methods'],
   });
   const row = (editors: EditorSum[]): DriftRow => ({ reference: 'live', methods: {} as DriftRow['methods'], klSdcc: null, editors });

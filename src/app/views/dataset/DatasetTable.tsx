@@ -254,8 +254,8 @@ function EditorTable({ sums }: { sums: EditorSum[] }) {
   return (
     <div className="pad">
       <p className="caption">
-        Drift per edit summed per editor over the scored rollouts shown: each method&apos;s Σ(ℓ_m − ℓ_live) over the targets its edits make diverge, and
-        their mean μ (a target two edits make diverge counts for each); cost: the sum of the edits&apos; costs.
+        Drift per edit summed per editor over the scored rollouts shown: each method&apos;s Σ(ℓ_m − ℓ_live) over the targets its edits make diverge, and their
+        mean μ (a target two edits make diverge counts for each); cost: the sum of the edits&apos; costs.
       </p>
       <table className="drift-table" data-testid="editor-table">
         <thead>
