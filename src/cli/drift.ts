@@ -12,12 +12,15 @@ import { createScoredModel, integerFlag, requiredFlag, samplingFlags, samplingFr
 import { createProgress, duration } from '../present/progress';
 import { formatEffect, formatMagnitude } from '../present/number';
 import { driftVerdict, FLOOR_FACTOR, type DriftVerdict } from '../metrics/verdict';
-import { byCost, rolloutJunctions, type Junction } from '../metrics/junctions';
+import { byCost, editorSums, rolloutJunctions, type EditorSum, type Junction } from '../metrics/junctions';
 import { loadTokenizer, tokenText } from '../rollout/tokenizer';
 import { formatTable, openRolloutFile, printJson, rolloutGroups } from './shared';
-import type { ScoreProgress } from '../gpu/score';
+import type { ScoreOptions, ScoreProgress } from '../gpu/score';
 import { buildPlan } from '../plan/build';
 import { deriveTree } from '../tree/derive';
+import { reachPlan, type Reach } from '../plan/reach';
+import { reachFromArgs, WINDOW_FLAG } from './reach';
+import { createReachTally, reachLines, type ReachReport } from '../metrics/reach';
 
 /** Floats of (target, V) rows held per GPU pass, all methods together (whole rollouts; a larger one goes alone). */
 const DRIFT_GROUP_FLOATS = 1 << 24;
@@ -31,6 +34,10 @@ export type DriftOutput = DriftReport & {
   verdict: { rollout: DriftVerdict | null; conditioning: DriftVerdict };
   /** Drift per edit of every rollout (docs/metrics.md, "Drift per edit"), the costliest first. */
   junctions: Junction[];
+  /** The junctions summed per editor (the memory editor or harness that made the edits), the costliest first. */
+  byEditor: EditorSum[];
+  /** How far the model reached: per method the targets beyond its positions (not scored) or scored on a window. */
+  reach: ReachReport;
 };
 
 /** Edits the text table lists (--json has them all). */
@@ -55,6 +62,23 @@ function junctionText(junctions: readonly Junction[]): string {
     `drift per edit (the costliest ${Math.min(JUNCTION_ROWS, junctions.length)} of ${junctions.length}; mu against ${LIVE} on the targets the edit makes diverge: ` +
     'before it whose live prefix loses ids to it + of the segment it opens; cost = the largest Σ|diff| of any method)\n' +
     formatTable(['edit', 'ids', 'targets', 'cost', ...SEQUENCE_METHODS.map((m) => `${m} mu`), 'largest'], rows)
+  );
+}
+
+function editorText(sums: readonly EditorSum[]): string {
+  if (!sums.length) return '';
+  const rows = sums.map((e) => [
+    e.editor,
+    e.rollouts,
+    e.edits,
+    e.targets,
+    formatMagnitude(e.cost),
+    ...SEQUENCE_METHODS.map((m) => (e.methods[m].n ? `${formatEffect(e.methods[m].sum)} / ${e.methods[m].n}` : '-')),
+  ]);
+  return (
+    `\ndrift per editor (the edits of each memory editor or harness summed over the set: Σ (ℓ_m − ℓ_live) over n targets; ` +
+    "a target two edits make diverge counts for each; cost = Σ of the edits' costs)\n" +
+    formatTable(['editor', 'rollouts', 'edits', 'targets', 'cost', ...SEQUENCE_METHODS.map((m) => `${m} sum / n`)], rows)
   );
 }
 
@@ -125,20 +149,23 @@ function driftTable(report: DriftOutput): string {
     `${head}\n${formatTable(['method', 'scored', 'n', 'logdiff', 'mu', 'negative', 'cond drift', 'cond mu', 'cond negative', 'expected mu', 'exp negative'], rows)}\n` +
     `verl's rollout_corr/* against the rollout logprobs (a sequence per rollout; slime's train_rollout_logprob_abs_diff is logdiff)\n` +
     `${formatTable(['method', ...ROLLOUT_CORR_COLUMNS], verl)}\n` +
+    reachLines(report.reach)
+      .map((line) => `${line}\n`)
+      .join('') +
     [report.verdict.rollout, report.verdict.conditioning].flatMap((v) => (v ? [verdictText(v)] : [])).join('\n') +
-    `\n${junctionText(report.junctions)}`
+    `\n${junctionText(report.junctions)}${editorText(report.byEditor)}`
   );
 }
 
 /** The verl figures the table shows (--json has them all). */
 const ROLLOUT_CORR_COLUMNS = ['kl', 'k3_kl', 'log_ppl_diff', 'log_ppl_abs_diff', 'ppl_ratio', 'chi2_token', 'chi2_seq', 'rollout_is_eff_sample_size'] as const;
 
-/** Rows the scoring methods feed the model for these rollouts (what progress counts). */
-function groupTokens(rollouts: readonly Rollout[]): number {
+/** Rows the scoring methods feed the model for these rollouts within `reach` (what progress counts). */
+function groupTokens(rollouts: readonly Rollout[], reach: Reach): number {
   let n = 0;
   for (const r of rollouts) {
     const tree = deriveTree(r);
-    for (const m of SEQUENCE_METHODS) for (const s of buildPlan(tree, m).sequences) n += s.ids.length;
+    for (const m of SEQUENCE_METHODS) for (const s of reachPlan(buildPlan(tree, m), reach).plan.sequences) n += s.ids.length;
   }
   return n;
 }
@@ -146,7 +173,7 @@ function groupTokens(rollouts: readonly Rollout[]): number {
 export const driftCommand: Command = {
   name: 'drift',
   summary: 'train-inference and conditioning drift of every replay method under a checkpoint (GPU)',
-  usage: ['mw drift --ckpt CKPT|MODEL-FOLDER --rollouts FILE [--json] [--bins N] [--temperature T] [--top-k K] [--top-p P] [--progress]'],
+  usage: ['mw drift --ckpt CKPT|MODEL-FOLDER --rollouts FILE [--json] [--window N] [--bins N] [--temperature T] [--top-k K] [--top-p P] [--progress]'],
   details: [
     'Per method (docs/metrics.md): logdiff = mean |ℓ_m − ℓ_rollout| and μ = mean (ℓ_m − ℓ_rollout) over the targets',
     'it scores that have rollout logprobs (n of them; null when none); conditioningDrift and conditioningMu',
@@ -164,11 +191,15 @@ export const driftCommand: Command = {
     "rollout_is_eff_sample_size, training_ppl, rollout_ppl, and slime's train_rollout_logprob_abs_diff (= logdiff).",
     'FILE is any importable format; the figures pool every rollout in it. Progress (tokens scored of the total,',
     'ETA) goes to stderr when it is a terminal, or with --progress.',
+    "A rollout longer than the model is scored as far as it reaches: a target whose position (its context's",
+    "length) is the model's positions P or more is not scored, and reach counts them per method. --window N scores",
+    'those on the last N − 1 tokens of their own context and themselves, at positions 0 .. N − 1 (docs/methods.md).',
   ].join('\n'),
   flags: {
     ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
     rollouts: { type: 'string', value: 'FILE', help: 'rollouts (.json, .jsonl or any importable format)' },
     bins: { type: 'string', value: 'N', help: `histogram bins (default ${DEFAULT_BINS})` },
+    window: WINDOW_FLAG,
     json: { type: 'boolean', help: 'print JSON' },
     progress: { type: 'boolean', help: 'report progress on stderr even when it is not a terminal' },
     ...samplingFlags('expected drift: ', FULL_SAMPLING),
@@ -181,6 +212,7 @@ export const driftCommand: Command = {
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
     const stream = await openRolloutFile(path);
     const modelArg = await scoringModelArg(ckpt);
+    const reach = reachFromArgs(args, modelArg.positions);
     // Validated and checked against the model first (no plan built), then scored a group at a
     // time: a group leaves its signed differences behind, its (targets, V) rows are dropped.
     // With progress on, the pre-pass also counts the rows every method will score (its plans' lengths).
@@ -188,7 +220,7 @@ export const driftCommand: Command = {
     let total = 0;
     for await (const rollout of stream.rollouts()) {
       modelArg.takes([rollout], SEQUENCE_METHODS);
-      if (counting) total += groupTokens([rollout]);
+      if (counting) total += groupTokens([rollout], reach);
     }
     return withGpu(io, 'drift', async (session) => {
       const { engine } = session;
@@ -211,12 +243,15 @@ export const driftCommand: Command = {
             );
           });
         const drift = createDriftAccumulator();
+        const reached = createReachTally(reach);
         const junctions: Junction[] = [];
         let rolloutIndex = 0;
         const expected: Partial<Record<SequenceMethod, number[]>> = {};
         const rowsPerTarget = SEQUENCE_METHODS.length * modelArg.config.vocabSize;
         for await (const group of rolloutGroups(stream.rollouts(), (r) => r.targets.length * rowsPerTarget, DRIFT_GROUP_FLOATS)) {
-          const scores = await engine.scoreRollouts(model, group, SEQUENCE_METHODS, { rows: true, onProgress });
+          const cuts: Parameters<NonNullable<ScoreOptions['onReach']>>[0][] = [];
+          const scores = await engine.scoreRollouts(model, group, SEQUENCE_METHODS, { rows: true, onProgress, reach, onReach: (cut) => cuts.push(cut) });
+          for (const cut of cuts) reached.add(cut.method, scores[cut.method][cut.rollout].size, cut);
           done += groupRows;
           const logprobs = logprobsOf(scores);
           for (const [r, rollout] of group.entries()) {
@@ -233,7 +268,14 @@ export const driftCommand: Command = {
           }
         }
         const figures = drift.report(bins);
-        report = { ...figures, expected: expectedDriftReport(expected, sampling), verdict: reportVerdicts(figures), junctions: byCost(junctions) };
+        report = {
+          ...figures,
+          expected: expectedDriftReport(expected, sampling),
+          verdict: reportVerdicts(figures),
+          junctions: byCost(junctions),
+          byEditor: editorSums(junctions),
+          reach: reached.report(),
+        };
       } finally {
         model.destroy();
       }

@@ -246,7 +246,12 @@ export type ScoringModelArg = (
   | { kind: 'gpt2'; weights: ModelWeights; config: ModelConfig }
   | { kind: 'family'; model: FamilyModel; config: FamilyConfig; path: string }
 ) & {
-  /** checkModelTakes for this model (a folder's rollouts: of its tokenizer.json, by vocabulary when it has none). */
+  /** The model's positions P: GPT-2's n_positions, a family model's max_position_embeddings. */
+  positions: number;
+  /**
+   * checkModelTakes for this model (a folder's rollouts: of its tokenizer.json, by vocabulary when it has none),
+   * without the positions: the scoring commands score a long rollout as far as the model reaches (src/plan/reach.ts).
+   */
   takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
 };
 
@@ -259,11 +264,18 @@ export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
       model,
       config: model.config,
       path,
-      takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { modelTokenizer: model.tokenizer?.name }),
+      positions: model.config.maxPositionEmbeddings,
+      takes: (rollouts, methods) => checkModelTakes(model.config, rollouts, methods, undefined, { modelTokenizer: model.tokenizer?.name, reach: true }),
     };
   }
   const { weights } = readCheckpointArg(path);
-  return { kind: 'gpt2', weights, config: weights.config, takes: (rollouts, methods) => checkModelTakes(weights.config, rollouts, methods) };
+  return {
+    kind: 'gpt2',
+    weights,
+    config: weights.config,
+    positions: weights.config.nPositions,
+    takes: (rollouts, methods) => checkModelTakes(weights.config, rollouts, methods, undefined, { reach: true }),
+  };
 }
 
 /** Folders this large report their load on stderr (bytes streamed of the total). */
@@ -340,15 +352,15 @@ export function modelFromArgs<C extends Checkpoint = Checkpoint>(
 
 /**
  * Every rollout's tokens must lie in the model's vocabulary and every sequence of the methods'
- * plans within its positions (learned position embeddings stop at P); else invalid input naming
- * the rollout and what it needs.
+ * plans within its positions (learned position embeddings stop at P; not checked with `reach`: the
+ * scoring commands cut the plans, src/plan/reach.ts); else invalid input naming the rollout and what it needs.
  */
 export function checkModelTakes(
   config: ModelConfig | FamilyConfig,
   rollouts: readonly Rollout[],
   methods: readonly Method[],
   trees?: readonly ConditioningTree[],
-  options: { modelTokenizer?: string } = {},
+  options: { modelTokenizer?: string; reach?: boolean } = {},
 ): void {
   // A family model (RoPE) reaches max_position_embeddings. A model reads its own tokenizer's rollouts:
   // `modelTokenizer` (a folder's `hf:<name>`, from its tokenizer.json), else the one its vocabulary names.
@@ -370,7 +382,8 @@ export function checkModelTakes(
     const id = rollout.tokens.findIndex((t) => t >= config.vocabSize);
     if (id >= 0)
       throw new ValidationError(rollout.source, `${where}: token ${rollout.tokens[id]} (id ${id}) is outside the model's vocabulary of ${config.vocabSize}`);
-    for (const method of methods) {
+    // With `reach`, a rollout longer than the model is scored as far as it reaches (the scoring commands).
+    for (const method of options.reach ? [] : methods) {
       // From the events alone (src/plan/positions.ts): a rollout too long is refused before its
       // tree and plans are built. SDCC's teachers depend on its diverging leaves: its tree is built.
       const positions = method === 'sdcc' ? methodNeeds(trees?.[r] ?? deriveTree(rollout), method).positions : positionsNeeded(rollout, method);

@@ -60,6 +60,34 @@ describe('mw score --ckpt MODEL-FOLDER', () => {
     });
   }
 
+  it("a rollout longer than the folder's max_position_embeddings is scored as far as it reaches; a window restarts RoPE positions at 0", async () => {
+    // The Qwen3 folder with 16 positions: the worked example's tape is 17 long, so naive-full cannot reach target 16.
+    const folder = writeFamilyFolder(join(TMP, 'qwen3-p16'), 'qwen3', 3);
+    const config = JSON.parse(readFileSync(join(folder.dir, 'config.json'), 'utf8'));
+    writeFileSync(join(folder.dir, 'config.json'), JSON.stringify({ ...config, max_position_embeddings: 16 }));
+    const worked = { ...JSON.parse(readFileSync(WORKED, 'utf8')), vocab: 320, tokenizer: 'hf:qwen3-p16' }; // the folder's own tokenizer
+    const events = worked.events as { op: string; tokens?: number[]; logprobs?: number[] }[];
+    // Cut where the tape reaches 16 ids (the last act keeps its first token); target 16's window of 4 alone (ids 13, 14, 15, then 16).
+    const cut = { ...worked, id: 'cut', events: [...events.slice(0, -1), { op: 'append', role: 'act', tokens: [26], logprobs: [-0.5] }] };
+    const alone = { ...worked, id: 'alone', events: [{ op: 'append', role: 'prompt', tokens: [24, 25, 26] }, { op: 'append', role: 'act', tokens: [27] }] };
+    const set = join(TMP, 'qwen3-long.jsonl');
+    writeFileSync(set, [worked, cut, alone].map((r) => JSON.stringify(r)).join('\n'));
+    const score = async (method: string, extra: string[] = []) => {
+      const run = await mw(['score', '--ckpt', folder.dir, set, '--method', method, '--json', ...extra]);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      return JSON.parse(run.stdout) as (Scored & { outOfReach?: number[]; windowed?: number[] })[];
+    };
+    const [full, tree, packed] = await Promise.all([score('naive-full'), score('logit-tree', ['--window', '4']), score('packed-4d', ['--window', '4'])]);
+    expect(full[0].outOfReach).toEqual([16]);
+    expect(full[0].targets).toEqual(full[1].targets); // bit for bit the cut rollout's
+    expect(full[0].targets.map((t) => t.id)).toEqual([2, 3, 7, 8, 13, 14, 15]);
+    // Window 4: every target at a live position of 4 or more is scored on its last 3 live-prefix tokens, positions 0 .. 3.
+    expect(tree[0].windowed).toEqual([7, 8, 13, 14, 15, 16]);
+    tree[0].targets.forEach((t, k) => expect(Math.abs(packed[0].targets[k].logprob - t.logprob), `target ${t.id}`).toBeLessThan(1e-5));
+    expect(tree[0].targets.find((t) => t.id === 16)!.logprob).toBe(tree[2].targets[0].logprob);
+  });
+
   it('a rollout of another tokenizer is refused in one line (exit 2); mw drift runs on the folder', async () => {
     const qwen3 = writeFamilyFolder(join(TMP, 'qwen3'), 'qwen3', 3);
     const run = await mw(['score', '--ckpt', qwen3.dir, WORKED, '--method', 'logit-tree', '--json']);

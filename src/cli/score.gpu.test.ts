@@ -117,13 +117,15 @@ describe('mw score', () => {
     expect(bad.stderr).toMatch(new RegExp(`^${badRollout}:2: event 0: .+\\n$`));
   });
 
-  it('a rollout the model cannot take (vocabulary, positions) is exit 2 naming what it needs', async () => {
+  it('a rollout the model cannot take (vocabulary) is exit 2 naming what it needs; one longer than the model is scored as far as it reaches', async () => {
     const short = writeCheckpoint(join(TMP, 'p16.safetensors'), initWeights({ ...MODEL_PRESETS.tiny, nPositions: 16 }, 1));
-    // The tape is 17 long; the longest branch 10.
-    const full = await mw(['score', '--ckpt', short, WORKED, '--method', 'naive-full']);
-    expect(full).toMatchObject({ code: 2, stdout: '' });
-    expect(full.stderr).toBe(`${WORKED}: rollout "worked-example": naive-full needs 17 positions, the model has 16\n`);
-    expect((await mw(['score', '--ckpt', short, WORKED, '--method', 'logit-tree'])).code).toBe(0);
+    // The tape is 17 long (target 16 stands at position 16); the longest branch 10.
+    const full = await mw(['score', '--ckpt', short, WORKED, '--method', 'naive-full', '--json']);
+    expect(full).toMatchObject({ code: 0, stderr: '' });
+    const scored = JSON.parse(full.stdout);
+    expect(scored.targets.map((t: { id: number }) => t.id)).toEqual([2, 3, 7, 8, 13, 14, 15]);
+    expect(scored.outOfReach).toEqual([16]);
+    expect(JSON.parse((await mw(['score', '--ckpt', short, WORKED, '--method', 'logit-tree', '--json'])).stdout).outOfReach).toBeUndefined();
 
     const small = writeCheckpoint(join(TMP, 'v16.safetensors'), initWeights({ ...MODEL_PRESETS.tiny, vocabSize: 16 }, 1));
     const vocab = await mw(['score', '--ckpt', small, WORKED, '--method', 'logit-tree']);

@@ -11,6 +11,7 @@ import { SEQUENCE_METHODS, type Method, type PlanSequence, type SequenceMethod, 
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
 import { packBatch } from '../plan/batch';
+import { reachPlan, type Reach } from '../plan/reach';
 import { createOwner, readFloat32 } from './runtime/buffers';
 import { createGatherRows } from './kernels/gather-rows/gather-rows';
 import { encodeLaunches, releaseLaunches, type Launch } from './runtime/kernel';
@@ -40,6 +41,12 @@ export interface ScoreOptions {
   onProgress?: (progress: ScoreProgress) => void;
   /** Checked before every forward pass: an aborted signal rejects with its reason (a cancel button). */
   signal?: AbortSignal;
+  /**
+   * scoreRollouts: each plan within the model's positions, or on a window of them (src/plan/reach.ts); the
+   * targets left out or windowed are told to `onReach`, per method and rollout, before any forward pass.
+   */
+  reach?: Reach;
+  onReach?: (reached: { method: SequenceMethod; rollout: number; outOfReach: number[]; windowed: number[] }) => void;
 }
 
 /** Rows forwarded so far out of all the rows a scoring call forwards, and the method being scored. */
@@ -265,7 +272,13 @@ export async function scoreRollouts(
   const trees = rollouts.map(deriveTree);
   const out = {} as RolloutScores;
   const plans = methods.map((method) => {
-    const perTree = trees.map((tree) => buildPlan(tree, method).sequences);
+    const perTree = trees.map((tree, rollout) => {
+      const plan = buildPlan(tree, method);
+      if (!options.reach) return plan.sequences;
+      const reached = reachPlan(plan, options.reach);
+      options.onReach?.({ method, rollout, outOfReach: reached.outOfReach, windowed: reached.windowed });
+      return reached.plan.sequences;
+    });
     // owner[i]: the rollout of sequences[i].
     return { method, sequences: perTree.flat(), owner: perTree.flatMap((sequences, r) => sequences.map(() => r)) };
   });

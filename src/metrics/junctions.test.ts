@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../rollout/parse';
 import { deriveTree } from '../tree/derive';
-import { byCost, rolloutJunctions } from './junctions';
+import { byCost, editorOf, editorSums, mergeEditorSums, rolloutJunctions } from './junctions';
 
 const [rollout] = parseRolloutFile(readFileSync(new URL('../../fixtures/worked-example.json', import.meta.url), 'utf8'), 'worked-example.json');
 const tree = deriveTree(rollout);
@@ -66,5 +66,60 @@ describe('rolloutJunctions', () => {
   it('sorts by cost, the costliest first', () => {
     const cheap = { ...second, cost: 0.1 };
     expect(byCost([cheap, first]).map((j) => j.edit)).toEqual([1, 2]);
+  });
+});
+
+describe('editorSums', () => {
+  const withMeta = (meta: unknown, id: string) => ({ ...rollout, id, meta });
+  const junctionsOf = (meta: unknown, id: string, rolloutIndex: number, s = scores) => rolloutJunctions(deriveTree(withMeta(meta, id)), s, { rolloutIndex });
+
+  it('names the editor from the meta mw generate or an importer writes', () => {
+    expect(editorOf({ meta: { env: 'lookup', editor: 'compact', budget: 120 } })).toBe('compact');
+    expect(editorOf({ meta: { source: 'agent-session', import: {} } })).toBe('agent-session');
+    expect(editorOf({ meta: { import: { format: 'turns' } } })).toBe('turns');
+    expect(editorOf({ meta: { editor: 7 } })).toBe('unknown');
+    expect(editorOf({})).toBe('unknown');
+  });
+
+  it('sums drift per edit per editor over a set, with the figures of the edits', () => {
+    // Two compact rollouts (the second with naive-full's drift doubled) and one imported session.
+    const doubled = { ...scores, 'naive-full': shift({ 13: 0.4, 14: 0.2, 15: 0.1, 16: -0.02 }) };
+    const junctions = [
+      ...junctionsOf({ editor: 'compact' }, 'a', 0),
+      ...junctionsOf({ editor: 'compact' }, 'b', 1, doubled),
+      ...junctionsOf({ source: 'agent-session' }, 'c', 2),
+    ];
+    expect(junctions.map((j) => j.editor)).toEqual(['compact', 'compact', 'compact', 'compact', 'agent-session', 'agent-session']);
+    const [compact, session] = editorSums(junctions);
+    expect(compact).toMatchObject({ editor: 'compact', rollouts: 2, edits: 4, targets: 20 });
+    expect(session).toMatchObject({ editor: 'agent-session', rollouts: 1, edits: 2, targets: 10 });
+    // naive-full per rollout: edit 1 moves 13, 14 (+0.2, +0.1) of its 5 targets, edit 2 moves 13 .. 16 (+0.2, +0.1, +0.05, −0.01).
+    const once = 0.2 + 0.1 + (0.2 + 0.1 + 0.05 - 0.01);
+    expect(session.methods['naive-full'].n).toBe(10);
+    expect(session.methods['naive-full'].sum).toBeCloseTo(once, 12);
+    expect(session.methods['naive-full'].mu!).toBeCloseTo(once / 10, 12);
+    expect(session.methods['naive-full'].logdiff!).toBeCloseTo((once + 0.02) / 10, 12);
+    expect(compact.methods['naive-full'].sum).toBeCloseTo(3 * once, 12);
+    expect(compact.methods['naive-full'].abs).toBeCloseTo(3 * (once + 0.02), 12);
+    // naive-compressed scores the final walk only: edit 1's 13, 14 (−0.9, −0.3), edit 2's 13 .. 16.
+    expect(session.methods['naive-compressed']).toMatchObject({ n: 6 });
+    expect(session.methods['naive-compressed'].sum).toBeCloseTo(2 * (-0.9 - 0.3), 12);
+    expect(session.methods['logit-tree']).toEqual({ n: 10, sum: 0, abs: 0, mu: 0, logdiff: 0 });
+    // The cost sums the edits' costs (each the largest Σ|Δ| of a method): the costliest editor first.
+    expect(session.cost).toBeCloseTo(junctions[4].cost + junctions[5].cost, 12);
+    expect(compact.cost).toBeCloseTo(
+      junctions.slice(0, 4).reduce((s, j) => s + j.cost, 0),
+      12,
+    );
+    expect(compact.cost).toBeGreaterThan(session.cost);
+    // The app's data-set table sums its rows (one rollout each) the same way.
+    const merged = mergeEditorSums([junctions.slice(0, 2), junctions.slice(2, 4), junctions.slice(4)].map(editorSums));
+    expect(merged.map((e) => [e.editor, e.rollouts, e.edits, e.targets])).toEqual([
+      ['compact', 2, 4, 20],
+      ['agent-session', 1, 2, 10],
+    ]);
+    expect(merged[0].methods['naive-full'].sum).toBeCloseTo(3 * once, 12);
+    expect(merged[0].methods['naive-full'].mu!).toBeCloseTo((3 * once) / 20, 12);
+    expect(merged[0].cost).toBeCloseTo(compact.cost, 12);
   });
 });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
 import { ROLLOUT_ROW_FIELDS, rolloutRow } from '../../tree';
 import type { DriftRow } from '../protocol/score';
-import { columnMeans, DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, parseFilter, sortEntries, type TableEntry } from './datasetTable';
+import { columnMeans, DRIFT_COLUMNS, FIGURE_COLUMNS, datasetCsv, editorTable, parseFilter, sortEntries, type TableEntry } from './datasetTable';
+import type { EditorSum } from '../../metrics/junctions';
 
 const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
 const worked = parseRolloutFile(read('../../../fixtures/worked-example.json'), 'worked-example.json')[0];
@@ -118,5 +119,40 @@ describe('data-set table rows', () => {
     expect(at('mu:naive-compressed')).toEqual({ mean: -0.5, count: 2 }); // the unscored row left out
     expect(at('mu:naive-full')).toEqual({ mean: null, count: 0 });
     expect(at('klSdcc')).toEqual({ mean: 0.5, count: 2 });
+  });
+});
+
+describe('drift per editor over the set', () => {
+  const sum = (editor: string, n: number, s: number, cost: number): EditorSum => ({
+    editor,
+    rollouts: 1,
+    edits: 2,
+    targets: n,
+    cost,
+    methods: Object.fromEntries(
+      (['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const).map((m) => [
+        m,
+        { n, sum: m === 'naive-full' ? s : 0, abs: m === 'naive-full' ? Math.abs(s) : 0, mu: null, logdiff: null },
+      ]),
+    ) as EditorSum['methods'],
+  });
+  const row = (editors: EditorSum[]): DriftRow => ({ reference: 'live', methods: {} as DriftRow['methods'], klSdcc: null, editors });
+  it('sums the scored rows per editor, the costliest first; unscored and failed rows add nothing', () => {
+    const scored: TableEntry[] = [
+      { ...entries[0], drift: row([sum('compact', 10, 0.6, 1.5)]) },
+      { ...entries[1], drift: row([sum('window', 4, -0.2, 0.4)]) },
+      { ...entries[2], drift: row([sum('compact', 6, 0.3, 0.5)]) },
+      { ...entries[0], index: 3, drift: { error: 'needs 2000 positions, the model has 1024' } },
+      { ...entries[0], index: 4 },
+    ];
+    const table = editorTable(scored);
+    expect(table.map((e) => [e.editor, e.rollouts, e.edits, e.targets, e.cost])).toEqual([
+      ['compact', 2, 4, 16, 2],
+      ['window', 1, 2, 4, 0.4],
+    ]);
+    expect(table[0].methods['naive-full'].sum).toBeCloseTo(0.9, 12);
+    expect(table[0].methods['naive-full'].mu).toBeCloseTo(0.9 / 16, 12);
+    expect(table[1].methods['naive-full'].logdiff).toBeCloseTo(0.05, 12);
+    expect(editorTable(entries)).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@
 import { csvOf, type Cell } from '../export/targetRows';
 import { ROLLOUT_ROW_FIELDS, type RolloutRow } from '../../tree';
 import { SCORED_METHODS, type DriftRow, type ScoredMethod } from '../protocol/score';
+import { mergeEditorSums, type EditorSum } from '../../metrics/junctions';
 
 export interface TableEntry {
   /** Position in the file (what selectRollout takes). */
@@ -183,4 +184,9 @@ export function datasetCsv(entries: readonly TableEntry[]): string {
     return cells;
   });
   return csvOf(header, rows);
+}
+
+/** Drift per edit summed per editor over the scored rows shown (each row's own sums, src/metrics/junctions.ts), the costliest first. */
+export function editorTable(entries: readonly TableEntry[]): EditorSum[] {
+  return mergeEditorSums(entries.map((e) => driftOf(e)?.editors ?? []));
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRolloutFile } from '../../rollout';
 import type { MethodScores } from '../protocol/score';
-import { driftOf, driftRow, expectedOf, liveVerdict, niceRange, OTHER_POLICY_LOGDIFF, viewJunctions } from './drift';
+import { driftOf, driftRow, expectedOf, liveVerdict, niceRange, OTHER_POLICY_LOGDIFF, reachNotes, viewJunctions } from './drift';
 import { buildViewData } from './viewData';
 
 const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
@@ -120,6 +120,12 @@ describe('drift of each method against the live-prefix score', () => {
     expect(driftRow(own).methods['logit-tree']!.mu).toBeCloseTo(-0.05, 12);
     expect(driftRow(drift)).toMatchObject({ reference: 'live', methods: { 'naive-compressed': { logdiff: 0.75, mu: -0.75 }, 'packed-4d': null } });
     expect(driftRow(drift).klSdcc).toBeCloseTo(drift.sdcc.meanKl, 12);
+    // With its tree, the row carries its drift per edit summed per editor (the worked example names none: unknown).
+    const [editors] = driftRow(drift, view.tree).editors!;
+    expect(editors).toMatchObject({ editor: 'unknown', rollouts: 1, edits: 2, targets: 10 });
+    // naive-compressed: edit 1's 13, 14 (−2, −1) and edit 2's 13, 14, 15, 16 (−2, −1, 0, 0).
+    expect(editors.methods['naive-compressed']).toMatchObject({ n: 6, sum: -6, abs: 6, mu: -1 });
+    expect(driftRow(drift).editors).toBeUndefined();
   });
 
   it('refuses without the live-prefix score', () => {
@@ -178,5 +184,41 @@ describe('the panel’s verdict and drift per edit', () => {
     expect(junctions[0].methods['naive-compressed'].mu).toBeCloseTo(0.88, 12);
     expect(junctions[1].methods['naive-full'].largest.map((t) => t.id)).toEqual([15]);
     expect(junctions[0].methods['logit-tree']).toMatchObject({ n: 5, mu: 0, largest: [] });
+  });
+});
+
+describe('how far the model reached (the panel’s reach lines)', () => {
+  // A model of 16 positions: naive-full reaches ids 0 .. 15 of the tape (16 is out of reach), the others every target.
+  const reached: MethodScores[] = [
+    scores[0],
+    { method: 'naive-full', ids: live.ids.subarray(0, 7), logprobs: Float64Array.from([-1, -2, -1, -2, -2.5, -0.5, -1.5]), rows: rowsOf(7), outOfReach: 1 },
+    live,
+    { ...live, method: 'packed-4d' },
+  ];
+  it('counts the targets each method could not score, and says so in one line per method', () => {
+    const drift = driftOf(view, reached, { positions: 16, window: null });
+    expect(drift.methods.map((m) => m.outOfReach)).toEqual([0, 1, 0, 0]);
+    expect(drift.reach).toEqual({
+      positions: 16,
+      window: null,
+      methods: {
+        'naive-compressed': { targets: 4, outOfReach: 0, windowed: 0 },
+        'naive-full': { targets: 8, outOfReach: 1, windowed: 0 },
+        'logit-tree': { targets: 8, outOfReach: 0, windowed: 0 },
+        'packed-4d': { targets: 8, outOfReach: 0, windowed: 0 },
+      },
+    });
+    expect(reachNotes(drift)).toEqual(['Naive-Full: 1 of 8 targets need more than 16 positions (not scored; a window scores them)']);
+    // The drift is over the targets scored: naive-full's 7.
+    expect(drift.methods[1].vsLive.n).toBe(7);
+    expect(reachNotes(driftOf(view, scores))).toEqual([]);
+  });
+  it('says the drift is windowed, with how many targets each method scored on a window', () => {
+    const windowed = reached.map((s) => ('error' in s ? s : { ...s, outOfReach: undefined, windowed: s.method === 'naive-compressed' ? 1 : 3 }));
+    const drift = driftOf(view, windowed, { positions: 16, window: 6 });
+    expect(reachNotes(drift)).toEqual([
+      'windowed: the drift is windowed; a target whose context exceeds 5 tokens is scored on its last 5, at positions from 0 ' +
+        '(Naive-Compressed 1 of 4, Naive-Full 3 of 7, LogitTree 3 of 8, Packed 4D mask 3 of 8)',
+    ]);
   });
 });

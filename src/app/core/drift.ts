@@ -13,9 +13,10 @@ import { tailRange } from './histogram';
 import { driftVerdict, type DriftVerdict, type VerdictState } from '../../metrics/verdict';
 import { METHOD_BY_ID } from '../../present/palette';
 import { formatEffect } from '../../present/number';
-import { byCost, rolloutJunctions, type Junction } from '../../metrics/junctions';
+import { byCost, editorSums, rolloutJunctions, type Junction } from '../../metrics/junctions';
 import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
 import type { ConditioningTree } from '../../tree/types';
+import { createReachTally, reachLines, type ReachReport } from '../../metrics/reach';
 
 export { niceRange } from './histogram';
 
@@ -38,6 +39,9 @@ export interface MethodDrift {
   vsRollout: DriftSummary | null;
   /** Half-width of an axis that holds this method's drift but its outer 2 %. */
   ownRange: number;
+  /** Its targets beyond the model's positions (not scored), and those scored on a window of their context. */
+  outOfReach: number;
+  windowed: number;
 }
 
 /**
@@ -81,6 +85,8 @@ export interface DriftData {
   logprobs: LogprobSource;
   /** Half-width of the shared axis (histograms on one axis, and the colour scale). */
   range: number;
+  /** How far the model reached into the rollout, per method (null: not told, e.g. a data-set row's summary). */
+  reach: ReachReport | null;
 }
 
 /** What drift needs of a rollout: its targets and logprobs, and its diverging leaves (ViewData has both). */
@@ -89,7 +95,8 @@ export interface DriftSubject {
   tree: { divergingLeaves: ArrayLike<number> };
 }
 
-export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftData {
+/** `reach`: the model's positions and the window the worker scored on (its `Scored` reply), for the panel's reach lines. */
+export function driftOf(subject: DriftSubject, scores: MethodScores[], reach?: { positions: number; window: number | null }): DriftData {
   const { rollout: r, tree } = subject;
   const exact = scores.find((s) => s.method === 'logit-tree');
   if (!exact || 'error' in exact) {
@@ -124,8 +131,16 @@ export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftDat
       vsLive: summarizeDrift(deltas),
       vsRollout: recorded.size ? summarizeDrift(signedDifferences(logprob, recorded)) : null,
       ownRange: tailRange([deltas]),
+      outOfReach: 'error' in s ? 0 : (s.outOfReach ?? 0),
+      windowed: 'error' in s ? 0 : (s.windowed ?? 0),
     };
   });
+  let reached: ReachReport | null = null;
+  if (reach) {
+    const tally = createReachTally({ positions: reach.positions, ...(reach.window === null ? {} : { window: reach.window }) });
+    for (const m of methods) if (!m.error) tally.add(m.method, m.logprob.size, { outOfReach: m.outOfReach, windowed: m.windowed });
+    reached = tally.report();
+  }
   const liveRows = methods.find((m) => m.method === 'logit-tree')!.rows;
   return {
     rolloutId: r.id,
@@ -139,7 +154,13 @@ export function driftOf(subject: DriftSubject, scores: MethodScores[]): DriftDat
     ),
     logprobs: sourceOf(recorded, live),
     range: tailRange(methods.map((m) => m.deltas)),
+    reach: reached,
   };
+}
+
+/** The panel's lines on how far the model reached: each method's targets beyond its positions, and whether the drift is windowed. */
+export function reachNotes(drift: Pick<DriftData, 'reach'>): string[] {
+  return drift.reach ? reachLines(drift.reach, { remedy: 'a window', label: (m) => METHOD_BY_ID[m].label }) : [];
 }
 
 function sourceOf(recorded: Map<number, number>, live: Map<number, number>): LogprobSource {
@@ -197,15 +218,20 @@ export function expectedOf(drift: DriftData, sampling: SamplingOptions): Map<Sco
 
 export type { DriftRow };
 
-/** One rollout's drift as a row of the data-set table: logdiff and μ per method, and KL_SDCC. */
-export function driftRow(drift: DriftData): DriftRow {
+/**
+ * One rollout's drift as a row of the data-set table: logdiff and μ per method, KL_SDCC and, given its tree,
+ * its drift per edit summed per editor (what the table sums over the set).
+ */
+export function driftRow(drift: DriftData, tree?: ConditioningTree): DriftRow {
   const reference = comparesWithRollout(drift) ? 'rollout' : 'live';
   const methods = {} as DriftRow['methods'];
   for (const m of drift.methods) {
     const s = m.error ? null : reference === 'rollout' ? m.vsRollout : m.vsLive;
     methods[m.method] = s ? { logdiff: s.logdiff, mu: s.mu } : null;
   }
-  return { reference, methods, klSdcc: drift.sdcc.error ? null : drift.sdcc.meanKl };
+  const row: DriftRow = { reference, methods, klSdcc: drift.sdcc.error ? null : drift.sdcc.meanKl };
+  if (tree) row.editors = editorSums(viewJunctions(tree, drift, (t) => `#${t}`));
+  return row;
 }
 
 /** The verdict (src/metrics/verdict.ts) of the shown rollout's μ against the live prefix, in the page's names and number format. */

@@ -6,6 +6,7 @@
 // request at a time, in order; `cancel` is read at once and stops a score at its next forward pass.
 import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
 import type { Rollout } from '../../rollout';
+import type { EditorSum } from '../../metrics/junctions';
 
 /** What the worker scores: every method whose plan is a list of sequences (SDCC has none of its own). */
 export const SCORED_METHODS = SEQUENCE_METHODS;
@@ -13,7 +14,8 @@ export type ScoredMethod = SequenceMethod;
 
 export type ScoreWorkerRequest =
   | { type: 'load'; job: number; bytes: ArrayBuffer; name: string }
-  | { type: 'score'; job: number; rollout: Rollout }
+  /** `window`: score every target on the last `window` − 1 tokens of its context (src/plan/reach.ts); null or absent: none. */
+  | { type: 'score'; job: number; rollout: Rollout; window?: number | null }
   | { type: 'summarize'; job: number; rollout: Rollout }
   /** Stops job `job` (a score or a summary) at its next forward pass; it then fails with CANCELLED. */
   | { type: 'cancel'; job: number };
@@ -37,12 +39,14 @@ export interface ModelLoaded {
 }
 
 /**
- * One method's scores, or why it could not score this rollout (e.g. longer than the model's context):
- * per target (in `ids` order) its log-probability, and the V log-probabilities at the positions of
- * the targets `rowIds` names (flat, rowIds.length × V; every target's, in `ids` order, without rowIds).
+ * One method's scores, or why it could not score this rollout: per target (in `ids` order) its
+ * log-probability, and the V log-probabilities at the positions of the targets `rowIds` names (flat,
+ * rowIds.length × V; every target's, in `ids` order, without rowIds). A rollout longer than the model is
+ * scored as far as it reaches: `outOfReach` counts the method's targets beyond the model's positions (not
+ * scored), `windowed` those scored on a window of their context (src/plan/reach.ts); absent: none.
  */
 export type MethodScores =
-  | { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; rows: Float32Array; rowIds?: Int32Array }
+  | { method: ScoredMethod; ids: Int32Array; logprobs: Float64Array; rows: Float32Array; rowIds?: Int32Array; outOfReach?: number; windowed?: number }
   | { method: ScoredMethod; error: string };
 
 export interface ScoreProgress {
@@ -63,6 +67,9 @@ export interface Scored {
   rolloutId: string;
   scores: MethodScores[];
   ms: number;
+  /** The model's positions, and the window the targets were scored on (null: none). */
+  positions: number;
+  window: number | null;
 }
 
 /** One rollout's drift as a row of the data-set table: logdiff and μ per method, and KL_SDCC (core/drift.ts `driftRow`). */
@@ -72,6 +79,8 @@ export interface DriftRow {
   /** null: the method could not score this rollout. */
   methods: Record<ScoredMethod, { logdiff: number; mu: number } | null>;
   klSdcc: number | null;
+  /** Its drift per edit summed per editor (src/metrics/junctions.ts: one entry, none without an edit), what the table sums over the set. */
+  editors?: EditorSum[];
 }
 
 export interface Summarized {

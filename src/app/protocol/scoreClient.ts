@@ -22,7 +22,8 @@ export type ScoringProgress = Omit<ScoreProgress, 'type' | 'job'>;
 
 export interface Scorer {
   load(bytes: ArrayBuffer, name: string): Promise<ModelLoaded>;
-  score(rollout: Rollout, onProgress: (progress: ScoringProgress) => void): Promise<Scored>;
+  /** `window`: every target on the last `window` − 1 tokens of its context (null: none). */
+  score(rollout: Rollout, onProgress: (progress: ScoringProgress) => void, window?: number | null): Promise<Scored>;
   /** Stops the score in flight: its promise rejects with ScoreCancelledError, the worker stops at its next forward pass. */
   cancelScore(): void;
   summarize(rollout: Rollout): Promise<DriftRow>;
@@ -38,11 +39,11 @@ export function createScorer(): Scorer {
     load(bytes, name) {
       return jobs.start<ModelLoaded>((job) => worker.postMessage({ type: 'load', job, bytes, name } satisfies ScoreWorkerRequest, [bytes])).reply;
     },
-    score(rollout, onProgress) {
+    score(rollout, onProgress, window = null) {
       if (latestScore) worker.postMessage({ type: 'cancel', job: latestScore } satisfies ScoreWorkerRequest);
       jobs.drop(latestScore, new StaleScoreError());
       const { job, reply } = jobs.start<Scored>(
-        (job) => worker.postMessage({ type: 'score', job, rollout } satisfies ScoreWorkerRequest),
+        (job) => worker.postMessage({ type: 'score', job, rollout, window } satisfies ScoreWorkerRequest),
         (p) => p.type === 'progress' && onProgress({ method: p.method, done: p.done, total: p.total, tokens: p.tokens, tokensTotal: p.tokensTotal }),
       );
       latestScore = job;

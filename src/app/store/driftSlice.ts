@@ -1,7 +1,7 @@
 // Drift slice: the model loaded into the scoring worker (a user's GPT-2 checkpoint, or the demo model
 // the app ships), kept in IndexedDB so a reload loads it again, and the drift of the shown rollout
-// under each method, recomputed whenever the shown rollout changes; the scoring's progress in tokens
-// (what the bar and its ETA follow), and its cancel.
+// under each method, recomputed whenever the shown rollout changes (or the window of the panel); the
+// scoring's progress in tokens (what the bar and its ETA follow), and its cancel.
 import { driftOf, driftRow } from '../core/drift';
 import { fetchShipped } from '../load/shipped';
 import { DEMO_MODEL } from '../../run/config';
@@ -20,6 +20,7 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
   scoring: null,
   scoringCancelled: false,
   driftError: null,
+  driftWindow: null,
 
   async openCheckpoint(file, name, options = {}) {
     const key = ++loads;
@@ -73,11 +74,12 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
       driftView: view,
     });
     try {
-      const scored = await scoringWorker().score(view.rollout, (p) => set({ scoring: { ...p, startedAt } }));
+      const scored = await scoringWorker().score(view.rollout, (p) => set({ scoring: { ...p, startedAt } }), get().driftWindow);
       if (get().view !== view || get().model !== model) return; // another rollout (or model) is shown now; its own request is in flight
-      const drift = driftOf(view, scored.scores);
+      const drift = driftOf(view, scored.scores, { positions: scored.positions, window: scored.window });
       set({ drift, scoring: null });
-      if (get().rollouts.length > 1) get().recordRowDrift?.(get().rolloutIndex, driftRow(drift));
+      // The data-set table's rows are scored without a window: a windowed drift stays in the panel.
+      if (get().rollouts.length > 1 && scored.window === null) get().recordRowDrift?.(get().rolloutIndex, driftRow(drift, view.tree));
     } catch (error) {
       if (error instanceof StaleScoreError || get().view !== view) return;
       if (error instanceof ScoreCancelledError) set({ scoring: null, scoringCancelled: true });
@@ -87,5 +89,11 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
 
   cancelScoring() {
     if (get().scoring) scoringWorker().cancelScore();
+  },
+
+  async setDriftWindow(window) {
+    if (window === get().driftWindow) return;
+    set({ driftWindow: window });
+    await get().scoreView({ again: true });
   },
 });

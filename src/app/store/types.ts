@@ -159,6 +159,10 @@ export interface DriftSlice {
   scoreView(options?: { again?: boolean }): Promise<void>;
   /** Stops the scoring in flight (the worker stops at its next forward pass). */
   cancelScoring(): void;
+  /** The drift panel's window: every target scored on the last `driftWindow` − 1 tokens of its context (null: none; src/plan/reach.ts). */
+  driftWindow: number | null;
+  /** Sets the window and scores the shown rollout again. */
+  setDriftWindow(window: number | null): Promise<void>;
 }
 
 // --- Data set: the table of a JSONL set, one row of figures per rollout, and its drift rows.

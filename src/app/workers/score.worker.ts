@@ -9,7 +9,8 @@ import { createGpuModel, type GpuModel } from '../../gpu/model';
 import { scoreSequences } from '../../gpu/score';
 import { loadCheckpoint } from '../../model/checkpoint';
 import { describeConfig } from '../../model/config';
-import { buildPlan, planNeeds, type SequencePlan } from '../../plan';
+import { buildPlan, type SequencePlan } from '../../plan';
+import { reachPlan, windowProblem } from '../../plan/reach';
 import { tokenizerMismatch, type Rollout } from '../../rollout';
 import { deriveTree, type ConditioningTree } from '../../tree';
 import { driftOf, driftRow } from '../core/drift';
@@ -37,7 +38,9 @@ function post(reply: ScoreWorkerReply, transfer: Transferable[] = []): void {
 type Progress = Omit<ScoreProgress, 'type' | 'job'>;
 
 /**
- * Every target under every scored method; a method that cannot run on this model says why. Rows:
+ * Every target under every scored method as far as the model reaches (src/plan/reach.ts: the targets beyond its
+ * positions counted, or with `window` scored on the last window − 1 tokens of their context); a method that
+ * cannot run on this model says why. Rows:
  * every target's when they fit ROWS_BUDGET_BYTES (`all`), else only the diverging leaves' of the two
  * methods SDCC's KL compares (`leaves`, what a data-set table's row needs too).
  */
@@ -48,18 +51,20 @@ async function scoreAll(
   want: 'all' | 'leaves',
   signal: AbortSignal,
   onProgress: (p: Progress) => void,
+  window: number | null = null,
 ): Promise<MethodScores[]> {
   const { vocabSize: V, nPositions } = model.config;
   const mismatch = tokenizerMismatch(rollout.tokenizer, V);
   if (mismatch) throw new Error(tokenizerMismatchMessage(rollout.id, mismatch.reason, mismatch.model));
   const maxToken = rollout.tokens.reduce((m, t) => Math.max(m, t), 0);
-  const plans = SCORED_METHODS.map((method): { method: ScoredMethod; plan: SequencePlan } | { method: ScoredMethod; error: string } => {
+  type Planned = { method: ScoredMethod; plan: SequencePlan; outOfReach: number; windowed: number };
+  const plans = SCORED_METHODS.map((method): Planned | { method: ScoredMethod; error: string } => {
     try {
       if (maxToken >= V) throw new Error(`token ${maxToken} is outside the model's vocabulary (${V})`);
-      const plan = buildPlan(tree, method);
-      const { positions } = planNeeds(plan);
-      if (positions > nPositions) throw new Error(`needs ${positions} positions, the model has ${nPositions}`);
-      return { method, plan: plan as SequencePlan };
+      const problem = window === null ? null : windowProblem(window, nPositions);
+      if (problem) throw new Error(problem);
+      const reached = reachPlan(buildPlan(tree, method), { positions: nPositions, ...(window === null ? {} : { window }) });
+      return { method, plan: reached.plan, outOfReach: reached.outOfReach.length, windowed: reached.windowed.length };
     } catch (error) {
       return { method, error: error instanceof Error ? error.message : String(error) };
     }
@@ -93,6 +98,8 @@ async function scoreAll(
         logprobs: Float64Array.from(scored, (t) => t.logprob),
         rows: flat,
         ...(all ? {} : { rowIds: Int32Array.from(withRows, (t) => t.id) }),
+        ...(p.outOfReach ? { outOfReach: p.outOfReach } : {}),
+        ...(p.windowed ? { windowed: p.windowed } : {}),
       });
     } catch (error) {
       if (signal.aborted) throw error;
@@ -123,19 +130,29 @@ async function handle(request: Exclude<ScoreWorkerRequest, { type: 'cancel' }>, 
     const tree = deriveTree(request.rollout);
     if (request.type === 'summarize') {
       const scores = await scoreAll(model, request.rollout, tree, 'leaves', signal, () => undefined);
-      post({ type: 'summary', job, rolloutId: request.rollout.id, row: driftRow(driftOf({ rollout: request.rollout, tree }, scores)) });
+      post({ type: 'summary', job, rolloutId: request.rollout.id, row: driftRow(driftOf({ rollout: request.rollout, tree }, scores), tree) });
       return;
     }
     let last = 0;
-    const scores = await scoreAll(model, request.rollout, tree, 'all', signal, (p) => {
-      // A message per forward pass, at most ~10 a second.
-      const now = performance.now();
-      if (now - last < 100 && p.tokens < p.tokensTotal && p.tokens > 0) return;
-      last = now;
-      post({ type: 'progress', job, ...p });
-    });
+    const window = request.window ?? null;
+    const scores = await scoreAll(
+      model,
+      request.rollout,
+      tree,
+      'all',
+      signal,
+      (p) => {
+        // A message per forward pass, at most ~10 a second.
+        const now = performance.now();
+        if (now - last < 100 && p.tokens < p.tokensTotal && p.tokens > 0) return;
+        last = now;
+        post({ type: 'progress', job, ...p });
+      },
+      window,
+    );
     const buffers = scores.flatMap((s) => ('rows' in s ? [s.rows.buffer as ArrayBuffer] : []));
-    post({ type: 'scored', job, rolloutId: request.rollout.id, scores, ms: performance.now() - started }, buffers);
+    const ms = performance.now() - started;
+    post({ type: 'scored', job, rolloutId: request.rollout.id, scores, ms, positions: model.config.nPositions, window }, buffers);
   } catch (error) {
     post({ type: 'error', job, message: signal.aborted ? CANCELLED : error instanceof Error ? error.message : String(error) });
   }

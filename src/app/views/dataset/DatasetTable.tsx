@@ -9,6 +9,7 @@ import {
   DRIFT_COLUMNS,
   FIGURE_COLUMNS,
   datasetCsv,
+  editorTable,
   parseFilter,
   sortEntries,
   type Column,
@@ -18,6 +19,9 @@ import {
 import { downloadText, fileStem } from '../../export/download';
 import { useWorkbench } from '../../store';
 import { formatEffect as formatDelta, formatMagnitude } from '../../../present/number';
+import { METHOD_BY_ID } from '../../../present/palette';
+import { SEQUENCE_METHODS } from '../../../plan/types';
+import type { EditorSum } from '../../../metrics/junctions';
 import './dataset.css';
 
 const ROW_HEIGHT = 26;
@@ -239,6 +243,55 @@ function Table() {
           ))}
         </div>
       </div>
+      <EditorTable sums={editorTable(filtered)} />
     </>
+  );
+}
+
+/** Drift per edit summed per editor (the memory editor or harness that made the edits) over the scored rows shown. */
+function EditorTable({ sums }: { sums: EditorSum[] }) {
+  if (!sums.length) return null;
+  return (
+    <div className="pad">
+      <p className="caption">
+        Drift per edit summed per editor over the scored rollouts shown: each method&apos;s Σ(ℓ_m − ℓ_live) over the targets its edits make diverge, and their
+        mean μ (a target two edits make diverge counts for each); cost: the sum of the edits&apos; costs.
+      </p>
+      <table className="drift-table" data-testid="editor-table">
+        <thead>
+          <tr>
+            <th>editor</th>
+            <th>rollouts</th>
+            <th>edits</th>
+            <th>targets</th>
+            <th>cost</th>
+            {SEQUENCE_METHODS.map((m) => (
+              <th key={m} title="Σ (ℓ_m − ℓ_live) over n targets, and μ">
+                {METHOD_BY_ID[m].short} Σ · μ
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {sums.map((e) => (
+            <tr key={e.editor} data-editor={e.editor} data-testid="editor-row">
+              <td>{e.editor}</td>
+              <td>{e.rollouts}</td>
+              <td>{e.edits}</td>
+              <td>{e.targets}</td>
+              <td>{formatMagnitude(e.cost)}</td>
+              {SEQUENCE_METHODS.map((m) => {
+                const f = e.methods[m];
+                return (
+                  <td key={m} data-method={m} data-sum={String(f.sum)}>
+                    {f.mu === null ? '—' : `${formatDelta(f.sum)} · ${formatDelta(f.mu)}`}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -18,6 +18,7 @@ import { driftColor } from '../common/colors';
 import { formatEffect, formatMagnitude } from '../../../present/number';
 import { DriftHistogram } from './DriftHistogram';
 import { DriftJunctions } from './DriftJunctions';
+import { DriftReach } from './DriftReach';
 import { DriftTerms } from './DriftTerms';
 import { DriftVerdict } from './DriftVerdict';
 import { LogprobNotice } from './LogprobNotice';
@@ -136,6 +137,7 @@ function DriftBody({ drift }: { drift: DriftData }) {
   return (
     <div className="drift-body" data-testid="drift-table">
       <LogprobNotice source={drift.logprobs} />
+      <DriftReach drift={drift} />
       <p className="caption">
         Each row replays this rollout the way one training method would: <Term name="logdiff" /> is how far, on average, it moves the log-probability of each
         token the policy generated, and <Term name="μ" /> the average direction (below zero: the method makes the policy&apos;s tokens look less likely than

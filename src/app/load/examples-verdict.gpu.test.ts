@@ -1,0 +1,100 @@
+// The verdict (docs/metrics.md, "The verdict") on every built-in example as the drift panel reads it: each rollout
+// scored by the demo model the app ships (as the scoring worker scores it), its drift (core/drift.ts) and the
+// verdict against the live prefix. The exact methods, and any method whose |μ| lies within the floor, read "at the
+// floor"; on the expert example Naive-Compressed reads below zero with leakage as its meaning.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGpuModel, type GpuModel } from '../../gpu/model';
+import { createGpu, type Gpu } from '../../gpu/runtime/device';
+import { scoreSequences } from '../../gpu/score';
+import { createEnv, createExpertPolicy, generateDataset } from '../../harness';
+import { FLOOR_FACTOR } from '../../metrics/verdict';
+import { loadCheckpoint } from '../../model/checkpoint';
+import { buildPlan } from '../../plan/build';
+import { SEQUENCE_METHODS } from '../../plan/types';
+import { parseRolloutFile, validateRollout, type Rollout } from '../../rollout';
+import { driftOf, liveVerdict } from '../core/drift';
+import { buildViewData } from '../core/viewData';
+import type { MethodScores } from '../protocol/score';
+import { EXAMPLES } from './examples';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+let gpu: Gpu;
+let model: GpuModel;
+beforeAll(async () => {
+  gpu = await createGpu();
+  model = createGpuModel(gpu, loadCheckpoint(readFileSync(`${ROOT}public/models/demo.safetensors`)));
+});
+afterAll(() => {
+  model?.destroy();
+  gpu?.destroy();
+});
+
+/** Every target under every method, as the scoring worker returns it (without rows: the verdict needs none). */
+async function score(rollout: Rollout): Promise<MethodScores[]> {
+  const tree = buildViewData(rollout).tree;
+  const out: MethodScores[] = [];
+  for (const method of SEQUENCE_METHODS) {
+    const scored = await scoreSequences(model, buildPlan(tree, method).sequences);
+    out.push({ method, ids: Int32Array.from(scored, (t) => t.id), logprobs: Float64Array.from(scored, (t) => t.logprob), rows: new Float32Array(0) });
+  }
+  return out;
+}
+
+async function exampleRollouts(name: string): Promise<Rollout[]> {
+  const example = EXAMPLES.find((e) => e.name === name)!;
+  if (example.kind === 'file') return parseRolloutFile(readFileSync(`${ROOT}public/${example.path}`, 'utf8'), example.path);
+  // As the parse worker makes it: the harness with the scripted expert.
+  const { env, editor, n, seed } = example.config;
+  const { rollouts } = await generateDataset({ env, editor, n, seed }, createExpertPolicy(createEnv(env)));
+  return rollouts.map((r, i) => validateRollout(JSON.parse(JSON.stringify(r)), { file: `${name}.jsonl`, line: i + 1 }));
+}
+
+/** The panel's verdict of each rollout of an example, with its μ per method. */
+async function verdicts(name: string) {
+  const out = [];
+  for (const rollout of await exampleRollouts(name)) {
+    const drift = driftOf(buildViewData(rollout), await score(rollout));
+    const v = liveVerdict(drift);
+    const mu = Object.fromEntries(drift.methods.map((m) => [m.method, m.vsLive.mu]));
+    out.push({ id: rollout.id, v, mu });
+  }
+  return out;
+}
+
+describe('the verdict on the built-in examples (demo model)', () => {
+  it('reads the exact methods, and every method within the floor, "at the floor" on every example rollout', async () => {
+    expect(EXAMPLES.map((e) => e.name)).toEqual(['worked-example', 'demo-window', 'demo-compact', 'lookup-fold']);
+    for (const example of EXAMPLES) {
+      for (const { id, v, mu } of await verdicts(example.name)) {
+        const state = Object.fromEntries(v.methods.map((m) => [m.method, m.state]));
+        expect(state['logit-tree'], `${example.name} ${id}`).toBe('at-floor');
+        expect(state['packed-4d'], `${example.name} ${id}`).toBe('at-floor');
+        // LogitTree is the live-prefix score itself; the packed mask is within float32 round-off of it.
+        expect(mu['logit-tree']).toBe(0);
+        expect(Math.abs(mu['packed-4d'])).toBeLessThan(1e-6);
+        for (const m of v.methods) {
+          if (Math.abs(mu[m.method]) <= FLOOR_FACTOR * v.floor) expect(m.state, `${example.name} ${id} ${m.method}`).toBe('at-floor');
+          else expect(m.state, `${example.name} ${id} ${m.method}`).toBe(mu[m.method] < 0 ? 'below' : 'above');
+        }
+      }
+    }
+  }, 300_000);
+
+  it('expert example: Naive-Compressed below zero on every rollout (time-travel leakage), Naive-Full above (stale context)', async () => {
+    const rollouts = await verdicts('lookup-fold');
+    expect(rollouts).toHaveLength(4);
+    for (const { id, v, mu } of rollouts) {
+      const byMethod = Object.fromEntries(v.methods.map((m) => [m.method, m]));
+      expect(mu['naive-compressed'], id).toBeLessThan(0);
+      expect(byMethod['naive-compressed'].state, id).toBe('below');
+      expect(byMethod['naive-compressed'].meaning).toMatch(/^time-travel leakage/);
+      expect(mu['naive-full'], id).toBeGreaterThan(0);
+      expect(byMethod['naive-full'].meaning).toMatch(/^stale context/);
+    }
+    // `mw drift` on the same four rollouts pools μ(Naive-Compressed) = −0.160 and μ(Naive-Full) = +0.692 (88 and 544 targets).
+    const compressed = rollouts.map((r) => r.mu['naive-compressed']);
+    expect(compressed.reduce((a, b) => a + b, 0) / 4).toBeCloseTo(-0.16, 1);
+  }, 300_000);
+});
