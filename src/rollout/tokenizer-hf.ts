@@ -301,7 +301,7 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
       return w.open.length + encode(text + w.close).length;
     },
     encode,
-    decode: (tokens) => model.decode(Array.from(tokens), { skip_special_tokens: false }),
+    decode: (tokens) => (tokens.length ? model.decode(Array.from(tokens), { skip_special_tokens: false }) : ''),
     label(token) {
       const special = added.get(token);
       if (special?.special) return special.content;
