@@ -67,4 +67,18 @@ describe('mw generate --ckpt MODEL-FOLDER', () => {
       console.log(`${kind}: ${steps} greedy steps equal the reference's argmax; recorded logprobs within ${worst.toExponential(2)}`);
     });
   }
+
+  it('refusals before any GPU work: --config with a folder (exit 1), a folder without tokenizer.json (exit 2)', async () => {
+    const folder = writeFamilyFolder(join(TMP, 'qwen2'), 'qwen2', 1);
+    const base = ['generate', '--ckpt', folder.dir, '--env', 'lookup', '--editor', 'none', '--n', '1', '--seed', '1', '--out', join(TMP, 'x.jsonl')];
+    const config = await mw([...base, '--config', 'tiny']);
+    expect(config).toMatchObject({ code: 1, stdout: '' });
+    expect(config.stderr).toMatch(/^mw generate: --config does not go with --ckpt/);
+    rmSync(join(folder.dir, 'tokenizer.json'));
+    expect(await mw(base)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `${folder.dir}: no tokenizer.json: the harness writes its turns in the model's own tokenizer\n`,
+    });
+  });
 });
