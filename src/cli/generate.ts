@@ -1,7 +1,7 @@
 // `mw generate`: rollouts of a policy in an environment under a memory editor, written as docs/rollout-format.md
 // JSONL through the harness's dataset writer. The policy is the WGSL model (KV-cache decoding,
-// prefix reuse after edits; a checkpoint, or a seeded random init of a preset) or the scripted
-// expert (warm-start data, no GPU). Every episode is verified (its tree re-derives the views it was
+// prefix reuse after edits; a checkpoint, or a seeded random init of a preset; or a Llama / Qwen model
+// folder with its own tokenizer and chat template framing the turns) or the scripted expert (warm-start data, no GPU). Every episode is verified (its tree re-derives the views it was
 // decoded from) before the file appears; progress and the summary go to stderr.
 
 import { writeOutputSync } from '../util/output-file';
@@ -15,10 +15,16 @@ import { datasetToJsonl, generateDataset, type Dataset, type DatasetConfig } fro
 import { verifyEpisode } from '../harness/verify';
 import type { Policy } from '../harness/policy';
 import { createExpertPolicy } from '../harness/policies/expert';
-import { FULL_SAMPLING } from '../harness/policies/model';
+import { FULL_SAMPLING, createModelPolicy, type SamplingOptions } from '../harness/policies/model';
+import { hfFraming, type Framing } from '../harness/framing';
+import { isModelFolderPath, modelFolderDir } from '../model/family/folder-node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isObject } from '../rollout/records';
 import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
 import {
   choiceFlag,
+  createScoredModel,
   editorFlags,
   envFlag,
   integerFlag,
@@ -28,6 +34,7 @@ import {
   requiredFlag,
   samplingFlags,
   samplingFromArgs,
+  scoringModelArg,
   withGpu,
 } from './model-args';
 import { checkOutputPath } from './shared';
@@ -100,11 +107,66 @@ function writeDataset(io: CliIO, out: string, { dataset, longBranches }: { datas
   return 0;
 }
 
+/** A JSON file's value, or null when it does not read (the folder reader has named a broken config.json already). */
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** A model's end-of-turn ids: generation_config.json's `eos_token_id` (a number or a list), else config.json's. */
+function eosIds(...sources: unknown[]): number[] {
+  for (const source of sources) {
+    const eos = isObject(source) ? source.eos_token_id : undefined;
+    const ids = (Array.isArray(eos) ? eos : [eos]).filter((id): id is number => Number.isInteger(id));
+    if (ids.length) return ids;
+  }
+  return [];
+}
+
+/**
+ * `mw generate --ckpt MODEL-FOLDER`: the family decoder (KV cache, attention-decode-gqa) as the policy,
+ * the harness's pieces framed by the folder's chat template in its tokenizer's ids (harness/framing.ts);
+ * rollouts record "tokenizer": "hf:<name>". The live view is bounded by the decoder's capacity.
+ */
+async function generateWithFolder(args: ParsedArgs, io: CliIO, config: DatasetConfig, out: string, path: string, sampling: SamplingOptions): Promise<number> {
+  const fixed = ['config', 'init'].find((flag) => args.flags[flag] !== undefined);
+  if (fixed) throw new UsageError(`--${fixed} does not go with --ckpt: the checkpoint fixes the model`);
+  const arg = await scoringModelArg(path);
+  if (arg.kind !== 'family') throw new Error('generateWithFolder: not a model folder');
+  const { model: family } = arg;
+  if (!family.tokenizer) throw new ValidationError({ file: path }, "no tokenizer.json: the harness writes its turns in the model's own tokenizer");
+  let framing: Framing;
+  try {
+    framing = hfFraming(family.tokenizer, eosIds(family.folder.generationConfig, readJson(join(modelFolderDir(path), 'config.json'))));
+  } catch (error) {
+    throw new ValidationError({ file: path }, (error as Error).message);
+  }
+  io.err(`mw generate: model folder ${family.description}, ${framing.tokenizer}\n`);
+  return withGpu(io, 'generate', async (session) => {
+    const { familyLanguageModel } = await import('../gpu/family-generate');
+    const model = await createScoredModel(session, arg, io, 'generate');
+    if (!('family' in model)) throw new Error('generateWithFolder: not a family model');
+    try {
+      const lm = familyLanguageModel(model);
+      const policy = createModelPolicy(lm, { ...sampling, framing });
+      // The live view plus an action must fit the decoder's positions.
+      const result = await generate(io, { ...config, framing, episode: { maxContext: lm.nPositions } }, policy, lm.nPositions);
+      return () => writeDataset(io, out, result, lm.nPositions);
+    } finally {
+      model.destroy();
+    }
+  });
+}
+
 export const generateCommand: Command = {
   name: 'generate',
   summary: 'generate rollouts (the model with a KV cache, or the scripted expert) in an environment under a memory editor, as JSONL',
   usage: [
     'mw generate --env E --editor H [--budget N] --n N [--group G] --seed S [--ckpt FILE | --config P [--init I]] [--temperature T] [--top-k K] [--top-p P] --out FILE.jsonl',
+    'mw generate --ckpt MODEL-FOLDER --env E --editor H [--budget N] --n N [--group G] --seed S [--temperature T] [--top-k K] [--top-p P] --out FILE.jsonl',
     'mw generate --policy expert [--noise P] --env E --editor H [--budget N] --n N [--group G] --seed S --out FILE.jsonl',
   ],
   details: [
@@ -113,6 +175,10 @@ export const generateCommand: Command = {
     'logprob, whatever --temperature, --top-k and --top-p the sampler used (as serving engines report',
     'raw logprobs). Decoded views never exceed the',
     "model's positions. Without --ckpt the weights are a random init (actions are noise).",
+    'A MODEL-FOLDER (docs/model.md) generates with its own tokenizer: the prompt a user turn of its chat template,',
+    "observations tool results, summaries user turns, each followed by the template's assistant header; an action",
+    "ends with the '\\n' token (a tool call) or an end-of-turn token (generation_config.json eos_token_id: the answer).",
+    'Its decoder holds 2,048 positions (fewer when max_position_embeddings is smaller); rollouts record "tokenizer": "hf:<name>".',
   ].join('\n'),
   flags: {
     env: { type: 'string', value: 'E', help: 'environment' },
@@ -121,7 +187,7 @@ export const generateCommand: Command = {
     n: { type: 'string', value: 'N', help: 'number of prompts' },
     group: { type: 'string', value: 'G', help: 'rollouts per prompt, one group each (default 1)' },
     policy: { type: 'string', value: 'P', help: `${POLICIES.join(' or ')} (default model)` },
-    ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 safetensors checkpoint (default: a random init)' },
+    ckpt: { type: 'string', value: 'FILE', help: 'GPT-2 safetensors checkpoint, or a Llama / Qwen2 / Qwen3 model folder (default: a random init)' },
     ...modelFlags('gpt2'),
     seed: { type: 'string', value: 'S', help: 'data set seed: prompts, sampling, and the random init' },
     ...samplingFlags('', FULL_SAMPLING),
@@ -144,6 +210,8 @@ export const generateCommand: Command = {
 
     if (args.flags.noise !== undefined) throw new UsageError('--noise applies to --policy expert');
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
+    const ckpt = args.flags.ckpt;
+    if (typeof ckpt === 'string' && isModelFolderPath(ckpt)) return generateWithFolder(args, io, config, out, ckpt, sampling);
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt', init: 'gpt2' });
     const { weights } = choice;
     if (weights.config.vocabSize !== BYTE_VOCAB) {

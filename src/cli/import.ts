@@ -248,8 +248,10 @@ export const importCommand: Command = {
     "  (GPT-2's BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its",
     "  tokenizer's vocabulary. For calls logs it names the tokenizer of their text and ids; for turn dumps, of",
     '  their ids (kept as the trainer wrote them). A model folder (tokenizer.json, tokenizer_config.json: a Llama /',
-    "  Qwen folder as the Hub publishes it) tokenizes agent sessions and chats with the model's own tokenizer, chats",
-    '  rendered by its chat template; the rollouts record "tokenizer": "hf:<name>" and hold token ids.',
+    "  Qwen folder as the Hub publishes it) tokenizes every format of text (agent sessions, chats, Codex, Gemini,",
+    "  OpenHands, verl) with the model's own tokenizer: a chat rendered whole by its chat template, every other",
+    "  piece as the template writes one message of its role. The rollouts record \"tokenizer\": \"hf:<name>\" and hold",
+    '  token ids. Turn dumps carry token ids already: refused with a model folder.',
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     "kept in each rollout's meta.import. OUT is written only when the whole import succeeds.",
   ].join('\n'),
@@ -289,11 +291,14 @@ export const importCommand: Command = {
       const refusal = wrongFormat(from, await sampleOf(file), { file });
       if (refusal) throw refusal;
     }
-    if (hf && row.name !== 'agent-session' && row.name !== 'chat') {
+    // A model folder renders text through its chat template: every format of text (agent sessions, chats, Codex,
+    // Gemini, OpenHands, verl). Turn dumps carry the trainer's token ids, kept as written: nothing to render.
+    if (hf && row.name === 'turns') {
       throw new UsageError(
-        `--tokenizer MODEL-FOLDER applies to agent-session and chat imports; ${file} is ${row.name === 'rollout' ? 'read by the core as it is' : `a ${row.name} file`}`,
+        `--tokenizer MODEL-FOLDER renders text with the model's chat template; ${file} is a turns file, which carries token ids already (kept as the trainer wrote them): import it without --tokenizer`,
       );
     }
+    if (hf && row.kind !== 'file') throw new UsageError(`--tokenizer MODEL-FOLDER applies to imports of text; ${file} is read by the core as it is`);
     let calls: JsonRecord[] | undefined; // read once: to tell a calls log by its records, and to import them
     if (row.name === 'rollout' && tokenizerFlag !== undefined) {
       // Calls logs are one of the formats the core reads; a tokenizer goes only with them.

@@ -1,9 +1,14 @@
 // `mw verify FILE [--json]`: the engine checked on a user's own rollouts. Theorem 1 (logit-tree and
 // packed-4d give the same log-probabilities and SFT gradients) and the GPU against the float64 CPU
-// reference, over every target and every parameter tensor. Exit 0 only within the tolerances.
+// reference, over every target and every parameter tensor. Exit 0 only within the tolerances. A model
+// folder (Llama, Qwen2, Qwen3) is scored, not trained: its log-probabilities alone are checked.
 
 import { writeOutputSync } from '../util/output-file';
 import type { GpuModel } from '../gpu/model';
+import type { ScoredModel } from '../gpu/score';
+import { readFolderWeights } from '../model/family/folder';
+import { isModelFolderPath } from '../model/family/folder-node';
+import { familyReferenceLogprobs, type FamilyWeights } from '../model/family/reference';
 import { saveCheckpoint } from '../model/checkpoint';
 import { sftLossAndGrads } from '../model/reference/model';
 import type { ModelWeights } from '../model/params';
@@ -11,8 +16,8 @@ import { planStep } from '../objectives/step';
 import { buildPlan } from '../plan/build';
 import type { Rollout } from '../rollout/rollout';
 import { deriveTree } from '../tree/derive';
-import { UsageError, type Command } from './command';
-import { checkModelTakes, modelFromArgs, modelFlags, stringFlag, withGpu, type Engine } from './model-args';
+import { UsageError, type CliIO, type Command, type ParsedArgs } from './command';
+import { checkModelTakes, createScoredModel, modelFromArgs, modelFlags, scoringModelArg, stringFlag, withGpu, type Engine } from './model-args';
 import { checkOutputPath, fileArgument, formatTable, loadRolloutFile, perFile, printJson } from './shared';
 
 /** Exit status when a difference exceeds its tolerance. */
@@ -51,9 +56,13 @@ export interface VerifyReport {
   targets: number;
   packedLength: number;
   logprob: { treeVsPacked: LogprobCheck; gpuVsCpu: LogprobCheck & { method: ExactMethod } } | null;
+  /** Null without targets, and for a model folder (scored, never trained here: no gradient to check). */
   gradient: { treeVsPacked: GradientCheck; gpuVsCpu: GradientCheck & { method: ExactMethod } } | null;
   ok: boolean;
 }
+
+/** What a family model's report says in place of the gradient rows. */
+export const FAMILY_NO_GRADIENT = 'gradient: not checked (a model folder is scored, not trained: log-probabilities only)';
 
 /** NaN compares as the worst possible difference. */
 const worse = (d: number, than: number) => Number.isNaN(d) || d > than;
@@ -101,6 +110,46 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /** 1e-5, not 0.00001. */
 const tolerance = (t: number) => t.toExponential();
 
+/** Both logprob checks: the two exact methods against each other, and each against the float64 reference (the worse one reported). */
+function logprobChecks(lp: Record<ExactMethod, ReadonlyMap<number, number>>, cpu: ReadonlyMap<number, number>): NonNullable<VerifyReport['logprob']> {
+  return {
+    treeVsPacked: logprobCheck(lp['packed-4d'], lp['logit-tree'], TOLERANCES.logprob.treeVsPacked),
+    gpuVsCpu: worstOf(
+      EXACT.map((method) => ({ method, ...logprobCheck(lp[method], cpu, TOLERANCES.logprob.gpuVsCpu) })),
+      (c) => c.maxAbs,
+    ),
+  };
+}
+
+const logprobsOk = (l: NonNullable<VerifyReport['logprob']>) => l.treeVsPacked.maxAbs <= l.treeVsPacked.tolerance && l.gpuVsCpu.maxAbs <= l.gpuVsCpu.tolerance;
+
+/**
+ * A family model's report: logit-tree and packed-4d on the GPU against each other and against the
+ * family's float64 reference (src/model/family/reference.ts) on the packed-4d plan; no gradients.
+ */
+async function verifyFamilyRollout(
+  engine: Engine,
+  model: ScoredModel,
+  weights: FamilyWeights,
+  rollout: Rollout,
+  modelName: string,
+  progress: (text: string) => void,
+): Promise<VerifyReport> {
+  const tree = deriveTree(rollout);
+  const base = { id: rollout.id, model: modelName, targets: tree.figures.targets, packedLength: tree.figures.packedLength };
+  if (tree.figures.targets === 0) return { ...base, logprob: null, gradient: null, ok: true };
+  const started = performance.now();
+  const scores = await engine.evaluate(model, [rollout], EXACT);
+  progress(`GPU ${seconds(performance.now() - started)}, float64 CPU reference over ${tree.figures.packedLength} packed tokens...`);
+  const cpuStarted = performance.now();
+  const packed = buildPlan(tree, 'packed-4d').sequences[0];
+  const values = familyReferenceLogprobs(weights, packed, packed.targets);
+  const cpu = new Map(packed.targets.map((t, j) => [t.id, values[j]]));
+  progress(` ${seconds(performance.now() - cpuStarted)}\n`);
+  const logprob = logprobChecks({ 'logit-tree': scores['logit-tree'][0], 'packed-4d': scores['packed-4d'][0] }, cpu);
+  return { ...base, logprob, gradient: null, ok: logprobsOk(logprob) };
+}
+
 /** The report, and the GPU's packed-4d SFT gradient per tensor (null without targets). */
 async function verifyRollout(
   engine: Engine,
@@ -130,13 +179,7 @@ async function verifyRollout(
   const cpuLogprobs = new Map(packed.targets.map((t, j) => [t.id, cpu.logprobs[j]]));
   progress(` ${seconds(performance.now() - cpuStarted)}\n`);
 
-  const logprob = {
-    treeVsPacked: logprobCheck(lp['packed-4d'], lp['logit-tree'], TOLERANCES.logprob.treeVsPacked),
-    gpuVsCpu: worstOf(
-      EXACT.map((method) => ({ method, ...logprobCheck(lp[method], cpuLogprobs, TOLERANCES.logprob.gpuVsCpu) })),
-      (c) => c.maxAbs,
-    ),
-  };
+  const logprob = logprobChecks(lp, cpuLogprobs);
   const gradient = {
     treeVsPacked: gradientCheck(grads['packed-4d'], grads['logit-tree'], TOLERANCES.gradient.treeVsPacked),
     gpuVsCpu: worstOf(
@@ -145,8 +188,7 @@ async function verifyRollout(
     ),
   };
   const ok =
-    logprob.treeVsPacked.maxAbs <= logprob.treeVsPacked.tolerance &&
-    logprob.gpuVsCpu.maxAbs <= logprob.gpuVsCpu.tolerance &&
+    logprobsOk(logprob) &&
     gradient.treeVsPacked.maxRel <= gradient.treeVsPacked.tolerance &&
     gradient.gpuVsCpu.maxRel <= gradient.gpuVsCpu.tolerance;
   return { report: { ...base, logprob, gradient, ok }, packedGrads: grads['packed-4d'] };
@@ -154,9 +196,9 @@ async function verifyRollout(
 
 function reportTable(r: VerifyReport): string {
   const head = `${r.id}: ${r.targets} targets, ${r.packedLength} packed tokens; ${r.model}`;
-  if (!r.logprob || !r.gradient) return `${head}\nno targets: nothing to verify\n`;
+  if (!r.logprob) return `${head}\nno targets: nothing to verify\n`;
   const verdict = (value: number, tolerance: number) => (value <= tolerance ? 'ok' : 'FAILED');
-  const rows = [
+  const logprobRows = [
     [
       'logprob',
       'logit-tree vs packed-4d',
@@ -173,6 +215,11 @@ function reportTable(r: VerifyReport): string {
       `target ${r.logprob.gpuVsCpu.target}`,
       verdict(r.logprob.gpuVsCpu.maxAbs, r.logprob.gpuVsCpu.tolerance),
     ],
+  ];
+  const columns = ['', 'compared', 'max diff', 'tolerance', 'worst at', ''];
+  if (!r.gradient) return `${head}\n${formatTable(columns, logprobRows)}${FAMILY_NO_GRADIENT}\n`;
+  const rows = [
+    ...logprobRows,
     [
       'gradient',
       'logit-tree vs packed-4d',
@@ -190,13 +237,47 @@ function reportTable(r: VerifyReport): string {
       verdict(r.gradient.gpuVsCpu.maxRel, r.gradient.gpuVsCpu.tolerance),
     ],
   ];
-  return `${head}\n${formatTable(['', 'compared', 'max diff', 'tolerance', 'worst at', ''], rows)}`;
+  return `${head}\n${formatTable(columns, rows)}`;
+}
+
+/** `mw verify FILE --ckpt MODEL-FOLDER`: log-probabilities only (the folder streamed to the GPU, decoded once more for the reference). */
+async function verifyFolder(args: ParsedArgs, io: CliIO, path: string): Promise<number> {
+  const fixed = ['config', 'init', 'seed'].find((flag) => args.flags[flag] !== undefined);
+  if (fixed) throw new UsageError(`--${fixed} does not go with --ckpt: the checkpoint fixes the model`);
+  if (args.flags['grad-out'] !== undefined)
+    throw new UsageError('--grad-out needs a GPT-2 checkpoint: a model folder is scored, not trained (no gradient is computed)');
+  const file = await loadRolloutFile(fileArgument(args));
+  const arg = await scoringModelArg(path);
+  if (arg.kind !== 'family') throw new Error('verifyFolder: not a model folder');
+  arg.takes(file.rollouts, EXACT);
+  const weights: FamilyWeights = { config: arg.config, tensors: await readFolderWeights(arg.model.source) };
+  return withGpu(io, 'verify', async (session) => {
+    const model = await createScoredModel(session, arg, io, 'verify');
+    const reports: VerifyReport[] = [];
+    try {
+      for (const [i, rollout] of file.rollouts.entries()) {
+        let first = true;
+        const progress = (text: string) => {
+          io.err(first ? `mw verify: [${i + 1}/${file.rollouts.length}] ${rollout.id}: ${text}` : text);
+          first = false;
+        };
+        reports.push(await verifyFamilyRollout(session.engine, model, weights, rollout, arg.model.description, progress));
+      }
+    } finally {
+      model.destroy();
+    }
+    return () => {
+      if (args.flags.json) printJson(io, perFile(file, reports));
+      else io.out(reports.map(reportTable).join('\n'));
+      return reports.every((r) => r.ok) ? 0 : VERIFY_FAILED_EXIT;
+    };
+  });
 }
 
 export const verifyCommand: Command = {
   name: 'verify',
   summary: 'check Theorem 1 and the GPU against the float64 CPU reference on FILE (logprobs and gradients)',
-  usage: ['mw verify FILE [--json] [--ckpt CKPT | --config tiny|small|default --init gpt2|wide --seed S]'],
+  usage: ['mw verify FILE [--json] [--ckpt CKPT | --config tiny|small|default --init gpt2|wide --seed S]', 'mw verify FILE --ckpt MODEL-FOLDER [--json]'],
   details: [
     "For every rollout: the largest difference of the targets' log-probabilities between logit-tree and",
     'packed-4d, and between the GPU and the float64 CPU reference; and the same for the gradients of the',
@@ -211,15 +292,20 @@ export const verifyCommand: Command = {
     'stderr, one line per rollout. --config tiny checks in a fraction of that.',
     "--grad-out writes the GPU's packed-4d SFT gradient of a one-rollout FILE as a GPT-2-named safetensors",
     "file (the checkpoint's tensor names and shapes): what python/ checks its torch gradient against.",
+    'MODEL-FOLDER (a Llama / Qwen2 / Qwen3 folder, docs/model.md) is scored, not trained: its report has the two',
+    'log-probability rows against the family\'s float64 reference and no gradient ("gradient": null); rollouts of',
+    'its own tokenizer only, as for mw score.',
     '--json prints one report per rollout (an array for JSONL).',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint to verify with instead of random weights' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint or model folder (Llama, Qwen2, Qwen3) to verify with instead of random weights' },
     ...modelFlags('wide'),
     json: { type: 'boolean', help: 'print JSON' },
     'grad-out': { type: 'string', value: 'FILE', help: "write the GPU's packed-4d SFT gradient (one-rollout FILE only)" },
   },
   async run(args, io) {
+    const folder = stringFlag(args, 'ckpt');
+    if (folder !== undefined && isModelFolderPath(folder)) return verifyFolder(args, io, folder);
     const choice = modelFromArgs(args, { ckptFlag: 'ckpt', init: 'wide' });
     const gradOut = stringFlag(args, 'grad-out');
     const ckpt = stringFlag(args, 'ckpt');

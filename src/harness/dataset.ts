@@ -7,6 +7,7 @@ import { createRng } from '../util/prng';
 import { createEditor, editorSpec, type EditorKind, type EditorSpec } from './editors';
 import { createEnv, type EnvId, type EnvSpec } from './env';
 import { runEpisode, type EpisodeOptions, type EpisodeResult } from './episode';
+import type { Framing } from './framing';
 import type { Policy } from './policy';
 
 /** A data set as JSONL text, one rollout per line. */
@@ -28,6 +29,8 @@ export interface DatasetConfig {
   idPrefix?: string;
   /** Episodes in flight at once (default 1); a batching model policy can serve them together. */
   concurrency?: number;
+  /** The tokens of the harness's pieces (default the byte tokenizer's): a model folder's chat template and tokenizer (hfFraming). */
+  framing?: Framing;
 }
 
 export type Dataset = Awaited<ReturnType<typeof generateDataset>>;
@@ -90,7 +93,7 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
   const spec = typeof config.editor === 'string' ? editorSpec(config.editor) : config.editor;
   if (config.budget !== undefined && spec.kind === 'none') throw new Error('generateDataset: editor none has no budget');
   const { kind, ...options } = spec;
-  const editor = createEditor(config.budget === undefined ? spec : editorSpec(kind, { ...options, budget: config.budget }));
+  const editor = createEditor(config.budget === undefined ? spec : editorSpec(kind, { ...options, budget: config.budget }), config.framing);
 
   const jobs = promptSeeds(seed, n).flatMap((promptSeed) => Array.from({ length: groupSize }, (_, j) => ({ promptSeed, j })));
   const rollouts: RolloutJson[] = new Array(jobs.length);
@@ -108,6 +111,7 @@ export async function generateDataset(config: DatasetConfig, policy: Policy, hoo
       const onEvent = hooks.onEvent;
       const result = await runEpisode(env, editor, policy, promptSeed, {
         ...config.episode,
+        framing: config.framing,
         policySeed: rolloutSeed(promptSeed, j),
         id,
         group,

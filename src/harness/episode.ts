@@ -5,13 +5,12 @@
 
 import type { EventJson, RolloutJson } from '../rollout/format';
 import { ROLLOUT_FORMAT } from '../rollout/format';
-import { BYTE_VOCAB, EOS, byteTokenizer } from '../rollout/tokenizer';
 import { editorBudget } from './editors';
 import type { Editor } from './editors/types';
 import type { Env, Outcome } from './env/types';
-import { obsTokens, promptTokens } from './framing';
+import { BYTE_FRAMING, type Framing } from './framing';
 import { applyPlan, createBlock, createLiveView, viewIds, viewTokens, type EditPlan, type LiveView } from './live';
-import { NEWLINE, type Action, type Policy, type PolicySession } from './policy';
+import type { Action, Policy, PolicySession } from './policy';
 
 export interface EpisodeOptions {
   /** Seed of the policy's sampling (default: the episode seed). */
@@ -28,6 +27,8 @@ export interface EpisodeOptions {
   maxContext?: number;
   /** Extra fields merged into the rollout's meta. */
   meta?: Record<string, unknown>;
+  /** The tokens of the harness's pieces and the actions' stop tokens (default the byte tokenizer's); the rollout records its tokenizer. */
+  framing?: Framing;
   /**
    * Called after every event the moment the harness records it, with the events so far (the
    * rollout's own array, which grows: copy what you keep). A watcher sees the rollout as it happens.
@@ -65,7 +66,7 @@ export interface DecodeRecord {
 
 export type EpisodeResult = Awaited<ReturnType<typeof runEpisode>>;
 
-function checkAction(action: Action, maxTokens: number, policy: string): void {
+function checkAction(action: Action, maxTokens: number, policy: string, framing: Framing): void {
   const { tokens, logprobs } = action;
   const fail = (why: string): never => {
     throw new Error(`policy ${policy}: ${why}`);
@@ -74,13 +75,15 @@ function checkAction(action: Action, maxTokens: number, policy: string): void {
   if (tokens.length > maxTokens) fail(`action has ${tokens.length} tokens, the budget was ${maxTokens}`);
   if (!Array.isArray(logprobs) || logprobs.length !== tokens.length) fail(`${logprobs?.length} logprobs for ${tokens.length} tokens`);
   tokens.forEach((t, i) => {
-    if (!Number.isInteger(t) || t < 0 || t >= BYTE_VOCAB) fail(`token ${t} is not in [0, ${BYTE_VOCAB})`);
-    if (i < tokens.length - 1 && (t === NEWLINE || t === EOS)) fail(`stop token ${t} before the end of the action`);
+    if (!Number.isInteger(t) || t < 0 || t >= framing.vocab) fail(`token ${t} is not in [0, ${framing.vocab})`);
+    if (i < tokens.length - 1 && isStop(framing, t)) fail(`stop token ${t} before the end of the action`);
   });
   logprobs.forEach((lp) => {
     if (!Number.isFinite(lp) || lp > 0) fail(`logprob ${lp} is not a finite number <= 0`);
   });
 }
+
+const isStop = (framing: Framing, t: number) => t === framing.newline || framing.eos.includes(t);
 
 /**
  * Runs one episode. The environment is reset with `seed` (same seed, same prompt and world); the
@@ -92,6 +95,7 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   const maxActTokens = opts.maxActTokens ?? EPISODE_DEFAULTS.maxActTokens;
   const maxContext = opts.maxContext ?? EPISODE_DEFAULTS.maxContext;
   const policySeed = opts.policySeed ?? seed;
+  const framing = opts.framing ?? BYTE_FRAMING;
   const episode = env.reset(seed);
 
   const events: EventJson[] = [];
@@ -107,18 +111,18 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
 
   let view: LiveView = createLiveView([]);
   const append = (role: 'prompt' | 'obs' | 'act', tokens: number[], notes: unknown[] = [], logprobs?: number[]) => {
-    const block = createBlock(role, nextId, tokens, notes);
+    const block = createBlock(role, nextId, tokens, notes, framing.cue);
     view = createLiveView([...view.blocks, block]);
     nextId += tokens.length;
     record({ op: 'append', role, tokens, ...(logprobs && { logprobs }) });
     return block;
   };
-  append('prompt', promptTokens(episode.prompt));
+  append('prompt', framing.prompt(episode.prompt));
 
   const session: PolicySession = await policy.start({ env: env.id, editor: editor.spec, seed: policySeed });
   const edit = async (plan: EditPlan) => {
     const lengthBefore = view.length;
-    const applied = applyPlan(view, plan, nextId);
+    const applied = applyPlan(view, plan, nextId, framing.cue);
     view = applied.view;
     nextId = applied.nextId;
     record(applied.event);
@@ -148,32 +152,32 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
       };
       lastEdit = null;
       const action = await session.act({ view: decode.viewTokens.slice(), maxTokens });
-      checkAction(action, maxTokens, policy.name);
+      checkAction(action, maxTokens, policy.name, framing);
       const tokens = action.tokens.slice();
       decodes.push({ ...decode, actIds: tokens.map((_, i) => nextId + i), actTokens: tokens });
       const act = append('act', tokens, [], action.logprobs.slice());
 
       const last = tokens[tokens.length - 1];
-      if (last !== NEWLINE && last !== EOS) {
+      if (!isStop(framing, last)) {
         stop = 'truncated';
         break;
       }
-      if (last === NEWLINE) {
+      if (last === framing.newline) {
         const claim = editor.onAct(view, act);
         if (claim && 'edit' in claim) {
           lastEdit = await edit(claim.edit);
           continue;
         }
         if (claim) {
-          append('obs', obsTokens(claim.obs));
+          append('obs', framing.obs(claim.obs));
           continue;
         }
       }
-      const result = episode.step(byteTokenizer.decode(tokens.slice(0, -1)), last === EOS);
+      const result = episode.step(framing.decode(tokens.slice(0, -1)), last !== framing.newline);
       if (result.done) {
         outcome = result;
         stop = 'done';
-      } else append('obs', obsTokens(result.text), result.note === undefined ? [] : [result.note]);
+      } else append('obs', framing.obs(result.text), result.note === undefined ? [] : [result.note]);
     }
   } finally {
     await session.close?.();
@@ -183,8 +187,8 @@ export async function runEpisode(env: Env, editor: Editor, policy: Policy, seed:
   const rollout: RolloutJson = {
     format: ROLLOUT_FORMAT,
     id: opts.id ?? `${env.id}-${editor.spec.kind}-${seed}`,
-    vocab: BYTE_VOCAB,
-    tokenizer: 'byte',
+    vocab: framing.vocab,
+    tokenizer: framing.tokenizer,
     reward: final.reward,
     ...(opts.group !== undefined ? { group: opts.group } : {}),
     meta: {

@@ -3,7 +3,7 @@
 // docs/rollout-format.md `edit` event with maximal `keep` ranges. Editors build plans; only this file assigns ids.
 
 import type { EditEventJson, InsertRole, ViewPieceJson } from '../rollout/format';
-import { ACT_CUE } from './framing';
+import { ACT_CUE, endsWithCue } from './framing';
 
 export type BlockRole = 'prompt' | 'obs' | 'act' | 'summary';
 
@@ -12,8 +12,10 @@ export interface Block {
   readonly role: BlockRole;
   readonly first: number;
   readonly tokens: readonly number[];
-  /** A harness piece that ends with the `<act>` cue (never true for an action). */
+  /** A harness piece that ends with the cue (`<act>`, or a chat template's assistant header; never true for an action). */
   readonly cue: boolean;
+  /** Tokens of that cue at the end of the block (0 without one). */
+  readonly cueLength: number;
   /** Environment notes of what this block holds (an observation's own, a summary's covered ones). */
   readonly notes: readonly unknown[];
 }
@@ -29,10 +31,11 @@ export type PlanPiece = { keep: Block; from?: number; to?: number } | { insert: 
 /** The new live view, piece by piece, in order. */
 export type EditPlan = readonly PlanPiece[];
 
-export function createBlock(role: BlockRole, first: number, tokens: readonly number[], notes: readonly unknown[] = []): Block {
+/** A block; `cue` is the framing's (docs: framing.ts), the byte tokenizer's `<act>` unless given. */
+export function createBlock(role: BlockRole, first: number, tokens: readonly number[], notes: readonly unknown[] = [], cue: readonly number[] = [ACT_CUE]): Block {
   if (tokens.length === 0) throw new Error(`harness: empty ${role} block`);
-  const cue = role !== 'act' && tokens[tokens.length - 1] === ACT_CUE;
-  return { role, first, tokens, cue, notes };
+  const cued = role !== 'act' && endsWithCue(tokens, cue);
+  return { role, first, tokens, cue: cued, cueLength: cued ? cue.length : 0, notes };
 }
 
 export function createLiveView(blocks: readonly Block[]): LiveView {
@@ -75,7 +78,7 @@ export function keepAll(blocks: readonly Block[]): PlanPiece[] {
  * the prompt's must go (otherwise the view would hold a cue followed by a harness piece).
  */
 export function keepWithoutCue(block: Block): PlanPiece {
-  return block.cue ? { keep: block, from: 0, to: block.tokens.length - 1 } : { keep: block };
+  return block.cue ? { keep: block, from: 0, to: block.tokens.length - block.cueLength } : { keep: block };
 }
 
 export interface AppliedEdit {
@@ -92,7 +95,7 @@ export interface AppliedEdit {
  * inserted ids from `nextId` in piece order (docs/rollout-format.md creation order), merges kept parts that are
  * adjacent both in the view and in id into one `keep` range, and refuses a plan that changes nothing.
  */
-export function applyPlan(view: LiveView, plan: EditPlan, nextId: number): AppliedEdit {
+export function applyPlan(view: LiveView, plan: EditPlan, nextId: number, cue: readonly number[] = [ACT_CUE]): AppliedEdit {
   const order = new Map<Block, number>();
   view.blocks.forEach((b, i) => order.set(b, i));
   const blocks: Block[] = [];
@@ -104,7 +107,7 @@ export function applyPlan(view: LiveView, plan: EditPlan, nextId: number): Appli
   for (const piece of plan) {
     if ('insert' in piece) {
       const { role, tokens, notes } = piece.insert;
-      blocks.push(createBlock(role, id, tokens.slice(), notes));
+      blocks.push(createBlock(role, id, tokens.slice(), notes, cue));
       id += tokens.length;
       pieces.push({ insert: { role, tokens: tokens.slice() } });
       open = null;
@@ -122,7 +125,7 @@ export function applyPlan(view: LiveView, plan: EditPlan, nextId: number): Appli
     lastBlock = at;
     lastTo = to;
     const whole = from === 0 && to === block.tokens.length;
-    blocks.push(whole ? block : createBlock(block.role, block.first + from, block.tokens.slice(from, to), from === 0 ? block.notes : []));
+    blocks.push(whole ? block : createBlock(block.role, block.first + from, block.tokens.slice(from, to), from === 0 ? block.notes : [], cue));
     const a = block.first + from;
     const b = block.first + to;
     if (open && open[1] === a) open[1] = b;

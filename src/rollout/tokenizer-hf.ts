@@ -108,6 +108,107 @@ export function isHfTokenizer(tk: Tokenizer): tk is HfTokenizer {
   return typeof (tk as Partial<HfTokenizer>).renderChatEvents === 'function';
 }
 
+/** Message i's share of a conversation's rendering: [start, end), an assistant's header (generation prompt) ending at `header`. */
+export interface ChatShare {
+  start: number;
+  header: number;
+  end: number;
+}
+
+/** Messages of a window before and after the message whose share it finds, besides the first two (what templates treat apart: a system turn, the first user turn). */
+const WINDOW_BEFORE = 2;
+const WINDOW_AFTER = 2;
+const WINDOW_HEAD = 2;
+/** Messages of the conversation's tail a window carries, from its last user message on. */
+const WINDOW_TAIL = 4;
+
+/**
+ * Where each message's share of `full` (the whole conversation rendered) lies. By definition (the
+ * prefix rule, docs/tokenizers.md) message i's share ends where the rendering of messages 0..i stops
+ * agreeing with the whole, and an assistant's header ends where the rendering of messages 0..i−1 with
+ * the generation prompt does. Rendering every prefix costs O(n²); a template's turns depend on their
+ * neighbours, on the conversation's first messages and on where its last user query is (Qwen3 shows
+ * reasoning only after it), so the rule is applied to a window (those first messages, two before, the
+ * message, two after, and the conversation's last user message with up to three after it) and
+ * the window's share is taken when it is the whole's text at that place: its own share, and the window's
+ * share of the previous message, read the same in `full`. A window that does not (a template that looks further)
+ * falls back to the prefix rule on the whole conversation for that message. O(n) small renders when
+ * the windows hold; O(n²) where they do not (a template that shows a turn differently once a later user
+ * message follows lets the prefix rule run one share over several messages, and no window sees that).
+ */
+export function chatShares(
+  messages: readonly ChatMessage[],
+  full: string,
+  render: (messages: readonly ChatMessage[], addGenerationPrompt: boolean) => string,
+): ChatShare[] {
+  const shares: ChatShare[] = [];
+  const lastUser = messages.findLastIndex((m) => m.role === 'user');
+  /** The prefix rule on the whole conversation: message i's share from `at`. */
+  const exact = (i: number, at: number): ChatShare => {
+    let next: number;
+    if (i + 1 === messages.length) next = full.length;
+    else {
+      try {
+        next = commonPrefix(render(messages.slice(0, i + 1), false), full);
+      } catch {
+        // A template that refuses a conversation cut there (e.g. "no user query found"): the share ends
+        // after the message's own text where the rendering shows it, else it joins the next message's.
+        const content = messages[i].content;
+        const found = typeof content === 'string' && content ? full.indexOf(content, at) : -1;
+        next = found < 0 ? at : found + (content as string).length;
+      }
+    }
+    const end = Math.max(at, next);
+    let header = at;
+    if (APPEND_ROLE[messages[i].role] === 'act') {
+      try {
+        header = Math.min(end, Math.max(at, commonPrefix(render(messages.slice(0, i), true), full)));
+      } catch {
+        // A template that cannot render what comes before (an assistant first): no header to split off.
+      }
+    }
+    return { start: at, header, end };
+  };
+  /** The prefix rule inside a window around message i, mapped onto `full`; null when the window's text is not the whole's there. */
+  const windowed = (i: number, at: number): ChatShare | null => {
+    const from = i - WINDOW_BEFORE;
+    const to = i + WINDOW_AFTER;
+    // Too near either end for a window to save anything: the prefix rule itself is as cheap.
+    if (from <= WINDOW_HEAD || to >= messages.length - 1) return null;
+    const head = messages.slice(0, WINDOW_HEAD);
+    const upTo = (k: number) => [...head, ...messages.slice(from, k + 1)]; // the window's messages through message k
+    const tail = lastUser > to + 1 ? messages.slice(lastUser, lastUser + WINDOW_TAIL) : [];
+    try {
+      const whole = render([...upTo(to), ...tail], false);
+      const ends = [i - 2, i - 1, i].map((k) => commonPrefix(render(upTo(k), false), whole));
+      const previous = { start: ends[0], end: Math.max(ends[0], ends[1]) };
+      const end = Math.max(previous.end, ends[2]);
+      // The window's share of the previous message ends the whole's there (the whole's may start earlier:
+      // a share the prefix rule lets run over several messages), and this message's reads the same.
+      const anchor = previous.end - previous.start;
+      if (anchor === 0 || anchor > at || full.slice(at - anchor, at) !== whole.slice(previous.start, previous.end)) return null;
+      const length = end - previous.end;
+      if (full.slice(at, at + length) !== whole.slice(previous.end, end)) return null;
+      let header = at;
+      if (APPEND_ROLE[messages[i].role] === 'act') {
+        const generated = commonPrefix(render(upTo(i - 1), true), whole);
+        header = at + Math.min(length, Math.max(0, generated - previous.end));
+      }
+      // The last message's share runs to the end of the whole; a window's never does.
+      return { start: at, header, end: at + length };
+    } catch {
+      return null;
+    }
+  };
+  let at = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const share = windowed(i, at) ?? exact(i, at);
+    shares.push(share);
+    at = share.end;
+  }
+  return shares;
+}
+
 export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
   if (!isObject(files.tokenizer) || !isObject(files.tokenizer.model)) throw new Error('tokenizer.json: not a tokenizers JSON file (no "model" object)');
   const json = files.tokenizer;
@@ -200,7 +301,7 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
       return w.open.length + encode(text + w.close).length;
     },
     encode,
-    decode: (tokens) => model.decode(Array.from(tokens), { skip_special_tokens: false }),
+    decode: (tokens) => (tokens.length ? model.decode(Array.from(tokens), { skip_special_tokens: false }) : ''),
     label(token) {
       const special = added.get(token);
       if (special?.special) return special.content;
@@ -216,38 +317,15 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
         const tokens = encode(text);
         if (tokens.length) events.push({ op: 'append', role, tokens });
       };
-      // Message i's share of the rendering starts where the rendering of the messages before it stops
-      // agreeing with the whole (a template may close a turn differently once another message follows).
-      let at = 0;
-      /** Where message i's share ends: where the rendering of messages 0..i stops agreeing with the whole. */
-      const shareEnd = (i: number, at: number): number => {
-        if (i + 1 === messages.length) return full.length;
-        try {
-          return commonPrefix(render(messages.slice(0, i + 1), { tools }), full);
-        } catch {
-          // A template that refuses a conversation cut there (e.g. "no user query found"): the share ends
-          // after the message's own text where the rendering shows it, else it joins the next message's.
-          const content = messages[i].content;
-          const found = typeof content === 'string' && content ? full.indexOf(content, at) : -1;
-          return found < 0 ? at : found + (content as string).length;
-        }
-      };
+      const shares = chatShares(messages, full, (m, gen) => render(m, { tools, addGenerationPrompt: gen }));
       messages.forEach((message, i) => {
-        const next = shareEnd(i, at);
-        const end = Math.max(at, next);
         const role = APPEND_ROLE[message.role];
         if (!role) throw new Error(`messages[${i}]: role ${JSON.stringify(message.role)} is not one of ${Object.keys(APPEND_ROLE).join(', ')}`);
+        const { start, header, end } = shares[i];
         if (role === 'act') {
-          let header = at;
-          try {
-            header = Math.min(end, Math.max(at, commonPrefix(render(messages.slice(0, i), { tools, addGenerationPrompt: true }), full)));
-          } catch {
-            // A template that cannot render what comes before (an assistant first): no header to split off.
-          }
-          append('prompt', full.slice(at, header));
+          append('prompt', full.slice(start, header));
           append('act', full.slice(header, end));
-        } else append(role, full.slice(at, end));
-        at = end;
+        } else append(role, full.slice(start, end));
       });
       return events;
     },

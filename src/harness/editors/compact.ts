@@ -3,11 +3,11 @@
 // summary the editor writes from the removed blocks' notes; the summary carries the cue that the
 // prompt loses. It does not fire when nothing but the kept turns follows the head.
 
-import { summaryTokens } from '../framing';
+import { BYTE_FRAMING, type Framing } from '../framing';
 import { keepAll, keepWithoutCue, splitTurns } from '../live';
 import type { CompactSpec, Editor } from './types';
 
-export function createCompactEditor(spec: CompactSpec): Editor {
+export function createCompactEditor(spec: CompactSpec, framing: Framing = BYTE_FRAMING): Editor {
   return {
     spec,
     beforeDecode(view, summarize) {
@@ -16,7 +16,7 @@ export function createCompactEditor(spec: CompactSpec): Editor {
       if (turns.length <= spec.keepTurns) return null;
       const cut = turns.length - spec.keepTurns;
       const notes = [...head.slice(1), ...turns.slice(0, cut).flat()].flatMap((b) => b.notes);
-      return [keepWithoutCue(head[0]), { insert: { role: 'summary', tokens: summaryTokens(summarize(notes)), notes } }, ...keepAll(turns.slice(cut).flat())];
+      return [keepWithoutCue(head[0]), { insert: { role: 'summary', tokens: framing.summary(summarize(notes)), notes } }, ...keepAll(turns.slice(cut).flat())];
     },
     onAct: () => null,
   };

@@ -4,6 +4,7 @@ import { createCompactEditor } from './compact';
 import { createFoldEditor } from './fold';
 import { createNoneEditor } from './none';
 import { createStackEditor } from './stack';
+import type { Framing } from '../framing';
 import { EDITOR_KINDS, type Editor, type EditorKind, type EditorSpec } from './types';
 import { createWindowEditor } from './window';
 
@@ -59,7 +60,8 @@ export function editorBudget(spec: EditorSpec): number | null {
   return spec.kind === 'none' ? null : spec.budget;
 }
 
-export function createEditor(spec: EditorSpec | EditorKind): Editor {
+/** The editor of `spec`; its pieces (summaries, cues) in `framing`'s tokens (default the byte tokenizer's). */
+export function createEditor(spec: EditorSpec | EditorKind, framing?: Framing): Editor {
   const s = typeof spec === 'string' ? editorSpec(spec) : checkEditorSpec(spec);
   switch (s.kind) {
     case 'none':
@@ -67,10 +69,10 @@ export function createEditor(spec: EditorSpec | EditorKind): Editor {
     case 'window':
       return createWindowEditor(s);
     case 'compact':
-      return createCompactEditor(s);
+      return createCompactEditor(s, framing);
     case 'stack':
-      return createStackEditor(s);
+      return createStackEditor(s, framing);
     case 'fold':
-      return createFoldEditor(s);
+      return createFoldEditor(s, framing);
   }
 }

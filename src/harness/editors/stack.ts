@@ -3,12 +3,12 @@
 // popped: replaced by an editor-written summary of it, or by its cue alone. The agent's actions
 // always stay. An envelope whose summary would not be shorter is left alone.
 
-import { summaryTokens } from '../framing';
+import { BYTE_FRAMING, type Framing } from '../framing';
 import type { Block, PlanPiece } from '../live';
 import { splitTurns } from '../live';
 import type { Editor, StackSpec } from './types';
 
-export function createStackEditor(spec: StackSpec): Editor {
+export function createStackEditor(spec: StackSpec, framing: Framing = BYTE_FRAMING): Editor {
   return {
     spec,
     beforeDecode(view, summarize) {
@@ -19,11 +19,12 @@ export function createStackEditor(spec: StackSpec): Editor {
       for (const turn of turns.slice(0, Math.max(0, turns.length - spec.keepTurns))) {
         for (const b of turn) {
           if (length <= spec.budget) break;
-          if (b.role !== 'obs' || b.tokens.length <= 1) continue; // a popped envelope is a summary or a lone cue
+          const cue = Math.max(1, b.cueLength);
+          if (b.role !== 'obs' || b.tokens.length <= cue) continue; // a popped envelope is a summary or a lone cue
           const replacement: PlanPiece = spec.summarize
-            ? { insert: { role: 'summary', tokens: summaryTokens(summarize(b.notes)), notes: b.notes } }
-            : { keep: b, from: b.tokens.length - 1 };
-          const size = 'insert' in replacement ? replacement.insert.tokens.length : 1;
+            ? { insert: { role: 'summary', tokens: framing.summary(summarize(b.notes)), notes: b.notes } }
+            : { keep: b, from: b.tokens.length - cue };
+          const size = 'insert' in replacement ? replacement.insert.tokens.length : cue;
           if (size >= b.tokens.length) continue;
           popped.set(b, replacement);
           length -= b.tokens.length - size;

@@ -11,9 +11,9 @@
 // rollout-time logprobs, the numbers that scoring a token on its live prefix (logit-tree, packed-4d)
 // must reproduce; with T = 1 and no truncation they are also the sampling distribution's.
 
-import { BYTE_VOCAB } from '../../rollout/tokenizer';
 import { createRng, type Rng } from '../../util/prng';
-import { STOP_TOKENS, type Policy, type PolicySession } from '../policy';
+import { BYTE_FRAMING, type Framing } from '../framing';
+import type { Policy, PolicySession } from '../policy';
 
 /** A KV cache over one growing live view: rows 0..length-1 hold its tokens at positions 0..length-1. */
 export interface IncrementalDecoder {
@@ -77,6 +77,8 @@ export interface ModelPolicyOptions extends SamplingOptions {
   /** Mixed into each episode's seed (EpisodeInfo.seed); default 0 (the episode seed alone). */
   seed?: number;
   reuse?: CacheReuse;
+  /** The harness's framing the episodes run in (its vocabulary and stop tokens); default the byte tokenizer's. */
+  framing?: Pick<Framing, 'tokenizer' | 'vocab' | 'newline' | 'eos'>;
   /** Hears every sampled token that is fed back (all of an action's but its last) with its recorded logprob: a page can watch an action being written. */
   onToken?(token: number, logprob: number): void;
 }
@@ -181,9 +183,11 @@ export function createModelPolicy(lm: LanguageModel, options: ModelPolicyOptions
   const seed = options.seed ?? 0;
   if (!CACHE_REUSE.includes(reuse)) throw new Error(`model policy: reuse must be one of ${CACHE_REUSE.join(', ')}, got ${reuse}`);
   if (!Number.isInteger(seed)) throw new Error(`model policy: seed must be an integer, got ${seed}`);
-  if (lm.vocabSize !== BYTE_VOCAB) {
-    throw new Error(`model policy: the harness speaks the byte tokenizer (${BYTE_VOCAB} tokens), the model has a vocabulary of ${lm.vocabSize}`);
+  const framing = options.framing ?? BYTE_FRAMING;
+  if (lm.vocabSize !== framing.vocab) {
+    throw new Error(`model policy: the harness speaks the ${framing.tokenizer} tokenizer (${framing.vocab} tokens), the model has a vocabulary of ${lm.vocabSize}`);
   }
+  const stops = [framing.newline, ...framing.eos];
   const P = lm.nPositions;
   return {
     name: `model ${lm.name} (${describeSampling(sampling)}${seed ? `, seed=${seed}` : ''})`,
@@ -214,7 +218,7 @@ export function createModelPolicy(lm: LanguageModel, options: ModelPolicyOptions
             const token = sampleToken(logits, sampling, rng);
             tokens.push(token);
             logprobs.push(logSoftmax(logits)[token]);
-            if (STOP_TOKENS.includes(token) || tokens.length === maxTokens) break;
+            if (stops.includes(token) || tokens.length === maxTokens) break;
             options.onToken?.(token, logprobs[logprobs.length - 1]);
             logits = reuse === 'none' ? await logitsOf([...view, ...tokens]) : await decoder.extend([token]);
           }
