@@ -178,7 +178,7 @@ export function foldLatestObservation(rollout: RolloutJson, text: string): PlayO
 /** Whether an appended piece carries the loss: an action does (its tokens are targets), a prompt or observation does not. */
 export function setCarriesLoss(rollout: RolloutJson, event: number, carries: boolean): PlayOutcome {
   const e = rollout.events[event];
-  if (!e || e.op !== 'append') return { ok: false, reason: 'only an appended piece can carry the loss' };
+  if (e?.op !== 'append') return { ok: false, reason: 'only an appended piece can carry the loss' };
   if (e.role === 'prompt' && carries) return { ok: false, reason: 'a prompt is the task, not the policy’s output: append the text as an action instead' };
   const role: AppendRole = carries ? 'act' : 'obs';
   if (e.role === role) return { ok: true, rollout };
