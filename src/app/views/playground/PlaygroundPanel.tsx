@@ -237,7 +237,7 @@ export function PlaygroundPanel() {
         </form>
         <div className="play-context">
           <div className="play-label">
-            Context now <span className="muted">({live.length} tokens the agent sees; click a token, shift-click another to select a span; arrows move, shift-arrows extend)</span>
+            Context now <span className="muted play-hint">({live.length} tokens the agent sees; click a token, shift-click another to select a span; arrows move, shift-arrows extend)</span>
           </div>
           {live.length === 0 ? (
             <p className="muted">Empty: add the task first. Until then the views below show the rollout opened before.</p>
