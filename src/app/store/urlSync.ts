@@ -56,6 +56,7 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
       try {
         await store.getState().openPlayground({ rollout: await decodePlay(url.play) });
         opened = store.getState().source?.kind === 'playground';
+        if (opened && url.target !== null) store.getState().selectTarget(url.target);
       } catch (error) {
         notice = error instanceof Error ? error.message : String(error);
       }
