@@ -24,8 +24,8 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
       const selected = get().selectedTarget;
       if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected })) return false;
     }
+    // The code follows in a moment; meanwhile the old one stays (one URL write per change, not two).
     const ask = ++links;
-    set({ playLink: null });
     void encodePlay(rollout).then(
       (code) => {
         if (ask === links) set({ playLink: { code: code.length <= PLAY_LINK_LIMIT ? code : null, length: code.length } });
