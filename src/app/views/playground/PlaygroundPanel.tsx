@@ -161,7 +161,7 @@ export function PlaygroundPanel() {
     <section className="panel playground" aria-label="Playground" data-testid="playground">
       <header className="panel-head">
         <h2>Playground</h2>
-        <span className="hint">write a rollout and edit its context by hand: every view below follows each change</span>
+        <span className="hint">type a rollout, edit its context: every view below follows</span>
         <label className="picker">
           <span className="muted">start from</span>
           <select value={startFrom} onChange={(e) => setStartFrom(e.currentTarget.value as typeof startFrom)} data-testid="play-start-from">
