@@ -360,10 +360,14 @@ async function playground(page: Page) {
       ['undo', 'play-undo', undefined],
       ['redo', 'play-redo', undefined],
       ['evict a span of 20', 'play-evict', selectSpan(10, 29)],
-      ['replace a span by a summary', 'play-summarize', async () => {
-        await selectSpan(5, 14)();
-        await page.getByTestId('play-summary').fill('a short summary');
-      }],
+      [
+        'replace a span by a summary',
+        'play-summarize',
+        async () => {
+          await selectSpan(5, 14)();
+          await page.getByTestId('play-summary').fill('a short summary');
+        },
+      ],
       ['append an action', 'play-add', () => page.getByTestId('play-text').fill('an action')],
       ['fold the latest observation', 'play-fold', () => page.getByTestId('play-summary').fill('folded')],
       ['undo', 'play-undo', undefined],
@@ -373,7 +377,8 @@ async function playground(page: Page) {
       if (r.refusal) throw new Error(`${edit}: refused: ${r.refusal}`);
       all.push(r.painted);
       threads.push(r.thread);
-      if (round === 2) rows.push({ edit, sync: r.sync, painted: r.painted, thread: r.thread, process: r.process, figures: `K ${r.K}, L ${r.L}, N_packed ${r.N}` });
+      if (round === 2)
+        rows.push({ edit, sync: r.sync, painted: r.painted, thread: r.thread, process: r.process, figures: `K ${r.K}, L ${r.L}, N_packed ${r.N}` });
     }
     // Back to the start for the next round: undo everything.
     while (await page.getByTestId('play-undo').isEnabled()) await page.getByTestId('play-undo').click();

@@ -67,7 +67,10 @@ describe('the playground', () => {
     expect(liveIds(slid)).toEqual([14, 15, 16]);
     r = ok(appendPiece(r, 'obs', 'tests pass'));
     const folded = ok(foldLatestObservation(r, 'green'));
-    expect(folded.events.at(-1)).toEqual({ op: 'edit', view: [{ keep: [0, 2] }, { keep: [9, 11] }, { keep: [13, 17] }, { insert: { role: 'summary', tokens: [4077] } }] });
+    expect(folded.events.at(-1)).toEqual({
+      op: 'edit',
+      view: [{ keep: [0, 2] }, { keep: [9, 11] }, { keep: [13, 17] }, { insert: { role: 'summary', tokens: [4077] } }],
+    });
     const noLoss = ok(setCarriesLoss(r, 8, false));
     expect(validateRollout(noLoss, { file: 'p' }).targets).toHaveLength(6);
     expect(validateRollout(ok(setCarriesLoss(noLoss, 8, true)), { file: 'p' }).targets).toHaveLength(8);

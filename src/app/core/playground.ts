@@ -3,7 +3,16 @@
 // to the next, checked by the validator; a change the format cannot express is refused with the
 // reason, in words. Typed text is encoded here and written as `tokens` (no role markers), so the ids
 // a student sees are the words they typed.
-import { getTokenizer, validateRollout, type AppendEventJson, type AppendRole, type EventJson, type RolloutJson, type Tokenizer, type ViewPieceJson } from '../../rollout';
+import {
+  getTokenizer,
+  validateRollout,
+  type AppendEventJson,
+  type AppendRole,
+  type EventJson,
+  type RolloutJson,
+  type Tokenizer,
+  type ViewPieceJson,
+} from '../../rollout';
 
 export const PLAYGROUND_ID = 'playground';
 

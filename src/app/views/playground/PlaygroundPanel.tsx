@@ -134,7 +134,8 @@ export function PlaygroundPanel() {
       setRole(role === 'act' ? 'obs' : 'act');
     }
   };
-  const pick = (position: number, extend: boolean) => setSpan(extend && span ? { anchor: span.anchor, focus: position } : { anchor: position, focus: position });
+  const pick = (position: number, extend: boolean) =>
+    setSpan(extend && span ? { anchor: span.anchor, focus: position } : { anchor: position, focus: position });
   const onChipKey = (e: KeyboardEvent<HTMLButtonElement>, position: number) => {
     let next = position;
     if (e.key === 'ArrowRight') next = Math.min(live.length - 1, position + 1);
@@ -237,7 +238,10 @@ export function PlaygroundPanel() {
         </form>
         <div className="play-context">
           <div className="play-label">
-            Context now <span className="muted play-hint">({live.length} tokens the agent sees; click a token, shift-click another to select a span; arrows move, shift-arrows extend)</span>
+            Context now{' '}
+            <span className="muted play-hint">
+              ({live.length} tokens the agent sees; click a token, shift-click another to select a span; arrows move, shift-arrows extend)
+            </span>
           </div>
           {live.length === 0 ? (
             <p className="muted">Empty: add the task first. Until then the views below show the rollout opened before.</p>
@@ -245,7 +249,8 @@ export function PlaygroundPanel() {
             <div className="play-chips" ref={chips} data-testid="play-live">
               {live.map((id, position) => {
                 const selected = selection !== null && position >= selection.from && position <= selection.to;
-                const cls = origin[id]?.event !== undefined && rollout.events[origin[id].event].op === 'edit' ? CELL.inserted : ROLE_CELL[origin[id]?.role ?? 'prompt'];
+                const cls =
+                  origin[id]?.event !== undefined && rollout.events[origin[id].event].op === 'edit' ? CELL.inserted : ROLE_CELL[origin[id]?.role ?? 'prompt'];
                 return (
                   <button
                     key={id}
@@ -272,7 +277,13 @@ export function PlaygroundPanel() {
           <span className="muted" data-testid="play-selection">
             {selectedIds.length ? `selected: ids ${selectedIds.join(' ')}` : 'nothing selected'}
           </span>
-          <button type="button" className="button" onClick={() => change((r) => evictSpan(r, selection))} data-testid="play-evict" title="Drop the selected tokens from the context for good">
+          <button
+            type="button"
+            className="button"
+            onClick={() => change((r) => evictSpan(r, selection))}
+            data-testid="play-evict"
+            title="Drop the selected tokens from the context for good"
+          >
             Evict
           </button>
           <input
@@ -302,7 +313,13 @@ export function PlaygroundPanel() {
             Fold latest observation
           </button>
           <label className="picker">
-            <button type="button" className="button" onClick={() => change((r) => slideWindow(r, windowSize))} data-testid="play-slide" title="Keep only the last N tokens">
+            <button
+              type="button"
+              className="button"
+              onClick={() => change((r) => slideWindow(r, windowSize))}
+              data-testid="play-slide"
+              title="Keep only the last N tokens"
+            >
               Slide window
             </button>
             <span className="muted">keep the last</span>
