@@ -154,6 +154,8 @@ export interface DriftSlice {
   drift: DriftData | null;
   /** The view the drift (or the scoring in flight) belongs to. */
   driftView: ViewData | null;
+  /** In the playground, while a change is scored: the drift before it, shown marked stale until the new one arrives. */
+  staleDrift: DriftData | null;
   /** While scoring: the method being scored (`done` of `total` before it) and rows forwarded of all methods' (`tokens` of `tokensTotal`), since `startedAt` (performance.now()). */
   scoring: (Omit<ScoreProgress, 'type' | 'job'> & { startedAt: number }) | null;
   /** The shown rollout's scoring was cancelled (the panel offers to score it again). */
