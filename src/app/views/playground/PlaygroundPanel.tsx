@@ -52,7 +52,7 @@ export function PlaygroundButton() {
   return (
     <button
       type="button"
-      className={`button${open ? ' active' : ''}`}
+      className={`button play-open${open ? ' active' : ''}`}
       onClick={() => void openPlayground('words')}
       disabled={open}
       data-testid="playground-open"
