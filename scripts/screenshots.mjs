@@ -99,7 +99,11 @@ try {
   {
     const top = await page.getByTestId('playground').boundingBox();
     const stair = await page.locator('.staircase-panel').boundingBox();
-    await page.screenshot({ path: join(out, 'playground.png'), fullPage: true, clip: { x: 0, y: top.y - 8, width: 1600, height: stair.y + stair.height - top.y + 16 } });
+    await page.screenshot({
+      path: join(out, 'playground.png'),
+      fullPage: true,
+      clip: { x: 0, y: top.y - 8, width: 1600, height: stair.y + stair.height - top.y + 16 },
+    });
   }
   if (args.includes('--only-teach')) {
     await browser.close();
@@ -126,7 +130,6 @@ try {
   await page.waitForFunction(() => performance.getEntriesByName('mw:mask-packed-4d-drawn').length > 0);
   await page.waitForTimeout(200);
   await page.locator('.mask-panel').screenshot({ path: join(out, 'mask.png') });
-
 
   // The glossary, open at an entry a label links to.
   await page.goto(`${base}?src=example:worked-example&target=13&glossary=eviction-mass`);
