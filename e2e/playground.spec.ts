@@ -106,8 +106,14 @@ test('from nothing, typing and clicks build the worked example: every view follo
   await page.keyboard.press('Control+Shift+z');
   await expect(page.getByTestId('stat-targets')).toHaveText('8');
 
-  // The address bar holds the rollout: reloaded with target 13 (“add”), the inspector shows its eviction mass 4.
-  await expect(page).toHaveURL(/[?&]play=/);
+  // The link holds the rollout, and so does the address bar (once the edits pause): reloaded with
+  // target 13 (“add”), the inspector shows its eviction mass 4.
+  await expect(page.getByTestId('play-link-state')).toContainText('A link holds it');
+  await page.getByTestId('play-link-button').click();
+  const link = await page.getByTestId('play-link').inputValue();
+  const code = new URL(link).searchParams.get('play')!;
+  expect(code.length).toBeGreaterThan(0);
+  await expect.poll(() => new URL(page.url()).searchParams.get('play')).toBe(code);
   const url = new URL(page.url());
   expect(url.searchParams.get('src')).toBe('playground:playground');
   url.searchParams.set('target', '13');
@@ -132,10 +138,6 @@ test('from nothing, typing and clicks build the worked example: every view follo
   expect(json.events).toEqual(words.events.map((e: { op: string; logprobs?: number[] }) => (e.op === 'append' ? { ...e, logprobs: undefined } : e)).map(strip));
 
   // The link: a fresh page (its own context, no storage) opens the same rollout in the playground.
-  await expect(page.getByTestId('play-link-state')).toContainText('A link holds it');
-  await page.getByTestId('play-link-button').click();
-  const link = await page.getByTestId('play-link').inputValue();
-  expect(link).toContain('play=');
   const fresh = await browser.newContext({ baseURL });
   try {
     const other = await fresh.newPage();

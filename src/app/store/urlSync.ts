@@ -79,18 +79,32 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
   }
 }
 
-/** Writes the URL on every change of a schema field; returns the unsubscribe function. */
+/** How long the playground's URL waits for the edits to pause: replaceState of a long link is not free, and an edit redraws every view. */
+const PLAYGROUND_WRITE_MS = 250;
+
+/** Writes the URL on every change of a schema field (in the playground, once its edits pause); returns the unsubscribe function. */
 export function startUrlSync(store: Store): () => void {
   let last = '';
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const replace = (search: string) => {
+    if (search !== window.location.search) {
+      window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
+    }
+  };
   const write = (state: WorkbenchState) => {
     if (!state.view) return;
     const search = serializeUrlState(urlStateOf(state));
     if (search === last) return;
     last = search;
-    if (search !== window.location.search) {
-      window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
-    }
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (state.source?.kind === 'playground') timer = setTimeout(() => ((timer = null), replace(search)), PLAYGROUND_WRITE_MS);
+    else replace(search);
   };
   write(store.getState());
-  return store.subscribe(write);
+  const stop = store.subscribe(write);
+  return () => {
+    stop();
+    if (timer !== null) clearTimeout(timer);
+  };
 }
