@@ -1,5 +1,6 @@
 // The guided tour end to end (issue 18): from ?tour=1, Next through every step to the last with each
-// caption shown and each highlight on the page; a step opened by its URL; Back, Escape; without
+// caption shown, each highlight on the page and, on the worked example in words (issue 30), the figures
+// and words each caption cites read off the inspector and the summary; a step opened by its URL; Back, Escape; without
 // WebGPU it stops at the first step that needs it and says why; the first-visit offer.
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
@@ -26,15 +27,72 @@ async function expectStep(page: Page, n: number) {
   }
 }
 
-test('from ?tour=1, Next walks every step to the last: captions, highlights, the URL, no console error', async ({ page }) => {
+/** A method's row of the inspector's table: prefix, missing, stale, future (td 2–5). */
+const methodCell = (page: Page, method: string, column: 'prefix' | 'missing' | 'stale' | 'future') =>
+  page.locator(`[data-testid="method-table"] tr[data-method="${method}"] td`).nth(['prefix', 'missing', 'stale', 'future'].indexOf(column) + 1);
+
+/** Steps 1–8 on the worked example in words: the figures and words each caption cites, read off the inspector and the summary. */
+async function expectCitedFigures(page: Page, n: number) {
+  const stat = (id: string) => page.getByTestId(`stat-${id}`);
+  const target = page.getByTestId('inspector-target');
+  const token = page.getByTestId('inspector-token');
+  switch (n) {
+    case 1: // 2 edits, 17 tokens, 8 targets; target 13 is the word “add”
+      await expect(page.getByTestId('tour-readout')).toHaveText('This rollout: 2 edits, 17 tokens created, 8 of them written by the policy.');
+      await expect(stat('K')).toHaveText('2');
+      await expect(stat('physicalLength')).toHaveText('17');
+      await expect(stat('targets')).toHaveText('8');
+      await expect(target).toHaveText('13');
+      await expect(token).toContainText('add');
+      break;
+    case 2:
+      await expect(target).toHaveText('13');
+      await expect(token).toContainText('add');
+      break;
+    case 3: // K = 2 edits, K + 1 = 3 branches
+      await expect(stat('K')).toHaveText('2');
+      await expect(stat('branches')).toHaveText('3');
+      break;
+    case 4: // live prefix 0 1 9 10 7 8 11 12: 8 ids, “Fix tests parser broken open parser missing comma”
+      await expect(target).toHaveText('13');
+      await expect(page.locator('[data-tour="fact-live-prefix"] dd')).toHaveText('8');
+      await expect(page.getByTestId('pane-live')).toHaveAttribute('data-tokens', '8');
+      await expect(methodCell(page, 'logit-tree', 'prefix')).toHaveText('8');
+      break;
+    case 5: // eviction mass 4; Naive-Compressed misses those 4 ids; the dropped targets 2, 3, 7, 8
+      await expect(target).toHaveText('13');
+      await expect(page.getByTestId('inspector-evictionMass')).toHaveText('4');
+      await expect(methodCell(page, 'naive-compressed', 'missing')).toHaveText('4');
+      await expect(stat('droppedTargets')).toHaveText('4');
+      break;
+    case 6: // target 15, “run”: Naive-Full shows 9 stale ids
+      await expect(target).toHaveText('15');
+      await expect(token).toContainText('run');
+      await expect(methodCell(page, 'naive-full', 'stale')).toHaveText('9');
+      break;
+    case 7: // N_packed 21 over N_final 8
+      await expect(stat('packedLength')).toHaveText('21');
+      await expect(stat('finalWalkLength')).toHaveText('8');
+      await expect(page.getByTestId('tour-readout')).toHaveText('N_packed = 21, N_final = 8: one forward over 2.63× the final walk, instead of 3 forwards.');
+      break;
+    case 8: // D = 2: targets 13 and 14 diverge, 15 does not
+      await expect(stat('divergingLeaves')).toHaveText('2');
+      await expect(target).toHaveText('13');
+      await expect(page.getByTestId('inspector-diverging')).toHaveText(/yes/);
+      break;
+  }
+}
+
+test('from ?tour=1, Next walks every step to the last: captions, highlights, the figures they cite, the URL, no console error', async ({ page }) => {
   await page.goto('/?tour=1');
   await expectStep(page, 1);
-  await expect(page.getByTestId('rollout-id')).toHaveText('worked-example');
+  await expect(page.getByTestId('rollout-id')).toHaveText('worked-words');
+  await expect(page.getByTestId('source')).toContainText('worked-words');
+  await expectCitedFigures(page, 1);
   for (let n = 2; n <= TOUR_STEPS.length; n++) {
     await page.getByTestId('tour-next').click();
     await expectStep(page, n);
-    if (n === 4) await expect(page.getByTestId('inspector-target')).toHaveText('13');
-    if (n === 6) await expect(page.getByTestId('inspector-target')).toHaveText('15');
+    await expectCitedFigures(page, n);
     if (n === 9) {
       // The demo model scored the rollout on WebGPU: the readout quotes each method's μ, the exact ones at the floor.
       await expect(page.getByTestId('tour-readout')).toContainText('μ vs live on this rollout', { timeout: 120_000 });

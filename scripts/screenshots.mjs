@@ -1,6 +1,7 @@
 // Screenshots of the inspection views for the README (docs/screenshots/*.png): builds the app,
 // serves the build on 127.0.0.1, and drives Debian's Chromium through the page.
-// Run: node --import ./scripts/register.mjs scripts/screenshots.mjs [--no-build] [--out DIR]
+// Run: node --import ./scripts/register.mjs scripts/screenshots.mjs [--no-build] [--out DIR] [--only-teach]
+// (--only-teach: the tour steps and the playground only)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +52,64 @@ try {
   page.on('pageerror', (e) => console.error('page error:', e));
   const base = `http://127.0.0.1:${port}/`;
 
+  // Three steps of the guided tour on the worked example in words, as a student sees them (the bar docked at the bottom).
+  for (const step of [1, 5, 7]) {
+    await page.goto(`${base}?tour=${step}`);
+    await views(page);
+    await page.locator(`[data-testid="tour"][data-step="${step}"]:not([data-busy])`).waitFor();
+    await page.waitForTimeout(900); // the scroll to the step's first highlight
+    await page.screenshot({ path: join(out, `tour-step-${step}.png`) });
+  }
+  await page.keyboard.press('Escape');
+
+  // The playground: the worked example typed in from nothing (GPT-2 words), its two edits made by
+  // hand; the second's span selected again to show a selection, target 13 in the inspector.
+  await page.goto(`${base}?src=example:worked-example`);
+  await views(page);
+  await page.getByTestId('playground-open').click();
+  const add = async (role, text) => {
+    await page.getByTestId('play-role').selectOption(role);
+    await page.getByTestId('play-text').fill(text);
+    await page.getByTestId('play-text').press('Enter');
+  };
+  const chip = (id) => page.locator(`[data-testid=play-live] [data-id="${id}"]`);
+  await add('prompt', 'Fix tests');
+  await add('act', 'run tests');
+  await add('obs', 'parser test fails');
+  await add('act', 'open parser');
+  await chip(2).click();
+  await chip(6).click({ modifiers: ['Shift'] });
+  await page.getByTestId('play-summary').fill('parser broken');
+  await page.getByTestId('play-summarize').click();
+  await add('obs', 'missing comma');
+  await add('act', 'add comma');
+  await chip(7).click();
+  await chip(12).click({ modifiers: ['Shift'] });
+  await page.getByTestId('play-evict').click();
+  await add('act', 'run tests');
+  await page.getByTestId('stat-K').filter({ hasText: '2' }).waitFor();
+  await page.getByTestId('play-link-state').filter({ hasText: 'A link holds it' }).waitFor();
+  for (let i = 0; i < 4; i++) await page.getByTestId('target-next').click();
+  await page.getByTestId('inspector-target').filter({ hasText: '13' }).waitFor();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await chip(13).click();
+  await chip(14).click({ modifiers: ['Shift'] });
+  await page.getByTestId('play-summary').fill('comma added');
+  await page.waitForTimeout(400);
+  {
+    const top = await page.getByTestId('playground').boundingBox();
+    const stair = await page.locator('.staircase-panel').boundingBox();
+    await page.screenshot({
+      path: join(out, 'playground.png'),
+      fullPage: true,
+      clip: { x: 0, y: top.y - 8, width: 1600, height: stair.y + stair.height - top.y + 16 },
+    });
+  }
+  if (args.includes('--only-teach')) {
+    await browser.close();
+    process.exit(0);
+  }
+
   // The worked example, target 13 (a diverging leaf) selected, Naive-Compressed emphasised.
   await page.goto(`${base}?src=example:worked-example&target=13`);
   await views(page);
@@ -71,16 +130,6 @@ try {
   await page.waitForFunction(() => performance.getEntriesByName('mw:mask-packed-4d-drawn').length > 0);
   await page.waitForTimeout(200);
   await page.locator('.mask-panel').screenshot({ path: join(out, 'mask.png') });
-
-  // Three steps of the guided tour, as a student sees them (the bar docked at the bottom).
-  for (const step of [1, 5, 7]) {
-    await page.goto(`${base}?tour=${step}`);
-    await views(page);
-    await page.locator(`[data-testid="tour"][data-step="${step}"]:not([data-busy])`).waitFor();
-    await page.waitForTimeout(900); // the scroll to the step's first highlight
-    await page.screenshot({ path: join(out, `tour-step-${step}.png`) });
-  }
-  await page.keyboard.press('Escape');
 
   // The glossary, open at an entry a label links to.
   await page.goto(`${base}?src=example:worked-example&target=13&glossary=eviction-mass`);

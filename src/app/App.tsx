@@ -1,5 +1,5 @@
-// The workbench page: top bar, load bar, then the rollout views (summary, staircase, conditioning
-// tree, target inspector). On start the URL, else the last set kept in IndexedDB, else the worked
+// The workbench page: top bar, load bar, then the rollout views (the playground when open, summary,
+// staircase, conditioning tree, target inspector). On start the URL, else the last set kept in IndexedDB, else the worked
 // example opens, so the page is never empty; the URL follows the view from then on.
 import { useEffect } from 'react';
 import { TopBar } from './TopBar';
@@ -20,6 +20,7 @@ import { MaskView } from './views/mask/MaskView';
 import { Tour } from './tour/Tour';
 import { TourOffer } from './tour/TourOffer';
 import { GlossaryPanel } from './glossary/GlossaryPanel';
+import { PlaygroundPanel } from './views/playground/PlaygroundPanel';
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -91,6 +92,7 @@ export function App() {
         {hasView ? (
           <>
             <div className="views">
+              <PlaygroundPanel />
               <SummaryPanel />
               <ImportReport />
               <DatasetTable />

@@ -1,6 +1,7 @@
 // The top bar: product name and the WebGPU adapter in use (or why there is none).
 import { useWorkbench } from './store';
 import { TeachButtons } from './tour/TourOffer';
+import { PlaygroundButton } from './views/playground/PlaygroundPanel';
 
 export function TopBar() {
   const gpu = useWorkbench((s) => s.gpu);
@@ -14,6 +15,7 @@ export function TopBar() {
         <span>MemoryWalker Workbench</span>
       </div>
       <TeachButtons />
+      <PlaygroundButton />
       <div className="adapter" data-testid="gpu-adapter" data-status={gpu.kind}>
         {gpu.kind === 'probing' && <span>Looking for WebGPU…</span>}
         {gpu.kind === 'ready' && (

@@ -1,9 +1,10 @@
 // The tour's steps as data: each names an example that exists, a target of it, glossary entries that
-// exist, two or three sentences; and the numbers the captions cite are the worked example's.
+// exist, two or three sentences; the numbers the captions cite are the worked example's, and the
+// words they quote are the words at those ids in the worked example in words (the tour's rollout).
 import { readFileSync } from 'node:fs';
 import { Lexer, type Token, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { parseRolloutFile } from '../../rollout';
+import { loadTokenizers, parseRolloutFile } from '../../rollout';
 import { methodViews } from './methodViews';
 import { buildViewData } from './viewData';
 import { anchorLinks } from '../glossary/glossary';
@@ -12,8 +13,12 @@ import { EXAMPLES } from '../load/examples';
 import { firstGpuStep, TOUR_EXAMPLE, TOUR_STEPS } from './tourSteps';
 import type { DriftData } from './drift';
 
-const text = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
-const worked = buildViewData(parseRolloutFile(text, 'worked-example.json')[0]);
+const file = (name: string) => readFileSync(new URL(`../../../public/examples/${name}`, import.meta.url), 'utf8');
+await loadTokenizers(['gpt2']);
+const worked = buildViewData(parseRolloutFile(file('worked-words.json'), 'worked-words.json')[0]);
+const numbers = buildViewData(parseRolloutFile(file('worked-example.json'), 'worked-example.json')[0]);
+/** The words at ids, as the page's context panes read them. */
+const words = (ids: number[]) => worked.tokenizer!.decode(ids.map((id) => worked.rollout.tokens[id])).trim();
 
 function sentences(caption: string): number {
   const plain = caption.replace(/\[([^\]]+)\]\([^)]+\)/g, '$1').replace(/\b(?:e\.g|i\.e)\./g, '');
@@ -56,6 +61,35 @@ describe('tour steps', () => {
       const kinds = new Set((Lexer.lexInline(step.caption) as Tokens.Generic[]).map((t) => t.type));
       for (const kind of kinds) expect(['text', 'link', 'escape', 'strong', 'em', 'codespan']).toContain(kind);
     }
+  });
+  it('run on the worked example in words: the hand-made example’s tree, ids, roles, segments and log-probabilities, in GPT-2 words', () => {
+    expect(TOUR_EXAMPLE).toBe('worked-words');
+    expect(worked.rollout.tokenizer).toBe('gpt2');
+    expect(worked.tree.figures).toEqual(numbers.tree.figures);
+    expect(Array.from(worked.tree.packedOrder)).toEqual(Array.from(numbers.tree.packedOrder));
+    expect(Array.from(worked.rollout.roles)).toEqual(Array.from(numbers.rollout.roles));
+    expect(Array.from(worked.rollout.segments)).toEqual(Array.from(numbers.rollout.segments));
+    expect(Array.from(worked.rollout.logprobs)).toEqual(Array.from(numbers.rollout.logprobs));
+    // Every id is one whole word: the story reads aloud cell by cell.
+    for (let id = 0; id < worked.rollout.length; id++) expect(words([id]), `id ${id}`).toMatch(/^[A-Za-z]+$/);
+    expect(words([0, 1])).toBe('Fix tests');
+    expect(words([2, 3, 4, 5, 6])).toBe('run tests parser test fails');
+    expect(words([9, 10])).toBe('parser broken');
+    expect(words([13, 14])).toBe('add comma');
+    expect(words(Array.from(worked.tree.livePrefix(13)))).toBe('Fix tests parser broken open parser missing comma');
+    expect(words(Array.from(worked.tree.finalWalk))).toBe('Fix tests parser broken add comma run tests');
+    // The quotes of the captions are those words.
+    const captions = TOUR_STEPS.slice(0, 8)
+      .map((s) => s.caption)
+      .join(' ');
+    for (const quoted of ['Fix tests', 'run tests', 'parser test fails', 'parser broken', 'add comma', 'open parser', 'missing comma']) {
+      expect(captions).toContain(`“${quoted}”`);
+    }
+    expect(TOUR_STEPS[3].caption).toContain(`“${words(Array.from(worked.tree.livePrefix(13)))}”`);
+    expect(words([13])).toBe('add');
+    expect(TOUR_STEPS[1].caption).toContain('target 13, the word “add”');
+    expect(words([15, 16])).toBe('run tests');
+    expect(words([7, 8, 11, 12])).toBe('open parser missing comma');
   });
   it("cite the worked example's own numbers", () => {
     const { figures } = worked.tree;

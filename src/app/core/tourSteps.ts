@@ -2,7 +2,9 @@
 // what to show (a rollout, a target, a method, the demo model, a training configuration), which page
 // elements it talks about (by their data attributes, or a band of ids across the staircase), and a
 // caption in Markdown whose `#anchor` links are glossary entries. The store applies a step; the tour
-// view draws it. Steps 1–8 run on the worked example of docs/tree.md, whose ids the captions cite.
+// view draws it. Steps 1–8 run on the worked example in words (public/examples/worked-words.json):
+// docs/tree.md's worked example, same ids and tree, told as an agent story in GPT-2 words, which
+// the captions cite by id and by word.
 import { METHOD_BY_ID } from '../../present/palette';
 import type { Method } from '../../plan/types';
 import { liveVerdict, stateWords, type DriftData } from './drift';
@@ -44,7 +46,7 @@ export interface TourStep {
   action?: { label: string; kind: 'train-play' };
 }
 
-export const TOUR_EXAMPLE = 'worked-example';
+export const TOUR_EXAMPLE = 'worked-words';
 /** The built-in example the drift and training steps show: the demo model's own rollouts under a sliding window. */
 export const DRIFT_EXAMPLE = 'demo-window';
 /** The two methods the training step starts side by side. */
@@ -56,9 +58,9 @@ export const TOUR_STEPS: readonly TourStep[] = [
   {
     title: 'A rollout under a memory editor',
     caption:
-      'An agent reads a prompt and observations and writes actions, one token at a time; each token gets an id, 0, 1, 2, …, in the order it was created. ' +
-      "When the context grows long, the harness's memory editor rewrites it. " +
-      'Here its first [edit](#edit) compacts the context: the old turn (ids 2–6) is evicted and a two-token summary (ids 9–10) takes its place.',
+      'An agent told to “Fix tests” reads the prompt and observations and writes actions, one word at a time; each token gets an id, 0, 1, 2, …, in the order it was created. ' +
+      "When the context grows long, the harness's memory editor rewrites it: here its first [edit](#edit) compacts the context. " +
+      'The old turn, “run tests” and “parser test fails” (ids 2–6), is evicted and a two-word summary, “parser broken” (ids 9–10), takes its place.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'naive-compressed', rows: 'step', color: 'state' },
     highlight: [tour('staircase'), { band: [2, 7], label: 'evicted by edit 1' }, { band: [9, 11], label: 'summary' }],
     readout: (view) =>
@@ -69,7 +71,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
     caption:
       'Each row is one decode step: the [live view](#live-view) the policy read when it wrote that row’s yellow token. ' +
       'Going down, rows grow as tokens are appended; at each dashed line an [edit](#edit) rewrites the view, and evicted tokens turn dark. ' +
-      'The outlined row is target 13, written after edit 1: it saw the summary, not the evicted turn.',
+      'The outlined row is target 13, the word “add” of “add comma”, written after edit 1: it saw the summary, not the evicted turn.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'naive-compressed', rows: 'step', color: 'state' },
     highlight: [tour('staircase-canvas'), tour('staircase-legend')],
   },
@@ -85,7 +87,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
   {
     title: 'A target’s live prefix',
     caption:
-      'Target 13 was written in segment 1, so its context is branch b1 up to it: its [live prefix](#live-prefix) 0 1 9 10 7 8 11 12, exactly what the policy saw. ' +
+      'Target 13 (“add”) was written in segment 1, so its context is branch b1 up to it: its [live prefix](#live-prefix) 0 1 9 10 7 8 11 12, “Fix tests parser broken open parser missing comma”, exactly what the policy saw. ' +
       'A token is generated once, from one view, so every target has exactly one live prefix: the path from the root to its node in the tree (ringed).',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'logit-tree' },
     highlight: [tour('tree-selected'), tour('fact-live-prefix'), '[data-testid="prefix-strips"] [data-row="live"]'],
@@ -94,7 +96,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
     title: 'Naive-Compressed: time-travel leakage',
     caption:
       '[Naive-Compressed](#naive-compressed) scores targets on the [final walk](#final-walk), the context the rollout ends with; the four it lost, 2, 3, 7 and 8, are [dropped](#dropped-target): not scored, not trained. ' +
-      'But target 13’s evidence (ids 7, 8, 11, 12) was evicted later, by edit 2, so it is scored without 4 ids it did see ([eviction mass](#eviction-mass) 4): a later edit reaches back in time ([time-travel leakage](#time-travel-leakage)). ' +
+      'But target 13’s evidence, “open parser” and “missing comma” (ids 7, 8, 11, 12), was evicted later, by edit 2, so it is scored without 4 ids it did see ([eviction mass](#eviction-mass) 4): a later edit reaches back in time ([time-travel leakage](#time-travel-leakage)). ' +
       'Without its evidence the model finds the token less likely: this [drift](#signed-drift) is mostly negative.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'naive-compressed' },
     highlight: [
@@ -108,7 +110,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
     title: 'Naive-Full: stale context',
     caption:
       '[Naive-Full](#naive-full) scores every target on the [physical tape](#physical-tape): every token ever created, evicted ones left in. ' +
-      'Target 15 then sees 9 ids the policy no longer had when it wrote it ([stale context](#stale-context), hatched in the strips). ' +
+      'Target 15, “run” of the last “run tests”, then sees 9 ids the policy no longer had when it wrote it ([stale context](#stale-context), hatched in the strips). ' +
       'When that old evidence still helps, the model is surer than the policy was: the drift is positive.',
     setup: { example: TOUR_EXAMPLE, target: 15, method: 'naive-full' },
     highlight: [
@@ -134,7 +136,7 @@ export const TOUR_STEPS: readonly TourStep[] = [
     caption:
       '[SDCC](#sdcc) keeps the cheap final-walk pass as a student and adds one term. ' +
       'At each [diverging leaf](#diverging-leaf) (here [D](#d) = 2: targets 13 and 14) a teacher with the same weights, under stop-gradient, reads the live prefix, and a forward KL ([KL_SDCC](#kl_sdcc)) pulls the student towards it. ' +
-      'Targets 15 and 16 need no teacher (their final prefix is their live prefix), and the dropped targets 2, 3, 7 and 8 get neither task loss nor teacher: like Naive-Compressed, SDCC leaves them untrained.',
+      'Targets 15 and 16, the last “run tests”, need no teacher (their final prefix is their live prefix), and the dropped targets 2, 3, 7 and 8 get neither task loss nor teacher: like Naive-Compressed, SDCC leaves them untrained.',
     setup: { example: TOUR_EXAMPLE, target: 13, method: 'sdcc' },
     highlight: ['[data-testid="method-table"] tr[data-method="sdcc"]', '[data-testid="method-sequence"]', tour('stat-divergingLeaves')],
   },

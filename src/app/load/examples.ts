@@ -1,5 +1,5 @@
 // Built-in examples, one click away, all shipped under public/examples/ so the app needs nothing
-// outside its build: the hand-made worked example (docs/tree.md); rollouts the demo model played
+// outside its build: the hand-made worked example (docs/tree.md) and the same tree in words (the tour's); rollouts the demo model played
 // (public/models/demo.safetensors, greedy, its own log-probabilities recorded), made by the `mw`
 // command in `made` (scripts/examples.mjs runs them again); and one demo data set the harness
 // generates in the worker with the scripted expert, for an edit the policy itself triggers.
@@ -74,6 +74,14 @@ export const EXAMPLES: readonly Example[] = [
     description:
       'Harness demo: the lookup task, the policy folds its own context (model-triggered edits), scripted expert policy (its log-probabilities are 0, not a model’s); 4 rollouts',
     config: { env: 'lookup', editor: 'fold', n: 4, seed: 1 },
+  },
+  {
+    kind: 'file',
+    name: 'worked-words',
+    label: 'Worked example · in words',
+    description:
+      'The worked example as an agent story in GPT-2 words, with the same ids and tree: “Fix tests”, it runs the tests, a parser test fails; a summary “parser broken” replaces the turn; it adds a comma and runs the tests again',
+    path: 'examples/worked-words.json',
   },
 ];
 

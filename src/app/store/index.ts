@@ -6,6 +6,7 @@ import { createContextSlice } from './contextSlice';
 import { createDriftSlice } from './driftSlice';
 import { createGlossarySlice } from './glossarySlice';
 import { createGpuSlice } from './gpuSlice';
+import { createPlaygroundSlice } from './playgroundSlice';
 import { createRolloutSlice } from './rolloutSlice';
 import { createTourSlice } from './tourSlice';
 import { createTrainSlice } from './trainSlice';
@@ -22,4 +23,5 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createTourSlice(...a),
   ...createGlossarySlice(...a),
   ...createContextSlice(...a),
+  ...createPlaygroundSlice(...a),
 }));

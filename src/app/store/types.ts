@@ -7,6 +7,7 @@ import type { Method } from '../../plan/types';
 import type { RolloutJson, TokenizerName } from '../../rollout';
 import type { RolloutRow } from '../../tree';
 import type { JumpKind } from '../core/contextFind';
+import type { PlayOutcome } from '../core/playground';
 import type { DriftData } from '../core/drift';
 import type { MetricHistory } from '../core/history';
 import type { ViewData } from '../core/viewData';
@@ -17,7 +18,16 @@ import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & DatasetSlice & TrainSlice & TourSlice & GlossarySlice & ContextSlice;
+export type WorkbenchState = GpuSlice &
+  RolloutSlice &
+  ViewSlice &
+  DriftSlice &
+  DatasetSlice &
+  TrainSlice &
+  TourSlice &
+  GlossarySlice &
+  ContextSlice &
+  PlaygroundSlice;
 
 /** A slice of the workbench store: its part of the state, seeing the whole. */
 export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
@@ -144,6 +154,8 @@ export interface DriftSlice {
   drift: DriftData | null;
   /** The view the drift (or the scoring in flight) belongs to. */
   driftView: ViewData | null;
+  /** In the playground, while a change is scored: the drift before it, shown marked stale until the new one arrives. */
+  staleDrift: DriftData | null;
   /** While scoring: the method being scored (`done` of `total` before it) and rows forwarded of all methods' (`tokens` of `tokensTotal`), since `startedAt` (performance.now()). */
   scoring: (Omit<ScoreProgress, 'type' | 'job'> & { startedAt: number }) | null;
   /** The shown rollout's scoring was cancelled (the panel offers to score it again). */
@@ -266,4 +278,22 @@ export interface GlossarySlice {
   /** Opens a doc reference of the glossary in the panel (it stays open at its entry underneath). */
   openDoc(href: string | null): void;
   closeGlossary(): void;
+}
+
+// --- Playground: a rollout built by typing and edits, shown in every view as it changes (in the URL as `play`).
+
+/** Where the playground starts: nothing (GPT-2 words or bytes), the worked example in words, the rollout shown, or a rollout given (a link's). */
+export type PlayStart = 'words' | 'bytes' | 'example' | 'shown' | { rollout: RolloutJson };
+
+export interface PlaygroundSlice {
+  /** The rollout being built, the changes to undo and redo, and why the last change was refused; null when the playground is closed. */
+  play: { rollout: RolloutJson; past: RolloutJson[]; future: RolloutJson[]; refusal: string | null } | null;
+  /** The rollout's link code (null when longer than a link holds) and its length; null while it is computed. */
+  playLink: { code: string | null; length: number } | null;
+  openPlayground(from: PlayStart): Promise<void>;
+  /** Applies a change (a pure function of the rollout): shown at once, or refused with its reason. */
+  playChange(change: (rollout: RolloutJson) => PlayOutcome): boolean;
+  playUndo(): void;
+  playRedo(): void;
+  closePlayground(): void;
 }

@@ -1,9 +1,10 @@
-// The URL and the store: on start, the URL (else the set kept in IndexedDB, else the built-in
-// worked example) decides what opens; afterwards every change of a schema field is written back
+// The URL and the store: on start, the URL (a playground link opens its rollout in the playground;
+// else the set kept in IndexedDB, else the built-in worked example) decides what opens; afterwards every change of a schema field is written back
 // with history.replaceState, so the address bar always reproduces the view.
 import { FULL_SAMPLING } from '../../harness/policies/model';
 import { DEFAULT_EXAMPLE } from '../load/examples';
 import { loadLastSet } from '../persist/lastSet';
+import { decodePlay } from '../url/playLink';
 import { formatSampler, parseSampler, parseSourceKey, parseUrlState, serializeUrlState, sourceKey, type UrlState } from '../url/schema';
 import type { WorkbenchState } from './types';
 
@@ -24,6 +25,7 @@ export function urlStateOf(state: WorkbenchState): UrlState {
     sampler: formatSampler(state.sampler),
     tour: state.tourStep,
     glossary: state.glossaryTerm,
+    play: state.source?.kind === 'playground' ? (state.playLink?.code ?? null) : null,
   };
 }
 
@@ -47,7 +49,19 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
   let opened = false;
   let notice: string | null = null;
   if (source?.kind === 'example') opened = await openExample(source.name, options);
-  else {
+  else if (source?.kind === 'playground') {
+    // The link holds the playground's rollout itself: it opens in the playground, ready to edit.
+    if (url.play === null) notice = `${source.name}: this playground link holds no rollout (it was longer than a link holds); open the downloaded file instead`;
+    else {
+      try {
+        await store.getState().openPlayground({ rollout: await decodePlay(url.play) });
+        opened = store.getState().source?.kind === 'playground';
+        if (opened && url.target !== null) store.getState().selectTarget(url.target);
+      } catch (error) {
+        notice = error instanceof Error ? error.message : String(error);
+      }
+    }
+  } else {
     const stored = await loadLastSet();
     if (overtaken()) return;
     if (source?.kind === 'file') {
@@ -65,18 +79,32 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
   }
 }
 
-/** Writes the URL on every change of a schema field; returns the unsubscribe function. */
+/** How long the playground's URL waits for the edits to pause: replaceState of a long link is not free, and an edit redraws every view. */
+const PLAYGROUND_WRITE_MS = 250;
+
+/** Writes the URL on every change of a schema field (in the playground, once its edits pause); returns the unsubscribe function. */
 export function startUrlSync(store: Store): () => void {
   let last = '';
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const replace = (search: string) => {
+    if (search !== window.location.search) {
+      window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
+    }
+  };
   const write = (state: WorkbenchState) => {
     if (!state.view) return;
     const search = serializeUrlState(urlStateOf(state));
     if (search === last) return;
     last = search;
-    if (search !== window.location.search) {
-      window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
-    }
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (state.source?.kind === 'playground') timer = setTimeout(() => ((timer = null), replace(search)), PLAYGROUND_WRITE_MS);
+    else replace(search);
   };
   write(store.getState());
-  return store.subscribe(write);
+  const stop = store.subscribe(write);
+  return () => {
+    stop();
+    if (timer !== null) clearTimeout(timer);
+  };
 }

@@ -70,17 +70,21 @@ export function ConfigForm() {
               }}
             >
               {PRESETS.map((p) => (
-                <option key={p} value={`preset:${p}`}>
-                  {p} · fresh ({describeConfig(MODEL_PRESETS[p])})
+                <option key={p} value={`preset:${p}`} title={describeConfig(MODEL_PRESETS[p])}>
+                  {p} · fresh
                 </option>
               ))}
               {checkpoints.map((name) => (
-                <option key={name} value={`ckpt:${name}`}>
-                  checkpoint · {name}
+                <option key={name} value={`ckpt:${name}`} title={name}>
+                  {name}
                 </option>
               ))}
             </select>
           </Field>
+          {/* The column is narrow: the choice's details on their own wrapping line, not cut off inside the closed drop-down. */}
+          <p className="config-model-detail" data-testid="config-model-detail">
+            {config.checkpoint ? `checkpoint ${config.checkpoint}` : `fresh weights: ${describeConfig(MODEL_PRESETS[config.preset])}`}
+          </p>
           <button
             type="button"
             className="button small"

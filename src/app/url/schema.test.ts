@@ -17,6 +17,7 @@ describe('URL state schema', () => {
       sampler: '0.7,20,0.8',
       tour: 5,
       glossary: 'eviction-mass',
+      play: 'y0sq-dGhlAQ_',
     };
     expect(parseUrlState(serializeUrlState(state))).toEqual(state);
   });

@@ -21,6 +21,7 @@ export interface UrlState {
   sampler: string | null;
   tour: number | null;
   glossary: string | null;
+  play: string | null;
 }
 
 /** The schema. Order is the order of keys in a written URL. */
@@ -29,7 +30,7 @@ export const URL_SCHEMA: { [K in keyof UrlState]: Field & { default: UrlState[K]
     type: 'string',
     key: 'src',
     default: null,
-    help: 'rollout source: example:NAME, or file:NAME for the set last opened in this browser',
+    help: 'rollout source: example:NAME, file:NAME for the set last opened in this browser, or playground:NAME (the rollout in play)',
   },
   rollout: { type: 'string', key: 'rollout', default: null, help: 'rollout id within a JSONL set' },
   target: { type: 'int', key: 'target', default: null, min: 0, help: 'selected target (physical id)' },
@@ -67,17 +68,23 @@ export const URL_SCHEMA: { [K in keyof UrlState]: Field & { default: UrlState[K]
     default: null,
     help: 'the glossary panel, open at an entry (an anchor of docs/glossary.md) or at its top (all)',
   },
+  play: {
+    type: 'string',
+    key: 'play',
+    default: null,
+    help: "the playground's rollout itself, deflated and in base64url (src/app/url/playLink.ts), with src=playground:NAME",
+  },
 };
 
-/** Where an open set came from; in the URL as `example:NAME` or `file:NAME`. */
-export type SourceRef = { kind: 'example' | 'file'; name: string };
+/** Where an open set came from; in the URL as `example:NAME`, `file:NAME` or `playground:NAME` (the rollout itself in `play`). */
+export type SourceRef = { kind: 'example' | 'file' | 'playground'; name: string };
 
 export function sourceKey(source: SourceRef): string {
   return `${source.kind}:${source.name}`;
 }
 
 export function parseSourceKey(key: string): SourceRef | null {
-  const m = /^(example|file):(.+)$/.exec(key);
+  const m = /^(example|file|playground):(.+)$/.exec(key);
   return m ? { kind: m[1] as SourceRef['kind'], name: m[2] } : null;
 }
 

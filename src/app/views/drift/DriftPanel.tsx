@@ -81,6 +81,7 @@ export function DriftPanel() {
       )}
       {modelLoading && <p className="pad muted">Loading {modelLoading} onto the GPU…</p>}
       {scoring && <ScoringProgress />}
+      {scoring && <StaleDrift />}
       {scoringCancelled && !scoring && (
         <p className="pad muted" data-testid="drift-cancelled">
           Scoring cancelled.{' '}
@@ -102,6 +103,18 @@ export function DriftPanel() {
       )}
       {drift && <DriftBody drift={drift} />}
     </section>
+  );
+}
+
+/** The playground's last figures while its change is scored: each method's μ vs live, marked stale. */
+function StaleDrift() {
+  const stale = useWorkbench((s) => s.staleDrift);
+  if (!stale) return null;
+  const parts = stale.methods.filter((m) => !m.error).map((m) => `${METHOD_BY_ID[m.method].label} ${formatEffect(m.vsLive.mu)}`);
+  return (
+    <p className="pad muted drift-stale" data-testid="drift-stale">
+      Stale, from before your last change (the new figures replace them when scored): μ vs live {parts.join(' · ')}
+    </p>
   );
 }
 

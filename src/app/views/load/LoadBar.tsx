@@ -116,7 +116,7 @@ export function LoadBar() {
               timings ? `read ${timings.read.toFixed(0)} ms · validate ${timings.validate.toFixed(0)} ms · derive ${timings.derive.toFixed(0)} ms` : undefined
             }
           >
-            {source.kind === 'example' ? 'example' : 'file'} <strong>{source.name}</strong>
+            {source.kind} <strong>{source.name}</strong>
             {rollouts.length > 1 ? ` · ${rollouts.length} rollouts` : ''}
           </span>
         )}

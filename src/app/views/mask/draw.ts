@@ -128,15 +128,49 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
     const plotBg = rgbaWord(PLOT_BG);
     p.pixels(ox, oy, g.plotW, g.plotH, (buf, W, H, scale) => {
       buf.fill(bg);
+      // Per pixel column, its key and the word of its visible colour (they depend on the key only),
+      // so the loop below asks only the mask; a pixel row on the same cell row as the one above copies it.
+      const keyOf = new Int32Array(W);
+      const baseOf = new Uint32Array(W);
+      for (let px = 0; px < W; px++) {
+        const k = Math.floor(((px + 0.5) / scale - zoom.x) / size);
+        keyOf[px] = k >= 0 && k < model.n ? k : -1;
+        if (keyOf[px] >= 0) {
+          const base = CELL_COLORS[frame.cls[model.ids[k]] as CellClass] ?? CELL_COLORS[CELL.obs];
+          baseOf[px] = word(model.copy[k] ? dim(base, 0.5) : base);
+        }
+      }
+      const stale = word(MASK_COLORS.stale);
+      const future = word(MASK_COLORS.future);
+      const selected = word(MASK_COLORS.selected);
+      const target = word(MASK_COLORS.target);
+      let previous = -1;
       for (let py = 0; py < H; py++) {
         const i = Math.floor(((py + 0.5) / scale - zoom.y) / size);
         if (i < 0 || i >= model.n) continue;
         const line = py * W;
+        if (i === previous) {
+          buf.copyWithin(line, line - W, line);
+          continue;
+        }
+        previous = i;
+        const targetRow = model.rowTarget[i] >= 0;
         for (let px = 0; px < W; px++) {
-          const k = Math.floor(((px + 0.5) / scale - zoom.x) / size);
-          if (k < 0 || k >= model.n) continue;
-          const css = colorOf(frame, selectedRow, i, k);
-          buf[line + px] = css ? word(css) : plotBg;
+          const k = keyOf[px];
+          if (k < 0) continue;
+          const c = maskCell(model, i, k);
+          buf[line + px] =
+            c === MASK_CELL.hidden
+              ? plotBg
+              : c === MASK_CELL.stale
+                ? stale
+                : c === MASK_CELL.future
+                  ? future
+                  : i === selectedRow
+                    ? selected
+                    : i === k && targetRow
+                      ? target
+                      : baseOf[px];
         }
       }
     });

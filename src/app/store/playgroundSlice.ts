@@ -1,0 +1,114 @@
+// Playground slice: the rollout a student builds (src/app/core/playground.ts), its undo and redo
+// stacks, the reason the last change was refused, and its link code. Every accepted change is shown
+// at once through the rollout slice's showRollout (validated and derived in one update, so every view
+// redraws from it); the link code follows asynchronously and the URL sync writes it.
+import { loadTokenizers, rolloutToJson, type RolloutJson } from '../../rollout';
+import { emptyRollout, PLAYGROUND_ID, type PlayOutcome } from '../core/playground';
+import { fetchShipped } from '../load/shipped';
+import { encodePlay, PLAY_LINK_LIMIT } from '../url/playLink';
+import type { SourceRef } from '../url/schema';
+import type { PlaygroundSlice, PlayStart, Slice } from './types';
+
+export const PLAYGROUND_SOURCE: SourceRef = { kind: 'playground', name: PLAYGROUND_ID };
+
+/** The built-in example the playground starts from: the worked example in words. */
+const START_EXAMPLE = 'examples/worked-words.json';
+
+/** Counts link codes asked for: an older one arriving late is dropped. */
+let links = 0;
+
+export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
+  /** Shows `rollout` in every view (an empty one leaves the views as they are) and starts its link code. */
+  const show = (rollout: RolloutJson): boolean => {
+    if (rollout.events.length > 0) {
+      const selected = get().selectedTarget;
+      if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected })) return false;
+    }
+    // The code follows in a moment; meanwhile the old one stays (one URL write per change, not two).
+    const ask = ++links;
+    void encodePlay(rollout).then(
+      (code) => {
+        if (ask === links) set({ playLink: { code: code.length <= PLAY_LINK_LIMIT ? code : null, length: code.length } });
+      },
+      () => undefined,
+    );
+    return true;
+  };
+
+  const start = (rollout: RolloutJson) => {
+    set({ play: { rollout, past: [], future: [], refusal: null } });
+    show(rollout);
+  };
+
+  return {
+    play: null,
+    playLink: null,
+
+    async openPlayground(from: PlayStart) {
+      try {
+        let rollout: RolloutJson;
+        if (from === 'words' || from === 'example') await loadTokenizers(['gpt2']);
+        if (from === 'words') rollout = emptyRollout('gpt2');
+        else if (from === 'bytes') rollout = emptyRollout('byte');
+        else if (from === 'example') rollout = { ...((await (await fetchShipped(START_EXAMPLE)).json()) as RolloutJson), id: PLAYGROUND_ID };
+        else if (from === 'shown') {
+          const view = get().view;
+          if (!view) throw new Error('no rollout is shown to start from');
+          rollout = { ...rolloutToJson(view.rollout), id: PLAYGROUND_ID };
+        } else {
+          rollout = from.rollout;
+          if (rollout.tokenizer === 'gpt2') await loadTokenizers(['gpt2']);
+        }
+        start(rollout);
+        if (typeof from === 'object' && get().loadError) {
+          // A link whose rollout does not validate: say so in the playground too.
+          set({ play: { rollout: emptyRollout('gpt2'), past: [], future: [], refusal: get().loadError } });
+        }
+      } catch (error) {
+        set({ loadError: `playground: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    },
+
+    playChange(change: (rollout: RolloutJson) => PlayOutcome) {
+      const play = get().play;
+      if (!play) return false;
+      let outcome: PlayOutcome;
+      try {
+        outcome = change(play.rollout);
+      } catch (error) {
+        outcome = { ok: false, reason: error instanceof Error ? error.message : String(error) };
+      }
+      if (!outcome.ok) {
+        set({ play: { ...play, refusal: outcome.reason } });
+        return false;
+      }
+      set({ play: { rollout: outcome.rollout, past: [...play.past, play.rollout], future: [], refusal: null } });
+      if (!show(outcome.rollout)) {
+        set({ play: { ...play, refusal: get().loadError ?? 'the views could not show this rollout' }, loadError: null });
+        show(play.rollout);
+        return false;
+      }
+      return true;
+    },
+
+    playUndo() {
+      const play = get().play;
+      if (!play?.past.length) return;
+      const rollout = play.past[play.past.length - 1];
+      set({ play: { rollout, past: play.past.slice(0, -1), future: [play.rollout, ...play.future], refusal: null } });
+      show(rollout);
+    },
+
+    playRedo() {
+      const play = get().play;
+      if (!play?.future.length) return;
+      const [rollout, ...future] = play.future;
+      set({ play: { rollout, past: [...play.past, play.rollout], future, refusal: null } });
+      show(rollout);
+    },
+
+    closePlayground() {
+      set({ play: null });
+    },
+  };
+};
