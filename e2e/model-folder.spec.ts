@@ -60,7 +60,11 @@ test('a picked Qwen3 folder scores an agent session imported with its chat templ
     for (const seq of buildPlan(tree, method).sequences) {
       const leaves = seq.targets.filter((t) => tree.diverging[t.id]);
       if (!leaves.length) continue;
-      const logits = familyLogits(weights, seq, leaves.map((t) => t.predictor));
+      const logits = familyLogits(
+        weights,
+        seq,
+        leaves.map((t) => t.predictor),
+      );
       leaves.forEach((t, i) => rows.get(method)!.set(t.id, logits.slice(i * V, (i + 1) * V)));
     }
   }

@@ -8,7 +8,11 @@ import { createDriftSlice } from './driftSlice';
 import type { WorkbenchState } from './types';
 
 const scorer = vi.hoisted(() => ({ loadFolder: vi.fn(), load: vi.fn() }));
-vi.mock('../protocol/scoreClient', () => ({ createScorer: () => scorer, StaleScoreError: class extends Error {}, ScoreCancelledError: class extends Error {} }));
+vi.mock('../protocol/scoreClient', () => ({
+  createScorer: () => scorer,
+  StaleScoreError: class extends Error {},
+  ScoreCancelledError: class extends Error {},
+}));
 
 describe('restoreCheckpoint', () => {
   it('asks to pick a folder again that was too large to keep, loading nothing; a second call shares the first', async () => {

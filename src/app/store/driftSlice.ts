@@ -48,7 +48,8 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
     try {
       // A family model's weights alone are no GPT-2 checkpoint: its folder holds the config they need.
       const family = await familyWeightsName(file);
-      if (family) throw new Error(`the weights of a Llama / Qwen model (tensor ${family}): open its whole folder (config.json beside them) with "Open model folder…"`);
+      if (family)
+        throw new Error(`the weights of a Llama / Qwen model (tensor ${family}): open its whole folder (config.json beside them) with "Open model folder…"`);
       const loaded = await scoringWorker().load(await file.arrayBuffer(), name);
       if (key !== loads) return false; // another checkpoint was asked for meanwhile
       set({
