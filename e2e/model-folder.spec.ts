@@ -74,10 +74,22 @@ test('a picked Qwen3 folder scores an agent session imported with its chat templ
 
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
-  // Picked as a person picks it: the folder through <input webkitdirectory>.
+  // Picked as a person picks it: the folder through <input webkitdirectory>; the load shown in bytes as it goes.
+  await page.evaluate(() => {
+    const seen: { bytes: number; total: number }[] = [];
+    (window as unknown as { loadSeen: typeof seen }).loadSeen = seen;
+    new MutationObserver(() => {
+      const bar = document.querySelector<HTMLElement>('[data-testid="model-load-progress"]');
+      if (bar) seen.push({ bytes: Number(bar.dataset.bytes), total: Number(bar.dataset.total) });
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
   await page.getByTestId('model-folder-input').setInputFiles(folder.dir);
   await expect(page.getByTestId('model-info')).toContainText('model qwen3 · Qwen3ForCausalLM qwen3: V 320, C 16, 2 layers, 4 heads (2 kv) of 8');
   await expect(page.getByTestId('model-info')).toContainText('tokenizer hf:qwen3');
+  const tensorBytes = [...folder.tensors.values()].reduce((n, t) => n + 2 * t.length, 0); // bf16
+  const seen = await page.evaluate(() => (window as unknown as { loadSeen: { bytes: number; total: number }[] }).loadSeen);
+  expect(seen.length).toBeGreaterThan(0);
+  expect(seen.every((s) => s.total === tensorBytes && s.bytes > 0 && s.bytes <= tensorBytes)).toBe(true);
   // The model's tokenizer is now how logs are imported; the worked example (bytes) is refused by it, saying how to import.
   await expect(page.getByTestId('import-tokenizer')).toHaveValue('hf:qwen3');
   await expect(page.getByTestId('drift-error')).toContainText(
