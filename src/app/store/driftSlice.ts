@@ -91,8 +91,10 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
       return false;
     }
     if (options.persist !== false) void saveScoringFolder(name, files).catch(() => undefined);
-    // Its tokenizer and chat template become how imported logs are tokenized (an open import is imported again).
-    if (tokenizer) await get().setImportTokenizer(tokenizer as `hf:${string}`);
+    // Its tokenizer and chat template become how imported logs are tokenized (an open import is imported
+    // again). Loaded again after a reload, it leaves a file shown with its own choice as it was.
+    if (tokenizer && !options.restored) await get().setImportTokenizer(tokenizer as `hf:${string}`);
+    else if (tokenizer && get().source?.kind !== 'file') set({ importTokenizer: tokenizer as `hf:${string}` });
     await get().scoreView();
     return true;
   },
