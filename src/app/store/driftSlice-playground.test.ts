@@ -33,7 +33,7 @@ const idOf = (d: DriftData | null) => (d as unknown as { id: number } | null)?.i
 describe('the drift of a playground change', () => {
   it('keeps the figures before it, stale, until its own arrive', async () => {
     const s = store();
-    s.setState({ model: { name: 'm', description: '', adapter: '', restored: false, key: 1 } });
+    s.setState({ model: { name: 'm', description: '', adapter: '', kind: 'gpt2', tokenizer: null, restored: false, key: 1 } });
     await s.getState().openPlayground('bytes');
     s.getState().playChange((r) => appendPiece(r, 'prompt', 'go'));
     void s.getState().scoreView();
