@@ -166,7 +166,7 @@ export const driftCommand: Command = {
     'ETA) goes to stderr when it is a terminal, or with --progress.',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors), model folder (Llama, Qwen2, Qwen3) or hf:ORG/NAME[@REV] (docs/hub.md)' },
     rollouts: { type: 'string', value: 'FILE', help: 'rollouts (.json, .jsonl or any importable format)' },
     bins: { type: 'string', value: 'N', help: `histogram bins (default ${DEFAULT_BINS})` },
     json: { type: 'boolean', help: 'print JSON' },
@@ -180,7 +180,7 @@ export const driftCommand: Command = {
     const bins = integerFlag(args, 'bins', DEFAULT_BINS, 1);
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
     const stream = await openRolloutFile(path);
-    const modelArg = await scoringModelArg(ckpt);
+    const modelArg = await scoringModelArg(ckpt, io, 'drift');
     // Validated and checked against the model first (no plan built), then scored a group at a
     // time: a group leaves its signed differences behind, its (targets, V) rows are dropped.
     // With progress on, the pre-pass also counts the rows every method will score (its plans' lengths).

@@ -22,6 +22,9 @@ import { tokenizerMismatch } from '../rollout/tokenizer';
 import type { FamilyConfig } from '../model/family/config';
 import { ModelFolderError } from '../model/family/folder';
 import { isModelFolderPath, loadFamilyModel, modelFolderDir, type FamilyModel } from '../model/family/folder-node';
+import { HubError, formatHubRef, parseHubRef } from '../model/hub/hub';
+import { hubModelFolder } from '../model/hub/hub-node';
+import { createProgress } from '../present/progress';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -208,9 +211,9 @@ function folderArchitecture(path: string): string | null {
  * that does not open is invalid input naming the file (exit 2). score / drift / verify / generate hand
  * `config` and `source` to the GPU family model and check rollouts with checkModelTakes(model.config, …).
  */
-export async function familyModelArg(path: string): Promise<FamilyModel> {
+export async function familyModelArg(path: string, name?: string): Promise<FamilyModel> {
   try {
-    return await loadFamilyModel(path);
+    return await loadFamilyModel(path, name);
   } catch (error) {
     if (error instanceof ModelFolderError) {
       // The folder reader names files inside the folder; the folder itself by its name.
@@ -250,10 +253,45 @@ export type ScoringModelArg = (
   takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
 };
 
-/** A GPT-2 checkpoint or a model folder (isModelFolderPath); either refused in one line naming the file (exit 2). */
-export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
+/**
+ * `--ckpt hf:ORG/NAME[@REV]` (docs/hub.md): the model's snapshot folder in the Hub cache, downloaded first
+ * where it is not whole there ($HF_ENDPOINT, $HF_TOKEN; progress on stderr on a terminal or for a large
+ * download). The Hub's refusals (404, 401 / 403), a lost connection and a full disk are one line (exit 2).
+ */
+export async function hubCheckpointArg(text: string, io: CliIO, command: string): Promise<string> {
+  const ref = parseHubRef(text);
+  if (!ref) throw new UsageError(`--ckpt ${quote(text)} is not a Hub model id (hf:ORG/NAME or hf:ORG/NAME@REVISION)`);
+  const tty = !!process.stderr.isTTY;
+  const progress = createProgress((line) => io.err(line), { tty });
+  let shown = false;
+  try {
+    return await hubModelFolder(ref, {
+      endpoint: process.env.HF_ENDPOINT || undefined,
+      token: process.env.HF_TOKEN || undefined,
+      onProgress: ({ bytes, total, fetched }) => {
+        // Bytes found in the cache (a resumed file's first part) are not part of this run's rate.
+        const kept = bytes - fetched;
+        if (!tty && !shown && total < LOAD_PROGRESS_BYTES) return;
+        shown = true;
+        progress(fetched, total - kept, ({ eta }) => `mw ${command}: downloading ${formatHubRef(ref)}: ${mib(bytes)} of ${mib(total)}, ETA ${eta}`);
+      },
+    });
+  } catch (error) {
+    if (error instanceof HubError) throw new ValidationError({ file: formatHubRef(ref) }, error.reason);
+    throw error;
+  }
+}
+
+/**
+ * A GPT-2 checkpoint, a model folder (isModelFolderPath) or a model on the Hub (`hf:ORG/NAME[@REV]`, fetched
+ * into the cache first); any refused in one line naming the file or the model (exit 2).
+ */
+export async function scoringModelArg(ckpt: string, io: CliIO, command: string): Promise<ScoringModelArg> {
+  const hub = ckpt.startsWith('hf:');
+  const path = hub ? await hubCheckpointArg(ckpt, io, command) : ckpt;
   if (isModelFolderPath(path)) {
-    const model = await familyModelArg(path);
+    // A Hub model is named as its folder would be once downloaded by hand: NAME of ORG/NAME.
+    const model = await familyModelArg(path, hub ? parseHubRef(ckpt)!.repo.split('/').pop() : undefined);
     return {
       kind: 'family',
       model,

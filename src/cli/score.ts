@@ -37,7 +37,9 @@ function scoreTable(rollout: Rollout, scored: ScoredRollout): string {
 export const scoreCommand: Command = {
   name: 'score',
   summary: "a checkpoint's log-probability of every target a replay method scores (GPU)",
-  usage: ['mw score --ckpt CKPT FILE --method M [--json]', 'mw score --ckpt MODEL-FOLDER FILE --method M [--json]'],
+  usage: ['mw score --ckpt CKPT FILE --method M [--json]', 'mw score --ckpt MODEL-FOLDER FILE --method M [--json]',
+    'mw score --ckpt hf:ORG/NAME[@REV] FILE --method M [--json]',
+  ],
   details: [
     `M is one of ${SEQUENCE_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
     'FILE is a rollout (.json), a data set (.jsonl) or any importable format. --json prints',
@@ -47,7 +49,7 @@ export const scoreCommand: Command = {
     'invalid input: exit 2. No WebGPU device: exit 69.',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors), model folder (Llama, Qwen2, Qwen3) or hf:ORG/NAME[@REV] (docs/hub.md)' },
     method: { type: 'string', value: 'M', help: 'the replay method' },
     json: { type: 'boolean', help: 'print JSON' },
   },
@@ -55,7 +57,7 @@ export const scoreCommand: Command = {
     const method = scoringMethodFlag(args);
     const ckpt = requiredFlag(args, 'ckpt', 'CKPT');
     const stream = await openRolloutFile(fileArgument(args));
-    const modelArg = await scoringModelArg(ckpt);
+    const modelArg = await scoringModelArg(ckpt, io, 'score');
     // Every rollout is validated and checked against the model (vocabulary, positions: from its
     // events, no plan built) before any GPU work; then scored a group at a time and printed.
     for await (const rollout of stream.rollouts()) modelArg.takes([rollout], [method]);
