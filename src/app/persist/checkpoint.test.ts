@@ -11,6 +11,7 @@ describe('the scoring checkpoint in IndexedDB', () => {
     await saveScoringCheckpoint('demo.safetensors', new Blob([new Uint8Array([4, 5])]));
     const stored = (await loadScoringCheckpoint())!;
     expect(stored.name).toBe('demo.safetensors');
+    if (stored.kind !== 'checkpoint') throw new Error(`kept as ${stored.kind}`);
     expect(Array.from(new Uint8Array(await stored.blob.arrayBuffer()))).toEqual([4, 5]);
     await forgetScoringCheckpoint();
     expect(await loadScoringCheckpoint()).toBeNull();

@@ -3,7 +3,7 @@
 // copied into a string) with its name. Every failure (private mode, quota, no IndexedDB) degrades
 // to "nothing stored".
 import { withStore } from './db';
-import { isTokenizerName, type TokenizerName } from '../../rollout';
+import { isImportTokenizerName, type ImportTokenizerName } from '../protocol/parse';
 import type { SourceRef } from '../url/schema';
 
 const DB_NAME = 'memorywalker-workbench';
@@ -13,11 +13,11 @@ const KEY = 'last';
 export interface StoredSet extends SourceRef {
   blob: Blob;
   savedAt: number;
-  /** How its text was tokenized when imported (sets stored before the choice existed: byte). */
-  tokenizer: TokenizerName;
+  /** How its text was tokenized when imported (sets stored before the choice existed: byte); `hf:<name>`: the model folder's. */
+  tokenizer: ImportTokenizerName;
 }
 
-export async function saveLastSet(kind: StoredSet['kind'], name: string, blob: Blob, tokenizer: TokenizerName = 'byte'): Promise<void> {
+export async function saveLastSet(kind: StoredSet['kind'], name: string, blob: Blob, tokenizer: ImportTokenizerName = 'byte'): Promise<void> {
   const record: StoredSet = { kind, name, blob, savedAt: Date.now(), tokenizer };
   await withStore(DB_NAME, STORE, (db) => db.put(STORE, record, KEY));
 }
@@ -26,7 +26,7 @@ export async function loadLastSet(): Promise<StoredSet | null> {
   try {
     const record = (await withStore(DB_NAME, STORE, (db) => db.get(STORE, KEY))) as StoredSet | undefined;
     const ok = record && record.blob instanceof Blob && typeof record.name === 'string' && (record.kind === 'file' || record.kind === 'example');
-    return ok ? { ...record, tokenizer: isTokenizerName(record.tokenizer) ? record.tokenizer : 'byte' } : null;
+    return ok ? { ...record, tokenizer: isImportTokenizerName(record.tokenizer) ? record.tokenizer : 'byte' } : null;
   } catch {
     return null;
   }

@@ -19,8 +19,8 @@ export interface Jobs<R extends JobReply> {
   failAll(error: Error): void;
 }
 
-/** `failure` names the reply type that carries an error `message`; `progress` the one that does not end a job. */
-export function createJobs<R extends JobReply>(failure: R['type'], progress?: R['type']): Jobs<R> {
+/** `failure` names the reply type that carries an error `message`; `progress` the ones that do not end a job. */
+export function createJobs<R extends JobReply>(failure: R['type'], ...progress: R['type'][]): Jobs<R> {
   let last = 0;
   const waiting = new Map<number, { resolve(reply: R): void; reject(error: Error): void; onProgress?: (reply: R) => void }>();
   return {
@@ -35,7 +35,7 @@ export function createJobs<R extends JobReply>(failure: R['type'], progress?: R[
     settle(reply) {
       const waiter = waiting.get(reply.job);
       if (!waiter) return;
-      if (reply.type === progress) return waiter.onProgress?.(reply);
+      if (progress.includes(reply.type)) return waiter.onProgress?.(reply);
       waiting.delete(reply.job);
       if (reply.type === failure) waiter.reject(new Error((reply as R & { message: string }).message));
       else waiter.resolve(reply);

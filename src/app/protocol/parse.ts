@@ -5,9 +5,19 @@
 // 100 MB JSONL never crosses to the page whole. `table`: the figures of every rollout of a parsed
 // set, one row each (computed in chunks, progress in rollouts). `generate`: the worker runs the
 // harness (an environment, a memory editor and the expert policy) and answers with the data set as JSONL text.
+// `tokenizer`: a loaded model folder's tokenizer (its files, parsed), registered in the worker under its
+// `hf:<name>`, so imports can name it as mw import --tokenizer MODEL-FOLDER does.
 import type { FileReport, Rollout, TokenizerName } from '../../rollout';
+import type { HfTokenizerFiles } from '../../rollout/tokenizer-hf';
 import type { EditorKind, EnvId } from '../../harness';
 import type { RolloutRow } from '../../tree';
+
+/** How the page imports text: a built-in tokenizer, or a loaded model folder's own (`hf:<name>`). */
+export type ImportTokenizerName = TokenizerName | `hf:${string}`;
+
+export function isImportTokenizerName(name: unknown): name is ImportTokenizerName {
+  return name === 'byte' || name === 'gpt2' || (typeof name === 'string' && name.startsWith('hf:') && name.length > 3);
+}
 
 export interface ParseRequest {
   type: 'parse';
@@ -19,8 +29,8 @@ export interface ParseRequest {
   select: string | null;
   /** The set the page shows now: kept in the worker until a newer parse succeeds. */
   keep: number | null;
-  /** How imported text is tokenized (chat, agent-session and calls logs; a v1 rollout names its own). */
-  tokenizer: TokenizerName;
+  /** How imported text is tokenized (chat, agent-session and calls logs; a v1 rollout names its own): byte, gpt2 or a registered `hf:<name>`. */
+  tokenizer: ImportTokenizerName;
 }
 
 /** One line of the set's picker. */
@@ -48,6 +58,8 @@ export type WorkerRequest =
   /** Fetches rollout `index` of the set parsed by job `set`. */
   | { type: 'rollout'; job: number; set: number; index: number }
   | { type: 'generate'; job: number; config: DemoConfig }
+  /** Registers a model folder's tokenizer under its `hf:<name>` (answered with `tokenizer`). */
+  | { type: 'tokenizer'; job: number; files: HfTokenizerFiles }
   /** The data-set table of the set parsed by job `set`: one row of figures per rollout. */
   | { type: 'table'; job: number; set: number };
 
@@ -114,6 +126,7 @@ export interface Generated {
 }
 
 export type WorkerReply =
+  | { type: 'tokenizer'; job: number; name: string }
   | ParseProgress
   | ParseDone
   | RolloutReply

@@ -1,6 +1,7 @@
 // The page's side of the rollout worker: one worker, a promise per job, progress through a
 // callback. A newer parse makes an older one stale (its promise rejects with StaleParseError).
 import type { Rollout } from '../../rollout';
+import type { HfTokenizerFiles } from '../../rollout/tokenizer-hf';
 import { createJobs } from './jobs';
 import type { RolloutRow } from '../../tree';
 import type { DemoConfig, Generated, ParseDone, ParsePhase, ParseRequest, RolloutReply, TableDone, WorkerReply, WorkerRequest } from './parse';
@@ -25,6 +26,8 @@ export interface Parser {
   sizedRollout(set: number, index: number): Promise<{ rollout: Rollout; nPacked: number }>;
   /** A demo data set from the harness, as JSONL text. */
   generate(config: DemoConfig): Promise<string>;
+  /** Registers a model folder's tokenizer in the worker (again after a restart of the worker); resolves with its `hf:<name>`. */
+  useTokenizer(files: HfTokenizerFiles): Promise<string>;
   /** The figures of every rollout of a parsed set (progress in rollouts). */
   table(set: number, onProgress: (done: number, total: number) => void): Promise<RolloutRow[]>;
 }
@@ -33,11 +36,14 @@ export function createParser(): Parser {
   let worker: Worker | null = null;
   let latestParse = 0;
   const jobs = createJobs<WorkerReply>('error', 'progress');
+  /** The model folder's tokenizer the worker holds: registered again in a new worker. */
+  let tokenizer: HfTokenizerFiles | null = null;
 
   const ensure = (): Worker => {
     if (worker) return worker;
     worker = new Worker(new URL('../workers/parse.worker.ts', import.meta.url), { type: 'module', name: 'rollout-worker' });
     worker.onmessage = (event: MessageEvent<WorkerReply>) => jobs.settle(event.data);
+    if (tokenizer) worker.postMessage({ type: 'tokenizer', job: 0, files: tokenizer } satisfies WorkerRequest);
     worker.onerror = (event) => {
       jobs.failAll(new Error(`the rollout worker failed: ${event.message || 'unknown error'}`));
       worker?.terminate();
@@ -67,6 +73,11 @@ export function createParser(): Parser {
     },
     async generate(config) {
       return (await send<Generated>((job) => ({ type: 'generate', job, config })).reply).text;
+    },
+    async useTokenizer(files) {
+      tokenizer = files;
+      const reply = await send<Extract<WorkerReply, { type: 'tokenizer' }>>((job) => ({ type: 'tokenizer', job, files })).reply;
+      return reply.name;
     },
     async table(set, onProgress) {
       const { reply } = send<TableDone>(

@@ -1,11 +1,14 @@
 // Messages between the page and the scoring worker, which owns the WebGPU device and the model.
-// `load`: a GPT-2 safetensors checkpoint (bytes moved, not copied). `score`: one rollout; the worker
+// `load`: a GPT-2 safetensors checkpoint (bytes moved, not copied). `load-folder`: a model folder as
+// the Hub publishes it (Llama, Qwen2, Qwen3: docs/model.md), its files by name, read by the worker a
+// tensor at a time over byte ranges (progress in bytes). `score`: one rollout; the worker
 // derives its tree, builds each scoring method's plan and scores every target on the GPU, reporting
 // tokens forwarded as it goes. `summarize`: the same scoring, answered with one row of the data-set
 // table (logdiff, μ per method, KL_SDCC) instead of every target's scores. The worker handles one
 // request at a time, in order; `cancel` is read at once and stops a score at its next forward pass.
 import { SEQUENCE_METHODS, type SequenceMethod } from '../../plan/types';
 import type { Rollout } from '../../rollout';
+import type { HfTokenizerFiles } from '../../rollout/tokenizer-hf';
 
 /** What the worker scores: every method whose plan is a list of sequences (SDCC has none of its own). */
 export const SCORED_METHODS = SEQUENCE_METHODS;
@@ -13,6 +16,8 @@ export type ScoredMethod = SequenceMethod;
 
 export type ScoreWorkerRequest =
   | { type: 'load'; job: number; bytes: ArrayBuffer; name: string }
+  /** A model folder: its files by their names in the folder (`config.json`, `model.safetensors`, …); `name` is the folder's. */
+  | { type: 'load-folder'; job: number; name: string; files: ModelFolderBlobs }
   | { type: 'score'; job: number; rollout: Rollout }
   | { type: 'summarize'; job: number; rollout: Rollout }
   /** Stops job `job` (a score or a summary) at its next forward pass; it then fails with CANCELLED. */
@@ -28,12 +33,27 @@ export const CANCELLED = 'scoring cancelled';
  */
 export const ROWS_BUDGET_BYTES = 128 * 2 ** 20;
 
+/** A model folder's files (File or Blob) by their names relative to the folder, as picked or dropped. */
+export type ModelFolderBlobs = ReadonlyMap<string, Blob>;
+
 export interface ModelLoaded {
   type: 'loaded';
   job: number;
   /** e.g. "V 272, C 32, 2 layers, 2 heads, P 128" */
   description: string;
   adapter: string;
+  /** GPT-2 (a checkpoint file) or a model of the families (a model folder). */
+  kind: 'gpt2' | 'family';
+  /** A folder's tokenizer files (parsed; null without a tokenizer.json): what its rollouts are imported with. */
+  tokenizer: HfTokenizerFiles | null;
+}
+
+/** A model folder's weights streamed to the GPU so far, of the folder's total tensor bytes. */
+export interface ModelLoadProgress {
+  type: 'load-progress';
+  job: number;
+  bytes: number;
+  total: number;
 }
 
 /**
@@ -86,8 +106,10 @@ export function tokenizerMismatchMessage(rolloutId: string, reason: string, mode
   const fix =
     modelTokenizer === 'gpt2'
       ? 'import a chat or agent log with "text as: GPT-2 word pieces" for this model, or score this rollout with a byte model (the demo model)'
-      : 'score it with a GPT-2 checkpoint, or import the log with "text as: bytes" for this model';
+      : modelTokenizer.startsWith('hf:')
+        ? `import the chat or agent log with "text as: ${modelTokenizer}" (the model folder's own tokenizer) for this model`
+        : 'score it with a GPT-2 checkpoint, or import the log with "text as: bytes" for this model';
   return `rollout "${rolloutId}" ${reason}: ${fix}`;
 }
 
-export type ScoreWorkerReply = ModelLoaded | ScoreProgress | Scored | Summarized | { type: 'error'; job: number; message: string };
+export type ScoreWorkerReply = ModelLoaded | ModelLoadProgress | ScoreProgress | Scored | Summarized | { type: 'error'; job: number; message: string };

@@ -5,6 +5,7 @@
 // phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
 // open wins over one still in flight. Imported text is tokenized as `importTokenizer` says; a
 // rollout's tokenizer is loaded on the page before its views are built (gpt2's ranks only for gpt2).
+import { isKnownTokenizer } from '../../rollout/tokenizer';
 import { loadTokenizers, stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
 import { DEFAULT_MAX_PACKED, packedProblem } from '../../plan/size';
 import { packedLength } from '../../tree';
@@ -60,6 +61,11 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const tokenizer = options.tokenizer ?? get().importTokenizer;
     const open = ++opens;
     if (!options.auto) set({ manualOpens: get().manualOpens + 1 });
+    if (tokenizer.startsWith('hf:') && !isKnownTokenizer(tokenizer)) {
+      // Imported with a model folder's tokenizer: that folder must be loaded (a reload loads the kept one first).
+      set({ loadError: `${fileName}: imported with ${tokenizer}, the tokenizer of a model folder that is not loaded: open the folder again ("Open model folder…")` });
+      return false;
+    }
     set({ loading: { fileName, phase: 'read', done: 0, total: blob.size } });
     let outcome;
     try {

@@ -2,6 +2,7 @@
 // fragment), the run, its status and progress, the metric history (one object appended in place,
 // with a version number: charts subscribe to it and draw to canvas, React does not re-render per
 // step), the episode being played and the last batch of each lane. Actions only send commands.
+import { familyWeightsName } from '../load/checkpointFile';
 import type { Method } from '../../plan/types';
 import { appendRecords, createHistory } from '../core/history';
 import { createLiveFollower, LIVE_SOURCE } from '../core/liveView';
@@ -166,6 +167,13 @@ export const createTrainSlice: Slice<TrainSlice> = (set, get) => {
       set({ trainFollow: on });
     },
     async trainImportCheckpoint(file) {
+      // Training runs GPT-2 (docs/model.md): the families' weights are refused in one line, before any is read.
+      const family = await familyWeightsName(file);
+      if (family) {
+        const message = `${file.name}: a Llama / Qwen model (tensor ${family}): training runs GPT-2 checkpoints only; score with it in the drift panel ("Open model folder…")`;
+        set({ trainBanner: { kind: 'notice', message } });
+        return;
+      }
       await importCheckpoint(file.name, () => file.arrayBuffer(), {});
     },
     async trainUseDemoModel() {

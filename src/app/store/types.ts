@@ -4,14 +4,14 @@ import type { StateCreator } from 'zustand';
 import type { AdapterSummary, GpuEvent } from '../../gpu/runtime/device';
 import type { SamplingOptions } from '../../harness/policies/model';
 import type { Method } from '../../plan/types';
-import type { RolloutJson, TokenizerName } from '../../rollout';
+import type { RolloutJson } from '../../rollout';
 import type { RolloutRow } from '../../tree';
 import type { JumpKind } from '../core/contextFind';
 import type { DriftData } from '../core/drift';
 import type { MetricHistory } from '../core/history';
 import type { ViewData } from '../core/viewData';
-import type { LoadReport, ParsePhase, RolloutSummary } from '../protocol/parse';
-import type { DriftRow, ModelLoaded, ScoreProgress } from '../protocol/score';
+import type { ImportTokenizerName, LoadReport, ParsePhase, RolloutSummary } from '../protocol/parse';
+import type { DriftRow, ModelFolderBlobs, ModelLoaded, ScoreProgress } from '../protocol/score';
 import type { BatchEntry, Progress, RunInfo, RunStatus, ScoredTargets, TrainReply } from '../protocol/train';
 import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
@@ -44,7 +44,7 @@ export interface OpenOptions {
   /** The name the validator uses in its messages (default: the source's name). */
   fileName?: string;
   /** How imported text is tokenized (default: importTokenizer). */
-  tokenizer?: TokenizerName;
+  tokenizer?: ImportTokenizerName;
 }
 
 export type ShowOptions = Pick<OpenOptions, 'target' | 'persist'>;
@@ -65,13 +65,16 @@ export interface RolloutSlice {
   importReport: LoadReport | null;
   /** Opens the person started (file, drop, example button); start-up yields to any of them. */
   manualOpens: number;
-  /** How the text of an imported log (chat, agent session, calls) is tokenized: bytes, or GPT-2 word pieces for a GPT-2 checkpoint. */
-  importTokenizer: TokenizerName;
+  /**
+   * How the text of an imported log (chat, agent session, calls) is tokenized: bytes, GPT-2 word pieces for a
+   * GPT-2 checkpoint, or a loaded model folder's own tokenizer and chat template (`hf:<name>`).
+   */
+  importTokenizer: ImportTokenizerName;
   /** The largest tree (N_packed) the page derives; a rollout above it is refused with the figure (docs/reliability.md). */
   maxPacked: number;
   setMaxPacked(limit: number): void;
   /** Sets the import choice; an open file is imported again with it. */
-  setImportTokenizer(tokenizer: TokenizerName): Promise<void>;
+  setImportTokenizer(tokenizer: ImportTokenizerName): Promise<void>;
   openBlob(blob: Blob, source: SourceRef, options?: OpenOptions): Promise<boolean>;
   openExample(name: string, options?: OpenOptions): Promise<boolean>;
   /** Shows one rollout given as JSON (small, in memory); false, with `loadError` set, when it does not validate. */
@@ -129,8 +132,10 @@ export interface ContextSlice {
 
 // --- Drift: the model in the scoring worker and the drift of the shown rollout under each method.
 
-export interface ScoringModel extends Pick<ModelLoaded, 'description' | 'adapter'> {
+export interface ScoringModel extends Pick<ModelLoaded, 'description' | 'adapter' | 'kind'> {
   name: string;
+  /** A model folder's tokenizer (`hf:<name>`), or null (a GPT-2 checkpoint; a folder without tokenizer.json). */
+  tokenizer: string | null;
   /** Loaded again from IndexedDB on start (kept from an earlier visit). */
   restored: boolean;
   /** Counts loads: scores made under another key belong to another model. */
@@ -140,6 +145,10 @@ export interface ScoringModel extends Pick<ModelLoaded, 'description' | 'adapter
 export interface DriftSlice {
   model: ScoringModel | null;
   modelLoading: string | null;
+  /** A model folder's weights on the GPU so far, in bytes of their total (null before the first tensor, or for a checkpoint). */
+  modelLoadProgress: { bytes: number; total: number } | null;
+  /** A line about the model kept from the last visit, when it could not be loaded again (a folder too large to keep). */
+  modelNotice: string | null;
   /** Drift of the shown rollout (null before scoring, or without a model). */
   drift: DriftData | null;
   /** The view the drift (or the scoring in flight) belongs to. */
@@ -151,9 +160,14 @@ export interface DriftSlice {
   driftError: string | null;
   /** Loads a checkpoint into the scoring worker and keeps it in IndexedDB (unless `persist` is false). */
   openCheckpoint(file: Blob, name: string, options?: { persist?: boolean; restored?: boolean }): Promise<boolean>;
+  /**
+   * Loads a model folder (its files by name relative to the folder) into the scoring worker, streamed; its
+   * tokenizer becomes the import choice. Kept in IndexedDB (unless `persist` is false) when not too large.
+   */
+  openModelFolder(name: string, files: ModelFolderBlobs, options?: { persist?: boolean; restored?: boolean }): Promise<boolean>;
   /** Fetches the demo checkpoint the app ships (public/models/demo.safetensors) and loads it. */
   useDemoModel(): Promise<boolean>;
-  /** On start: loads the checkpoint kept in IndexedDB, if any. */
+  /** On start: loads the checkpoint or model folder kept in IndexedDB, if any (once; later calls share the first). */
   restoreCheckpoint(): Promise<void>;
   /** Scores the shown rollout (no-op without a model, or when it is already scored, unless `again`). */
   scoreView(options?: { again?: boolean }): Promise<void>;

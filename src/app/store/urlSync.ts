@@ -49,6 +49,8 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
   if (source?.kind === 'example') opened = await openExample(source.name, options);
   else {
     const stored = await loadLastSet();
+    // A set imported with a model folder's tokenizer needs that folder loaded again first (kept in IndexedDB).
+    if (stored?.tokenizer.startsWith('hf:')) await store.getState().restoreCheckpoint();
     if (overtaken()) return;
     if (source?.kind === 'file') {
       if (stored && stored.kind === 'file' && stored.name === source.name)

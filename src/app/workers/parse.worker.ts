@@ -6,7 +6,9 @@
 // files itself, so a 100 MB JSONL leaves it responsive.
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
-import { formatFileReport, loadRolloutFile, type Rollout } from '../../rollout';
+import { formatFileReport, loadRolloutFile, type Rollout, type TokenizerName } from '../../rollout';
+import { registerTokenizer } from '../../rollout/tokenizer';
+import { createHfTokenizer } from '../../rollout/tokenizer-hf';
 import { packedLength, rolloutRow, type RolloutRow } from '../../tree';
 import { loadReportOf, summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
@@ -60,6 +62,12 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const request = event.data;
   const { job } = request;
   try {
+    if (request.type === 'tokenizer') {
+      const tokenizer = createHfTokenizer(request.files);
+      registerTokenizer(tokenizer);
+      post({ type: 'tokenizer', job, name: tokenizer.name });
+      return;
+    }
     if (request.type === 'generate') {
       post({ type: 'generated', job, text: await generate(request.config) });
       return;
@@ -82,7 +90,8 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     const text = await readBlobText(request.blob, (done, total) => post({ type: 'progress', job, phase: 'read', done, total }));
     const read = performance.now();
     post({ type: 'progress', job, phase: 'validate', done: 0, total: 0 });
-    const file = await loadRolloutFile(text, request.fileName, { tokenizer: request.tokenizer });
+    // A `hf:<name>` tokenizer was registered by a `tokenizer` request; the importers find it by name.
+    const file = await loadRolloutFile(text, request.fileName, { tokenizer: request.tokenizer as TokenizerName });
     const { rollouts } = file;
     const validated = performance.now();
     if (rollouts.length === 0) throw new Error(`${request.fileName}: no rollouts in the file`);

@@ -1,14 +1,21 @@
-// The scoring worker: holds the WebGPU device and one GPT-2 model (docs/model.md), and scores a rollout's
-// targets under each replay method's plan (docs/methods.md) with the GPU engine. The page keeps no device.
+// The scoring worker: holds the WebGPU device and one model (docs/model.md): a GPT-2 checkpoint, or a
+// model folder of the families (Llama, Qwen2, Qwen3) read from the page's File objects a tensor at a
+// time (File.slice: no file is copied whole), and scores a rollout's targets under each replay method's
+// plan (docs/methods.md) with the GPU engine. The page keeps no device. A model replaces the one held
+// only once it is wholly on the GPU: a folder refused (a missing config, shard or tensor, an unknown
+// architecture) or a failed upload leaves the model before it in place.
 // Requests run one at a time in arrival order, so a checkpoint never changes under a scoring pass and
 // the shown rollout's request waits for at most one rollout of a data-set table being summarized; a
 // `cancel` is read at once and aborts its job at the next forward pass.
 /// <reference lib="webworker" />
 import { adapterLine, createGpu, type Gpu } from '../../gpu/runtime/device';
-import { createGpuModel, type GpuModel } from '../../gpu/model';
-import { scoreSequences } from '../../gpu/score';
+import { loadFamilyModel } from '../../gpu/family-model';
+import { createGpuModel } from '../../gpu/model';
+import { scoreSequences, type ScoredModel } from '../../gpu/score';
 import { loadCheckpoint } from '../../model/checkpoint';
 import { describeConfig } from '../../model/config';
+import { describeFamilyConfig } from '../../model/family/config';
+import { blobModelFolder, folderTokenizer, folderTokenizerFiles, openModelFolder } from '../../model/family/folder';
 import { buildPlan, planNeeds, type SequencePlan } from '../../plan';
 import { tokenizerMismatch, type Rollout } from '../../rollout';
 import { deriveTree, type ConditioningTree } from '../../tree';
@@ -28,7 +35,8 @@ import {
 declare const self: DedicatedWorkerGlobalScope;
 
 let gpu: Gpu | null = null;
-let model: GpuModel | null = null;
+/** The model held, with what rollouts it reads: its vocabulary, positions and (a folder's) tokenizer name. */
+let held: { model: ScoredModel; V: number; nPositions: number; tokenizer?: string } | null = null;
 
 function post(reply: ScoreWorkerReply, transfer: Transferable[] = []): void {
   self.postMessage(reply, transfer);
@@ -42,15 +50,14 @@ type Progress = Omit<ScoreProgress, 'type' | 'job'>;
  * methods SDCC's KL compares (`leaves`, what a data-set table's row needs too).
  */
 async function scoreAll(
-  model: GpuModel,
+  { model, V, nPositions, tokenizer }: NonNullable<typeof held>,
   rollout: Rollout,
   tree: ConditioningTree,
   want: 'all' | 'leaves',
   signal: AbortSignal,
   onProgress: (p: Progress) => void,
 ): Promise<MethodScores[]> {
-  const { vocabSize: V, nPositions } = model.config;
-  const mismatch = tokenizerMismatch(rollout.tokenizer, V);
+  const mismatch = tokenizerMismatch(rollout.tokenizer, V, tokenizer);
   if (mismatch) throw new Error(tokenizerMismatchMessage(rollout.id, mismatch.reason, mismatch.model));
   const maxToken = rollout.tokens.reduce((m, t) => Math.max(m, t), 0);
   const plans = SCORED_METHODS.map((method): { method: ScoredMethod; plan: SequencePlan } | { method: ScoredMethod; error: string } => {
@@ -111,23 +118,42 @@ async function handle(request: Exclude<ScoreWorkerRequest, { type: 'cancel' }>, 
     if (request.type === 'load') {
       const weights = loadCheckpoint(new Uint8Array(request.bytes));
       gpu ??= await createGpu();
-      model?.destroy();
-      model = null;
-      model = createGpuModel(gpu, weights);
-      post({ type: 'loaded', job, description: describeConfig(weights.config), adapter: adapterLine(gpu.info) });
+      held?.model.destroy();
+      held = null;
+      held = { model: createGpuModel(gpu, weights), V: weights.config.vocabSize, nPositions: weights.config.nPositions };
+      post({ type: 'loaded', job, kind: 'gpt2', tokenizer: null, description: describeConfig(weights.config), adapter: adapterLine(gpu.info) });
       return;
     }
-    if (!model) throw new Error('no model loaded');
+    if (request.type === 'load-folder') {
+      // Every header, shape and the tokenizer checked before a byte of weights is read.
+      const folder = await openModelFolder(blobModelFolder(request.name, request.files));
+      const name = folderTokenizer(folder)?.name;
+      const tokenizer = folderTokenizerFiles(folder);
+      gpu ??= await createGpu();
+      let last = 0;
+      const model = await loadFamilyModel(gpu, folder.config, folder.source, ({ bytes, total }) => {
+        const now = performance.now();
+        if (now - last < 100 && bytes < total) return;
+        last = now;
+        post({ type: 'load-progress', job, bytes, total });
+      });
+      held?.model.destroy();
+      held = { model, V: folder.config.vocabSize, nPositions: folder.config.maxPositionEmbeddings, tokenizer: name };
+      const description = `${describeFamilyConfig(folder.config)}, ${folder.config.name === request.name ? '' : `folder ${request.name}, `}${size(folder.source.totalBytes)}`;
+      post({ type: 'loaded', job, kind: 'family', tokenizer, description, adapter: adapterLine(gpu.info) });
+      return;
+    }
+    if (!held) throw new Error('no model loaded');
     signal.throwIfAborted();
     const started = performance.now();
     const tree = deriveTree(request.rollout);
     if (request.type === 'summarize') {
-      const scores = await scoreAll(model, request.rollout, tree, 'leaves', signal, () => undefined);
+      const scores = await scoreAll(held, request.rollout, tree, 'leaves', signal, () => undefined);
       post({ type: 'summary', job, rolloutId: request.rollout.id, row: driftRow(driftOf({ rollout: request.rollout, tree }, scores)) });
       return;
     }
     let last = 0;
-    const scores = await scoreAll(model, request.rollout, tree, 'all', signal, (p) => {
+    const scores = await scoreAll(held, request.rollout, tree, 'all', signal, (p) => {
       // A message per forward pass, at most ~10 a second.
       const now = performance.now();
       if (now - last < 100 && p.tokens < p.tokensTotal && p.tokens > 0) return;
@@ -139,6 +165,10 @@ async function handle(request: Exclude<ScoreWorkerRequest, { type: 'cancel' }>, 
   } catch (error) {
     post({ type: 'error', job, message: signal.aborted ? CANCELLED : error instanceof Error ? error.message : String(error) });
   }
+}
+
+function size(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
 }
 
 let queue: Promise<void> = Promise.resolve();

@@ -5,7 +5,7 @@
 // tensors then stream one at a time, raw (BF16 / F16 / F32 as stored). Every problem is one line.
 
 import { dtypeBytes, readSafetensorsHeader, readTensor, safetensorsDataStart, type TensorEntry } from '../../util/safetensors';
-import { createHfTokenizer, type HfTokenizer } from '../../rollout/tokenizer-hf';
+import { createHfTokenizer, type HfTokenizer, type HfTokenizerFiles } from '../../rollout/tokenizer-hf';
 import { type FamilyConfig, type FolderTensor, type FolderTensorSource, type WeightDtype, familyParameters, parseFamilyConfig } from './config';
 
 /** Bytes [begin, end) of one file, fetched on demand. */
@@ -218,19 +218,30 @@ export function blobModelFolder(name: string, blobs: ReadonlyMap<string, Blob>):
 }
 
 /**
+ * What the folder's tokenizer is made of (tokenizer.json, tokenizer_config.json and chat template, named
+ * and sized by config.json), or null when the folder has no tokenizer.json: plain data, so a worker that
+ * opened the folder can hand it to the page and the page to the rollout worker.
+ */
+export function folderTokenizerFiles(folder: ModelFolder): HfTokenizerFiles | null {
+  if (folder.tokenizer === null) return null;
+  return {
+    name: folder.config.name,
+    vocab: folder.config.vocabSize,
+    tokenizer: folder.tokenizer,
+    tokenizerConfig: folder.tokenizerConfig ?? {},
+    chatTemplate: folder.chatTemplate,
+  };
+}
+
+/**
  * The folder's `hf:<name>` tokenizer (its tokenizer.json, tokenizer_config.json and chat template, sized by
  * the config's vocabulary), or null when the folder has no tokenizer.json: token-level rollouts need none.
  */
 export function folderTokenizer(folder: ModelFolder): HfTokenizer | null {
-  if (folder.tokenizer === null) return null;
+  const files = folderTokenizerFiles(folder);
+  if (files === null) return null;
   try {
-    return createHfTokenizer({
-      name: folder.config.name,
-      vocab: folder.config.vocabSize,
-      tokenizer: folder.tokenizer,
-      tokenizerConfig: folder.tokenizerConfig ?? {},
-      chatTemplate: folder.chatTemplate,
-    });
+    return createHfTokenizer(files);
   } catch (error) {
     throw new ModelFolderError('tokenizer.json', (error as Error).message.replace(/^tokenizer\.json: /, ''));
   }

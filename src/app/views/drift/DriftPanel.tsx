@@ -22,7 +22,25 @@ import { DriftTerms } from './DriftTerms';
 import { DriftVerdict } from './DriftVerdict';
 import { LogprobNotice } from './LogprobNotice';
 import { Term } from './Term';
+import { pickedFolder } from '../../load/modelFolder';
 import './drift.css';
+
+/** A model on its way to the GPU: a folder's weights in bytes of their total (a checkpoint: its name). */
+function ModelLoadProgress({ name }: { name: string }) {
+  const progress = useWorkbench((s) => s.modelLoadProgress);
+  if (!progress) return <p className="pad muted">Loading {name} onto the GPU…</p>;
+  const label = `Loading ${name} onto the GPU: ${mib(progress.bytes)} of ${mib(progress.total)}`;
+  return (
+    <div className="pad progress" data-testid="model-load-progress" data-bytes={progress.bytes} data-total={progress.total}>
+      <progress max={1} value={progress.total ? progress.bytes / progress.total : 0} aria-label={label} />
+      <span>{label}</span>
+    </div>
+  );
+}
+
+function mib(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
 
 export function DriftPanel() {
   const model = useWorkbench((s) => s.model);
@@ -31,6 +49,8 @@ export function DriftPanel() {
   const scoring = useWorkbench((s) => s.scoring);
   const driftError = useWorkbench((s) => s.driftError);
   const openCheckpoint = useWorkbench((s) => s.openCheckpoint);
+  const openModelFolder = useWorkbench((s) => s.openModelFolder);
+  const modelNotice = useWorkbench((s) => s.modelNotice);
   const useDemoModel = useWorkbench((s) => s.useDemoModel);
   const scoringCancelled = useWorkbench((s) => s.scoringCancelled);
   const scoreView = useWorkbench((s) => s.scoreView);
@@ -41,7 +61,8 @@ export function DriftPanel() {
         <h2>Drift under each method</h2>
         {model ? (
           <span className="hint" data-testid="model-info">
-            model <strong>{model.name}</strong> · {model.description} · {model.adapter}
+            model <strong>{model.name}</strong> · {model.description}
+            {model.tokenizer ? ` · tokenizer ${model.tokenizer}` : ''} · {model.adapter}
             {model.restored ? ' · kept from your last visit' : ''}
           </span>
         ) : (
@@ -70,15 +91,37 @@ export function DriftPanel() {
               }}
             />
           </label>
+          <label
+            className="button"
+            title="A Llama / Qwen2 / Qwen3 model folder as the Hub publishes it (config.json, model.safetensors or its shards with model.safetensors.index.json, tokenizer.json, tokenizer_config.json): read a tensor at a time, never copied whole; its tokenizer and chat template become how imported logs are tokenized"
+          >
+            Open model folder…
+            <input
+              type="file"
+              webkitdirectory=""
+              multiple
+              data-testid="model-folder-input"
+              onChange={(e) => {
+                const folder = pickedFolder(Array.from(e.currentTarget.files ?? []));
+                if (folder) void openModelFolder(folder.name, folder.files);
+                e.currentTarget.value = '';
+              }}
+            />
+          </label>
         </span>
       </header>
       {!model && !modelLoading && (
         <p className="pad muted drift-empty">
-          A GPT-2 checkpoint (safetensors) scores every target of the rollout on WebGPU under each training method; the demo model was trained on the built-in
-          examples&apos; task.
+          A GPT-2 checkpoint (safetensors), or a Llama / Qwen model folder (picked, or dropped anywhere), scores every target of the rollout on WebGPU under each
+          training method; the demo model was trained on the built-in examples&apos; task.
         </p>
       )}
-      {modelLoading && <p className="pad muted">Loading {modelLoading} onto the GPU…</p>}
+      {modelNotice && !modelLoading && (
+        <p className="pad muted" data-testid="model-notice">
+          {modelNotice}
+        </p>
+      )}
+      {modelLoading && <ModelLoadProgress name={modelLoading} />}
       {scoring && <ScoringProgress />}
       {scoringCancelled && !scoring && (
         <p className="pad muted" data-testid="drift-cancelled">

@@ -1,7 +1,7 @@
-// The load bar: open a file (picker or drop anywhere), how imported text becomes tokens (bytes or
-// GPT-2 word pieces), open a built-in example, pick a rollout of a JSONL set; the parse progress;
+// The load bar: open a file (picker or drop anywhere), how imported text becomes tokens (bytes, GPT-2
+// word pieces, or the loaded model folder's own tokenizer and chat template), open a built-in example, pick a rollout of a JSONL set; the parse progress;
 // the validator's message when a file is refused (the rollout shown before stays).
-import type { TokenizerName } from '../../../rollout';
+import type { ImportTokenizerName } from '../../protocol/parse';
 import { useWorkbench } from '../../store';
 import { EXAMPLES } from '../../load/examples';
 
@@ -22,6 +22,9 @@ export function LoadBar() {
   const dismiss = useWorkbench((s) => s.dismissLoadError);
   const importTokenizer = useWorkbench((s) => s.importTokenizer);
   const setImportTokenizer = useWorkbench((s) => s.setImportTokenizer);
+  const modelTokenizer = useWorkbench((s) => s.model?.tokenizer ?? null);
+  // The loaded model folder's tokenizer, and the one the shown import was made with (still known on the page).
+  const hfChoices = [...new Set([modelTokenizer, importTokenizer].filter((t): t is string => t !== null && t.startsWith('hf:')))];
   const maxPacked = useWorkbench((s) => s.maxPacked);
   const setMaxPacked = useWorkbench((s) => s.setMaxPacked);
 
@@ -48,12 +51,17 @@ export function LoadBar() {
         <span className="muted">or drop a .json / .jsonl / calls log anywhere</span>
         <label
           className="picker"
-          title="How the text of an imported chat log, agent session or calls log becomes tokens: bytes for the workbench's own models, GPT-2's word pieces for a GPT-2 checkpoint (docs/tokenizers.md). Rollout files name their own tokenizer."
+          title="How the text of an imported chat log, agent session or calls log becomes tokens: bytes for the workbench's own models, GPT-2's word pieces for a GPT-2 checkpoint, a loaded model folder's own tokenizer with its chat template (docs/tokenizers.md). Rollout files name their own tokenizer."
         >
           <span className="muted">text as</span>
-          <select value={importTokenizer} onChange={(e) => void setImportTokenizer(e.currentTarget.value as TokenizerName)} data-testid="import-tokenizer">
+          <select value={importTokenizer} onChange={(e) => void setImportTokenizer(e.currentTarget.value as ImportTokenizerName)} data-testid="import-tokenizer">
             <option value="byte">bytes</option>
             <option value="gpt2">GPT-2 word pieces</option>
+            {hfChoices.map((name) => (
+              <option key={name} value={name}>
+                {name === modelTokenizer ? `the model's tokenizer (${name})` : name}
+              </option>
+            ))}
           </select>
         </label>
         <label
