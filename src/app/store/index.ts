@@ -6,6 +6,7 @@ import { createContextSlice } from './contextSlice';
 import { createDriftSlice } from './driftSlice';
 import { createGlossarySlice } from './glossarySlice';
 import { createGpuSlice } from './gpuSlice';
+import { createHubSlice } from './hubSlice';
 import { createRolloutSlice } from './rolloutSlice';
 import { createTourSlice } from './tourSlice';
 import { createTrainSlice } from './trainSlice';
@@ -17,6 +18,7 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createRolloutSlice(...a),
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
+  ...createHubSlice(...a),
   ...createDatasetSlice(...a),
   ...createTrainSlice(...a),
   ...createTourSlice(...a),

@@ -17,7 +17,16 @@ import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
-export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & DatasetSlice & TrainSlice & TourSlice & GlossarySlice & ContextSlice;
+export type WorkbenchState = GpuSlice &
+  RolloutSlice &
+  ViewSlice &
+  DriftSlice &
+  HubSlice &
+  DatasetSlice &
+  TrainSlice &
+  TourSlice &
+  GlossarySlice &
+  ContextSlice;
 
 /** A slice of the workbench store: its part of the state, seeing the whole. */
 export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
@@ -276,4 +285,34 @@ export interface GlossarySlice {
   /** Opens a doc reference of the glossary in the panel (it stays open at its entry underneath). */
   openDoc(href: string | null): void;
   closeGlossary(): void;
+}
+
+// --- Hub: a model from the Hugging Face Hub by id, downloaded into the page's cache (OPFS), then opened as a model folder.
+
+export interface HubDownload {
+  /** `ORG/NAME[@REV]` as typed. */
+  id: string;
+  /** Bytes in the cache of the model's total (what was cached before counts). */
+  bytes: number;
+  total: number;
+  /** Bytes fetched over the network in this load (what the ETA follows). */
+  fetched: number;
+  startedAt: number;
+}
+
+export interface HubSlice {
+  /** The Hub's address (a setting kept in localStorage; tests point it at a local stand-in). */
+  hubEndpoint: string;
+  hubDownload: HubDownload | null;
+  hubError: string | null;
+  /** Bytes the page's Hub cache holds (null until measured). */
+  hubCacheBytes: number | null;
+  setHubEndpoint(endpoint: string): void;
+  /**
+   * Downloads `ORG/NAME[@REV]` into the cache (resuming a partial file; no request when it is whole there) and opens
+   * it as a model folder. `token` (a gated model's) is sent to the Hub only, and never kept.
+   */
+  openHubModel(id: string, token?: string): Promise<boolean>;
+  measureHubCache(): Promise<void>;
+  clearHubCache(): Promise<void>;
 }

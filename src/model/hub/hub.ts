@@ -136,7 +136,8 @@ export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: 
 
   const request = async (url: string, init: RequestInit): Promise<Response> => {
     try {
-      return await doFetch(url, { ...init, signal: options.signal });
+      // no-store: a browser's HTTP cache must not answer a Range request, nor keep a copy of every shard.
+      return await doFetch(url, { ...init, cache: 'no-store', signal: options.signal });
     } catch (error) {
       if (options.signal?.aborted) throw new HubError(name, 'download cancelled (what arrived is kept; load again to resume)');
       throw new HubError(name, networkReason(endpoint, error));
