@@ -35,7 +35,10 @@ describe('mw score / drift --ckpt hf:ORG/NAME', () => {
     const score = await mw(['score', '--ckpt', 'hf:tiny/qwen3', ROLLOUT, '--method', 'naive-compressed', '--json'], env('cache'));
     expect(score.stderr).toBe('');
     expect(score.code).toBe(0);
-    const downloaded = hub.log.slice(before).filter((r) => r.method === 'GET').reduce((n, r) => n + r.bytes, 0);
+    const downloaded = hub.log
+      .slice(before)
+      .filter((r) => r.method === 'GET')
+      .reduce((n, r) => n + r.bytes, 0);
     const files = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'model.safetensors'];
     expect(downloaded).toBe(files.reduce((n, f) => n + statSync(join(FOLDER, f)).size, 0));
     const local = await mw(['score', '--ckpt', FOLDER, ROLLOUT, '--method', 'naive-compressed', '--json']);

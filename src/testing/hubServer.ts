@@ -110,7 +110,14 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
     if (cut === undefined) return send(req, res, status, headers, file.data.subarray(begin, end));
     cuts.delete(name);
     const part = file.data.subarray(begin, Math.min(end, begin + cut));
-    log.push({ method: 'GET', path: req.url ?? '', range: req.headers.range ?? null, authorization: req.headers.authorization ?? null, status, bytes: part.length });
+    log.push({
+      method: 'GET',
+      path: req.url ?? '',
+      range: req.headers.range ?? null,
+      authorization: req.headers.authorization ?? null,
+      status,
+      bytes: part.length,
+    });
     res.writeHead(status, headers);
     res.write(part, () => setTimeout(() => res.socket?.destroy(), 20));
   };

@@ -237,7 +237,8 @@ export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: 
         from = 0;
       } else if (response.status === 206) {
         const range = /^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '');
-        if (!range || Number(range[1]) !== from) throw new HubError(name, `${file}: the server resumed at the wrong byte (${response.headers.get('content-range')})`);
+        if (!range || Number(range[1]) !== from)
+          throw new HubError(name, `${file}: the server resumed at the wrong byte (${response.headers.get('content-range')})`);
       }
       const writer = await store.openPartial(meta.etag, from);
       let at = from;
@@ -248,10 +249,7 @@ export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: 
           try {
             chunk = await reader.read();
           } catch {
-            throw new HubError(
-              name,
-              `connection lost after ${at} of ${meta.size} bytes of ${file}; the part that arrived is kept: load again to resume`,
-            );
+            throw new HubError(name, `connection lost after ${at} of ${meta.size} bytes of ${file}; the part that arrived is kept: load again to resume`);
           }
           if (chunk.done) break;
           if (at + chunk.value.length > meta.size) throw new HubError(name, `${file}: the server sent more than its ${meta.size} bytes`);

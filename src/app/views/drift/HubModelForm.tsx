@@ -85,13 +85,7 @@ export function HubModelForm() {
           <summary>Hub settings</summary>
           <label>
             Hub address{' '}
-            <input
-              type="url"
-              defaultValue={endpoint}
-              onBlur={(e) => setHubEndpoint(e.currentTarget.value)}
-              spellCheck={false}
-              data-testid="hub-endpoint"
-            />
+            <input type="url" defaultValue={endpoint} onBlur={(e) => setHubEndpoint(e.currentTarget.value)} spellCheck={false} data-testid="hub-endpoint" />
           </label>{' '}
           <span className="muted" data-testid="hub-cache">
             cache {cacheBytes === null ? '…' : size(cacheBytes)}
