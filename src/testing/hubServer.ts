@@ -119,7 +119,9 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
       bytes: part.length,
     });
     res.writeHead(status, headers);
-    res.write(part, () => setTimeout(() => res.socket?.destroy(), 20));
+    // Cut a moment after the bytes went out: a fetch drops the chunks it holds unread when its body errors, so the
+    // client is given the time to take them (as on a real network, where a connection dies well after its last bytes).
+    res.write(part, () => setTimeout(() => res.socket?.destroy(), 300));
   };
 
   const server = createServer((req, res) => {

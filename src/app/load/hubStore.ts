@@ -3,7 +3,7 @@
 // links). A download in progress is BLOB.incomplete, committed every PARTIAL_COMMIT_BYTES so a closed tab
 // keeps most of it; loading a cached model reads OPFS only. The model's files come back as Files (read by
 // byte range, never whole), the map the scoring worker loads a folder from.
-import { type HubModelRef, type HubOptions, type HubStore, type PartialWriter, fetchHubModel } from '../../model/hub/hub';
+import { HubCacheError, type HubModelRef, type HubOptions, type HubStore, type PartialWriter, fetchHubModel } from '../../model/hub/hub';
 
 /** A partial download is committed to OPFS after this many bytes (a writable's data is only kept on close). */
 const PARTIAL_COMMIT_BYTES = 32 * 2 ** 20;
@@ -35,7 +35,7 @@ async function fileIn(parent: FileSystemDirectoryHandle | null, name: string): P
 /** A quota refusal as one line. */
 function quotaError(error: unknown): Error {
   if ((error as DOMException)?.name === 'QuotaExceededError')
-    return new Error("the browser's storage quota is full (the part downloaded is kept; clear the Hub cache or free space, then load again)");
+    return new HubCacheError("the browser's storage quota is full (the part downloaded is kept; clear the Hub cache or free space, then load again)");
   return error as Error;
 }
 

@@ -8,7 +8,7 @@ import { createReadStream, existsSync, lstatSync, mkdirSync, readFileSync, renam
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { type HubModelRef, type HubOptions, type HubStore, fetchHubModel } from './hub';
+import { HubCacheError, type HubModelRef, type HubOptions, type HubStore, fetchHubModel } from './hub';
 
 /**
  * Where models are cached: $HF_HUB_CACHE, else $HF_HOME/hub, else $MW_CACHE_DIR/models, else the Hub's
@@ -29,9 +29,10 @@ export function hubRepoDir(cache: string, repo: string): string {
 /** A disk's refusal (full, quota, read-only) as one line naming the path. */
 function diskError(path: string, error: unknown): Error {
   const code = (error as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOSPC') return new Error(`no space left on the disk for ${path} (the part written is kept; free space and load again)`);
-  if (code === 'EDQUOT') return new Error(`disk quota exceeded writing ${path} (the part written is kept; free space and load again)`);
-  if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') return new Error(`cannot write ${path} (${code}); set HF_HUB_CACHE to a writable folder`);
+  if (code === 'ENOSPC') return new HubCacheError(`no space left on the disk for ${path} (the part written is kept; free space and load again)`);
+  if (code === 'EDQUOT') return new HubCacheError(`disk quota exceeded writing ${path} (the part written is kept; free space and load again)`);
+  if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM')
+    return new HubCacheError(`cannot write ${path} (${code}); set HF_HUB_CACHE to a writable folder`);
   return error as Error;
 }
 
@@ -75,7 +76,11 @@ export function nodeHubStore(repoDir: string): HubStore {
     },
     async openPartial(etag, from) {
       const path = `${blob(etag)}.incomplete`;
-      mkdirSync(dirname(path), { recursive: true });
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+      } catch (error) {
+        throw diskError(path, error);
+      }
       const handle = await open(path, from > 0 ? 'r+' : 'w').catch((error) => {
         throw diskError(path, error);
       });
@@ -111,9 +116,9 @@ export function nodeHubStore(repoDir: string): HubStore {
     },
     async link(commit, file, etag) {
       const path = snapshot(commit, file);
-      mkdirSync(dirname(path), { recursive: true });
-      if (existsSync(path) || isLink(path)) rmSync(path, { force: true });
       try {
+        mkdirSync(dirname(path), { recursive: true });
+        if (existsSync(path) || isLink(path)) rmSync(path, { force: true });
         symlinkSync(relative(dirname(path), blob(etag)), path);
       } catch (error) {
         throw diskError(path, error);

@@ -4,7 +4,7 @@
 // checked, and 404 / 401 / a lost connection each end in one line.
 
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,20 @@ describe('hubModelFolder (Node, the Hub cache layout)', () => {
     );
     expect(existsSync(join(blobs, `${sha}.incomplete`))).toBe(false);
     expect(existsSync(join(blobs, sha))).toBe(false);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('a full disk is one line naming the file being written', async () => {
+    // The weights' partial file is a link to /dev/full: every write to it fails with ENOSPC, as on a full disk.
+    const cacheDir = join(TMP, 'cache-full');
+    const sha = createHash('sha256')
+      .update(readFileSync(join(qwen3, 'model.safetensors')))
+      .digest('hex');
+    const blobs = join(hubRepoDir(cacheDir, 'tiny/qwen3'), 'blobs');
+    mkdirSync(blobs, { recursive: true });
+    symlinkSync('/dev/full', join(blobs, `${sha}.incomplete`));
+    await expect(hubModelFolder(parseHubRef('hf:tiny/qwen3')!, { endpoint: hub.endpoint, cacheDir })).rejects.toThrow(
+      `hf:tiny/qwen3: no space left on the disk for ${join(blobs, `${sha}.incomplete`)} (the part written is kept; free space and load again)`,
+    );
   });
 
   it('404 (no model, no revision), 401 (gated, no token or a wrong one) and a lost connection are one line each; a token is sent as Bearer', async () => {

@@ -43,6 +43,11 @@ export class HubError extends Error {
   }
 }
 
+/** The cache's refusal (a full disk or quota, a folder that cannot be written): one line, turned into a HubError. */
+export class HubCacheError extends Error {
+  override readonly name = 'HubCacheError';
+}
+
 /** Progress in bytes: `bytes` of `total` are in the cache, `fetched` of them came over the network in this load. */
 export interface HubProgress {
   file: string;
@@ -56,7 +61,7 @@ export interface HubOptions {
   endpoint?: string;
   /** A user access token, sent as `Authorization: Bearer` to the endpoint only. */
   token?: string;
-  /** How the user gives a token, for the 401 / 403 line ("set HF_TOKEN", "enter an access token"). */
+  /** How the user gives a token, for the 401 / 403 lines ("set HF_TOKEN to a token", "enter an access token"). */
   tokenHint?: string;
   fetch?: typeof fetch;
   signal?: AbortSignal;
@@ -120,6 +125,15 @@ function networkReason(endpoint: string, error: unknown): string {
  * wants them. With the snapshot already whole in the store, nothing is requested.
  */
 export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: HubOptions = {}): Promise<{ commit: string; files: string[] }> {
+  try {
+    return await fetchInto(ref, store, options);
+  } catch (error) {
+    if (error instanceof HubCacheError) throw new HubError(formatHubRef(ref), error.message);
+    throw error;
+  }
+}
+
+async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions): Promise<{ commit: string; files: string[] }> {
   const name = formatHubRef(ref);
   const cachedCommit = COMMIT.test(ref.revision) ? ref.revision : await store.readRef(ref.revision);
   if (cachedCommit) {
@@ -130,7 +144,7 @@ export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: 
   const endpoint = (options.endpoint || DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
   const origin = new URL(endpoint).origin;
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const hint = options.tokenHint ?? 'set HF_TOKEN';
+  const hint = options.tokenHint ?? 'set HF_TOKEN to a token';
   const headersFor = (url: string, extra: Record<string, string> = {}): Record<string, string> =>
     options.token && new URL(url).origin === origin ? { ...extra, authorization: `Bearer ${options.token}` } : extra;
 
@@ -152,7 +166,7 @@ export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: 
         name,
         options.token
           ? `the token is not accepted (401): it cannot read this gated or private model`
-          : `the model is gated or private (401): ${hint} to a token that can read it`,
+          : `the model is gated or private (401): ${hint} that can read it`,
       );
     if (status === 403) return new HubError(name, `access denied (403): the model is gated; accept its conditions on the Hub, then ${hint}`);
     if (status === 404) {
@@ -268,6 +282,7 @@ export async function fetchHubModel(ref: HubModelRef, store: HubStore, options: 
     try {
       await store.completePartial(meta.etag, { size: meta.size, sha256: meta.sha256 });
     } catch (error) {
+      if (error instanceof HubCacheError) throw error;
       throw new HubError(name, `${file}: ${(error as Error).message}`);
     }
     await store.link(commit, file, meta.etag);
