@@ -22,9 +22,6 @@ import { tokenizerMismatch } from '../rollout/tokenizer';
 import type { FamilyConfig } from '../model/family/config';
 import { ModelFolderError } from '../model/family/folder';
 import { isModelFolderPath, loadFamilyModel, modelFolderDir, type FamilyModel } from '../model/family/folder-node';
-import { HubError, formatHubRef, parseHubRef } from '../model/hub/hub';
-import { hubModelFolder } from '../model/hub/hub-node';
-import { createProgress } from '../present/progress';
 import { randomWeights } from '../model/random-weights';
 import { deriveTree } from '../tree/derive';
 import type { ConditioningTree } from '../tree/types';
@@ -34,6 +31,7 @@ import type { SamplingOptions } from '../harness/policies/model';
 import type { TuningStorage } from '../gpu/kernels/matmul/matmul-autotune';
 import type { ScoredModel } from '../gpu/score';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
+import { hubCheckpointArg, hubModelName } from './hub-arg';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
 export const GPU_UNAVAILABLE_EXIT = 69;
@@ -254,35 +252,6 @@ export type ScoringModelArg = (
 };
 
 /**
- * `--ckpt hf:ORG/NAME[@REV]` (docs/hub.md): the model's snapshot folder in the Hub cache, downloaded first
- * where it is not whole there ($HF_ENDPOINT, $HF_TOKEN; progress on stderr on a terminal or for a large
- * download). The Hub's refusals (404, 401 / 403), a lost connection and a full disk are one line (exit 2).
- */
-export async function hubCheckpointArg(text: string, io: CliIO, command: string): Promise<string> {
-  const ref = parseHubRef(text);
-  if (!ref) throw new UsageError(`--ckpt ${quote(text)} is not a Hub model id (hf:ORG/NAME or hf:ORG/NAME@REVISION)`);
-  const tty = !!process.stderr.isTTY;
-  const progress = createProgress((line) => io.err(line), { tty });
-  let shown = false;
-  try {
-    return await hubModelFolder(ref, {
-      endpoint: process.env.HF_ENDPOINT || undefined,
-      token: process.env.HF_TOKEN || undefined,
-      onProgress: ({ bytes, total, fetched }) => {
-        // Bytes found in the cache (a resumed file's first part) are not part of this run's rate.
-        const kept = bytes - fetched;
-        if (!tty && !shown && total < LOAD_PROGRESS_BYTES) return;
-        shown = true;
-        progress(fetched, total - kept, ({ eta }) => `mw ${command}: downloading ${formatHubRef(ref)}: ${mib(bytes)} of ${mib(total)}, ETA ${eta}`);
-      },
-    });
-  } catch (error) {
-    if (error instanceof HubError) throw new ValidationError({ file: formatHubRef(ref) }, error.reason);
-    throw error;
-  }
-}
-
-/**
  * A GPT-2 checkpoint, a model folder (isModelFolderPath) or a model on the Hub (`hf:ORG/NAME[@REV]`, fetched
  * into the cache first); any refused in one line naming the file or the model (exit 2).
  */
@@ -291,7 +260,7 @@ export async function scoringModelArg(ckpt: string, io: CliIO, command: string):
   const path = hub ? await hubCheckpointArg(ckpt, io, command) : ckpt;
   if (isModelFolderPath(path)) {
     // A Hub model is named as its folder would be once downloaded by hand: NAME of ORG/NAME.
-    const model = await familyModelArg(path, hub ? parseHubRef(ckpt)!.repo.split('/').pop() : undefined);
+    const model = await familyModelArg(path, hub ? hubModelName(ckpt) : undefined);
     return {
       kind: 'family',
       model,

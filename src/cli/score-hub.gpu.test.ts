@@ -6,6 +6,7 @@
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixturePath } from '../rollout/importers/testing';
 import { writeFamilyFolder } from '../testing/familyFolders';
 import { type HubServer, startHubServer } from '../testing/hubServer';
 import { mw, tmpDir, WORKED } from './subprocess.testing';
@@ -88,5 +89,25 @@ describe('mw score / drift --ckpt hf:ORG/NAME', () => {
     const opened = await mw(['score', '--ckpt', 'hf:gated/qwen3', ROLLOUT, '--method', 'logit-tree', '--json'], env('cache-errors', { HF_TOKEN: 'hf_secret' }));
     expect(opened.code).toBe(0);
     expect(hub.log.slice(before).every((r) => r.authorization === 'Bearer hf_secret')).toBe(true);
+  });
+
+  it('mw import --tokenizer hf:ORG/NAME fetches the tokenizer files only and writes what --tokenizer FOLDER writes', async () => {
+    const session = fixturePath('agent-session-two-compactions.jsonl');
+    const before = hub.log.length;
+    const out = join(TMP, 'session.hub.jsonl');
+    const run = await mw(['import', session, '--tokenizer', 'hf:tiny/qwen3', '--out', out], env('cache-import'));
+    expect(run.code).toBe(0);
+    const asked = hub.log.slice(before).map((r) => r.path.split('/').pop());
+    expect(asked).toContain('tokenizer.json');
+    expect(asked.some((f) => f?.endsWith('.safetensors'))).toBe(false);
+    const local = join(TMP, 'session.folder.jsonl');
+    expect((await mw(['import', session, '--tokenizer', FOLDER, '--out', local])).code).toBe(0);
+    const imported = readFileSync(out, 'utf8');
+    expect(imported).toBe(readFileSync(local, 'utf8'));
+    expect(imported).toContain('"tokenizer":"hf:qwen3"');
+    // Again: from the cache, not one request.
+    const cached = hub.log.length;
+    expect((await mw(['import', session, '--tokenizer', 'hf:tiny/qwen3', '--out', join(TMP, 'again.jsonl')], env('cache-import'))).code).toBe(0);
+    expect(hub.log.length).toBe(cached);
   });
 });

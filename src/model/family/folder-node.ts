@@ -112,11 +112,12 @@ function readJsonFile(path: string): unknown {
  * A model folder's tokenizer alone (mw import --tokenizer FOLDER): tokenizer.json, tokenizer_config.json
  * and chat_template.jinja, named and sized by config.json as loadFamilyModel names it; no weights read.
  */
-export function loadFolderTokenizer(path: string): HfTokenizer {
+export function loadFolderTokenizer(path: string, folderName?: string): HfTokenizer {
   const folder = modelFolderDir(path);
   const file = (name: string) => join(folder, name);
-  if (!existsSync(file('tokenizer.json'))) throw new ModelFolderError(basename(resolve(folder)), 'no tokenizer.json (a model folder as the Hub publishes it)');
-  let name = basename(resolve(folder));
+  if (!existsSync(file('tokenizer.json')))
+    throw new ModelFolderError(folderName ?? basename(resolve(folder)), 'no tokenizer.json (a model folder as the Hub publishes it)');
+  let name = folderName ?? basename(resolve(folder));
   let vocab: number | undefined;
   if (existsSync(file('config.json'))) {
     try {

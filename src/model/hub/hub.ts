@@ -65,6 +65,8 @@ export interface HubOptions {
   tokenHint?: string;
   fetch?: typeof fetch;
   signal?: AbortSignal;
+  /** Only config.json and the tokenizer's files (mw import --tokenizer hf:…): no weights. */
+  tokenizerOnly?: boolean;
   onProgress?(progress: HubProgress): void;
 }
 
@@ -137,7 +139,7 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
   const name = formatHubRef(ref);
   const cachedCommit = COMMIT.test(ref.revision) ? ref.revision : await store.readRef(ref.revision);
   if (cachedCommit) {
-    const files = await snapshotFiles(store, cachedCommit);
+    const files = await snapshotFiles(store, cachedCommit, options.tokenizerOnly === true);
     if (files) return { commit: cachedCommit, files };
   }
 
@@ -292,6 +294,12 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
   const sizeOf = (file: string) => metas.get(file)?.size ?? 0;
   const files = ['config.json'];
   for (const file of OPTIONAL_FILES) if (await wanted(file)) files.push(file);
+  if (options.tokenizerOnly) {
+    total = files.reduce((n, f) => n + sizeOf(f), 0);
+    for (const file of files) await download(file);
+    if (!COMMIT.test(ref.revision)) await store.writeRef(ref.revision, commit);
+    return { commit, files };
+  }
   let shards: string[];
   if (await wanted(INDEX)) {
     files.push(INDEX);
@@ -325,7 +333,7 @@ function indexShards(text: string, name: string): string[] {
 }
 
 /** The snapshot's files when it is whole (every file the load reads present, or known absent), else null. */
-async function snapshotFiles(store: HubStore, commit: string): Promise<string[] | null> {
+async function snapshotFiles(store: HubStore, commit: string, tokenizerOnly: boolean): Promise<string[] | null> {
   if ((await store.fileState(commit, 'config.json')) !== 'present') return null;
   const files = ['config.json'];
   for (const file of OPTIONAL_FILES) {
@@ -333,6 +341,7 @@ async function snapshotFiles(store: HubStore, commit: string): Promise<string[] 
     if (state === 'unknown') return null;
     if (state === 'present') files.push(file);
   }
+  if (tokenizerOnly) return files;
   const index = await store.fileState(commit, INDEX);
   if (index === 'unknown') return null;
   let shards = [SINGLE];
