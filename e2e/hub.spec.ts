@@ -76,6 +76,12 @@ test('load a model by id with progress; a reload loads it from the cache with no
   await expect(page.getByTestId('model-info')).toContainText('tokenizer hf:qwen3');
   expect(hub.log.length).toBe(cached);
 
+  // The cache's size, and the button that clears it: the next load asks the Hub again.
+  await expect(page.getByTestId('hub-cache')).not.toHaveText('cache 0.0 KiB');
+  await page.locator('details.hub-settings summary').click();
+  await page.getByTestId('hub-clear-cache').click();
+  await expect(page.getByTestId('hub-cache')).toHaveText('cache 0.0 KiB');
+
   // A model the Hub does not have is one line.
   await loadById(page, 'tiny/nothing');
   await expect(page.getByTestId('hub-error')).toHaveText(`hf:tiny/nothing: no such model on ${hub.endpoint} (404)`);
