@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.ts';
 import { generateRandomRollout } from '../src/rollout/generate-random.ts';
+import { writeFamilyFolder } from '../src/testing/familyFolders.ts';
 
 const args = process.argv.slice(2);
 const out = args.includes('--out') ? args[args.indexOf('--out') + 1] : 'docs/screenshots';
@@ -212,6 +213,25 @@ try {
   await page.getByTestId('rollout-id').filter({ hasText: 'generated-900' }).waitFor();
   await page.waitForTimeout(500);
   await page.screenshot({ path: join(out, 'generated.png') });
+
+  // A model folder (a tiny random Qwen3, written as the tests write one) picked in the drift panel: its
+  // tokenizer and chat template become the load bar's import choice, and an agent session imported with
+  // them is scored under every method. Last: the folder is kept in IndexedDB and would load on later pages.
+  const folderDir = join(mkdtempSync(join(tmpdir(), 'mw-shots-')), 'qwen3');
+  writeFamilyFolder(folderDir, 'qwen3', 3);
+  await page.goto(`${base}?rows=step`);
+  await page.getByTestId('rollout-id').waitFor();
+  await page.getByTestId('model-folder-input').setInputFiles(folderDir);
+  await page.getByTestId('model-info').filter({ hasText: 'tokenizer hf:qwen3' }).waitFor({ timeout: 60_000 });
+  await page.getByTestId('rollout-file-input').setInputFiles({
+    name: 'agent-session-two-compactions.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: readFileSync('src/rollout/importers/fixtures/agent-session-two-compactions.jsonl'),
+  });
+  await page.getByTestId('drift-table').waitFor({ timeout: 240_000 });
+  await page.waitForTimeout(500);
+  await page.locator('.loadbar').screenshot({ path: join(out, 'loadbar-model-tokenizer.png') });
+  await page.locator('.drift').screenshot({ path: join(out, 'drift-model-folder.png') });
   await browser.close();
   console.log(`screenshots in ${out}/`);
 } finally {

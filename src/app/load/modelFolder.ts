@@ -51,7 +51,8 @@ async function readDirectory(dir: FileSystemDirectoryEntry, prefix = ''): Promis
   const files = new Map<string, Blob>();
   for (const entry of await directoryEntries(dir)) {
     if (entry.isFile) files.set(prefix + entry.name, await entryFile(entry as FileSystemFileEntry));
-    else if (entry.isDirectory) for (const [name, blob] of await readDirectory(entry as FileSystemDirectoryEntry, `${prefix}${entry.name}/`)) files.set(name, blob);
+    else if (entry.isDirectory)
+      for (const [name, blob] of await readDirectory(entry as FileSystemDirectoryEntry, `${prefix}${entry.name}/`)) files.set(name, blob);
   }
   return files;
 }

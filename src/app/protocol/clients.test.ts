@@ -48,6 +48,23 @@ afterEach(() => {
 });
 
 describe('the rollout worker client', () => {
+  it("registers a model folder's tokenizer, and again first thing in a worker started after a failure", async () => {
+    const parser = createParser();
+    const files = { name: 'qwen3', vocab: 320, tokenizer: { model: { type: 'BPE' } }, tokenizerConfig: {}, chatTemplate: '{{ messages }}' };
+    const named = parser.useTokenizer(files);
+    const worker = lastWorker();
+    const request = worker.received.find((r) => r.type === 'tokenizer' && r.job !== 0)!;
+    expect(request.files).toEqual(files);
+    worker.reply({ type: 'tokenizer', job: request.job, name: 'hf:qwen3' });
+    expect(await named).toBe('hf:qwen3');
+    worker.fail('out of memory');
+    void parser.table(1, () => undefined);
+    const restarted = lastWorker();
+    expect(restarted).not.toBe(worker);
+    expect(restarted.received.map((r) => r.type)).toEqual(['tokenizer', 'table']);
+    expect(restarted.received[0].files).toEqual(files);
+  });
+
   it('starts the rollout worker on the first request, reports progress and resolves with the parsed set named by its job', async () => {
     const parser = createParser();
     expect(FakeWorker.made).toHaveLength(0);
@@ -117,6 +134,34 @@ describe('the scoring worker client', () => {
     expect([...new Uint8Array(request.bytes as ArrayBuffer)]).toEqual([1, 2, 3, 4]);
     worker.reply({ type: 'loaded', job: request.job, description: 'V 272, C 32', adapter: 'swiftshader' });
     expect(await loaded).toMatchObject({ description: 'V 272, C 32', adapter: 'swiftshader' });
+  });
+
+  it("sends a model folder's files by name, reports its load in bytes and resolves with the model and its tokenizer files", async () => {
+    const scorer = createScorer();
+    const worker = lastWorker();
+    const files = new Map([
+      ['config.json', new Blob(['{}'])],
+      ['model.safetensors', new Blob([new Uint8Array([1, 2])])],
+    ]);
+    const progress: [number, number][] = [];
+    const loaded = scorer.loadFolder('qwen3', files, (bytes, total) => progress.push([bytes, total]));
+    const request = worker.received[0];
+    expect(request).toMatchObject({ type: 'load-folder', name: 'qwen3' });
+    const sent = request.files as Map<string, Blob>;
+    expect([...sent.keys()]).toEqual(['config.json', 'model.safetensors']);
+    expect(await sent.get('config.json')!.text()).toBe('{}');
+    worker.reply({ type: 'load-progress', job: request.job, bytes: 1024, total: 4096 });
+    worker.reply({ type: 'load-progress', job: request.job, bytes: 4096, total: 4096 });
+    const tokenizer = { name: 'qwen3', vocab: 320, tokenizer: { model: {} }, tokenizerConfig: {}, chatTemplate: null };
+    worker.reply({ type: 'loaded', job: request.job, kind: 'family', tokenizer, description: 'Qwen3ForCausalLM qwen3: V 320', adapter: 'swiftshader' });
+    expect(await loaded).toMatchObject({ kind: 'family', tokenizer, description: 'Qwen3ForCausalLM qwen3: V 320' });
+    expect(progress).toEqual([
+      [1024, 4096],
+      [4096, 4096],
+    ]);
+    const refused = scorer.loadFolder('bad', new Map(), () => undefined);
+    worker.reply({ type: 'error', job: worker.received.at(-1)!.job, message: 'bad: no config.json' });
+    await expect(refused).rejects.toThrow('bad: no config.json');
   });
 
   it('reports progress in tokens; a newer score makes the older stale and stops it in the worker; errors reject with their message', async () => {

@@ -48,7 +48,8 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
     try {
       // A family model's weights alone are no GPT-2 checkpoint: its folder holds the config they need.
       const family = await familyWeightsName(file);
-      if (family) throw new Error(`the weights of a Llama / Qwen model (tensor ${family}): open its whole folder (config.json beside them) with "Open model folder…"`);
+      if (family)
+        throw new Error(`the weights of a Llama / Qwen model (tensor ${family}): open its whole folder (config.json beside them) with "Open model folder…"`);
       const loaded = await scoringWorker().load(await file.arrayBuffer(), name);
       if (key !== loads) return false; // another checkpoint was asked for meanwhile
       set({
@@ -90,8 +91,10 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
       return false;
     }
     if (options.persist !== false) void saveScoringFolder(name, files).catch(() => undefined);
-    // Its tokenizer and chat template become how imported logs are tokenized (an open import is imported again).
-    if (tokenizer) await get().setImportTokenizer(tokenizer as `hf:${string}`);
+    // Its tokenizer and chat template become how imported logs are tokenized (an open import is imported
+    // again). Loaded again after a reload, it leaves a file shown with its own choice as it was.
+    if (tokenizer && !options.restored) await get().setImportTokenizer(tokenizer as `hf:${string}`);
+    else if (tokenizer && get().source?.kind !== 'file') set({ importTokenizer: tokenizer as `hf:${string}` });
     await get().scoreView();
     return true;
   },

@@ -80,3 +80,19 @@ describe('showRollout: a rollout the page holds as JSON', () => {
     expect(s.getState().view?.rollout.id).toBe('worked-example');
   });
 });
+
+describe('openBlob with a model folder tokenizer', () => {
+  it('asks for the folder in one line when its hf: tokenizer is not loaded, keeping the view and parsing nothing', async () => {
+    const s = store();
+    s.getState().showRollout(WORKED, { kind: 'file', name: 'w.json' }, { persist: false });
+    parse.finish = null;
+    const opened = await s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'session.jsonl' }, { tokenizer: 'hf:qwen3' });
+    expect(opened).toBe(false);
+    expect(parse.finish).toBeNull();
+    expect(s.getState().loadError).toBe(
+      'session.jsonl: imported with hf:qwen3, the tokenizer of a model folder that is not loaded: open the folder again ("Open model folder…")',
+    );
+    expect(s.getState().view?.rollout.id).toBe('worked-example');
+    expect(s.getState().loading).toBeNull();
+  });
+});

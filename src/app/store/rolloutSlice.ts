@@ -63,7 +63,9 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     if (!options.auto) set({ manualOpens: get().manualOpens + 1 });
     if (tokenizer.startsWith('hf:') && !isKnownTokenizer(tokenizer)) {
       // Imported with a model folder's tokenizer: that folder must be loaded (a reload loads the kept one first).
-      set({ loadError: `${fileName}: imported with ${tokenizer}, the tokenizer of a model folder that is not loaded: open the folder again ("Open model folder…")` });
+      set({
+        loadError: `${fileName}: imported with ${tokenizer}, the tokenizer of a model folder that is not loaded: open the folder again ("Open model folder…")`,
+      });
       return false;
     }
     set({ loading: { fileName, phase: 'read', done: 0, total: blob.size } });

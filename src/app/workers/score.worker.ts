@@ -168,7 +168,11 @@ async function handle(request: Exclude<ScoreWorkerRequest, { type: 'cancel' }>, 
 }
 
 function size(bytes: number): string {
-  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
+  return bytes >= 2 ** 30
+    ? `${(bytes / 2 ** 30).toFixed(2)} GiB`
+    : bytes >= 2 ** 20
+      ? `${(bytes / 2 ** 20).toFixed(1)} MiB`
+      : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
 }
 
 let queue: Promise<void> = Promise.resolve();

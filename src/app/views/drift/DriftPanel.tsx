@@ -114,8 +114,8 @@ export function DriftPanel() {
       <HubModelForm />
       {!model && !modelLoading && (
         <p className="pad muted drift-empty">
-          A GPT-2 checkpoint (safetensors), or a Llama / Qwen model folder (picked, or dropped anywhere), scores every target of the rollout on WebGPU under each
-          training method; the demo model was trained on the built-in examples&apos; task.
+          A GPT-2 checkpoint (safetensors), or a Llama / Qwen model folder (picked, or dropped anywhere), scores every target of the rollout on WebGPU under
+          each training method; the demo model was trained on the built-in examples&apos; task.
         </p>
       )}
       {modelNotice && !modelLoading && (

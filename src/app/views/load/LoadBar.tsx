@@ -24,7 +24,7 @@ export function LoadBar() {
   const setImportTokenizer = useWorkbench((s) => s.setImportTokenizer);
   const modelTokenizer = useWorkbench((s) => s.model?.tokenizer ?? null);
   // The loaded model folder's tokenizer, and the one the shown import was made with (still known on the page).
-  const hfChoices = [...new Set([modelTokenizer, importTokenizer].filter((t): t is string => t !== null && t.startsWith('hf:')))];
+  const hfChoices = [...new Set([modelTokenizer, importTokenizer].filter((t): t is string => t?.startsWith('hf:') === true))];
   const maxPacked = useWorkbench((s) => s.maxPacked);
   const setMaxPacked = useWorkbench((s) => s.setMaxPacked);
 
@@ -54,7 +54,11 @@ export function LoadBar() {
           title="How the text of an imported chat log, agent session or calls log becomes tokens: bytes for the workbench's own models, GPT-2's word pieces for a GPT-2 checkpoint, a loaded model folder's own tokenizer with its chat template (docs/tokenizers.md). Rollout files name their own tokenizer."
         >
           <span className="muted">text as</span>
-          <select value={importTokenizer} onChange={(e) => void setImportTokenizer(e.currentTarget.value as ImportTokenizerName)} data-testid="import-tokenizer">
+          <select
+            value={importTokenizer}
+            onChange={(e) => void setImportTokenizer(e.currentTarget.value as ImportTokenizerName)}
+            data-testid="import-tokenizer"
+          >
             <option value="byte">bytes</option>
             <option value="gpt2">GPT-2 word pieces</option>
             {hfChoices.map((name) => (
