@@ -1,6 +1,6 @@
 // A model from the Hub by id (issue 29), against a stand-in Hub on 127.0.0.1 (src/testing/hubServer.ts) serving a
 // tiny Qwen3-family folder in the Hub's URL layout: the page downloads it with progress in bytes and opens it
-// as the scoring model; after a reload it loads from the page's cache with no request at all; a download cut
+// as the scoring model; after a reload it comes back from the page's cache with no request at all; a download cut
 // mid-file ends in one line, and the next load fetches only the rest (a Range request).
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,11 +68,15 @@ test('load a model by id with progress; a reload loads it from the cache with no
   expect(Math.max(...progress)).toBeGreaterThan(1000);
   await expect(page.getByTestId('hub-cache')).toContainText('KiB');
 
-  // A reload: the id is remembered and the model loads from the page's cache, with not one request to the Hub.
+  // A reload: the model comes back from the page's cache on start, and again when loaded by its id (remembered
+  // in the field), with not one request to the Hub.
   const cached = hub.log.length;
   await page.reload();
+  await expect(page.getByTestId('model-info')).toContainText('kept from your last visit');
+  await expect(page.getByTestId('model-info')).toContainText('tokenizer hf:qwen3');
   await expect(page.getByTestId('hub-model-id')).toHaveValue('tiny/qwen3');
   await page.getByTestId('hub-load').click();
+  await expect(page.getByTestId('model-info')).not.toContainText('kept from your last visit');
   await expect(page.getByTestId('model-info')).toContainText('tokenizer hf:qwen3');
   expect(hub.log.length).toBe(cached);
 

@@ -4,6 +4,7 @@
 // cache keeps it). The Hub's address is a setting; a token is sent to the Hub only, never kept.
 import { DEFAULT_HUB_ENDPOINT, HubError, parseHubRef } from '../../model/hub/hub';
 import { clearHubCache, hubCacheBytes, hubModelFiles } from '../load/hubStore';
+import { saveScoringHubModel } from '../persist/checkpoint';
 import { loadHubEndpoint, saveHubEndpoint, saveLastHubModel } from '../persist/hubSettings';
 import type { HubSlice, Slice } from './types';
 
@@ -19,7 +20,7 @@ export const createHubSlice: Slice<HubSlice> = (set, get) => ({
     set({ hubEndpoint: value });
   },
 
-  async openHubModel(id, token) {
+  async openHubModel(id, token, options = {}) {
     const typed = id.trim();
     const ref = parseHubRef(typed.startsWith('hf:') ? typed : `hf:${typed}`);
     if (!ref) {
@@ -34,6 +35,7 @@ export const createHubSlice: Slice<HubSlice> = (set, get) => ({
         endpoint: get().hubEndpoint,
         token: token || undefined,
         tokenHint: 'enter an access token',
+        cachedOnly: options.restored === true,
         onProgress: ({ bytes, total, fetched }) => {
           const download = get().hubDownload;
           if (download) set({ hubDownload: { ...download, bytes, total, fetched } });
@@ -48,8 +50,12 @@ export const createHubSlice: Slice<HubSlice> = (set, get) => ({
     set({ hubDownload: null });
     saveLastHubModel(typed);
     void get().measureHubCache();
-    // Named as the folder would be once downloaded by hand: NAME of ORG/NAME (its tokenizer's name too).
-    return get().openModelFolder(ref.repo.split('/').pop()!, files, { persist: false });
+    // Named as the folder would be once downloaded by hand: NAME of ORG/NAME (its tokenizer's name too). Kept
+    // as its id only (the files are in the Hub cache), so a reload loads it from there.
+    const name = ref.repo.split('/').pop()!;
+    const opened = await get().openModelFolder(name, files, { persist: false, restored: options.restored === true });
+    if (opened && !options.restored) void saveScoringHubModel(name, typed).catch(() => undefined);
+    return opened;
   },
 
   async measureHubCache() {

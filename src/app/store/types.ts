@@ -310,9 +310,10 @@ export interface HubSlice {
   setHubEndpoint(endpoint: string): void;
   /**
    * Downloads `ORG/NAME[@REV]` into the cache (resuming a partial file; no request when it is whole there) and opens
-   * it as a model folder. `token` (a gated model's) is sent to the Hub only, and never kept.
+   * it as a model folder. `token` (a gated model's) is sent to the Hub only, and never kept. Its id is kept in
+   * IndexedDB as the scoring model; `restored` (on start) loads it from the cache only, with no request.
    */
-  openHubModel(id: string, token?: string): Promise<boolean>;
+  openHubModel(id: string, token?: string, options?: { restored?: boolean }): Promise<boolean>;
   measureHubCache(): Promise<void>;
   clearHubCache(): Promise<void>;
 }

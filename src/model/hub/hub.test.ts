@@ -81,6 +81,12 @@ describe('hubModelFolder (Node, the Hub cache layout)', () => {
     // A commit named outright loads from the cache too.
     expect(await hubModelFolder(parseHubRef(`hf:tiny/qwen3@${commit}`)!, { endpoint: hub.endpoint, cacheDir })).toBe(dir);
     expect(hub.log.length - before).toBe(requests);
+    // From the cache only (the page's start): a model not whole there is refused without a request.
+    expect(await hubModelFolder(parseHubRef('hf:tiny/qwen3')!, { endpoint: hub.endpoint, cacheDir, cachedOnly: true })).toBe(dir);
+    await expect(
+      hubModelFolder(parseHubRef('hf:tiny/qwen3')!, { endpoint: hub.endpoint, cacheDir: join(TMP, 'cache-none'), cachedOnly: true }),
+    ).rejects.toThrow('hf:tiny/qwen3: not in the cache (cleared, or never loaded whole): load it again');
+    expect(hub.log.length - before).toBe(requests);
   });
 
   it('a sharded model: the index, then each shard it names; a shard already cached under another commit is not fetched again', async () => {

@@ -65,6 +65,8 @@ export interface HubOptions {
   tokenHint?: string;
   fetch?: typeof fetch;
   signal?: AbortSignal;
+  /** Load from the store only: a model not whole there is refused, and nothing is requested. */
+  cachedOnly?: boolean;
   /** Only config.json and the tokenizer's files (mw import --tokenizer hf:…): no weights. */
   tokenizerOnly?: boolean;
   onProgress?(progress: HubProgress): void;
@@ -142,6 +144,7 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
     const files = await snapshotFiles(store, cachedCommit, options.tokenizerOnly === true);
     if (files) return { commit: cachedCommit, files };
   }
+  if (options.cachedOnly) throw new HubError(name, 'not in the cache (cleared, or never loaded whole): load it again');
 
   const endpoint = (options.endpoint || DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
   const origin = new URL(endpoint).origin;

@@ -15,7 +15,7 @@ function size(bytes: number): string {
 function HubDownloadProgress() {
   const download = useWorkbench((s) => s.hubDownload);
   if (!download) return null;
-  if (!download.total) return <p className="pad muted">Asking the Hub for {download.id}…</p>;
+  if (!download.total) return <p className="pad muted">Opening {download.id}…</p>;
   const elapsed = (performance.now() - download.startedAt) / 1000;
   // The ETA follows this load's rate over what is left to fetch (a resumed file's first part is already here).
   const left = download.total - download.bytes;
