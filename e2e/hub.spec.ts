@@ -28,9 +28,9 @@ async function loadById(page: Page, id: string) {
   await page.getByTestId('hub-load').click();
 }
 
-/** The browser reports the optional files' 404s and the cut connection on its console: expected here, nothing else is. */
+/** The browser reports the optional files' 404s, the unknown model's 401 and the cut connection on its console: expected here, nothing else is. */
 function dropExpectedConsoleErrors(errors: string[]) {
-  const kept = errors.filter((e) => !/Failed to load resource: (the server responded with a status of 404|net::ERR_)/.test(e));
+  const kept = errors.filter((e) => !/Failed to load resource: (the server responded with a status of 40[14]|net::ERR_)/.test(e));
   errors.splice(0, errors.length, ...kept);
 }
 
@@ -88,6 +88,8 @@ test('load a model by id with progress; a reload loads it from the cache with no
 
   // A model the Hub does not have is one line.
   await loadById(page, 'tiny/nothing');
-  await expect(page.getByTestId('hub-error')).toHaveText(`hf:tiny/nothing: no such model on ${hub.endpoint} (404)`);
+  await expect(page.getByTestId('hub-error')).toHaveText(
+    `hf:tiny/nothing: no such model on ${hub.endpoint}, or it is private (401): check the id, or enter an access token that can read it`,
+  );
   dropExpectedConsoleErrors(guards.consoleErrors);
 });

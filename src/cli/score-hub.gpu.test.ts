@@ -73,12 +73,24 @@ describe('mw score / drift --ckpt hf:ORG/NAME', () => {
     expect(resumed.code).toBe(0);
     const weights = hub.log.slice(before).filter((r) => r.method === 'GET' && r.path.endsWith('/model.safetensors'));
     expect(weights.map((r) => [r.range, r.bytes])).toEqual([['bytes=1000-', whole - 1000]]);
-    expect(resumed.stdout).toBe((await mw(['score', '--ckpt', FOLDER, ROLLOUT, '--method', 'logit-tree', '--json'])).stdout);
+    // The resumed file is the Hub's, byte for byte (the scores then are the folder's, as the first test shows).
+    const snapshot = join(TMP, 'cache-resume', 'models--tiny--qwen3', 'snapshots', hub.commit('tiny/qwen3'));
+    expect(readFileSync(join(snapshot, 'model.safetensors')).equals(readFileSync(join(FOLDER, 'model.safetensors')))).toBe(true);
+    expect(JSON.parse(resumed.stdout).targets.length).toBe(8); // logit-tree scores all 8 targets of the worked example
   });
 
   it('404 and 401 are one line each (exit 2); HF_TOKEN opens a gated model', async () => {
     const run = (id: string, extra: Record<string, string> = {}) => mw(['drift', '--ckpt', id, '--rollouts', ROLLOUT, '--json'], env('cache-errors', extra));
-    expect(await run('hf:tiny/nothing')).toEqual({ code: 2, stdout: '', stderr: `hf:tiny/nothing: no such model on ${hub.endpoint} (404)\n` });
+    expect(await run('hf:tiny/nothing', { HF_TOKEN: 'hf_secret' })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `hf:tiny/nothing: no such model on ${hub.endpoint} (404)\n`,
+    });
+    expect(await run('hf:tiny/nothing')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `hf:tiny/nothing: no such model on ${hub.endpoint}, or it is private (401): check the id, or set HF_TOKEN to a token that can read it\n`,
+    });
     expect(await run('hf:tiny/qwen3@v2')).toEqual({ code: 2, stdout: '', stderr: 'hf:tiny/qwen3@v2: no revision "v2" (404)\n' });
     expect(await run('hf:gated/qwen3')).toEqual({
       code: 2,
@@ -86,7 +98,11 @@ describe('mw score / drift --ckpt hf:ORG/NAME', () => {
       stderr: 'hf:gated/qwen3: the model is gated or private (401): set HF_TOKEN to a token that can read it\n',
     });
     const before = hub.log.length;
-    const opened = await mw(['score', '--ckpt', 'hf:gated/qwen3', ROLLOUT, '--method', 'logit-tree', '--json'], env('cache-errors', { HF_TOKEN: 'hf_secret' }));
+    // (Its tokenizer alone, for mw import: no GPU needed to show the token opens it.)
+    const opened = await mw(
+      ['import', fixturePath('agent-session-two-compactions.jsonl'), '--tokenizer', 'hf:gated/qwen3', '--out', join(TMP, 'gated.jsonl')],
+      env('cache-errors', { HF_TOKEN: 'hf_secret' }),
+    );
     expect(opened.code).toBe(0);
     expect(hub.log.slice(before).every((r) => r.authorization === 'Bearer hf_secret')).toBe(true);
   });

@@ -1,7 +1,7 @@
 // A stand-in for the Hugging Face Hub on 127.0.0.1, for tests: `/ORG/NAME/resolve/REVISION/FILE` serves a
 // folder on disk as the Hub does (small files directly with an ETag and X-Repo-Commit; safetensors by a 302 to
 // a storage URL, the redirect carrying X-Linked-Etag = the file's sha256 and X-Linked-Size), byte ranges,
-// 404s with the Hub's X-Error-Code, a gated repository (401 without the right Bearer token), CORS for the
+// 404s and 401s with the Hub's X-Error-Code, a gated repository (401 without the right Bearer token), CORS for the
 // page, a mode that cuts a file's body after N bytes, and a log of every request with the bytes it was sent.
 
 import { createHash } from 'node:crypto';
@@ -141,7 +141,8 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
     if (!resolve) return send(req, res, 404, cors);
     const [, repoName, revision, fileName] = resolve.map(decodeURIComponent);
     const repo = served.get(repoName);
-    if (!repo) return send(req, res, 404, { ...cors, 'x-error-code': 'RepoNotFound' });
+    // As the Hub: a model it does not show is 401 without a token (a private one looks the same), 404 with one.
+    if (!repo) return send(req, res, req.headers.authorization ? 404 : 401, { ...cors, 'x-error-code': 'RepoNotFound' });
     if (repo.token && req.headers.authorization !== `Bearer ${repo.token}`) return send(req, res, 401, { ...cors, 'x-error-code': 'GatedRepo' });
     const commit = commits.get(repoName)!;
     if (revision !== 'main' && revision !== commit) return send(req, res, 404, { ...cors, 'x-error-code': 'RevisionNotFound' });

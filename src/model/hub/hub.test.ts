@@ -154,7 +154,10 @@ describe('hubModelFolder (Node, the Hub cache layout)', () => {
     const cacheDir = join(TMP, 'cache-errors');
     const load = (id: string, extra: { token?: string; endpoint?: string; cacheDir?: string } = {}) =>
       hubModelFolder(parseHubRef(id)!, { endpoint: hub.endpoint, cacheDir, ...extra });
-    await expect(load('hf:tiny/nothing')).rejects.toThrow(`hf:tiny/nothing: no such model on ${hub.endpoint} (404)`);
+    await expect(load('hf:tiny/nothing')).rejects.toThrow(
+      `hf:tiny/nothing: no such model on ${hub.endpoint}, or it is private (401): check the id, or set HF_TOKEN to a token that can read it`,
+    );
+    await expect(load('hf:tiny/nothing', { token: 'hf_secret' })).rejects.toThrow(`hf:tiny/nothing: no such model on ${hub.endpoint} (404)`);
     await expect(load('hf:tiny/qwen3@v9')).rejects.toThrow('hf:tiny/qwen3@v9: no revision "v9" (404)');
     await expect(load('hf:tiny/gated')).rejects.toThrow('hf:tiny/gated: the model is gated or private (401): set HF_TOKEN to a token that can read it');
     await expect(load('hf:tiny/gated', { token: 'hf_wrong' })).rejects.toThrow(

@@ -166,6 +166,15 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
   const refuse = (response: Response, file: string, revision: string): HubError => {
     const code = response.headers.get('x-error-code');
     const status = response.status;
+    // The Hub answers a model it does not show with 401 RepoNotFound when no token is sent (a private model
+    // looks the same from outside), 404 with one.
+    if (status === 401 && code === 'RepoNotFound')
+      return new HubError(
+        name,
+        options.token
+          ? `no such model on ${endpoint}, or the token cannot read it (401)`
+          : `no such model on ${endpoint}, or it is private (401): check the id, or ${hint} that can read it`,
+      );
     if (status === 401)
       return new HubError(
         name,
