@@ -37,7 +37,9 @@ function scoreTable(rollout: Rollout, scored: ScoredRollout): string {
 export const scoreCommand: Command = {
   name: 'score',
   summary: "a checkpoint's log-probability of every target a replay method scores (GPU)",
-  usage: ['mw score --ckpt CKPT FILE --method M [--json]', 'mw score --ckpt MODEL-FOLDER FILE --method M [--json]',
+  usage: [
+    'mw score --ckpt CKPT FILE --method M [--json]',
+    'mw score --ckpt MODEL-FOLDER FILE --method M [--json]',
     'mw score --ckpt hf:ORG/NAME[@REV] FILE --method M [--json]',
   ],
   details: [

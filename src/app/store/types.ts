@@ -17,16 +17,7 @@ import type { RunConfig } from '../../run/config';
 import type { MetricRecord } from '../../run/engine';
 import type { ColorMode, RowMode, SourceRef } from '../url/schema';
 
-export type WorkbenchState = GpuSlice &
-  RolloutSlice &
-  ViewSlice &
-  DriftSlice &
-  HubSlice &
-  DatasetSlice &
-  TrainSlice &
-  TourSlice &
-  GlossarySlice &
-  ContextSlice;
+export type WorkbenchState = GpuSlice & RolloutSlice & ViewSlice & DriftSlice & HubSlice & DatasetSlice & TrainSlice & TourSlice & GlossarySlice & ContextSlice;
 
 /** A slice of the workbench store: its part of the state, seeing the whole. */
 export type Slice<T> = StateCreator<WorkbenchState, [], [], T>;
