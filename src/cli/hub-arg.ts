@@ -11,8 +11,9 @@ import { UsageError, type CliIO } from './command';
 /** Downloads this large or larger report progress off a terminal too (as a folder's load does). */
 const PROGRESS_BYTES = 64 * 2 ** 20;
 
-function mib(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+function size(bytes: number): string {
+  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+  return bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
 }
 
 /**
@@ -20,9 +21,9 @@ function mib(bytes: number): string {
  * where it is not whole there ($HF_ENDPOINT, $HF_TOKEN; progress on stderr on a terminal or for a large
  * download). The Hub's refusals (404, 401 / 403), a lost connection and a full disk are one line (exit 2).
  */
-export async function hubCheckpointArg(text: string, io: CliIO, command: string, options: { tokenizerOnly?: boolean } = {}): Promise<string> {
+export async function hubCheckpointArg(text: string, io: CliIO, command: string, options: { tokenizerOnly?: boolean; flag?: string } = {}): Promise<string> {
   const ref = parseHubRef(text);
-  if (!ref) throw new UsageError(`--ckpt ${quote(text)} is not a Hub model id (hf:ORG/NAME or hf:ORG/NAME@REVISION)`);
+  if (!ref) throw new UsageError(`--${options.flag ?? 'ckpt'} ${quote(text)} is not a Hub model id (hf:ORG/NAME or hf:ORG/NAME@REVISION)`);
   const tty = !!process.stderr.isTTY;
   const progress = createProgress((line) => io.err(line), { tty });
   let shown = false;
@@ -36,7 +37,7 @@ export async function hubCheckpointArg(text: string, io: CliIO, command: string,
         const kept = bytes - fetched;
         if (!tty && !shown && total < PROGRESS_BYTES) return;
         shown = true;
-        progress(fetched, total - kept, ({ eta }) => `mw ${command}: downloading ${formatHubRef(ref)}: ${mib(bytes)} of ${mib(total)}, ETA ${eta}`);
+        progress(fetched, total - kept, ({ eta }) => `mw ${command}: downloading ${formatHubRef(ref)}: ${size(bytes)} of ${size(total)}, ETA ${eta}`);
       },
     });
   } catch (error) {

@@ -269,7 +269,7 @@ export const importCommand: Command = {
     let flag = args.flags.tokenizer;
     // A model on the Hub: its config.json and tokenizer files fetched into the Hub cache, read as its folder.
     const hubName = typeof flag === 'string' && flag.startsWith('hf:') ? hubModelName(flag) : undefined;
-    if (typeof flag === 'string' && flag.startsWith('hf:')) flag = await hubCheckpointArg(flag, io, 'import', { tokenizerOnly: true });
+    if (typeof flag === 'string' && flag.startsWith('hf:')) flag = await hubCheckpointArg(flag, io, 'import', { tokenizerOnly: true, flag: 'tokenizer' });
     // A built-in name, else a model folder (a directory) whose tokenizer.json the import uses.
     const isFolder = typeof flag === 'string' && !isTokenizerName(flag) && existsSync(flag) && (await stat(flag)).isDirectory();
     if (flag !== undefined && !isTokenizerName(flag) && !isFolder) {

@@ -242,7 +242,12 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
   let progressed = 0;
   let fetched = 0;
   let total = 0;
-  const report = (file: string) => options.onProgress?.({ file, bytes: progressed, total, fetched });
+  let reported = -1;
+  const report = (file: string) => {
+    if (progressed === reported) return; // once per change of the figure
+    reported = progressed;
+    options.onProgress?.({ file, bytes: progressed, total, fetched });
+  };
 
   const download = async (file: string) => {
     const meta = metas.get(file);
