@@ -173,6 +173,9 @@ describe('hubModelFolder (Node, the Hub cache layout)', () => {
         probe.close(() => done(port));
       });
     });
+    await expect(load('hf:tiny/qwen3', { endpoint: '127.0.0.1 nowhere', cacheDir: join(TMP, 'cache-offline') })).rejects.toThrow(
+      `hf:tiny/qwen3: the Hub's address "127.0.0.1 nowhere" is not a URL (HF_ENDPOINT)`,
+    );
     await expect(load('hf:tiny/qwen3', { endpoint: `http://127.0.0.1:${port}`, cacheDir: join(TMP, 'cache-offline') })).rejects.toThrow(
       `hf:tiny/qwen3: cannot reach http://127.0.0.1:${port} (ECONNREFUSED); check the connection or HF_ENDPOINT`,
     );

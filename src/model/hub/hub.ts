@@ -64,7 +64,6 @@ export interface HubOptions {
   /** How the user gives a token, for the 401 / 403 lines ("set HF_TOKEN to a token", "enter an access token"). */
   tokenHint?: string;
   fetch?: typeof fetch;
-  signal?: AbortSignal;
   /** Load from the store only: a model not whole there is refused, and nothing is requested. */
   cachedOnly?: boolean;
   /** Only config.json and the tokenizer's files (mw import --tokenizer hf:…): no weights. */
@@ -147,7 +146,12 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
   if (options.cachedOnly) throw new HubError(name, 'not in the cache (cleared, or never loaded whole): load it again');
 
   const endpoint = (options.endpoint || DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
-  const origin = new URL(endpoint).origin;
+  let origin: string;
+  try {
+    origin = new URL(endpoint).origin;
+  } catch {
+    throw new HubError(name, `the Hub's address ${JSON.stringify(endpoint)} is not a URL (HF_ENDPOINT)`);
+  }
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const hint = options.tokenHint ?? 'set HF_TOKEN to a token';
   const headersFor = (url: string, extra: Record<string, string> = {}): Record<string, string> =>
@@ -156,9 +160,8 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
   const request = async (url: string, init: RequestInit): Promise<Response> => {
     try {
       // no-store: a browser's HTTP cache must not answer a Range request, nor keep a copy of every shard.
-      return await doFetch(url, { ...init, cache: 'no-store', signal: options.signal });
+      return await doFetch(url, { ...init, cache: 'no-store' });
     } catch (error) {
-      if (options.signal?.aborted) throw new HubError(name, 'download cancelled (what arrived is kept; load again to resume)');
       throw new HubError(name, networkReason(endpoint, error));
     }
   };
