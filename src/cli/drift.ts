@@ -196,7 +196,7 @@ export const driftCommand: Command = {
     'those on the last N − 1 tokens of their own context and themselves, at positions 0 .. N − 1 (docs/methods.md).',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors), model folder (Llama, Qwen2, Qwen3) or hf:ORG/NAME[@REV] (docs/hub.md)' },
     rollouts: { type: 'string', value: 'FILE', help: 'rollouts (.json, .jsonl or any importable format)' },
     bins: { type: 'string', value: 'N', help: `histogram bins (default ${DEFAULT_BINS})` },
     window: WINDOW_FLAG,
@@ -211,7 +211,7 @@ export const driftCommand: Command = {
     const bins = integerFlag(args, 'bins', DEFAULT_BINS, 1);
     const sampling = samplingFromArgs(args, FULL_SAMPLING);
     const stream = await openRolloutFile(path);
-    const modelArg = await scoringModelArg(ckpt);
+    const modelArg = await scoringModelArg(ckpt, io, 'drift');
     const reach = reachFromArgs(args, modelArg.positions);
     // Validated and checked against the model first (no plan built), then scored a group at a
     // time: a group leaves its signed differences behind, its (targets, V) rows are dropped.

@@ -134,7 +134,7 @@ function eosIds(...sources: unknown[]): number[] {
 async function generateWithFolder(args: ParsedArgs, io: CliIO, config: DatasetConfig, out: string, path: string, sampling: SamplingOptions): Promise<number> {
   const fixed = ['config', 'init'].find((flag) => args.flags[flag] !== undefined);
   if (fixed) throw new UsageError(`--${fixed} does not go with --ckpt: the checkpoint fixes the model`);
-  const arg = await scoringModelArg(path);
+  const arg = await scoringModelArg(path, io, 'generate');
   if (arg.kind !== 'family') throw new Error('generateWithFolder: not a model folder');
   const { model: family } = arg;
   if (!family.tokenizer) throw new ValidationError({ file: path }, "no tokenizer.json: the harness writes its turns in the model's own tokenizer");

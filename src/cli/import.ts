@@ -32,6 +32,7 @@ import { ModelFolderError } from '../model/family/folder';
 import { loadFolderTokenizer } from '../model/family/folder-node';
 import { validateRollout } from '../rollout/validate';
 import { UsageError, type Command } from './command';
+import { hubCheckpointArg, hubModelName } from './hub-arg';
 import { openPartial, type PartialFile } from '../util/output-file';
 import { checkOutputPath, fileArgument, openRolloutFile } from './shared';
 
@@ -111,9 +112,9 @@ async function writeAtomically<T>(file: string, out: string, produce: (w: Writer
  * A model folder's tokenizer (--tokenizer MODEL-FOLDER), registered under its `hf:<name>`: importers
  * render with its chat template, and what they write is token ids (written so by `asTokens`).
  */
-function folderTokenizerFlag(path: string): HfTokenizer {
+function folderTokenizerFlag(path: string, name?: string): HfTokenizer {
   try {
-    const tk = loadFolderTokenizer(path);
+    const tk = loadFolderTokenizer(path, name);
     registerTokenizer(tk);
     return tk;
   } catch (error) {
@@ -230,7 +231,7 @@ async function importWholeFile(
 export const importCommand: Command = {
   name: 'import',
   summary: 'convert an agent-session log, Codex / Gemini / OpenHands transcript, chat JSONL, calls log or trainer turn dump into memorywalker.rollout/v1 JSONL',
-  usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2|MODEL-FOLDER] --out OUT.jsonl'],
+  usage: ['mw import FILE [--from FORMAT] [--tokenizer byte|gpt2|MODEL-FOLDER|hf:ORG/NAME] --out OUT.jsonl'],
   details: [
     `FORMAT is one of ${FORMATS.join(', ')} (default auto: chosen from the first records of FILE; a file no format identifies is refused).`,
     'agent-session: a coding agent CLI session log (user / assistant / system records, compactions,',
@@ -248,7 +249,8 @@ export const importCommand: Command = {
     "  (GPT-2's BPE, vocabulary 50257: pretrained GPT-2 checkpoints). A rollout is scored only by a model of its",
     "  tokenizer's vocabulary. For calls logs it names the tokenizer of their text and ids; for turn dumps, of",
     '  their ids (kept as the trainer wrote them). A model folder (tokenizer.json, tokenizer_config.json: a Llama /',
-    "  Qwen folder as the Hub publishes it) tokenizes every format of text (agent sessions, chats, Codex, Gemini,",
+    "  Qwen folder as the Hub publishes it, or hf:ORG/NAME[@REV]: its tokenizer files fetched from the Hub, docs/hub.md)",
+    "  tokenizes every format of text (agent sessions, chats, Codex, Gemini,",
     "  OpenHands, verl) with the model's own tokenizer: a chat rendered whole by its chat template, every other",
     "  piece as the template writes one message of its role. The rollouts record \"tokenizer\": \"hf:<name>\" and hold",
     '  token ids. Turn dumps carry token ids already: refused with a model folder.',
@@ -266,13 +268,16 @@ export const importCommand: Command = {
     if (typeof from !== 'string' || !FORMATS.includes(from)) {
       throw new UsageError(`unknown format ${quote(from)} (${FORMATS.join(', ')})`);
     }
-    const flag = args.flags.tokenizer;
+    let flag = args.flags.tokenizer;
+    // A model on the Hub: its config.json and tokenizer files fetched into the Hub cache, read as its folder.
+    const hubName = typeof flag === 'string' && flag.startsWith('hf:') ? hubModelName(flag) : undefined;
+    if (typeof flag === 'string' && flag.startsWith('hf:')) flag = await hubCheckpointArg(flag, io, 'import', { tokenizerOnly: true, flag: 'tokenizer' });
     // A built-in name, else a model folder (a directory) whose tokenizer.json the import uses.
     const isFolder = typeof flag === 'string' && !isTokenizerName(flag) && existsSync(flag) && (await stat(flag)).isDirectory();
     if (flag !== undefined && !isTokenizerName(flag) && !isFolder) {
       throw new UsageError(`unknown tokenizer ${quote(flag)} (${TOKENIZER_NAMES.join(', ')}, or a model folder with a tokenizer.json)`);
     }
-    const hf = isFolder ? folderTokenizerFlag(flag as string) : null;
+    const hf = isFolder ? folderTokenizerFlag(flag as string, hubName) : null;
     const tokenizerFlag: TokenizerName | undefined = hf || flag === undefined ? undefined : (flag as TokenizerName);
     if (tokenizerFlag !== undefined) await loadTokenizer(tokenizerFlag);
     const out = args.flags.out;

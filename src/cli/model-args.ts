@@ -31,6 +31,7 @@ import type { SamplingOptions } from '../harness/policies/model';
 import type { TuningStorage } from '../gpu/kernels/matmul/matmul-autotune';
 import type { ScoredModel } from '../gpu/score';
 import { UsageError, type CliIO, type FlagSpec, type ParsedArgs } from './command';
+import { hubCheckpointArg, hubModelName } from './hub-arg';
 
 /** Exit status when the runtime has no usable WebGPU device (sysexits' EX_UNAVAILABLE). */
 export const GPU_UNAVAILABLE_EXIT = 69;
@@ -208,9 +209,9 @@ function folderArchitecture(path: string): string | null {
  * that does not open is invalid input naming the file (exit 2). score / drift / verify / generate hand
  * `config` and `source` to the GPU family model and check rollouts with checkModelTakes(model.config, …).
  */
-export async function familyModelArg(path: string): Promise<FamilyModel> {
+export async function familyModelArg(path: string, name?: string): Promise<FamilyModel> {
   try {
-    return await loadFamilyModel(path);
+    return await loadFamilyModel(path, name);
   } catch (error) {
     if (error instanceof ModelFolderError) {
       // The folder reader names files inside the folder; the folder itself by its name.
@@ -255,10 +256,16 @@ export type ScoringModelArg = (
   takes(rollouts: readonly Rollout[], methods: readonly Method[]): void;
 };
 
-/** A GPT-2 checkpoint or a model folder (isModelFolderPath); either refused in one line naming the file (exit 2). */
-export async function scoringModelArg(path: string): Promise<ScoringModelArg> {
+/**
+ * A GPT-2 checkpoint, a model folder (isModelFolderPath) or a model on the Hub (`hf:ORG/NAME[@REV]`, fetched
+ * into the cache first); any refused in one line naming the file or the model (exit 2).
+ */
+export async function scoringModelArg(ckpt: string, io: CliIO, command: string): Promise<ScoringModelArg> {
+  const hub = ckpt.startsWith('hf:');
+  const path = hub ? await hubCheckpointArg(ckpt, io, command) : ckpt;
   if (isModelFolderPath(path)) {
-    const model = await familyModelArg(path);
+    // A Hub model is named as its folder would be once downloaded by hand: NAME of ORG/NAME.
+    const model = await familyModelArg(path, hub ? hubModelName(ckpt) : undefined);
     return {
       kind: 'family',
       model,

@@ -45,7 +45,11 @@ function scoreTable(rollout: Rollout, scored: ScoredRollout): string {
 export const scoreCommand: Command = {
   name: 'score',
   summary: "a checkpoint's log-probability of every target a replay method scores (GPU)",
-  usage: ['mw score --ckpt CKPT FILE --method M [--json] [--window N]', 'mw score --ckpt MODEL-FOLDER FILE --method M [--json] [--window N]'],
+  usage: [
+    'mw score --ckpt CKPT FILE --method M [--json] [--window N]',
+    'mw score --ckpt MODEL-FOLDER FILE --method M [--json] [--window N]',
+    'mw score --ckpt hf:ORG/NAME[@REV] FILE --method M [--json] [--window N]',
+  ],
   details: [
     `M is one of ${SEQUENCE_METHODS.join(', ')} (sdcc is an objective, not a scoring).`,
     'FILE is a rollout (.json), a data set (.jsonl) or any importable format. --json prints',
@@ -58,7 +62,7 @@ export const scoreCommand: Command = {
     'itself, at positions 0 .. N − 1, and lists it in windowed (docs/methods.md, "Long sessions").',
   ].join('\n'),
   flags: {
-    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors) or model folder (Llama, Qwen2, Qwen3)' },
+    ckpt: { type: 'string', value: 'CKPT', help: 'GPT-2 checkpoint (.safetensors), model folder (Llama, Qwen2, Qwen3) or hf:ORG/NAME[@REV] (docs/hub.md)' },
     method: { type: 'string', value: 'M', help: 'the replay method' },
     json: { type: 'boolean', help: 'print JSON' },
     window: WINDOW_FLAG,
@@ -67,7 +71,7 @@ export const scoreCommand: Command = {
     const method = scoringMethodFlag(args);
     const ckpt = requiredFlag(args, 'ckpt', 'CKPT');
     const stream = await openRolloutFile(fileArgument(args));
-    const modelArg = await scoringModelArg(ckpt);
+    const modelArg = await scoringModelArg(ckpt, io, 'score');
     const reach = reachFromArgs(args, modelArg.positions);
     // Every rollout is validated and checked against the model (tokenizer, vocabulary) before any GPU
     // work; then scored a group at a time, as far as the model reaches, and printed.

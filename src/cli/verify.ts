@@ -247,7 +247,7 @@ async function verifyFolder(args: ParsedArgs, io: CliIO, path: string): Promise<
   if (args.flags['grad-out'] !== undefined)
     throw new UsageError('--grad-out needs a GPT-2 checkpoint: a model folder is scored, not trained (no gradient is computed)');
   const file = await loadRolloutFile(fileArgument(args));
-  const arg = await scoringModelArg(path);
+  const arg = await scoringModelArg(path, io, 'verify');
   if (arg.kind !== 'family') throw new Error('verifyFolder: not a model folder');
   arg.takes(file.rollouts, EXACT);
   const weights: FamilyWeights = { config: arg.config, tensors: await readFolderWeights(arg.model.source) };

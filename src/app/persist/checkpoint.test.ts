@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDB } from 'idb';
-import { forgetScoringCheckpoint, loadScoringCheckpoint, saveScoringCheckpoint, saveScoringFolder } from './checkpoint';
+import { forgetScoringCheckpoint, loadScoringCheckpoint, saveScoringCheckpoint, saveScoringFolder, saveScoringHubModel } from './checkpoint';
 
 describe('the scoring checkpoint in IndexedDB', () => {
   afterEach(() => vi.unstubAllGlobals());
@@ -34,6 +34,12 @@ describe('the scoring checkpoint in IndexedDB', () => {
     // 41 bytes in all: kept under a limit of 41, only named above it.
     await saveScoringFolder('qwen3', files, 40);
     expect(await loadScoringCheckpoint()).toMatchObject({ kind: 'folder-not-kept', name: 'qwen3', bytes: 41 });
+    await forgetScoringCheckpoint();
+  });
+
+  it('keeps a Hub model as its id only (its files are in the Hub cache)', async () => {
+    await saveScoringHubModel('Qwen3-0.6B', 'Qwen/Qwen3-0.6B@main');
+    expect(await loadScoringCheckpoint()).toMatchObject({ kind: 'hub', name: 'Qwen3-0.6B', id: 'Qwen/Qwen3-0.6B@main' });
     await forgetScoringCheckpoint();
   });
 

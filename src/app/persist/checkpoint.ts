@@ -17,7 +17,9 @@ export type StoredCheckpoint =
   | { kind: 'checkpoint'; name: string; blob: Blob; savedAt: number }
   | { kind: 'folder'; name: string; files: Map<string, Blob>; savedAt: number }
   /** A folder too large to keep: its name and total bytes, for the line that asks to pick it again. */
-  | { kind: 'folder-not-kept'; name: string; bytes: number; savedAt: number };
+  | { kind: 'folder-not-kept'; name: string; bytes: number; savedAt: number }
+  /** A model from the Hub: its id only, the files being in the page's Hub cache (OPFS). */
+  | { kind: 'hub'; name: string; id: string; savedAt: number };
 
 export async function saveScoringCheckpoint(name: string, blob: Blob): Promise<void> {
   const record: StoredCheckpoint = { kind: 'checkpoint', name, blob, savedAt: Date.now() };
@@ -29,6 +31,12 @@ export async function saveScoringFolder(name: string, files: ReadonlyMap<string,
   const bytes = [...files.values()].reduce((n, b) => n + b.size, 0);
   const savedAt = Date.now();
   const record: StoredCheckpoint = bytes > limit ? { kind: 'folder-not-kept', name, bytes, savedAt } : { kind: 'folder', name, files: new Map(files), savedAt };
+  await withStore(DB_NAME, STORE, (db) => db.put(STORE, record, KEY));
+}
+
+/** Keeps a Hub model's id: loaded again from the page's Hub cache on start. */
+export async function saveScoringHubModel(name: string, id: string): Promise<void> {
+  const record: StoredCheckpoint = { kind: 'hub', name, id, savedAt: Date.now() };
   await withStore(DB_NAME, STORE, (db) => db.put(STORE, record, KEY));
 }
 
@@ -44,6 +52,7 @@ export async function loadScoringCheckpoint(): Promise<StoredCheckpoint | null> 
       const { files } = record as { files?: unknown };
       return files instanceof Map && [...files.values()].every((b) => b instanceof Blob) ? (record as StoredCheckpoint) : null;
     }
+    if (record.kind === 'hub') return typeof (record as { id?: unknown }).id === 'string' ? (record as StoredCheckpoint) : null;
     if (record.kind === 'folder-not-kept') return typeof (record as { bytes?: unknown }).bytes === 'number' ? (record as StoredCheckpoint) : null;
     return null;
   } catch {

@@ -122,6 +122,7 @@ export const createDriftSlice: Slice<DriftSlice> = (set, get) => ({
       if (!stored || loads > 0) return;
       if (stored.kind === 'checkpoint') await get().openCheckpoint(stored.blob, stored.name, { persist: false, restored: true });
       else if (stored.kind === 'folder') await get().openModelFolder(stored.name, stored.files, { persist: false, restored: true });
+      else if (stored.kind === 'hub') await get().openHubModel(stored.id, undefined, { restored: true });
       else
         set({
           modelNotice: `model folder ${stored.name} (${size(stored.bytes)}) was not kept in this browser (larger than it keeps): pick the folder again with "Open model folder…"`,

@@ -7,6 +7,7 @@ import { createDriftSlice } from './driftSlice';
 import { createGlossarySlice } from './glossarySlice';
 import { createGpuSlice } from './gpuSlice';
 import { createPlaygroundSlice } from './playgroundSlice';
+import { createHubSlice } from './hubSlice';
 import { createRolloutSlice } from './rolloutSlice';
 import { createTourSlice } from './tourSlice';
 import { createTrainSlice } from './trainSlice';
@@ -18,6 +19,7 @@ export const useWorkbench = create<WorkbenchState>()((...a) => ({
   ...createRolloutSlice(...a),
   ...createViewSlice(...a),
   ...createDriftSlice(...a),
+  ...createHubSlice(...a),
   ...createDatasetSlice(...a),
   ...createTrainSlice(...a),
   ...createTourSlice(...a),

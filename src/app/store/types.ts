@@ -22,6 +22,7 @@ export type WorkbenchState = GpuSlice &
   RolloutSlice &
   ViewSlice &
   DriftSlice &
+  HubSlice &
   DatasetSlice &
   TrainSlice &
   TourSlice &
@@ -310,4 +311,35 @@ export interface PlaygroundSlice {
   playUndo(): void;
   playRedo(): void;
   closePlayground(): void;
+}
+
+// --- Hub: a model from the Hugging Face Hub by id, downloaded into the page's cache (OPFS), then opened as a model folder.
+
+export interface HubDownload {
+  /** `ORG/NAME[@REV]` as typed. */
+  id: string;
+  /** Bytes in the cache of the model's total (what was cached before counts). */
+  bytes: number;
+  total: number;
+  /** Bytes fetched over the network in this load (what the ETA follows). */
+  fetched: number;
+  startedAt: number;
+}
+
+export interface HubSlice {
+  /** The Hub's address (a setting kept in localStorage; tests point it at a local stand-in). */
+  hubEndpoint: string;
+  hubDownload: HubDownload | null;
+  hubError: string | null;
+  /** Bytes the page's Hub cache holds (null until measured). */
+  hubCacheBytes: number | null;
+  setHubEndpoint(endpoint: string): void;
+  /**
+   * Downloads `ORG/NAME[@REV]` into the cache (resuming a partial file; no request when it is whole there) and opens
+   * it as a model folder. `token` (a gated model's) is sent to the Hub only, and never kept. Its id is kept in
+   * IndexedDB as the scoring model; `restored` (on start) loads it from the cache only, with no request.
+   */
+  openHubModel(id: string, token?: string, options?: { restored?: boolean }): Promise<boolean>;
+  measureHubCache(): Promise<void>;
+  clearHubCache(): Promise<void>;
 }

@@ -31,9 +31,10 @@ export function fileRangeReader(path: string): ByteRangeReader {
   };
 }
 
-export function nodeModelFolderFiles(folder: string): ModelFolderFiles {
+/** `name`: the model's name when config.json gives none; the folder's name by default. */
+export function nodeModelFolderFiles(folder: string, name = basename(resolve(folder))): ModelFolderFiles {
   return {
-    name: basename(resolve(folder)),
+    name,
     has: (file) => existsSync(join(folder, file)) && statSync(join(folder, file)).isFile(),
     async open(file) {
       return fileRangeReader(join(folder, file));
@@ -64,10 +65,10 @@ export function modelFolderDir(path: string): string {
 }
 
 /** Opens PATH (a folder, or X.safetensors with config.json beside it); problems name the file. */
-export async function openModelFolderPath(path: string): Promise<ModelFolder> {
-  if (statSync(path).isDirectory()) return openModelFolder(nodeModelFolderFiles(path));
+export async function openModelFolderPath(path: string, name?: string): Promise<ModelFolder> {
+  if (statSync(path).isDirectory()) return openModelFolder(nodeModelFolderFiles(path, name));
   const folder = dirname(path);
-  return openModelFolder(nodeModelFolderFiles(folder), { weights: basename(path) });
+  return openModelFolder(nodeModelFolderFiles(folder, name), { weights: basename(path) });
 }
 
 /** What a command needs of a family model: its config, its tensors (streamed), its tokenizer when the folder has one. */
@@ -85,8 +86,8 @@ export interface FamilyModel {
  * check rollouts with checkModelTakes(model.config, …) and hand `config` and `source` to the GPU family
  * model's factory (src/gpu, docs/model.md).
  */
-export async function loadFamilyModel(path: string): Promise<FamilyModel> {
-  const folder = await openModelFolderPath(path);
+export async function loadFamilyModel(path: string, name?: string): Promise<FamilyModel> {
+  const folder = await openModelFolderPath(path, name);
   const bytes = folder.source.totalBytes;
   const size =
     bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 10).toFixed(1)} KiB`;
@@ -111,11 +112,12 @@ function readJsonFile(path: string): unknown {
  * A model folder's tokenizer alone (mw import --tokenizer FOLDER): tokenizer.json, tokenizer_config.json
  * and chat_template.jinja, named and sized by config.json as loadFamilyModel names it; no weights read.
  */
-export function loadFolderTokenizer(path: string): HfTokenizer {
+export function loadFolderTokenizer(path: string, folderName?: string): HfTokenizer {
   const folder = modelFolderDir(path);
   const file = (name: string) => join(folder, name);
-  if (!existsSync(file('tokenizer.json'))) throw new ModelFolderError(basename(resolve(folder)), 'no tokenizer.json (a model folder as the Hub publishes it)');
-  let name = basename(resolve(folder));
+  if (!existsSync(file('tokenizer.json')))
+    throw new ModelFolderError(folderName ?? basename(resolve(folder)), 'no tokenizer.json (a model folder as the Hub publishes it)');
+  let name = folderName ?? basename(resolve(folder));
   let vocab: number | undefined;
   if (existsSync(file('config.json'))) {
     try {

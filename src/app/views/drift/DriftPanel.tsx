@@ -24,6 +24,7 @@ import { DriftVerdict } from './DriftVerdict';
 import { LogprobNotice } from './LogprobNotice';
 import { Term } from './Term';
 import { pickedFolder } from '../../load/modelFolder';
+import { HubModelForm } from './HubModelForm';
 import './drift.css';
 
 /** A model on its way to the GPU: a folder's weights in bytes of their total (a checkpoint: its name). */
@@ -111,6 +112,7 @@ export function DriftPanel() {
           </label>
         </span>
       </header>
+      <HubModelForm />
       {!model && !modelLoading && (
         <p className="pad muted drift-empty">
           A GPT-2 checkpoint (safetensors), or a Llama / Qwen model folder (picked, or dropped anywhere), scores every target of the rollout on WebGPU under
