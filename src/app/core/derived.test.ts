@@ -10,6 +10,7 @@ import { evictingRollout } from '../../testing/evicting';
 import { buffersOf, deriveView, viewDataOf } from './derived';
 import { buildMask, MASK_METHODS, maskOf } from './maskModel';
 import { methodViews, planIndex } from './methodViews';
+import { buildTreeModel, treeModelOf } from './treeModel';
 import { buildViewData, targetFacts, type ViewData } from './viewData';
 
 const WORKED = readFileSync(new URL('../../../public/examples/worked-example.json', import.meta.url), 'utf8');
@@ -24,6 +25,8 @@ function posted(rollout: Rollout): ViewData {
   // The plans and masks arrived built: the page's caches hold the posted objects, nothing is rebuilt.
   for (const method of METHODS) expect(planIndex(view, method).plan).toBe(arrived.plans[method]);
   for (const method of MASK_METHODS) expect(maskOf(view, method)).toBe(arrived.masks[method]);
+  expect(treeModelOf(view.trie)).toBe(arrived.treeModel);
+  expect(arrived.treeModel.trie).toBe(view.trie);
   return view;
 }
 
@@ -44,6 +47,7 @@ function expectSameViews(page: ViewData, local: ViewData): void {
   }
   for (const method of METHODS) expect(planIndex(page, method).plan).toEqual(planIndex(local, method).plan);
   for (const method of MASK_METHODS) expect(maskOf(page, method)).toEqual(buildMask(local, method));
+  expect(treeModelOf(page.trie)).toEqual(buildTreeModel(local.trie));
 }
 
 describe('view data derived in the worker', () => {
