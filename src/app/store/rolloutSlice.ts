@@ -31,9 +31,11 @@ const RAISE = 'raise "largest tree" in the load bar to show it';
  * worker from the events) is above `limit`: then the refusal (the worker derived nothing; a 244 KB
  * rollout can hold a 4M-node tree).
  */
-async function derive(rollout: Rollout, nPacked: number, derived: DerivedView | null, limit: number): Promise<ViewData> {
+async function derive(rollout: Rollout, nPacked: number, derived: DerivedView | null, limit: number, set: number, index: number): Promise<ViewData> {
   const refused = packedProblem(rollout.id, nPacked, limit, RAISE);
   if (refused) throw new Error(refused);
+  // Not derived under the limit the request carried, which was raised since: asked for again.
+  derived ??= (await rolloutWorker().sizedRollout(set, index, limit)).derived;
   if (!derived) throw new Error(`rollout "${rollout.id}" came without its view data`);
   // The views label tokens with their text: the rollout's tokenizer must be at hand.
   await loadTokenizers([rollout.tokenizer]);
@@ -79,7 +81,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     performance.mark('mw:parsed');
     let view: ViewData;
     try {
-      view = await derive(outcome.rollout, outcome.nPacked, outcome.derived, get().maxPacked);
+      view = await derive(outcome.rollout, outcome.nPacked, outcome.derived, get().maxPacked, outcome.set, outcome.index);
     } catch (error) {
       if (open === opens) set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
@@ -177,7 +179,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     if (index < 0 || index >= rollouts.length || setJob === null || (index === rolloutIndex && view)) return;
     try {
       const { rollout, nPacked, derived } = await rolloutWorker().sizedRollout(setJob, index, get().maxPacked);
-      const view = await derive(rollout, nPacked, derived, get().maxPacked);
+      const view = await derive(rollout, nPacked, derived, get().maxPacked, setJob, index);
       if (get().setJob !== setJob) return; // another set was opened meanwhile
       set({ rolloutIndex: index, view, loadError: null });
       get().selectTarget(pickTarget(view, target));
