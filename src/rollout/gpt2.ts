@@ -6,7 +6,7 @@
 
 import { countTokens, encode as encodeBpe } from 'gpt-tokenizer/encoding/r50k_base';
 import ranks from 'gpt-tokenizer/bpeRanks/r50k_base';
-import { bytePairMerge, pairRanksOf, type PairRanks } from './bpe';
+import { bytePairMerge, pairRanksOf, pushToken, tokenArray, tokenBuffer, type PairRanks } from './bpe';
 import type { Role } from './format';
 import { GPT2_VOCAB, type Tokenizer } from './tokenizer-types';
 import { visibleText } from './token-text';
@@ -60,10 +60,10 @@ function gpt2PairRanks(): PairRanks {
  */
 function encodeText(text: string): number[] {
   if (text.length <= LONG_PIECE) return encodeBpe(text, PLAIN);
-  const out: number[] = [];
+  const out = tokenBuffer(text.length >> 1);
   let run = 0; // start of the pending run of short pieces
   const flush = (to: number) => {
-    if (to > run) for (const t of encodeBpe(text.slice(run, to), PLAIN)) out.push(t);
+    if (to > run) for (const t of encodeBpe(text.slice(run, to), PLAIN)) pushToken(out, t);
   };
   for (const match of text.matchAll(PIECES)) {
     const piece = match[0];
@@ -73,7 +73,7 @@ function encodeText(text: string): number[] {
     run = match.index + piece.length;
   }
   flush(text.length);
-  return out;
+  return tokenArray(out);
 }
 
 const MARKERS: Readonly<Record<Role, readonly number[]>> = {

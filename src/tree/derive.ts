@@ -5,7 +5,7 @@
 import { applyEdit, pushRun, emptyRuns, runsToIds, type EditPiece, type Runs } from '../rollout/live-view';
 import type { Rollout } from '../rollout/rollout';
 import { buildPackedTrie, packedLengthOf } from './trie';
-import type { ConditioningTree, EditInfo, TargetFacts, TreeFigures } from './types';
+import type { ConditioningTree, ConditioningTreeData, EditInfo, TargetFacts, TreeFigures } from './types';
 
 interface Replay {
   branches: Runs[];
@@ -164,16 +164,11 @@ export function deriveTree(rollout: Rollout): ConditioningTree {
     const k = segments[t];
     scoringNode[t] = trie.chainStart[k] + ownPosition[t] - trie.sharedLength[k];
   }
-  const figures = figuresFor(trie.packedOrder.length);
-
-  const checkId = (id: number) => {
-    if (!Number.isInteger(id) || id < 0 || id >= L) throw new RangeError(`no physical id ${id} in rollout ${rollout.id} (L = ${L})`);
-  };
-  return {
+  return withPrefixes({
     ...trie,
     rollout,
     K,
-    figures,
+    figures: figuresFor(trie.packedOrder.length),
     branches,
     edits,
     finalWalk,
@@ -185,10 +180,25 @@ export function deriveTree(rollout: Rollout): ConditioningTree {
     diverging,
     divergingLeaves: Int32Array.from(leaves),
     scoringNode,
+  });
+}
+
+/**
+ * The tree with its prefixes, from its data: what deriveTree returns, and what the page makes of
+ * the data the rollout worker derived and posted (functions do not cross to the page).
+ */
+export function withPrefixes(data: ConditioningTreeData): ConditioningTree {
+  const { rollout, branches, ownPosition, finalPosition, finalWalk } = data;
+  const L = rollout.length;
+  const checkId = (id: number) => {
+    if (!Number.isInteger(id) || id < 0 || id >= L) throw new RangeError(`no physical id ${id} in rollout ${rollout.id} (L = ${L})`);
+  };
+  return {
+    ...data,
     branchIds: (k) => runsToIds(branches[k]),
     livePrefix(id) {
       checkId(id);
-      return runsToIds(branches[segments[id]], ownPosition[id]);
+      return runsToIds(branches[rollout.segments[id]], ownPosition[id]);
     },
     finalPrefix(id) {
       checkId(id);

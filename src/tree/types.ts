@@ -31,7 +31,7 @@ export interface EditInfo {
   inserted: { first: number; count: number };
 }
 
-export interface ConditioningTree extends PackedTrie {
+export interface ConditioningTreeData extends PackedTrie {
   rollout: Rollout;
   K: number;
   figures: TreeFigures;
@@ -56,6 +56,13 @@ export interface ConditioningTree extends PackedTrie {
   divergingLeaves: Int32Array;
   /** Per id: the packed index that scores it (on its own branch's path), -1 for non-targets. */
   scoringNode: Int32Array;
+}
+
+/**
+ * A conditioning tree: its data (plain objects and typed arrays, so a worker can derive it and post
+ * it to the page) and the prefixes read off that data.
+ */
+export interface ConditioningTree extends ConditioningTreeData {
   /** Ids of branch k. */
   branchIds(k: number): Int32Array;
   /** Ids before `id` in its own segment's branch: what the policy saw when it produced `id`. */

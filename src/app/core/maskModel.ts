@@ -112,6 +112,20 @@ function bandsOf(method: MaskMethod, seq: PlanSequence, tree: ConditioningTree):
   return bands;
 }
 
+const masks = new WeakMap<ViewData, Partial<Record<MaskMethod, MaskModel>>>();
+
+/** The mask of one method for this rollout: built once, or given by seedMasks. */
+export function maskOf(view: ViewData, method: MaskMethod): MaskModel {
+  let byMethod = masks.get(view);
+  if (!byMethod) masks.set(view, (byMethod = {}));
+  return (byMethod[method] ??= buildMask(view, method));
+}
+
+/** Masks built elsewhere from the same tree and plans (the rollout worker's): maskOf then returns them. */
+export function seedMasks(view: ViewData, built: Partial<Record<MaskMethod, MaskModel>>): void {
+  masks.set(view, { ...masks.get(view), ...built });
+}
+
 /** The mask of one method's (first) sequence, judged row by row against the live prefixes. */
 export function buildMask(view: ViewData, method: MaskMethod): MaskModel {
   const { tree } = view;

@@ -43,22 +43,37 @@ function indexSequences(seqs: PlanSequence[], into: Map<number, Located>): void 
   for (const seq of seqs) for (const t of seq.targets) into.set(t.id, { seq, index: t.index });
 }
 
-/** The plan of a method for this rollout, built once and indexed by target id. */
-export function planIndex(view: ViewData, method: Method): PlanIndex {
+function indexPlan(plan: Plan): PlanIndex {
+  const at = new Map<number, Located>();
+  const teacherAt = new Map<number, Located>();
+  if (plan.method === 'sdcc') {
+    indexSequences([plan.student], at);
+    for (const pair of plan.pairs) teacherAt.set(pair.id, { seq: plan.teachers[pair.teacher], index: pair.teacherIndex });
+  } else indexSequences(plan.sequences, at);
+  return { plan, at, teacherAt };
+}
+
+function plansOf(view: ViewData): Map<Method, PlanIndex> {
   let byMethod = cache.get(view);
   if (!byMethod) cache.set(view, (byMethod = new Map()));
+  return byMethod;
+}
+
+/** The plan of a method for this rollout, built once (or given by seedPlans) and indexed by target id. */
+export function planIndex(view: ViewData, method: Method): PlanIndex {
+  const byMethod = plansOf(view);
   let entry = byMethod.get(method);
-  if (!entry) {
-    const plan = buildPlan(view.tree, method);
-    const at = new Map<number, Located>();
-    const teacherAt = new Map<number, Located>();
-    if (plan.method === 'sdcc') {
-      indexSequences([plan.student], at);
-      for (const pair of plan.pairs) teacherAt.set(pair.id, { seq: plan.teachers[pair.teacher], index: pair.teacherIndex });
-    } else indexSequences(plan.sequences, at);
-    byMethod.set(method, (entry = { plan, at, teacherAt }));
-  }
+  if (!entry) byMethod.set(method, (entry = indexPlan(buildPlan(view.tree, method))));
   return entry;
+}
+
+/** Plans built elsewhere from the same tree (the rollout worker's): planIndex then returns them. */
+export function seedPlans(view: ViewData, plans: Partial<Record<Method, Plan>>): void {
+  const byMethod = plansOf(view);
+  for (const method of METHODS) {
+    const plan = plans[method];
+    if (plan) byMethod.set(method, indexPlan(plan));
+  }
 }
 
 function prefixAt(located: Located | undefined): Int32Array | null {

@@ -79,6 +79,20 @@ export function idsLabel(ids: ArrayLike<number>, copy: (i: number) => boolean, m
   return parts.join(' ');
 }
 
+const models = new WeakMap<TrieView, TreeModel>();
+
+/** The tree model of a trie: built once, or given by seedTreeModel. */
+export function treeModelOf(trie: TrieView): TreeModel {
+  let model = models.get(trie);
+  if (!model) models.set(trie, (model = buildTreeModel(trie)));
+  return model;
+}
+
+/** A model built elsewhere (the rollout worker's) for its own trie: treeModelOf then returns it. */
+export function seedTreeModel(model: TreeModel): void {
+  models.set(model.trie, model);
+}
+
 export function buildTreeModel(trie: TrieView): TreeModel {
   const N = trie.id.length;
   const K = trie.branchLeaf.length - 1;

@@ -7,8 +7,12 @@
 // harness (an environment, a memory editor and the expert policy) and answers with the data set as JSONL text.
 // `tokenizer`: a loaded model folder's tokenizer (its files, parsed), registered in the worker under its
 // `hf:<name>`, so imports can name it as mw import --tokenizer MODEL-FOLDER does.
+// The rollout a `parse` or `rollout` answer carries comes derived (`derived`: tree, view inputs,
+// plans, masks, its arrays transferred) when its N_packed is within the page's `maxPacked`, so the
+// page's main thread derives nothing.
 import type { FileReport, Rollout, TokenizerName } from '../../rollout';
 import type { HfTokenizerFiles } from '../../rollout/tokenizer-hf';
+import type { DerivedView } from '../core/derived';
 import type { EditorKind, EnvId } from '../../harness';
 import type { RolloutRow } from '../../tree';
 
@@ -31,6 +35,8 @@ export interface ParseRequest {
   keep: number | null;
   /** How imported text is tokenized (chat, agent-session and calls logs; a v1 rollout names its own): byte, gpt2 or a registered `hf:<name>`. */
   tokenizer: ImportTokenizerName;
+  /** The page's largest tree: the rollout sent along is derived only when its N_packed is within it. */
+  maxPacked: number;
 }
 
 /** One line of the set's picker. */
@@ -56,20 +62,20 @@ export interface DemoConfig {
 export type WorkerRequest =
   | ParseRequest
   /** Fetches rollout `index` of the set parsed by job `set`. */
-  | { type: 'rollout'; job: number; set: number; index: number }
+  | { type: 'rollout'; job: number; set: number; index: number; maxPacked: number }
   | { type: 'generate'; job: number; config: DemoConfig }
   /** Registers a model folder's tokenizer under its `hf:<name>` (answered with `tokenizer`). */
   | { type: 'tokenizer'; job: number; files: HfTokenizerFiles }
   /** The data-set table of the set parsed by job `set`: one row of figures per rollout. */
   | { type: 'table'; job: number; set: number };
 
-export type ParsePhase = 'read' | 'validate';
+export type ParsePhase = 'read' | 'validate' | 'derive';
 
 export interface ParseProgress {
   type: 'progress';
   job: number;
   phase: ParsePhase | 'figures';
-  /** Bytes read (read), records validated (validate) or rollouts derived (figures); total 0 when unknown. */
+  /** Bytes read (read), records validated (validate) or rollouts derived (figures); total 0 when unknown (derive). */
   done: number;
   total: number;
 }
@@ -98,9 +104,12 @@ export interface ParseDone {
   rollout: Rollout;
   /** Its N_packed, counted in the worker from the events (the page refuses above its limit before deriving). */
   nPacked: number;
-  /** Milliseconds spent reading and validating, for the status line and the benchmark. */
+  /** Its view data, derived in the worker; null when N_packed is above the request's maxPacked. */
+  derived: DerivedView | null;
+  /** Milliseconds spent reading, validating and deriving, for the status line and the benchmark. */
   readMs: number;
   validateMs: number;
+  deriveMs: number;
   report: LoadReport;
 }
 
@@ -116,6 +125,9 @@ export interface RolloutReply {
   rollout: Rollout;
   /** Its N_packed, counted in the worker from the events. */
   nPacked: number;
+  /** As in ParseDone. */
+  derived: DerivedView | null;
+  deriveMs: number;
 }
 
 export interface Generated {

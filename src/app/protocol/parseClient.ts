@@ -15,15 +15,18 @@ export class StaleParseError extends Error {
   }
 }
 
-/** What a parse sends besides the file (ParseRequest); the tokenizer defaults to byte. */
-export type ParseOptions = Pick<ParseRequest, 'select' | 'keep'> & Partial<Pick<ParseRequest, 'tokenizer'>>;
+/** What a parse sends besides the file (ParseRequest); the tokenizer defaults to byte, the largest tree to none. */
+export type ParseOptions = Pick<ParseRequest, 'select' | 'keep'> & Partial<Pick<ParseRequest, 'tokenizer' | 'maxPacked'>>;
+
+/** A rollout of a parsed set, with its N_packed and, within the limit asked for, its view data. */
+export type SizedRollout = Omit<RolloutReply, 'type' | 'job'>;
 
 export interface Parser {
   parse(blob: Blob, fileName: string, options: ParseOptions, onProgress: (phase: ParsePhase, done: number, total: number) => void): Promise<ParseOutcome>;
   /** Rollout `index` of a parsed set. */
   rollout(set: number, index: number): Promise<Rollout>;
-  /** The rollout with its N_packed, counted in the worker from the events. */
-  sizedRollout(set: number, index: number): Promise<{ rollout: Rollout; nPacked: number }>;
+  /** The rollout with its N_packed, counted in the worker from the events, derived when N_packed ≤ maxPacked. */
+  sizedRollout(set: number, index: number, maxPacked: number): Promise<SizedRollout>;
   /** A demo data set from the harness, as JSONL text. */
   generate(config: DemoConfig): Promise<string>;
   /** Registers a model folder's tokenizer in the worker (again after a restart of the worker); resolves with its `hf:<name>`. */
@@ -58,18 +61,27 @@ export function createParser(): Parser {
     async parse(blob, fileName, options, onProgress) {
       jobs.drop(latestParse, new StaleParseError());
       const { job, reply } = send<ParseDone>(
-        (job) => ({ type: 'parse', job, blob, fileName, select: options.select, keep: options.keep, tokenizer: options.tokenizer ?? 'byte' }),
+        (job) => ({
+          type: 'parse',
+          job,
+          blob,
+          fileName,
+          select: options.select,
+          keep: options.keep,
+          tokenizer: options.tokenizer ?? 'byte',
+          maxPacked: options.maxPacked ?? 0,
+        }),
         (p) => p.type === 'progress' && p.phase !== 'figures' && onProgress(p.phase, p.done, p.total),
       );
       latestParse = job;
       return { ...(await reply), set: job };
     },
     async rollout(set, index) {
-      return (await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index })).reply).rollout;
+      return (await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index, maxPacked: 0 })).reply).rollout;
     },
-    async sizedRollout(set, index) {
-      const { rollout, nPacked } = await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index })).reply;
-      return { rollout, nPacked };
+    async sizedRollout(set, index, maxPacked) {
+      const { rollout, nPacked, derived, deriveMs } = await send<RolloutReply>((job) => ({ type: 'rollout', job, set, index, maxPacked })).reply;
+      return { rollout, nPacked, derived, deriveMs };
     },
     async generate(config) {
       return (await send<Generated>((job) => ({ type: 'generate', job, config })).reply).text;

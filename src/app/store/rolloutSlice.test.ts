@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { create } from 'zustand';
+import { validateRollout } from '../../rollout';
 import type { RolloutJson } from '../../rollout/format';
+import { deriveView } from '../core/derived';
+import { planIndex } from '../core/methodViews';
 import { createRolloutSlice } from './rolloutSlice';
 import { createViewSlice } from './viewSlice';
 import type { WorkbenchState } from './types';
@@ -11,10 +14,13 @@ const saveLastSet = vi.hoisted(() => vi.fn(async () => undefined));
 vi.mock('../persist/lastSet', () => ({ saveLastSet }));
 /** A parse that stays in flight until the test lets it finish (the worker does not run in Node). */
 const parse = vi.hoisted(() => ({ finish: null as null | ((outcome: unknown) => void) }));
+/** The worker's answer to a `rollout` request (set, index, maxPacked), when the page asks again. */
+const sizedRollout = vi.hoisted(() => vi.fn(async (_set: number, _index: number, _maxPacked: number): Promise<unknown> => undefined));
 vi.mock('../protocol/parseClient', () => ({
   StaleParseError: class extends Error {},
   createParser: () => ({
     parse: () => new Promise((resolve) => (parse.finish = resolve)),
+    sizedRollout,
   }),
 }));
 
@@ -94,5 +100,55 @@ describe('openBlob with a model folder tokenizer', () => {
     );
     expect(s.getState().view?.rollout.id).toBe('worked-example');
     expect(s.getState().loading).toBeNull();
+  });
+});
+
+describe('openBlob: a file parsed and derived in the worker', () => {
+  const rollout = () => validateRollout(WORKED, { file: 'w.json' });
+  const outcome = (derived: boolean) => {
+    const r = rollout();
+    return { set: 4, index: 0, summaries: [{ id: r.id, length: r.length, K: r.K }], rollout: r, nPacked: 21, derived: derived ? deriveView(r) : null };
+  };
+  const done = { readMs: 1, validateMs: 2, deriveMs: 3, report: { text: '', skipped: 0, problems: 0 } };
+
+  beforeEach(() => sizedRollout.mockClear());
+
+  it("shows the worker's view data in one update after the loading phases, its plans as posted", async () => {
+    const s = store();
+    const opening = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'w.json' }, { persist: false });
+    const posted = { ...outcome(true), ...done };
+    const updates: Partial<WorkbenchState>[] = [];
+    s.subscribe((state) => updates.push({ loading: state.loading, view: state.view }));
+    parse.finish!(posted);
+    expect(await opening).toBe(true);
+    expect(updates).toHaveLength(1);
+    expect(updates[0].loading).toBeNull();
+    const { view, loadTimings, selectedTarget } = s.getState();
+    expect(view?.tree.figures).toMatchObject({ K: 2, packedLength: 21, divergingLeaves: 2 });
+    expect(view?.tree.livePrefix(13)).toHaveLength(8);
+    expect(planIndex(view!, 'sdcc').plan).toBe(posted.derived!.plans.sdcc);
+    expect(loadTimings).toEqual({ read: 1, validate: 2, derive: 3 });
+    expect(selectedTarget).toBe(view!.tree.divergingLeaves[0]);
+    expect(sizedRollout).not.toHaveBeenCalled();
+  });
+
+  it('refuses a tree above the limit with N_packed, and asks again for one the raised limit now allows', async () => {
+    const s = store();
+    s.getState().setMaxPacked(20);
+    let opening = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'w.json' }, { persist: false });
+    parse.finish!({ ...outcome(false), ...done });
+    expect(await opening).toBe(false);
+    expect(s.getState().loadError).toMatch(/^w\.json: rollout "worked-example": N_packed 21 is above the limit of 20 rows/);
+    expect(sizedRollout).not.toHaveBeenCalled();
+
+    // Sent under a limit of 20, shown under 30: the rollout is derived on a second request.
+    opening = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'w.json' }, { persist: false });
+    s.getState().setMaxPacked(30);
+    sizedRollout.mockResolvedValueOnce({ ...outcome(true), deriveMs: 1 });
+    parse.finish!({ ...outcome(false), ...done });
+    expect(await opening).toBe(true);
+    expect(sizedRollout).toHaveBeenCalledWith(4, 0, 30);
+    expect(s.getState().view?.tree.figures.packedLength).toBe(21);
+    expect(s.getState().loadError).toBeNull();
   });
 });

@@ -1,14 +1,17 @@
 // Rollout slice: which set is open (and where it came from), the selected rollout of the set and
-// its derived view data, the load in progress, and the last load error. Files are parsed in the
-// worker; a rollout the page already holds as JSON (the episode being played, a rollout of the last
-// training batch) is validated and derived here, in one update, without the worker or the loading
-// phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
+// its derived view data, the load in progress, and the last load error. Files are parsed, and the
+// rollout shown derived (tree, view inputs, plans, masks), in the worker: the page only puts the
+// posted data together (core/derived.ts), in one update, so no view is ever shown half loaded. A
+// rollout the page already holds as JSON (the episode being played, a rollout of the last training
+// batch: small, from the page's own harness) is validated and derived here, without the worker or
+// the loading phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
 // open wins over one still in flight. Imported text is tokenized as `importTokenizer` says; a
 // rollout's tokenizer is loaded on the page before its views are built (gpt2's ranks only for gpt2).
 import { isKnownTokenizer } from '../../rollout/tokenizer';
 import { loadTokenizers, stringifyRollout, validateRollout, type Rollout, type RolloutJson } from '../../rollout';
 import { DEFAULT_MAX_PACKED, packedProblem } from '../../plan/size';
 import { packedLength } from '../../tree';
+import { viewDataOf, type DerivedView } from '../core/derived';
 import { buildViewData, defaultTarget, type ViewData } from '../core/viewData';
 import { exampleFileName, fetchExample, findExample } from '../load/examples';
 import { loadLastSet, saveLastSet } from '../persist/lastSet';
@@ -25,17 +28,19 @@ let opens = 0;
 const RAISE = 'raise "largest tree" in the load bar to show it';
 
 /**
- * The rollout's view data, unless its tree (N_packed, counted in the worker from the events) is above
- * `limit`: then the refusal, without deriving anything (a 244 KB rollout can hold a 4M-node tree).
+ * The rollout's view data from what the worker derived, unless its tree (N_packed, counted in the
+ * worker from the events) is above `limit`: then the refusal (the worker derived nothing; a 244 KB
+ * rollout can hold a 4M-node tree).
  */
-async function derive(rollout: Rollout, nPacked: number, limit: number): Promise<{ view: ViewData; ms: number }> {
+async function derive(rollout: Rollout, nPacked: number, derived: DerivedView | null, limit: number, set: number, index: number): Promise<ViewData> {
   const refused = packedProblem(rollout.id, nPacked, limit, RAISE);
   if (refused) throw new Error(refused);
+  // Not derived under the limit the request carried, which was raised since: asked for again.
+  derived ??= (await rolloutWorker().sizedRollout(set, index, limit)).derived;
+  if (!derived) throw new Error(`rollout "${rollout.id}" came without its view data`);
   // The views label tokens with their text: the rollout's tokenizer must be at hand.
   await loadTokenizers([rollout.tokenizer]);
-  const started = performance.now();
-  const view = buildViewData(rollout);
-  return { view, ms: performance.now() - started };
+  return viewDataOf(derived);
 }
 
 export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
@@ -71,7 +76,8 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     set({ loading: { fileName, phase: 'read', done: 0, total: blob.size } });
     let outcome;
     try {
-      outcome = await rolloutWorker().parse(blob, fileName, { select: options.rolloutId ?? null, keep: get().setJob, tokenizer }, (phase, done, total) => {
+      const request = { select: options.rolloutId ?? null, keep: get().setJob, tokenizer, maxPacked: get().maxPacked };
+      outcome = await rolloutWorker().parse(blob, fileName, request, (phase, done, total) => {
         if (open === opens) set({ loading: { fileName, phase, done, total } });
       });
     } catch (error) {
@@ -81,10 +87,9 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     }
     if (open !== opens) return false; // a rollout was shown meanwhile
     performance.mark('mw:parsed');
-    set({ loading: { fileName, phase: 'derive', done: 0, total: 0 } });
-    let derived;
+    let view: ViewData;
     try {
-      derived = await derive(outcome.rollout, outcome.nPacked, get().maxPacked);
+      view = await derive(outcome.rollout, outcome.nPacked, outcome.derived, get().maxPacked, outcome.set, outcome.index);
     } catch (error) {
       if (open === opens) set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
@@ -96,11 +101,11 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       rollouts: outcome.summaries,
       setJob: outcome.set,
       rolloutIndex: outcome.index,
-      view: derived.view,
-      selectedTarget: pickTarget(derived.view, options.target),
+      view,
+      selectedTarget: pickTarget(view, options.target),
       loading: null,
       loadError: null,
-      loadTimings: { read: outcome.readMs, validate: outcome.validateMs, derive: derived.ms },
+      loadTimings: { read: outcome.readMs, validate: outcome.validateMs, derive: outcome.deriveMs },
       importReport: outcome.report,
     });
     void get().loadTable?.(); // the data-set table's figures, derived in the worker
@@ -181,11 +186,11 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     const { rollouts, rolloutIndex, view, setJob } = get();
     if (index < 0 || index >= rollouts.length || setJob === null || (index === rolloutIndex && view)) return;
     try {
-      const { rollout, nPacked } = await rolloutWorker().sizedRollout(setJob, index);
-      const derived = await derive(rollout, nPacked, get().maxPacked);
+      const { rollout, nPacked, derived } = await rolloutWorker().sizedRollout(setJob, index, get().maxPacked);
+      const view = await derive(rollout, nPacked, derived, get().maxPacked, setJob, index);
       if (get().setJob !== setJob) return; // another set was opened meanwhile
-      set({ rolloutIndex: index, view: derived.view, loadError: null });
-      get().selectTarget(pickTarget(derived.view, target));
+      set({ rolloutIndex: index, view, loadError: null });
+      get().selectTarget(pickTarget(view, target));
     } catch (error) {
       set({ loadError: `${rollouts[index].id}: ${error instanceof Error ? error.message : String(error)}` });
     }

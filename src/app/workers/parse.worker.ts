@@ -1,15 +1,17 @@
 // The rollout worker: streams a rollout file (progress in bytes), then reads and validates it with
 // the rollout core (`loadRolloutFile`: JSON, JSONL, calls/v1 and other importers with the page's
 // tokenizer choice, gpt2's ranks loaded only when needed; all or nothing, with the import report
-// `mw import` prints); derives the figures of every rollout of a
-// set for the data-set table; or generates a demo data set with the harness. The page never parses
-// files itself, so a 100 MB JSONL leaves it responsive.
+// `mw import` prints) and derives the rollout it sends the page (tree, view inputs, plans, masks:
+// core/derived.ts) when its N_packed is within the page's limit; derives the figures of every
+// rollout of a set for the data-set table; or generates a demo data set with the harness. The page
+// neither parses files nor derives trees itself, so a 100 MB JSONL or a 2M-node tree leaves it responsive.
 /// <reference lib="webworker" />
 import { createEnv, createExpertPolicy, datasetToJsonl, generateDataset } from '../../harness';
 import { formatFileReport, loadRolloutFile, type Rollout, type TokenizerName } from '../../rollout';
 import { registerTokenizer } from '../../rollout/tokenizer';
 import { createHfTokenizer } from '../../rollout/tokenizer-hf';
 import { packedLength, rolloutRow, type RolloutRow } from '../../tree';
+import { buffersOf, deriveView, type DerivedView } from '../core/derived';
 import { loadReportOf, summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
 
@@ -22,8 +24,11 @@ function post(reply: WorkerReply, transfer: Transferable[] = []): void {
 /** Parsed sets by the job that parsed them: the page's current one and the newest. */
 const sets = new Map<number, Rollout[]>();
 
-/** A copy of a rollout for the page, its typed arrays moved rather than cloned (the set keeps its own). */
-function forPage(rollout: Rollout): { rollout: Rollout; transfer: Transferable[] } {
+/**
+ * A copy of a rollout for the page, its typed arrays moved rather than cloned (the set keeps its
+ * own), derived when its N_packed is within `maxPacked` (the derived arrays moved too).
+ */
+function forPage(job: number, rollout: Rollout, nPacked: number, maxPacked: number) {
   const copy = {
     ...rollout,
     tokens: rollout.tokens.slice(),
@@ -33,8 +38,16 @@ function forPage(rollout: Rollout): { rollout: Rollout; transfer: Transferable[]
     logprobs: rollout.logprobs.slice(),
     targets: rollout.targets.slice(),
   };
-  const transfer = [copy.tokens, copy.roles, copy.segments, copy.isTarget, copy.logprobs, copy.targets].map((a) => a.buffer as ArrayBuffer);
-  return { rollout: copy, transfer };
+  const transfer = new Set([copy.tokens, copy.roles, copy.segments, copy.isTarget, copy.logprobs, copy.targets].map((a) => a.buffer as ArrayBuffer));
+  let derived: DerivedView | null = null;
+  const started = performance.now();
+  if (nPacked <= maxPacked) {
+    post({ type: 'progress', job, phase: 'derive', done: 0, total: 0 });
+    derived = deriveView(copy);
+    // The copy's events are the set's own objects: not searched, nothing of theirs moved.
+    for (const buffer of buffersOf(derived, [copy])) transfer.add(buffer);
+  }
+  return { rollout: copy, nPacked, derived, deriveMs: performance.now() - started, transfer: [...transfer] };
 }
 
 /** Rows of figures, derived in slices of ~50 ms so that a `rollout` request (a click on a row) is answered in between. */
@@ -82,8 +95,8 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       const set = sets.get(request.set);
       const rollout = set?.[request.index];
       if (!rollout) throw new Error(`rollout ${request.index} of set ${request.set} is not held by the worker`);
-      const { rollout: copy, transfer } = forPage(rollout);
-      post({ type: 'rollout', job, rollout: copy, nPacked: packedLength(rollout) }, transfer);
+      const { transfer, ...reply } = forPage(job, rollout, packedLength(rollout), request.maxPacked);
+      post({ type: 'rollout', job, ...reply }, transfer);
       return;
     }
     const started = performance.now();
@@ -99,11 +112,10 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     sets.set(job, rollouts);
     const index = Math.max(0, request.select === null ? 0 : rollouts.findIndex((r) => r.id === request.select));
     const summaries = rollouts.map(summaryOf);
-    // N_packed counted here, from the events: the page refuses a tree above its limit without deriving it.
-    const nPacked = packedLength(rollouts[index]);
-    const { rollout, transfer } = forPage(rollouts[index]);
+    // N_packed counted here, from the events: a tree above the page's limit is not derived (the page refuses it).
+    const { transfer, ...sized } = forPage(job, rollouts[index], packedLength(rollouts[index]), request.maxPacked);
     const report = loadReportOf(file.report, formatFileReport(file.report, request.fileName));
-    post({ type: 'done', job, summaries, index, rollout, nPacked, readMs: read - started, validateMs: validated - read, report }, transfer);
+    post({ type: 'done', job, summaries, index, ...sized, readMs: read - started, validateMs: validated - read, report }, transfer);
   } catch (error) {
     post({ type: 'error', job, message: error instanceof Error ? error.message : String(error) });
   }

@@ -3,7 +3,7 @@
 // pair under the pointer, a click on a target's row selects that target. Exports as SVG or PNG.
 import { select, zoom as d3zoom, zoomIdentity } from 'd3';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { buildMask, MASK_CELL, maskCell, type MaskMethod, type MaskModel } from '../../core/maskModel';
+import { MASK_CELL, maskOf, maskCell, type MaskMethod, type MaskModel } from '../../core/maskModel';
 import type { ViewData } from '../../core/viewData';
 import { canvasToPng, downloadBlob, downloadText, fileStem } from '../../export/download';
 import { canvasPainter, svgPainter, type Painter } from '../../export/painter';
@@ -40,7 +40,7 @@ export function MaskView() {
   const view = useWorkbench((s) => s.view);
   const selected = useWorkbench((s) => s.selectedTarget);
   const masks = useMemo(
-    () => (view ? { packed: buildMask(view, 'packed-4d'), final: buildMask(view, 'naive-compressed'), full: buildMask(view, 'naive-full') } : null),
+    () => (view ? { packed: maskOf(view, 'packed-4d'), final: maskOf(view, 'naive-compressed'), full: maskOf(view, 'naive-full') } : null),
     [view],
   );
   const frames = useRef(new Map<MaskMethod, () => MaskFrame | null>());

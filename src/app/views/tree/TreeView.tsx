@@ -18,7 +18,7 @@ import { INK, METHOD_BY_ID, METHOD_STYLES } from '../../../present/palette';
 import { CELL, CELL_COLORS, type CellClass } from '../../core/cells';
 import { markDrawn, measureFrame } from '../common/perf';
 import { useSize } from '../common/useSize';
-import { buildTreeModel, edgeRuns, NODE, type TreeEdge, type TreeModel } from '../../core/treeModel';
+import { edgeRuns, treeModelOf, NODE, type TreeEdge, type TreeModel } from '../../core/treeModel';
 import { methodOverlays, type MethodOverlay } from '../../core/treeOverlay';
 import { TreeTextMarks } from './TreeTextMarks';
 
@@ -61,7 +61,7 @@ export function TreeView() {
   const method = useWorkbench((s) => s.method);
   const selectTarget = useWorkbench((s) => s.selectTarget);
   const targetColor = useTargetColor();
-  const model = useMemo(() => (view ? buildTreeModel(view.trie) : null), [view]);
+  const model = useMemo(() => (view ? treeModelOf(view.trie) : null), [view]);
   const views = useMemo(() => selectedViews(view, selected), [view, selected]);
   const overlays = useMemo(() => (model && views && selected !== null ? methodOverlays(model, views, selected) : null), [model, views, selected]);
 
