@@ -12,6 +12,8 @@ export interface Line {
   text: string;
   /** 1-based, counting blank lines too, so it matches what an editor shows. */
   line: number;
+  /** The last line of an input that does not end with a newline (a file still being written may end in a cut record). */
+  unterminated?: true;
 }
 
 /** An OpenSource over text already in memory (tests, pasted input, small files). */
@@ -104,7 +106,7 @@ export async function* readLines(source: ByteSource): AsyncGenerator<Line> {
   }
   const tail = decoder.flush();
   if (tail) pending.push(tail);
-  if (pending.length > 0) yield finish(pending.join(''));
+  if (pending.length > 0) yield { ...finish(pending.join('')), unterminated: true };
 }
 
 /**
