@@ -263,7 +263,10 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
 
   // fromEntries defines own properties: a top-level "__proto__" stays a field (assignment would set the prototype).
   const extra: Record<string, unknown> = Object.fromEntries(Object.entries(value).filter(([key]) => !KNOWN_TOP.has(key)));
-  const tapeArrays = tape.finish(out);
+  const { logprobs: given, ...tapeArrays } = tape.finish(out);
+  const length = tape.length;
+  // Logprobs that the file did not give are NaN: that array is built when first read (never, for `mw tree`).
+  let logprobs = given;
   const rollout: Rollout = {
     id,
     vocab,
@@ -273,26 +276,16 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
     events: out,
     source: source.line === undefined ? { file: source.file } : { file: source.file, line: source.line },
     K,
-    length: tape.length,
+    length,
     ...tapeArrays,
-    logprobs: tapeArrays.logprobs ?? new Float64Array(0),
+    get logprobs(): Float64Array {
+      logprobs ??= new Float64Array(length).fill(NaN);
+      return logprobs;
+    },
+    set logprobs(value: Float64Array) {
+      logprobs = value;
+    },
   };
-  if (!tapeArrays.logprobs) {
-    // None given: the array of NaNs is built when first read, then kept as an ordinary field.
-    const length = tape.length;
-    Object.defineProperty(rollout, 'logprobs', {
-      configurable: true,
-      enumerable: true,
-      get() {
-        const logprobs = new Float64Array(length).fill(NaN);
-        Object.defineProperty(rollout, 'logprobs', { value: logprobs, writable: true, configurable: true, enumerable: true });
-        return logprobs;
-      },
-      set(value: Float64Array) {
-        Object.defineProperty(rollout, 'logprobs', { value, writable: true, configurable: true, enumerable: true });
-      },
-    });
-  }
   if (reward !== undefined) rollout.reward = reward;
   if (group !== undefined) rollout.group = group;
   if (meta !== undefined) rollout.meta = meta;

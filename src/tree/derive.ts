@@ -61,22 +61,26 @@ function replay(rollout: Rollout, perId: boolean): Replay {
  */
 function createRunIndex(view: Runs) {
   const R = view.starts.length;
-  const order = Array.from({ length: R }, (_, r) => r).sort((x, y) => view.starts[x] - view.starts[y]);
-  const starts = new Float64Array(R);
-  const lengths = new Float64Array(R);
-  const position = new Float64Array(R);
-  const idsBefore = new Float64Array(R + 1);
-  const runPosition = new Float64Array(R);
+  const runPosition: number[] = new Array(R);
+  const order: number[] = new Array(R);
   for (let r = 0, p = 0; r < R; r++) {
     runPosition[r] = p;
     p += view.lengths[r];
+    order[r] = r;
   }
-  order.forEach((r, j) => {
+  order.sort((x, y) => view.starts[x] - view.starts[y]);
+  const starts: number[] = new Array(R);
+  const lengths: number[] = new Array(R);
+  const position: number[] = new Array(R);
+  const idsBefore: number[] = new Array(R + 1);
+  idsBefore[0] = 0;
+  for (let j = 0; j < R; j++) {
+    const r = order[j];
     starts[j] = view.starts[r];
     lengths[j] = view.lengths[r];
     position[j] = runPosition[r];
     idsBefore[j + 1] = idsBefore[j] + view.lengths[r];
-  });
+  }
   /** The last sorted run starting at or before `id`, -1 for none. */
   const runOf = (id: number) => {
     let lo = 0;
