@@ -76,7 +76,7 @@ function createTape(initialCapacity: number) {
       const roles = new Uint8Array(length);
       const segments = new Int32Array(length);
       const isTarget = new Uint8Array(length);
-      let logprobs = null as Float64Array | null;
+      let logprobs: Float64Array | null = null;
       let segment = 0;
       for (const event of events) {
         if (event.op === 'append') {
