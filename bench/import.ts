@@ -219,7 +219,8 @@ try {
     const rssFile = join(dir, 'per-target.rss');
     const fd = openSync(outFile, 'w');
     const started = performance.now();
-    const run = spawnSync(process.execPath, ['--import', register, measuredCli, 'tree', session, '--per-target', '--json'], {
+    // N_packed (~23M) is above the default --max-packed: the rows are linear in the rollout, the limit is the user's to raise.
+    const run = spawnSync(process.execPath, ['--import', register, measuredCli, 'tree', session, '--per-target', '--json', '--max-packed', '100000000'], {
       stdio: ['ignore', fd, 'pipe'],
       encoding: 'utf8',
       env: { ...process.env, MW_RSS_FILE: rssFile },
@@ -241,13 +242,15 @@ try {
         `output ${(outBytes / MB).toFixed(1)} MB, peak RSS ${rss.toFixed(0)} MB (bound 500 MB: ${rss < 500 ? 'within' : 'EXCEEDED'})`,
     );
     // The bound is "as for mw tree": the same session without --per-target.
+    const plainStarted = performance.now();
     const plain = spawnSync(process.execPath, ['--import', register, measuredCli, 'tree', session, '--json'], {
       encoding: 'utf8',
       env: { ...process.env, MW_RSS_FILE: rssFile },
     });
     if (plain.status !== 0) throw new Error(`mw tree failed (${plain.status}): ${plain.stderr}`);
-    console.log(`  mw tree --json on the same session: peak RSS ${(Number(readFileSync(rssFile, 'utf8')) / 1024).toFixed(0)} MB`);
-    if (rss >= 500) process.exitCode = 1;
+    const plainRss = Number(readFileSync(rssFile, 'utf8')) / 1024;
+    console.log(`  mw tree --json on the same session: ${((performance.now() - plainStarted) / 1000).toFixed(1)} s, peak RSS ${plainRss.toFixed(0)} MB (bound 500 MB: ${plainRss < 500 ? 'within' : 'EXCEEDED'})`);
+    if (rss >= 500 || plainRss >= 500) process.exitCode = 1;
   }
   if (!perTargetOnly) {
     console.log(`file ${(sizes[1] / sizes[0]).toFixed(1)}x larger -> peak RSS above bare ${(above[1] / above[0]).toFixed(2)}x`);

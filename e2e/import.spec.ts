@@ -1,5 +1,5 @@
 // Real agent transcripts through the page: an agent-CLI session log (two compactions, one
-// microcompaction, a sidechain, a meta record, a malformed line, a resumed branch) is detected by
+// microcompaction, a sidechain, a meta record, a resumed branch) is detected by
 // content, imported and shown with one junction per compaction.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

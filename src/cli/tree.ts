@@ -4,7 +4,7 @@
 // columns of the app's data-set table and its CSV.
 
 import { deriveFigures, deriveTargetFacts } from '../tree/derive';
-import { branchView, targetRow, type TargetRow } from '../tree/report';
+import { branchView, targetRowAt, type TargetRow } from '../tree/report';
 import { rolloutRow, TREE_FIGURES, type RolloutRow } from '../tree/rolloutRow';
 import type { TargetFacts } from '../tree/types';
 import type { Command } from './command';
@@ -46,7 +46,7 @@ async function writeTargetTable(tree: TargetFacts, write: (text: string) => Prom
       .trimEnd()}\n`;
   let chunk = line(headers, true);
   for (let i = 0; i < tree.targets.length; i++) {
-    chunk += line(cell(targetRow(tree, tree.targets[i])));
+    chunk += line(cell(targetRowAt(tree, i)));
     if ((i & 255) === 255) {
       await write(chunk);
       chunk = '';
@@ -101,7 +101,7 @@ export const treeCommand: Command = {
           await write(`${JSON.stringify(rolloutRow(rollout, tree.figures)).slice(0, -1)},"branchViews":${JSON.stringify(views)},"perTarget":[`);
           let chunk: string[] = [];
           for (let i = 0; i < tree.targets.length; i++) {
-            chunk.push(JSON.stringify(targetRow(tree, tree.targets[i])));
+            chunk.push(JSON.stringify(targetRowAt(tree, i)));
             if (chunk.length === 256 || i === tree.targets.length - 1) {
               await write((i >= chunk.length ? ',' : '') + chunk.join(','));
               chunk = [];

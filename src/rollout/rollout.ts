@@ -51,7 +51,11 @@ export interface Rollout {
   segments: Int32Array;
   /** 1 where the id is a target (an `act` token appended by the policy, markers excluded). */
   isTarget: Uint8Array;
-  /** Rollout-time logprob per physical id, NaN where the file gave none. */
+  /**
+   * Rollout-time logprob per physical id, NaN where the file gave none. A rollout whose file gave
+   * none at all builds this array of NaNs when it is first read (`mw tree` on a long imported
+   * session never does).
+   */
   logprobs: Float64Array;
   /** Target ids, ascending. */
   targets: Int32Array;

@@ -5,7 +5,7 @@
 
 import { ValidationError } from './errors';
 import { detectFormat, isUnreadable, notAFormat, type FormatRow } from './importers/detect';
-import { readLines, type OpenSource } from './importers/lines';
+import { readLines, type Line, type OpenSource } from './importers/lines';
 import type { FileImporter, ImportedRollout } from './importers/types';
 import type { FileReport } from './importers/report';
 import { duplicateIdReason, importRecord, loadRolloutFile } from './parse';
@@ -79,14 +79,21 @@ function createIdCheck(file: string) {
   };
 }
 
+/** A line's text, taken out of it: a long line is not kept (by the generator's frame) while its rollout is built and used. */
+function takeText(entry: Line): string {
+  const { text } = entry;
+  entry.text = '';
+  return text;
+}
+
 async function* jsonlRollouts(open: OpenSource, file: string): AsyncGenerator<Rollout> {
   const checkId = createIdCheck(file);
   let records = 0;
-  for await (const { text, line } of readLines(open())) {
-    const trimmed = text.trim();
-    if (trimmed.length === 0) continue;
+  for await (const entry of readLines(open())) {
+    const { line } = entry;
+    if (entry.text.trim().length === 0) continue;
     records++;
-    const value = parseJsonAt(trimmed, { file, line });
+    const value = parseJsonAt(takeText(entry).trim(), { file, line });
     await loadTokenizers([tokenizerField(value)]);
     const imported = importRecord(value, { file, line });
     const rollout = validateRollout(imported.value, { file, line });

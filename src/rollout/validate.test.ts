@@ -100,6 +100,16 @@ describe('§2 logprobs', () => {
     expect(errorOf([prompt([1]), act([2], [null as unknown as number])]).reason).toBe('logprobs[0] = null is not a finite number <= 0');
   });
 
+  it('reads as NaN on every id of a rollout that gives none, the same array each time, in copies too', () => {
+    const r = load([prompt([1, 2]), act([3])]);
+    expect(Array.from(r.logprobs)).toEqual([NaN, NaN, NaN]);
+    expect(r.logprobs).toBe(r.logprobs);
+    expect(Array.from({ ...r }.logprobs)).toEqual([NaN, NaN, NaN]);
+    const given = Float64Array.of(-1, -2, -3);
+    r.logprobs = given;
+    expect(r.logprobs).toBe(given);
+  });
+
   it('is allowed on act appends only', () => {
     const e = errorOf([{ op: 'append', role: 'obs', tokens: [1], logprobs: [-1] }]);
     expect(e.reason).toBe('logprobs are only allowed on act appends');

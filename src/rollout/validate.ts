@@ -39,63 +39,70 @@ function estimateLength(events: unknown[]): number {
   return n;
 }
 
-/** Growable typed arrays for the physical tape. */
+/**
+ * The physical tape. Token values go into a growable array whose untouched capacity costs no
+ * resident memory (typed arrays start zeroed), so the first guess may be generous; the per-id
+ * arrays that follow from the events (role, segment, target flag, logprob) are allocated once, at
+ * the tape's exact length, from the events when all are read: a long tape is not held twice.
+ */
 function createTape(initialCapacity: number) {
   let capacity = Math.max(16, initialCapacity);
   let tokens = new Int32Array(capacity);
-  let roles = new Uint8Array(capacity);
-  let segments = new Int32Array(capacity);
-  let isTarget = new Uint8Array(capacity);
-  let logprobs = new Float64Array(capacity).fill(NaN);
   let length = 0;
-  const grow = (need: number) => {
-    if (need <= capacity) return;
-    while (capacity < need) capacity = Math.ceil(capacity * 1.5);
-    const t = new Int32Array(capacity);
-    t.set(tokens);
-    tokens = t;
-    const r = new Uint8Array(capacity);
-    r.set(roles);
-    roles = r;
-    const s = new Int32Array(capacity);
-    s.set(segments);
-    segments = s;
-    const g = new Uint8Array(capacity);
-    g.set(isTarget);
-    isTarget = g;
-    const l = new Float64Array(capacity).fill(NaN);
-    l.set(logprobs);
-    logprobs = l;
-  };
+  /** Target ids as runs: first, count, first, count, ... */
+  const targetRuns: number[] = [];
   return {
     get length() {
       return length;
     },
     /** Creates ids for `values`, returns the first id. */
-    create(values: readonly number[], role: Role, segment: number): number {
-      grow(length + values.length);
+    create(values: readonly number[]): number {
+      if (length + values.length > capacity) {
+        while (capacity < length + values.length) capacity = Math.ceil(capacity * 1.5);
+        const grown = new Int32Array(capacity);
+        grown.set(tokens.subarray(0, length));
+        tokens = grown;
+      }
       const first = length;
       for (let i = 0; i < values.length; i++) tokens[first + i] = values[i];
-      roles.fill(ROLE_CODE[role], first, first + values.length);
-      segments.fill(segment, first, first + values.length);
       length += values.length;
       return first;
     },
-    markTarget(id: number, logprob: number | undefined) {
-      isTarget[id] = 1;
-      if (logprob !== undefined) logprobs[id] = logprob;
+    markTargets(first: number, count: number) {
+      if (count > 0) targetRuns.push(first, count);
     },
-    setLogprob(id: number, logprob: number) {
-      logprobs[id] = logprob;
-    },
-    finish() {
+    /** The per-id arrays, from the validated events. */
+    finish(events: readonly RolloutEvent[]) {
+      const roles = new Uint8Array(length);
+      const segments = new Int32Array(length);
+      const isTarget = new Uint8Array(length);
+      let logprobs: Float64Array | null = null;
+      let segment = 0;
+      for (const event of events) {
+        if (event.op === 'append') {
+          const { first, count } = event;
+          roles.fill(ROLE_CODE[event.role], first, first + count);
+          segments.fill(segment, first, first + count);
+          if (event.logprobs) (logprobs ??= new Float64Array(length).fill(NaN)).set(event.logprobs, first);
+          continue;
+        }
+        segment = event.edit;
+        for (const piece of event.view) {
+          if (!('insert' in piece)) continue;
+          const { role, first, count } = piece.insert;
+          roles.fill(ROLE_CODE[role], first, first + count);
+          segments.fill(segment, first, first + count);
+        }
+      }
       let targetCount = 0;
-      for (let i = 0; i < length; i++) targetCount += isTarget[i];
+      for (let r = 0; r < targetRuns.length; r += 2) {
+        isTarget.fill(1, targetRuns[r], targetRuns[r] + targetRuns[r + 1]);
+        targetCount += targetRuns[r + 1];
+      }
       const targets = new Int32Array(targetCount);
-      for (let i = 0, t = 0; i < length; i++) if (isTarget[i]) targets[t++] = i;
-      // Arrays of exactly the tape's length are handed over as they are (no second copy of a long tape).
-      const fit = <T extends Int32Array | Uint8Array | Float64Array>(a: T): T => (a.length === length ? a : (a.slice(0, length) as T));
-      return { tokens: fit(tokens), roles: fit(roles), segments: fit(segments), isTarget: fit(isTarget), logprobs: fit(logprobs), targets };
+      for (let r = 0, t = 0; r < targetRuns.length; r += 2) for (let i = 0; i < targetRuns[r + 1]; i++) targets[t++] = targetRuns[r] + i;
+      // The token array of exactly the tape's length is handed over as it is (no second copy of a long tape).
+      return { tokens: tokens.length === length ? tokens : tokens.slice(0, length), roles, segments, isTarget, logprobs, targets };
     },
   };
 }
@@ -188,13 +195,12 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
         logprobs = ev.logprobs as number[];
       }
       const livePrefix = view.length;
-      const first = tape.create(values, role as AppendRole, K);
+      const first = tape.create(values);
       if (isAct) {
         // A text piece's marker is never a target, but it does precede (and predict) the text.
         const firstTarget = marker;
         if (livePrefix + firstTarget === 0) fail(`target id ${first} has no token before it in its live view`, e);
-        for (let i = firstTarget; i < values.length; i++) tape.markTarget(first + i, logprobs?.[i]);
-        if (logprobs) for (let i = 0; i < firstTarget; i++) tape.setLogprob(first + i, logprobs[i]);
+        tape.markTargets(first + firstTarget, values.length - firstTarget);
       }
       pushRun(view, first, values.length);
       const event: AppendEvent = { op: 'append', role: role as AppendRole, first, count: values.length };
@@ -234,7 +240,7 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
             return fail(`${what}: insert role must be "summary", "obs" or "prompt", got ${quote(role)}`, e);
           }
           const { values, text } = pieceTokens(ins, role as InsertRole, `${what}.insert`, e);
-          const first = tape.create(values, role as InsertRole, K);
+          const first = tape.create(values);
           pieces.push({ insert: { first, count: values.length } });
           const insert: { role: InsertRole; first: number; count: number; text?: string } = {
             role: role as InsertRole,
@@ -257,7 +263,10 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
 
   // fromEntries defines own properties: a top-level "__proto__" stays a field (assignment would set the prototype).
   const extra: Record<string, unknown> = Object.fromEntries(Object.entries(value).filter(([key]) => !KNOWN_TOP.has(key)));
-  const tapeArrays = tape.finish();
+  const { logprobs: given, ...tapeArrays } = tape.finish(out);
+  const length = tape.length;
+  // Logprobs that the file did not give are NaN: that array is built when first read (never, for `mw tree`).
+  let logprobs = given;
   const rollout: Rollout = {
     id,
     vocab,
@@ -267,8 +276,15 @@ export function validateRollout(value: unknown, source: SourceLocation): Rollout
     events: out,
     source: source.line === undefined ? { file: source.file } : { file: source.file, line: source.line },
     K,
-    length: tape.length,
+    length,
     ...tapeArrays,
+    get logprobs(): Float64Array {
+      logprobs ??= new Float64Array(length).fill(NaN);
+      return logprobs;
+    },
+    set logprobs(value: Float64Array) {
+      logprobs = value;
+    },
   };
   if (reward !== undefined) rollout.reward = reward;
   if (group !== undefined) rollout.group = group;

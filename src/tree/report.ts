@@ -44,16 +44,33 @@ export interface TargetRow {
   diverging: boolean;
 }
 
-export function targetRow(tree: TargetFacts, id: number): TargetRow {
-  const dropped = tree.dropped[id] === 1;
+/** The row of target `targets[i]`. */
+export function targetRowAt(tree: TargetFacts, i: number): TargetRow {
+  const c = tree.byTarget;
+  const dropped = c.dropped[i] === 1;
+  const id = tree.targets[i];
   return {
     id,
     segment: tree.rollout.segments[id],
-    livePrefix: tree.ownPosition[id],
-    finalPrefix: dropped ? null : tree.finalPosition[id],
-    evictionMass: dropped ? null : tree.evictionMass[id],
-    diverging: tree.diverging[id] === 1,
+    livePrefix: c.ownPosition[i],
+    finalPrefix: dropped ? null : c.finalPosition[i],
+    evictionMass: dropped ? null : c.evictionMass[i],
+    diverging: c.diverging[i] === 1,
   };
+}
+
+/** The row of target `id` (a RangeError for an id that is not a target). */
+export function targetRow(tree: TargetFacts, id: number): TargetRow {
+  const { targets } = tree;
+  let lo = 0;
+  let hi = targets.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (targets[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  if (targets[lo] !== id) throw new RangeError(`id ${id} is not a target of rollout ${tree.rollout.id}`);
+  return targetRowAt(tree, lo);
 }
 
 /** Branch k's live view as half-open ranges `[first, end)` of physical ids, in live order. */

@@ -46,6 +46,8 @@ export interface ConditioningTreeData extends PackedTrie {
   ownPosition: Int32Array;
   /** Target ids, ascending (same as rollout.targets). */
   targets: Int32Array;
+  /** The per-target facts indexed like `targets` (what `mw tree --per-target` prints). */
+  byTarget: TargetColumns;
   /** Per id: 1 for a dropped target (absent from the final walk or first in it). */
   dropped: Uint8Array;
   /** Per id: eviction mass of a non-dropped target, -1 elsewhere. */
@@ -73,8 +75,22 @@ export interface ConditioningTree extends ConditioningTreeData {
   fullPrefix(id: number): Int32Array;
 }
 
-/** The part of a conditioning tree that per-target rows need (deriveTargetFacts builds it without the trie). */
-export type TargetFacts = Pick<
-  ConditioningTree,
-  'rollout' | 'K' | 'figures' | 'branches' | 'targets' | 'ownPosition' | 'finalPosition' | 'dropped' | 'evictionMass' | 'diverging'
->;
+/**
+ * Each target's facts, indexed like `targets` (index i is target targets[i]): a few arrays of the
+ * targets' length, however long the tape.
+ */
+export interface TargetColumns {
+  /** Its position in its own segment's branch (the length of its live prefix). */
+  ownPosition: Int32Array;
+  /** Its index in the final walk, -1 when absent. */
+  finalPosition: Int32Array;
+  /** 1 for a dropped target (absent from the final walk or first in it). */
+  dropped: Uint8Array;
+  /** Eviction mass of a non-dropped target, -1 for a dropped one. */
+  evictionMass: Int32Array;
+  /** 1 for a diverging leaf. */
+  diverging: Uint8Array;
+}
+
+/** The part of a conditioning tree that per-target rows need (deriveTargetFacts builds it without the trie or per-id arrays). */
+export type TargetFacts = Pick<ConditioningTree, 'rollout' | 'K' | 'figures' | 'branches' | 'targets' | 'byTarget'>;

@@ -9,7 +9,7 @@
 
 import { ValidationError } from '../errors';
 import { ROLLOUT_FORMAT, type EventJson, type RolloutJson } from '../format';
-import { tryParseJson } from '../records';
+import { invalidJson, tryParseJson } from '../records';
 import { byteTokenizer, getTokenizer, type TokenizerName } from '../tokenizer';
 import type { FileImporter } from './types';
 import { readLines, type OpenSource } from './lines';
@@ -54,9 +54,10 @@ export interface RolloutHead {
 // ---------------------------------------------------------------------------------------------
 // Drivers: the same two passes over lines streamed from a source, or over lines in memory.
 
-function parseLine(text: string, line: number): RecordLine {
+function parseLine(text: string, line: number, unterminated = false): RecordLine {
   const parsed = tryParseJson(text);
-  return parsed.ok ? { line, value: parsed.value } : { line, error: `not JSON (${parsed.message})` };
+  if (parsed.ok) return { line, value: parsed.value };
+  return unterminated ? { line, error: invalidJson(parsed.message), unfinished: true } : { line, error: invalidJson(parsed.message) };
 }
 
 const tokenizerOf = (options: AgentSessionOptions) => (options.tokenizer ? getTokenizer(options.tokenizer)! : byteTokenizer);
@@ -124,8 +125,8 @@ export async function streamAgentSession(
   const file = options.file ?? AGENT_SESSION;
   const report = createReportBuilder(AGENT_SESSION);
   const index = createSessionIndex(file);
-  for await (const { text, line } of readLines(open())) {
-    if (text.trim()) indexRecord(index, report, parseLine(text, line));
+  for await (const { text, line, unterminated } of readLines(open())) {
+    if (text.trim()) indexRecord(index, report, parseLine(text, line, unterminated));
   }
   const plan = finishPlan(index, report, file);
   options.onStart?.(headFields(plan, options));
@@ -146,7 +147,8 @@ export function importAgentSessionText(text: string, options: AgentSessionOption
   const records: RecordLine[] = [];
   lines.forEach((raw, i) => {
     const t = raw.trim();
-    if (t) records.push(parseLine(t, i + 1));
+    // The last piece has no newline after it when the text does not end with one.
+    if (t) records.push(parseLine(t, i + 1, i === lines.length - 1));
   });
   return importAgentSessionRecords(records, options);
 }
@@ -181,7 +183,6 @@ export function looksLikeAgentSession(values: readonly unknown[]): boolean {
   return session;
 }
 
-/** A file importer that can also read the raw text, so malformed lines are reported, not fatal. */
 /** The importer of its row in the format table (src/rollout/importers/detect.ts `formats`). */
 export const agentSessionImporter: FileImporter = {
   name: AGENT_SESSION,

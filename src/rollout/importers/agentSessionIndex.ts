@@ -6,15 +6,18 @@ import { ValidationError, quote } from '../errors';
 import { isObject, type Json } from '../records';
 import type { ReportBuilder } from './report';
 
-/** One line of the file: its parsed value, or why it does not parse. */
-export type RecordLine = { line: number; value: unknown } | { line: number; error: string };
+/**
+ * One line of the file: its parsed value, or why it does not parse (`unfinished`: it is the file's
+ * last line and no newline ends it, a record still being written).
+ */
+export type RecordLine = { line: number; value: unknown } | { line: number; error: string; unfinished?: boolean };
 
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 /** A field under its camelCase name or, in streamed (SDK) variants, its snake_case name. */
 export const field = (o: Json, camel: string, snake: string): unknown => (o[camel] !== undefined ? o[camel] : o[snake]);
 
 export const SKIP = {
-  malformed: 'malformed (not a JSON session record)',
+  unfinished: 'unfinished last line (the session was still being written)',
   sidechain: 'sidechain (sub-agent traffic)',
   meta: 'meta (harness-injected, isMeta)',
   branch: 'not on the main chain',
@@ -109,25 +112,32 @@ export interface SessionIndex {
   entries: Entry[];
   hasParentLinks: boolean;
   sessionId?: string;
+  /** The first JSON line that is not a session record. */
+  notARecord?: { line: number; value: unknown };
 }
 
 export function createSessionIndex(file: string): SessionIndex {
   return { file, entries: [], hasParentLinks: false };
 }
 
-/** Indexes one line: its parsed value, or why it does not parse (reported and passed over). */
+/**
+ * Indexes one line. A line that is not a session record is refused (a cut record in the middle
+ * lost whatever it held), except the file's last line when no newline ends it: a session still
+ * being written ends in a record being written, which is reported and left out.
+ */
 export function indexRecord(index: SessionIndex, report: ReportBuilder, record: RecordLine): void {
   const { line } = record;
   report.read();
   if ('error' in record) {
-    report.problem(line, record.error);
-    report.skip(SKIP.malformed, line);
+    if (!record.unfinished) throw new ValidationError({ file: index.file, line }, record.error);
+    report.problem(line, `${record.error}: the last line has no newline, a record still being written; left out`);
+    report.skip(SKIP.unfinished, line);
     return;
   }
   const { value } = record;
   if (!isObject(value) || typeof value.type !== 'string') {
-    report.problem(line, 'not a session record (an object with a string "type")');
-    report.skip(SKIP.malformed, line);
+    // Refused once the file is known to hold session records (else it is no session log at all).
+    index.notARecord ??= { line, value };
     return;
   }
   checkLinks(value, { file: index.file, line });
@@ -138,7 +148,10 @@ export function indexRecord(index: SessionIndex, report: ReportBuilder, record: 
 
 /** The plan: choose the main chain, put it in conversion order, report everything else. */
 export function planSession(index: SessionIndex, report: ReportBuilder): SessionPlan {
-  const { entries, hasParentLinks, file } = index;
+  const { entries, hasParentLinks, file, notARecord } = index;
+  if (notARecord && entries.length > 0) {
+    throw new ValidationError({ file, line: notARecord.line }, `not a session record (an object with a string "type"), got ${quote(notARecord.value)}`);
+  }
   const mainChain = hasParentLinks ? chooseMainChain(entries, report, file) : linearChain(entries);
   const imports = convertOrder(entries.filter((e) => mainChain.has(e)));
   for (const e of entries) {
@@ -255,6 +268,17 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder, file: string):
     return true;
   });
   const up = (e: Entry) => e.parent ?? e.logicalParent;
+  // A file may begin mid-session (continued from another file: a resume, a compaction), its first
+  // message naming a parent kept elsewhere. A link into nothing after that would silently cut what
+  // came before it out of the context the model saw: refused, naming the line and the uuid.
+  const firstMessage = linked.find(isConversational)?.line ?? Infinity;
+  for (const e of linked) {
+    const p = up(e);
+    if (p !== undefined && e.line > firstMessage && !byUuid.has(p)) {
+      const name = e.parent === undefined ? 'logicalParentUuid' : 'parentUuid';
+      throw new ValidationError({ file, line: e.line }, `${name} ${quote(p)} names no record in the file (only its first message may continue a session kept elsewhere)`);
+    }
+  }
   for (const e of linked) {
     const p = up(e);
     if (p === undefined) continue;
@@ -276,7 +300,7 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder, file: string):
     if (p === undefined) break;
     const parent = byUuid.get(p);
     if (!parent) {
-      report.problem(cur.line, `parent ${quote(p)} is not in the file; the main chain starts here`);
+      report.problem(cur.line, `${cur.parent === undefined ? 'logicalParentUuid' : 'parentUuid'} ${quote(p)} names no record in the file: the session continues one kept elsewhere and starts here`);
       break;
     }
     cur = parent;

@@ -51,6 +51,19 @@ describe('readLines', () => {
     );
   });
 
+  it('keeps a U+FEFF that starts a later chunk, and reads bad or cut UTF-8 as replacement characters', async () => {
+    const bytes = new TextEncoder().encode('a\n\ufeffb\n');
+    expect(await collect(cut(bytes, [2, 3, 4]))).toEqual([
+      [1, 'a'],
+      [2, '\ufeffb'],
+    ]);
+    // 0xff is never UTF-8; a file cut inside a 3-byte character ends with the replacement character.
+    expect(await collect([Uint8Array.of(0x61, 0xff, 0x0a), Uint8Array.of(0x62, 0xe2, 0x82)])).toEqual([
+      [1, 'a\ufffd'],
+      [2, 'b\ufffd'],
+    ]);
+  });
+
   it('reads a web ReadableStream (what File.stream() gives in the browser)', async () => {
     const bytes = new TextEncoder().encode('{"n":1}\n{"n":2}\n');
     const stream = new ReadableStream<Uint8Array>({

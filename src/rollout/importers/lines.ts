@@ -12,6 +12,8 @@ export interface Line {
   text: string;
   /** 1-based, counting blank lines too, so it matches what an editor shows. */
   line: number;
+  /** The last line of an input that does not end with a newline (a file still being written may end in a cut record). */
+  unterminated?: true;
 }
 
 /** An OpenSource over text already in memory (tests, pasted input, small files). */
@@ -35,9 +37,48 @@ async function* chunks(source: ByteSource): AsyncGenerator<Uint8Array | string> 
   yield* source as AsyncIterable<Uint8Array | string>;
 }
 
+/**
+ * Decodes byte chunks as UTF-8, a sequence cut by a chunk's end completed by the next. Each piece is
+ * decoded whole, not with `{stream: true}`: V8 (Node 20) returns streamed pieces as two-byte
+ * strings, so a long line joined from them took two bytes a character; whole ASCII pieces stay one.
+ */
+function createUtf8Decoder() {
+  // ignoreBOM: a U+FEFF at a chunk's start is text; the file's leading BOM is dropped by readLines.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  let carry: Uint8Array | null = null;
+  return {
+    decode(chunk: Uint8Array): string {
+      let bytes = chunk;
+      if (carry) {
+        bytes = new Uint8Array(carry.length + chunk.length);
+        bytes.set(carry);
+        bytes.set(chunk, carry.length);
+        carry = null;
+      }
+      // The last sequence's lead byte (at most 3 continuation bytes back): held back if incomplete.
+      let lead = bytes.length - 1;
+      while (lead >= 0 && lead > bytes.length - 4 && (bytes[lead] & 0xc0) === 0x80) lead--;
+      let end = bytes.length;
+      if (lead >= 0) {
+        const b = bytes[lead];
+        const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+        if (bytes.length - lead < need) end = lead;
+      }
+      if (end < bytes.length) carry = bytes.slice(end);
+      return decoder.decode(bytes.subarray(0, end));
+    },
+    /** What is left (an incomplete sequence at the end of the input: replacement characters). */
+    flush(): string {
+      const rest = carry ? decoder.decode(carry) : '';
+      carry = null;
+      return rest;
+    },
+  };
+}
+
 /** Yields every line, blank ones included (importers skip those themselves, keeping the count). */
 export async function* readLines(source: ByteSource): AsyncGenerator<Line> {
-  const decoder = new TextDecoder('utf-8');
+  const decoder = createUtf8Decoder();
   // The unfinished line as a list of fragments: a long line spread over many chunks is joined once.
   let pending: string[] = [];
   let line = 0;
@@ -51,19 +92,21 @@ export async function* readLines(source: ByteSource): AsyncGenerator<Line> {
     return { text: text.endsWith('\r') ? text.slice(0, -1) : text, line };
   };
   for await (const chunk of chunks(source)) {
-    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk);
     let from = 0;
     for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
       pending.push(text.slice(from, nl));
-      yield finish(pending.length === 1 ? pending[0] : pending.join(''));
+      // The fragments go before the line is handed on: they hold the chunks they were sliced from.
+      const whole = pending.length === 1 ? pending[0] : pending.join('');
       pending = [];
       from = nl + 1;
+      yield finish(whole);
     }
     if (from < text.length) pending.push(text.slice(from));
   }
-  const tail = decoder.decode();
+  const tail = decoder.flush();
   if (tail) pending.push(tail);
-  if (pending.length > 0) yield finish(pending.join(''));
+  if (pending.length > 0) yield { ...finish(pending.join('')), unterminated: true };
 }
 
 /**
