@@ -249,7 +249,9 @@ try {
     });
     if (plain.status !== 0) throw new Error(`mw tree failed (${plain.status}): ${plain.stderr}`);
     const plainRss = Number(readFileSync(rssFile, 'utf8')) / 1024;
-    console.log(`  mw tree --json on the same session: ${((performance.now() - plainStarted) / 1000).toFixed(1)} s, peak RSS ${plainRss.toFixed(0)} MB (bound 500 MB: ${plainRss < 500 ? 'within' : 'EXCEEDED'})`);
+    console.log(
+      `  mw tree --json on the same session: ${((performance.now() - plainStarted) / 1000).toFixed(1)} s, peak RSS ${plainRss.toFixed(0)} MB (bound 500 MB: ${plainRss < 500 ? 'within' : 'EXCEEDED'})`,
+    );
     if (rss >= 500 || plainRss >= 500) process.exitCode = 1;
   }
   if (!perTargetOnly) {

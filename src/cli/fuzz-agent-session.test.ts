@@ -31,7 +31,11 @@ function agentSessionCases(): Case[] {
     ],
     ['a line cut in the middle of the file', rec(1, null) + rec(2, 1).slice(0, 40) + '\n' + rec(3, 1), /:2: invalid JSON \(.*\)$/],
     ['a cut last line that a newline ends', rec(1, null) + rec(2, 1).slice(0, 40) + '\n', /:2: invalid JSON \(.*\)$/],
-    ['a JSON line that is no session record', rec(1, null) + '"just text"\n' + rec(2, 1), /:2: not a session record \(an object with a string "type"\), got "just text"$/],
+    [
+      'a JSON line that is no session record',
+      rec(1, null) + '"just text"\n' + rec(2, 1),
+      /:2: not a session record \(an object with a string "type"\), got "just text"$/,
+    ],
   ];
   return bad.map(([name, text, line], i) => ({
     family: `agent-session: ${name}`,

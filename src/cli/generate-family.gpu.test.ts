@@ -22,7 +22,23 @@ describe('mw generate --ckpt MODEL-FOLDER', () => {
     it(`${kind}: greedy tokens are the float64 reference's argmax step by step; "tokenizer": "hf:${kind}"`, async () => {
       const folder = writeFamilyFolder(join(TMP, kind), kind, 4);
       const out = join(TMP, `${kind}.jsonl`);
-      const run = await mw(['generate', '--ckpt', folder.dir, '--env', 'lookup', '--editor', 'none', '--n', '1', '--seed', '3', '--temperature', '0', '--out', out]);
+      const run = await mw([
+        'generate',
+        '--ckpt',
+        folder.dir,
+        '--env',
+        'lookup',
+        '--editor',
+        'none',
+        '--n',
+        '1',
+        '--seed',
+        '3',
+        '--temperature',
+        '0',
+        '--out',
+        out,
+      ]);
       expect(run.code).toBe(0);
       expect(run.stderr).toContain(`, hf:${kind}\n`);
       const rollout: RolloutJson = JSON.parse(readFileSync(out, 'utf8'));

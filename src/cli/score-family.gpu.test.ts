@@ -69,7 +69,14 @@ describe('mw score --ckpt MODEL-FOLDER', () => {
     const events = worked.events as { op: string; tokens?: number[]; logprobs?: number[] }[];
     // Cut where the tape reaches 16 ids (the last act keeps its first token); target 16's window of 4 alone (ids 13, 14, 15, then 16).
     const cut = { ...worked, id: 'cut', events: [...events.slice(0, -1), { op: 'append', role: 'act', tokens: [26], logprobs: [-0.5] }] };
-    const alone = { ...worked, id: 'alone', events: [{ op: 'append', role: 'prompt', tokens: [24, 25, 26] }, { op: 'append', role: 'act', tokens: [27] }] };
+    const alone = {
+      ...worked,
+      id: 'alone',
+      events: [
+        { op: 'append', role: 'prompt', tokens: [24, 25, 26] },
+        { op: 'append', role: 'act', tokens: [27] },
+      ],
+    };
     const set = join(TMP, 'qwen3-long.jsonl');
     writeFileSync(set, [worked, cut, alone].map((r) => JSON.stringify(r)).join('\n'));
     const score = async (method: string, extra: string[] = []) => {

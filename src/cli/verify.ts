@@ -187,10 +187,7 @@ async function verifyRollout(
       (c) => c.maxRel,
     ),
   };
-  const ok =
-    logprobsOk(logprob) &&
-    gradient.treeVsPacked.maxRel <= gradient.treeVsPacked.tolerance &&
-    gradient.gpuVsCpu.maxRel <= gradient.gpuVsCpu.tolerance;
+  const ok = logprobsOk(logprob) && gradient.treeVsPacked.maxRel <= gradient.treeVsPacked.tolerance && gradient.gpuVsCpu.maxRel <= gradient.gpuVsCpu.tolerance;
   return { report: { ...base, logprob, gradient, ok }, packedGrads: grads['packed-4d'] };
 }
 

@@ -60,8 +60,8 @@ function cpuModel(): LanguageModel {
   };
 }
 
-describe('the harness in a model folder\'s tokenizer', () => {
-  it('the cue is the template\'s assistant header; pieces are its messages; a byte-vocabulary model is refused', () => {
+describe("the harness in a model folder's tokenizer", () => {
+  it("the cue is the template's assistant header; pieces are its messages; a byte-vocabulary model is refused", () => {
     expect(tk.decode(framing.cue)).toBe('<|im_start|>assistant\n');
     expect(tk.decode(framing.prompt('find x'))).toBe(template.render({ messages: [{ role: 'user', content: 'find x' }], add_generation_prompt: true }));
     expect(tk.decode(framing.obs('x is 3'))).toBe('<|im_start|>user\n<tool_response>\nx is 3\n</tool_response><|im_end|>\n<|im_start|>assistant\n');

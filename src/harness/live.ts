@@ -32,7 +32,13 @@ export type PlanPiece = { keep: Block; from?: number; to?: number } | { insert: 
 export type EditPlan = readonly PlanPiece[];
 
 /** A block; `cue` is the framing's (docs: framing.ts), the byte tokenizer's `<act>` unless given. */
-export function createBlock(role: BlockRole, first: number, tokens: readonly number[], notes: readonly unknown[] = [], cue: readonly number[] = [ACT_CUE]): Block {
+export function createBlock(
+  role: BlockRole,
+  first: number,
+  tokens: readonly number[],
+  notes: readonly unknown[] = [],
+  cue: readonly number[] = [ACT_CUE],
+): Block {
   if (tokens.length === 0) throw new Error(`harness: empty ${role} block`);
   const cued = role !== 'act' && endsWithCue(tokens, cue);
   return { role, first, tokens, cue: cued, cueLength: cued ? cue.length : 0, notes };

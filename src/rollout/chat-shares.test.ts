@@ -50,7 +50,7 @@ describe('chat shares through windows', () => {
     });
   }
 
-  it('ChatML, 400 messages: the prefix rule\'s ids; time (generous bound: bench/chat-render.ts measures 1,000)', () => {
+  it("ChatML, 400 messages: the prefix rule's ids; time (generous bound: bench/chat-render.ts measures 1,000)", () => {
     const [, template, added] = TEMPLATES[0];
     const tk = createHfTokenizer({ name: 'chatml', tokenizer: tinyTokenizerJson(added).json, tokenizerConfig: { chat_template: template } });
     const messages = conversation(400, 3);

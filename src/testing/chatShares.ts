@@ -30,7 +30,11 @@ export function conversation(n: number, seed: number): ChatMessage[] {
     const calls = Math.floor(rng.next() * 3);
     for (let c = 0; c < calls && out.length < n; c++) {
       const results = 1 + Math.floor(rng.next() * 3);
-      const tool_calls = Array.from({ length: results }, (_, k) => ({ id: `c${k}`, type: 'function', function: { name: 'read', arguments: { path: text() } } }));
+      const tool_calls = Array.from({ length: results }, (_, k) => ({
+        id: `c${k}`,
+        type: 'function',
+        function: { name: 'read', arguments: { path: text() } },
+      }));
       out.push({ role: 'assistant', content: rng.next() < 0.5 ? text() : '', reasoning: text(), tool_calls });
       for (let k = 0; k < results; k++) out.push({ role: 'tool', tool_call_id: `c${k}`, content: text() });
     }

@@ -185,7 +185,9 @@ export function createModelPolicy(lm: LanguageModel, options: ModelPolicyOptions
   if (!Number.isInteger(seed)) throw new Error(`model policy: seed must be an integer, got ${seed}`);
   const framing = options.framing ?? BYTE_FRAMING;
   if (lm.vocabSize !== framing.vocab) {
-    throw new Error(`model policy: the harness speaks the ${framing.tokenizer} tokenizer (${framing.vocab} tokens), the model has a vocabulary of ${lm.vocabSize}`);
+    throw new Error(
+      `model policy: the harness speaks the ${framing.tokenizer} tokenizer (${framing.vocab} tokens), the model has a vocabulary of ${lm.vocabSize}`,
+    );
   }
   const stops = [framing.newline, ...framing.eos];
   const P = lm.nPositions;

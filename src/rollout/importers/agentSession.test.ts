@@ -502,7 +502,8 @@ describe('random sessions', () => {
           } else if (s.what === 'sidechain') add((k) => ({ ...user(k, null, 'sub'), isSidechain: true }), false);
           else if (s.what === 'meta') add((k, p) => user(k, p, 'caveat', { isMeta: true }));
           else if (s.what === 'branch') add((k, p) => user(k, p, 'abandoned'), false);
-          else if (s.what === 'malformed') cut = true; // a session still being written: its last line cut
+          else if (s.what === 'malformed')
+            cut = true; // a session still being written: its last line cut
           else add((k, p) => rec(k, p, 'system', { subtype: 'turn_duration' }), false);
         }
         lines.push(user(n + 1, last, 'end'));

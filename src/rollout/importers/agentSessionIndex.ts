@@ -276,7 +276,10 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder, file: string):
     const p = up(e);
     if (p !== undefined && e.line > firstMessage && !byUuid.has(p)) {
       const name = e.parent === undefined ? 'logicalParentUuid' : 'parentUuid';
-      throw new ValidationError({ file, line: e.line }, `${name} ${quote(p)} names no record in the file (only its first message may continue a session kept elsewhere)`);
+      throw new ValidationError(
+        { file, line: e.line },
+        `${name} ${quote(p)} names no record in the file (only its first message may continue a session kept elsewhere)`,
+      );
     }
   }
   for (const e of linked) {
@@ -300,7 +303,10 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder, file: string):
     if (p === undefined) break;
     const parent = byUuid.get(p);
     if (!parent) {
-      report.problem(cur.line, `${cur.parent === undefined ? 'logicalParentUuid' : 'parentUuid'} ${quote(p)} names no record in the file: the session continues one kept elsewhere and starts here`);
+      report.problem(
+        cur.line,
+        `${cur.parent === undefined ? 'logicalParentUuid' : 'parentUuid'} ${quote(p)} names no record in the file: the session continues one kept elsewhere and starts here`,
+      );
       break;
     }
     cur = parent;
