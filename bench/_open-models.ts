@@ -144,7 +144,9 @@ export async function measureOpenModel(
   await gpu.device.queue.onSubmittedWorkDone();
   const loadSeconds = (performance.now() - started) / 1000;
   const weightBytes = counter.read().live;
-  log(`loaded ${mb(model.fileBytes)} of tensors in ${loadSeconds.toFixed(1)} s: ${mb(weightBytes)} on the GPU (${(weightBytes / model.fileBytes).toFixed(4)} × the file)`);
+  log(
+    `loaded ${mb(model.fileBytes)} of tensors in ${loadSeconds.toFixed(1)} s: ${mb(weightBytes)} on the GPU (${(weightBytes / model.fileBytes).toFixed(4)} × the file)`,
+  );
   try {
     await scoreRollouts(model, [warmup], ['logit-tree']);
     log(`warm-up scoring of ${warmup.length} tokens done`);

@@ -59,7 +59,12 @@ function writeFolder(dir: string, name: OpenModelName, layers?: number): FamilyC
   try {
     writeSync(fd, safetensorsHeader(specs, { format: 'pt' }));
     for (const spec of specs) {
-      for (const chunk of tensorBytes(spec.name, spec.shape.reduce((a, b) => a * b, 1), json.initializer_range)) writeSync(fd, chunk);
+      for (const chunk of tensorBytes(
+        spec.name,
+        spec.shape.reduce((a, b) => a * b, 1),
+        json.initializer_range,
+      ))
+        writeSync(fd, chunk);
     }
   } finally {
     closeSync(fd);
@@ -70,7 +75,9 @@ function writeFolder(dir: string, name: OpenModelName, layers?: number): FamilyC
 
 function report(where: string, name: string, f: OpenModelFigures): void {
   const ratio = f.weightBytes / f.fileBytes;
-  console.log(`\n${where}, ${name}: adapter binds ${mb(f.adapter.maxStorageBufferBindingSize)}, buffers up to ${mb(f.adapter.maxBufferSize)}, shader-f16 ${f.adapter.shaderF16 ? 'yes' : 'no'}`);
+  console.log(
+    `\n${where}, ${name}: adapter binds ${mb(f.adapter.maxStorageBufferBindingSize)}, buffers up to ${mb(f.adapter.maxBufferSize)}, shader-f16 ${f.adapter.shaderF16 ? 'yes' : 'no'}`,
+  );
   console.log(`  weights on the GPU: ${mb(f.weightBytes)} for ${mb(f.fileBytes)} of tensors (${ratio.toFixed(4)} × the file; bound 1.1)`);
   if (ratio > 1.1) throw new Error(`${where}, ${name}: the weights take ${ratio.toFixed(3)} × their file on the GPU, above 1.1`);
   console.log(`  load: ${f.loadSeconds.toFixed(1)} s`);
@@ -79,7 +86,9 @@ function report(where: string, name: string, f: OpenModelFigures): void {
   );
   const large = Object.entries(f.peakByOwner).filter(([, b]) => b >= 1e6);
   const small = Object.values(f.peakByOwner).reduce((n, b) => n + (b < 1e6 ? b : 0), 0);
-  console.log(`  peak beyond the weights: ${mb(f.peakBeyondWeights)} (${[...large.map(([who, b]) => `${who} ${mb(b)}`), `smaller buffers ${mb(small)}`].join(', ')})`);
+  console.log(
+    `  peak beyond the weights: ${mb(f.peakBeyondWeights)} (${[...large.map(([who, b]) => `${who} ${mb(b)}`), `smaller buffers ${mb(small)}`].join(', ')})`,
+  );
 }
 
 const out = mkdtempSync(join(tmpdir(), 'mw-bench-open-models-'));
@@ -93,10 +102,14 @@ try {
     console.log(`${name}: ${describeFamilyConfig(configs[name])}; folder written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     if (BROWSER && ORT) {
       writeFolder(join(out, `${name}-ort`), name, ORT_LAYERS);
-      const exported = spawnSync('/usr/bin/python3', ['bench/_onnx_export.py', join(out, `${name}-ort`), join(out, `${name}-ort.onnx`), '--tokens', String(ORT_TOKENS)], {
-        stdio: 'inherit',
-        env: { ...process.env, PYTHONPATH: 'python' },
-      });
+      const exported = spawnSync(
+        '/usr/bin/python3',
+        ['bench/_onnx_export.py', join(out, `${name}-ort`), join(out, `${name}-ort.onnx`), '--tokens', String(ORT_TOKENS)],
+        {
+          stdio: 'inherit',
+          env: { ...process.env, PYTHONPATH: 'python' },
+        },
+      );
       if (exported.status !== 0) throw new Error(`torch.onnx.export of ${name}-ort failed`);
     }
     results[name] = {};
@@ -108,8 +121,14 @@ try {
     for (const name of MODELS) {
       const folder = await openModelFolderPath(join(out, name));
       const config = folder.config;
-      results[name].node = await measureOpenModel(gpu, config, folder.source, editedRollout(config, WARMUP, 2), editedRollout(config, TOKENS[name]), RUNS, (l) =>
-        console.log(`  ${name}: ${l}`),
+      results[name].node = await measureOpenModel(
+        gpu,
+        config,
+        folder.source,
+        editedRollout(config, WARMUP, 2),
+        editedRollout(config, TOKENS[name]),
+        RUNS,
+        (l) => console.log(`  ${name}: ${l}`),
       );
       report('Node', name, results[name].node!);
     }
@@ -117,9 +136,13 @@ try {
   }
 
   if (BROWSER) {
-    const built = spawnSync('npx', ['vite', 'build', '--config', 'vite.config.ts', '--logLevel', 'warn', '--outDir', join(out, 'page'), '--emptyOutDir', 'bench/open-models-page'], {
-      stdio: 'inherit',
-    });
+    const built = spawnSync(
+      'npx',
+      ['vite', 'build', '--config', 'vite.config.ts', '--logLevel', 'warn', '--outDir', join(out, 'page'), '--emptyOutDir', 'bench/open-models-page'],
+      {
+        stdio: 'inherit',
+      },
+    );
     if (built.status !== 0) throw new Error('vite build of bench/open-models-page failed');
     // The page is served from `out/page`; the folders and ONNX files sit beside its index.html.
     for (const name of MODELS) {

@@ -65,7 +65,11 @@ async function ortRun(file: string, provider: 'webgpu' | 'wasm', tokens: number[
     for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) mask[i * T + j] = 1;
     const feeds = {
       input_ids: new ort.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, T]),
-      position_ids: new ort.Tensor('int64', BigInt64Array.from(tokens, (_, i) => BigInt(i)), [1, T]),
+      position_ids: new ort.Tensor(
+        'int64',
+        BigInt64Array.from(tokens, (_, i) => BigInt(i)),
+        [1, T],
+      ),
       mask: new ort.Tensor('bool', mask, [T, T]),
     };
     await session.run(feeds);
@@ -87,8 +91,14 @@ try {
     log(`${name}: fetching the folder`);
     const folder = await fetchFolder(name);
     const T = tokensOf[name];
-    const model = await measureOpenModel(gpu, folder.config, folder.source, editedRollout(folder.config, warmup, 2), editedRollout(folder.config, T), runs, (l) =>
-      log(`  ${l}`),
+    const model = await measureOpenModel(
+      gpu,
+      folder.config,
+      folder.source,
+      editedRollout(folder.config, warmup, 2),
+      editedRollout(folder.config, T),
+      runs,
+      (l) => log(`  ${l}`),
     );
     figures[name] = { model };
     if (withOrt) {

@@ -31,7 +31,15 @@ const QWEN3: FamilyConfig = {
   qkNorm: true,
 };
 const LLAMA: FamilyConfig = { ...QWEN3, architecture: 'LlamaForCausalLM', headDim: 32, nHead: 2, nKvHead: 1, tieWordEmbeddings: false, qkNorm: false };
-const QWEN2: FamilyConfig = { ...QWEN3, architecture: 'Qwen2ForCausalLM', hiddenSize: 192, headDim: 16, tieWordEmbeddings: false, qkvBias: true, qkNorm: false };
+const QWEN2: FamilyConfig = {
+  ...QWEN3,
+  architecture: 'Qwen2ForCausalLM',
+  hiddenSize: 192,
+  headDim: 16,
+  tieWordEmbeddings: false,
+  qkvBias: true,
+  qkNorm: false,
+};
 
 /** Bytes of the buffers created while `run` runs, by label. */
 function buffersCreated(device: GPUDevice, run: () => void): Map<string, number> {

@@ -62,4 +62,3 @@ export const OPEN_MODELS = {
     vocab_size: 151936,
   },
 } as const;
-

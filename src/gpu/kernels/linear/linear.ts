@@ -47,7 +47,13 @@ export function linearParams({ M, K, N, ldY = N, offsetY = 0 }: LinearShape): Ar
   return bytes;
 }
 
-export function createLinear(device: GPUDevice, shape: LinearShape, dtype: WeightDtype, b: LinearBuffers, options: { accumulate?: boolean; reads?: WeightReads } = {}): Launch {
+export function createLinear(
+  device: GPUDevice,
+  shape: LinearShape,
+  dtype: WeightDtype,
+  b: LinearBuffers,
+  options: { accumulate?: boolean; reads?: WeightReads } = {},
+): Launch {
   const { M, K, N, ldY = N, offsetY = 0 } = shape;
   checkEven(K, 'linear: K');
   if (ldY < N) throw new Error(`linear: row stride ldY ${ldY} is less than the ${N} columns of y`);
