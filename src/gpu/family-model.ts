@@ -16,6 +16,7 @@ import { createRmsnorm } from './kernels/rmsnorm/rmsnorm';
 import { createRope, ropeRotation } from './kernels/rope/rope';
 import { createSwiglu } from './kernels/swiglu/swiglu';
 import { dtypeBytes } from './kernels/weight-format/weight-format';
+import { MLP_BLOCK_BYTES, mlpRows } from './family-memory';
 import { BLOCK_ROWS_ALIGN, bindingLimit, GpuLimitError, rowBlocks, subBinding } from './runtime/limits';
 import { mib, type BatchInput } from './model';
 import type { HiddenForward, ScoringModel } from './scoring-model';
@@ -209,20 +210,18 @@ export async function loadFamilyModel(
   };
 }
 
-/** What one block of MLP rows may take ((rows, 2·FF) gate | up and (rows, FF) after SwiGLU): 32 MiB, and one binding. */
-export const MLP_BLOCK_BYTES = 32 * 2 ** 20;
-
 /** Rows of the MLP at a time: a multiple of BLOCK_ROWS_ALIGN (aligned row slices), all N when they fit. */
 export function mlpBlockRows(model: FamilyGpuModel, N: number): number {
   const FF = model.family.intermediateSize;
-  const bytes = Math.min(MLP_BLOCK_BYTES, bindingLimit(model.gpu.device));
-  const rows = Math.floor(bytes / (2 * FF * 4) / BLOCK_ROWS_ALIGN) * BLOCK_ROWS_ALIGN;
+  const limit = bindingLimit(model.gpu.device);
+  const rows = mlpRows(FF, N, limit);
   if (rows === 0) {
+    const bytes = Math.min(MLP_BLOCK_BYTES, limit);
     throw new GpuLimitError(
       `model does not fit the adapter: ${BLOCK_ROWS_ALIGN} rows of the MLP need a ${mib(BLOCK_ROWS_ALIGN * 2 * FF * 4)} binding, it binds at most ${mib(bytes)}`,
     );
   }
-  return Math.min(N, rows);
+  return rows;
 }
 
 /** Floats per row of the activations a family forward keeps over all of a batch's rows. */

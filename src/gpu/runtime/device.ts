@@ -86,7 +86,8 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<Gpu> {
     const supported = (adapter.limits as unknown as Record<string, number>)[name];
     if (value !== undefined && supported !== undefined) requiredLimits[name] = Math.min(value, supported);
   }
-  const requiredFeatures: GPUFeatureName[] = adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
+  // shader-f16 lets the kernels load F16 weights natively (kernels/weight-format); without it they unpack.
+  const requiredFeatures = (['timestamp-query', 'shader-f16'] as const).filter((f) => adapter.features.has(f));
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({ label: 'Gpu.device', requiredLimits, requiredFeatures });

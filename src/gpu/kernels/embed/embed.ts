@@ -6,10 +6,10 @@ import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, type BufferRef, type Launch } from '../../runtime/kernel';
 import type { RowBlock } from '../../runtime/limits';
 import { computePipeline, groups1d } from '../../runtime/pipeline';
-import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
+import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl, weightReads, type WeightReads } from '../weight-format/weight-format';
 import kernel from './embed.wgsl?raw';
 
-const code = `${weightFormatWgsl}\n${kernel}`;
+const code = (reads: WeightReads) => `${weightFormatWgsl(reads)}\n${kernel}`;
 const WG = 256;
 
 /** A block of a table's vocabulary rows and the buffer (or range) that holds exactly those rows. */
@@ -34,15 +34,17 @@ export function createEmbed(
   shape: { N: number; C: number },
   dtype: WeightDtype,
   b: { tokens: BufferRef; table: readonly TableBlock[]; out: BufferRef },
+  options: { reads?: WeightReads } = {},
 ): Launch[] {
   const { N, C } = shape;
   checkEven(C, 'embed: C');
   checkLength(b.tokens, N, 'tokens');
   checkLength(b.out, N * C, 'out');
-  const pipeline = computePipeline(device, `embed.${dtype}`, code, { WFMT: WEIGHT_FORMAT[dtype], WG });
+  const reads = weightReads(device, dtype, options.reads);
+  const label = `embed.${dtype}${reads === 'f16' ? '.f16' : ''}`;
+  const pipeline = computePipeline(device, label, code(reads), { WFMT: WEIGHT_FORMAT[dtype], WG });
   return b.table.map(({ block, ref }) => {
     checkLength(ref, Math.ceil(((block.end - block.first) * C * dtypeBytes(dtype)) / 4), 'table');
-    const label = `embed.${dtype}`;
     const params = uploadUniform(device, `${label}.params`, embedParams(N, C, block));
     const group = bindBuffers(device, `${label}.bindGroup`, pipeline, { 0: b.tokens, 1: ref, 2: b.out, 3: params });
     const [x, y] = groups1d((N * C) / 2, WG);

@@ -16,7 +16,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> tokens: array<u32>; // (N)
-@group(0) @binding(1) var<storage, read> w: array<u32>; // (end - first, C) in WFMT
+@group(0) @binding(1) var<storage, read> w: array<WeightWord>; // (end - first, C) in WFMT
 @group(0) @binding(2) var<storage, read_write> out: array<vec2f>; // (N, C)
 @group(0) @binding(3) var<uniform> params: Params;
 

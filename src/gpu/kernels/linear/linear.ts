@@ -5,10 +5,10 @@ import type { WeightDtype } from '../../../model/family/config';
 import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, unusedBinding, type BufferRef, type Launch } from '../../runtime/kernel';
 import { computePipeline } from '../../runtime/pipeline';
-import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
+import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl, weightReads, type WeightReads } from '../weight-format/weight-format';
 import kernel from './linear.wgsl?raw';
 
-const code = `${weightFormatWgsl}\n${kernel}`;
+const code = (reads: WeightReads) => `${weightFormatWgsl(reads)}\n${kernel}`;
 
 /** Invocations per workgroup (the WG_X, WG_Y overrides). */
 export const LINEAR_WORKGROUP = { x: 8, y: 8 } as const;
@@ -47,7 +47,13 @@ export function linearParams({ M, K, N, ldY = N, offsetY = 0 }: LinearShape): Ar
   return bytes;
 }
 
-export function createLinear(device: GPUDevice, shape: LinearShape, dtype: WeightDtype, b: LinearBuffers, options: { accumulate?: boolean } = {}): Launch {
+export function createLinear(
+  device: GPUDevice,
+  shape: LinearShape,
+  dtype: WeightDtype,
+  b: LinearBuffers,
+  options: { accumulate?: boolean; reads?: WeightReads } = {},
+): Launch {
   const { M, K, N, ldY = N, offsetY = 0 } = shape;
   checkEven(K, 'linear: K');
   if (ldY < N) throw new Error(`linear: row stride ldY ${ldY} is less than the ${N} columns of y`);
@@ -62,8 +68,9 @@ export function createLinear(device: GPUDevice, shape: LinearShape, dtype: Weigh
     HAS_BIAS: Number(!!b.bias),
     ACCUMULATE: Number(!!options.accumulate),
   };
-  const label = `linear.${dtype}`;
-  const pipeline = computePipeline(device, label, code, constants);
+  const reads = weightReads(device, dtype, options.reads);
+  const label = `linear.${dtype}${reads === 'f16' ? '.f16' : ''}`;
+  const pipeline = computePipeline(device, label, code(reads), constants);
   const params = uploadUniform(device, `${label}.params`, linearParams(shape));
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, {
     0: b.x,

@@ -24,8 +24,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec2f>; // (M, K)
-@group(0) @binding(1) var<storage, read> w: array<u32>; // (N, K) in WFMT
-@group(0) @binding(2) var<storage, read> bias: array<u32>; // (N) in WFMT, read only with HAS_BIAS
+@group(0) @binding(1) var<storage, read> w: array<WeightWord>; // (N, K) in WFMT
+@group(0) @binding(2) var<storage, read> bias: array<WeightWord>; // (N) in WFMT, read only with HAS_BIAS
 @group(0) @binding(3) var<storage, read_write> y: array<f32>; // (M, ldY) from offsetY
 @group(0) @binding(4) var<uniform> params: Params;
 
@@ -36,7 +36,7 @@ fn wPair(p: u32) -> vec2f {
 }
 
 fn biasAt(n: u32) -> f32 {
-  if (WFMT == 0u) { return bitcast<f32>(bias[n]); }
+  if (WFMT == 0u) { return wordF32(bias[n]); }
   return pairElement(pair16(bias[n / 2u]), n);
 }
 

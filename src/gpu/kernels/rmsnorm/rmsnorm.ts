@@ -5,10 +5,10 @@ import type { WeightDtype } from '../../../model/family/config';
 import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, type BufferRef, type Launch } from '../../runtime/kernel';
 import { computePipeline, groups1d } from '../../runtime/pipeline';
-import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
+import { checkEven, dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl, weightReads, type WeightReads } from '../weight-format/weight-format';
 import kernel from './rmsnorm.wgsl?raw';
 
-const code = `${weightFormatWgsl}\n${reduce}\n${kernel}`;
+const code = (reads: WeightReads) => `${weightFormatWgsl(reads)}\n${reduce}\n${kernel}`;
 /** Invocations per row (the WG override; a power of two). */
 export const RMSNORM_WG = 64;
 
@@ -27,14 +27,16 @@ export function createRmsnorm(
   shape: { N: number; C: number; eps: number },
   dtype: WeightDtype,
   b: { x: BufferRef; weight: BufferRef; out: BufferRef },
+  options: { reads?: WeightReads } = {},
 ): Launch {
   const { N, C, eps } = shape;
   checkEven(C, 'rmsnorm: C');
   checkLength(b.x, N * C, 'x');
   checkLength(b.weight, Math.ceil((C * dtypeBytes(dtype)) / 4), 'weight');
   checkLength(b.out, N * C, 'out');
-  const label = `rmsnorm.${dtype}`;
-  const pipeline = computePipeline(device, label, code, { WFMT: WEIGHT_FORMAT[dtype], WG: RMSNORM_WG });
+  const reads = weightReads(device, dtype, options.reads);
+  const label = `rmsnorm.${dtype}${reads === 'f16' ? '.f16' : ''}`;
+  const pipeline = computePipeline(device, label, code(reads), { WFMT: WEIGHT_FORMAT[dtype], WG: RMSNORM_WG });
   const params = uploadUniform(device, `${label}.params`, rmsnormParams(N, C, eps));
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, { 0: b.x, 1: b.weight, 2: b.out, 3: params });
   const [x, y] = groups1d(N, 1, device.limits.maxComputeWorkgroupsPerDimension);

@@ -15,7 +15,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec2f>; // (N, C)
-@group(0) @binding(1) var<storage, read> w: array<u32>; // (C) in WFMT
+@group(0) @binding(1) var<storage, read> w: array<WeightWord>; // (C) in WFMT
 @group(0) @binding(2) var<storage, read_write> out: array<vec2f>; // (N, C)
 @group(0) @binding(3) var<uniform> params: Params;
 

@@ -6,10 +6,10 @@ import type { WeightDtype } from '../../../model/family/config';
 import { uploadUniform } from '../../runtime/buffers';
 import { bindBuffers, checkLength, unusedBinding, type BufferRef, type Launch } from '../../runtime/kernel';
 import { computePipeline, groups1d } from '../../runtime/pipeline';
-import { dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl } from '../weight-format/weight-format';
+import { dtypeBytes, WEIGHT_FORMAT, weightFormatWgsl, weightReads, type WeightReads } from '../weight-format/weight-format';
 import kernel from './rope.wgsl?raw';
 
-const code = `${weightFormatWgsl}\n${reduce}\n${kernel}`;
+const code = (reads: WeightReads) => `${weightFormatWgsl(reads)}\n${reduce}\n${kernel}`;
 /** Invocations per (row, head): the WG override, a power of two. */
 export const ROPE_WG = 64;
 
@@ -55,7 +55,7 @@ export function ropeParams(N: number, eps: number, first = 0): ArrayBuffer {
   return bytes;
 }
 
-export function createRope(device: GPUDevice, shape: RopeShape, b: RopeBuffers): Launch {
+export function createRope(device: GPUDevice, shape: RopeShape, b: RopeBuffers, options: { reads?: WeightReads } = {}): Launch {
   const { N, NH, NKV, HS, first = 0 } = shape;
   if (HS % 2 !== 0) throw new Error(`rope: head size ${HS} is odd`);
   if (NH % NKV !== 0) throw new Error(`rope: ${NH} query heads are not a multiple of ${NKV} key/value heads`);
@@ -68,8 +68,9 @@ export function createRope(device: GPUDevice, shape: RopeShape, b: RopeBuffers):
     checkLength(b.norm.k, Math.ceil((HS * dtypeBytes(dtype)) / 4), 'kNorm');
   }
   const constants = { NH, NKV, HS, WG: ROPE_WG, QK_NORM: Number(!!b.norm), WFMT: WEIGHT_FORMAT[dtype] };
-  const label = b.norm ? `rope.qkNorm.${dtype}` : 'rope';
-  const pipeline = computePipeline(device, label, code, constants);
+  const reads = weightReads(device, dtype, options.reads);
+  const label = b.norm ? `rope.qkNorm.${dtype}${reads === 'f16' ? '.f16' : ''}` : 'rope';
+  const pipeline = computePipeline(device, label, code(reads), constants);
   const params = uploadUniform(device, `${label}.params`, ropeParams(N, b.norm?.eps ?? 0, first));
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, {
     0: b.qkv,

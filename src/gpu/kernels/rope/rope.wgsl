@@ -27,12 +27,12 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> qkv: array<f32>; // (first + N, (NH + 2·NKV)·HS)
 @group(0) @binding(1) var<storage, read> positions: array<u32>; // (N)
 @group(0) @binding(2) var<storage, read> rotation: array<vec2f>; // (positions, HS / 2): (cos a, sin a)
-@group(0) @binding(3) var<storage, read> qNorm: array<u32>; // (HS) in WFMT, QK_NORM only
-@group(0) @binding(4) var<storage, read> kNorm: array<u32>; // (HS) in WFMT, QK_NORM only
+@group(0) @binding(3) var<storage, read> qNorm: array<WeightWord>; // (HS) in WFMT, QK_NORM only
+@group(0) @binding(4) var<storage, read> kNorm: array<WeightWord>; // (HS) in WFMT, QK_NORM only
 @group(0) @binding(5) var<uniform> params: Params;
 
 fn normWeight(isQuery: bool, d: u32) -> f32 {
-  if (WFMT == 0u) { return bitcast<f32>(select(kNorm[d], qNorm[d], isQuery)); }
+  if (WFMT == 0u) { return wordF32(select(kNorm[d], qNorm[d], isQuery)); }
   return pairElement(pair16(select(kNorm[d / 2u], qNorm[d / 2u], isQuery)), d);
 }
 

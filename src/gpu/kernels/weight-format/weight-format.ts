@@ -1,6 +1,7 @@
 // Weights as a model folder stores them (F32, F16, BF16), kept in that format on the GPU: the
-// WFMT override of every kernel that reads weights (weight-format.wgsl), the bytes a tensor takes,
-// and the float64 decoding the references read.
+// WFMT override of every kernel that reads weights (weight-format.wgsl), how 16-bit words are read
+// (unpacked from u32, or native f16 loads where the device has `shader-f16`), the bytes a tensor
+// takes, and the float64 decoding the references read.
 
 import type { WeightDtype } from '../../../model/family/config';
 import { readTensor } from '../../../util/safetensors';
@@ -9,8 +10,55 @@ import shared from './weight-format.wgsl?raw';
 /** The `WFMT` override of weight-format.wgsl, by dtype. */
 export const WEIGHT_FORMAT: Record<WeightDtype, number> = { F32: 0, F16: 1, BF16: 2 };
 
-/** WGSL of weight-format.wgsl, prepended to the kernels that read weights. */
-export const weightFormatWgsl = shared;
+/**
+ * How a kernel reads 16-bit weights: `unpack` binds words of u32 and unpacks each (unpack2x16float for
+ * F16, a shift into the top half of an f32 for BF16); `f16` binds words of vec2<f16> and loads F16
+ * natively (WGSL `enable f16`, the `shader-f16` feature). BF16 has no native WGSL type, and F32 no
+ * halves, so both always read through `unpack`. Accumulation is f32 on both paths.
+ */
+export type WeightReads = 'unpack' | 'f16';
+
+/** Whether the device was created with `shader-f16` (createGpu asks for it where the adapter has it). */
+export const hasShaderF16 = (device: GPUDevice): boolean => device.features.has('shader-f16');
+
+/**
+ * The path a kernel reading `dtype` weights takes on `device`: `f16` for F16 weights where the device
+ * has shader-f16, else `unpack`. `requested` forces a path (the tests run both); `f16` on a device
+ * without the feature, or for another dtype, is refused in one line.
+ */
+export function weightReads(device: GPUDevice, dtype: WeightDtype, requested?: WeightReads): WeightReads {
+  if (requested === 'f16') {
+    if (dtype !== 'F16') throw new Error(`weight reads: native f16 loads read F16 weights, not ${dtype}`);
+    if (!hasShaderF16(device)) throw new Error('weight reads: native f16 loads need the shader-f16 feature, which this device lacks');
+    return 'f16';
+  }
+  if (requested === 'unpack') return 'unpack';
+  return dtype === 'F16' && hasShaderF16(device) ? 'f16' : 'unpack';
+}
+
+/** The header of each path: the word type weights bind as, its 32 bits, and a word's two 16-bit elements. */
+const HEADERS: Record<WeightReads, string> = {
+  unpack: `alias WeightWord = u32;
+fn wordBits(word: WeightWord) -> u32 { return word; }
+// F16 through unpack2x16float; BF16 is the high half of an f32, so each half shifts (or masks) into
+// the top 16 bits of a word.
+fn pair16(word: WeightWord) -> vec2f {
+  if (WFMT == 1u) { return unpack2x16float(word); }
+  return vec2f(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xffff0000u));
+}
+`,
+  f16: `enable f16;
+alias WeightWord = vec2<f16>;
+fn wordBits(word: WeightWord) -> u32 { return bitcast<u32>(word); }
+// F16 loaded natively and widened to f32 (this header is used for F16 weights only).
+fn pair16(word: WeightWord) -> vec2f { return vec2f(word); }
+`,
+};
+
+/** WGSL prepended to a kernel that reads weights (`enable f16` first where the path needs it). */
+export function weightFormatWgsl(reads: WeightReads): string {
+  return `${HEADERS[reads]}\n${shared}`;
+}
 
 export const dtypeBytes = (dtype: WeightDtype) => (dtype === 'F32' ? 4 : 2);
 
