@@ -2,10 +2,27 @@
 // caption shown, each highlight on the page and, on the worked example in words (issue 30), the figures
 // and words each caption cites read off the inspector and the summary; a step opened by its URL; Back, Escape; without
 // WebGPU it stops at the first step that needs it and says why; the first-visit offer.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
+import type { DriftOutput } from '../src/cli/drift';
 import { TOUR_STEPS, firstGpuStep } from '../src/app/core/tourSteps';
 import { test, expect } from './fixtures';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** `mw drift --json` of the demo model on the first rollout of the drift step's example, as a user runs it. */
+function cliJunctions(): DriftOutput['junctions'] {
+  const first = readFileSync(join(ROOT, 'public/examples/demo-window.jsonl'), 'utf8').split('\n')[0];
+  const file = join(mkdtempSync(join(tmpdir(), 'mw-tour-')), 'first.jsonl');
+  writeFileSync(file, `${first}\n`);
+  const args = [join(ROOT, 'bin/mw.js'), 'drift', '--ckpt', join(ROOT, 'public/models/demo.safetensors'), '--rollouts', file, '--json'];
+  return (JSON.parse(execFileSync(process.execPath, args, { cwd: ROOT, maxBuffer: 1 << 26 }).toString()) as DriftOutput).junctions;
+}
 
 /** The caption's text as the page shows it: Markdown links as their words. */
 const shown = (caption: string) => caption.replace(/\[([^\]]+)\]\([^)]+\)/g, '$1');
@@ -109,6 +126,28 @@ test('from ?tour=1, Next walks every step to the last: captions, highlights, the
         .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-cost'))));
       expect(costs.length).toBeGreaterThan(0);
       expect(costs).toEqual([...costs].sort((a, b) => b - a));
+      // The same figures as mw drift's junctions on the same rollout and model (GPU float32 on both sides: within 2e-4).
+      const shownRows = await page
+        .getByTestId('junction-table')
+        .locator('tbody tr')
+        .evaluateAll((rows) =>
+          rows.map((r) => ({
+            edit: Number(r.getAttribute('data-edit')),
+            cost: Number(r.getAttribute('data-cost')),
+            mu: Object.fromEntries(Array.from(r.querySelectorAll('td[data-method]'), (td) => [td.getAttribute('data-method'), td.getAttribute('data-mu')])),
+          })),
+        );
+      const cli = cliJunctions();
+      expect(shownRows.map((r) => r.edit).sort()).toEqual(cli.map((j) => j.edit).sort());
+      for (const j of cli) {
+        const row = shownRows.find((r) => r.edit === j.edit)!;
+        expect(Math.abs(row.cost - j.cost), `edit ${j.edit} cost`).toBeLessThan(2e-4);
+        for (const [method, m] of Object.entries(j.methods)) {
+          const shownMu = row.mu[method];
+          if (m.mu === null || shownMu === undefined) continue;
+          expect(Math.abs(Number(shownMu) - m.mu), `edit ${j.edit} ${method} μ`).toBeLessThan(2e-4);
+        }
+      }
       const first = page.getByTestId('junction-target').first();
       const target = await first.getAttribute('data-target');
       await first.click();
