@@ -65,8 +65,9 @@ async function verdicts(name: string) {
 
 describe('the verdict on the built-in examples (demo model)', () => {
   it('reads the exact methods, and every method within the floor, "at the floor" on every example rollout', async () => {
-    expect(EXAMPLES.map((e) => e.name)).toEqual(['worked-example', 'demo-window', 'demo-compact', 'lookup-fold']);
-    for (const example of EXAMPLES) {
+    expect(EXAMPLES.map((e) => e.name)).toEqual(['worked-example', 'demo-window', 'demo-compact', 'lookup-fold', 'worked-words']);
+    // worked-words is the worked example told in GPT-2 words (vocabulary 50257): the demo model (bytes) does not read it.
+    for (const example of EXAMPLES.filter((e) => e.name !== 'worked-words')) {
       for (const { id, v, mu } of await verdicts(example.name)) {
         const state = Object.fromEntries(v.methods.map((m) => [m.method, m.state]));
         expect(state['logit-tree'], `${example.name} ${id}`).toBe('at-floor');
