@@ -31,6 +31,7 @@ const SCROLL_WHEELS = arg('--scroll-wheels', 150);
 const SCROLL_STEP = arg('--scroll-step', 60);
 const PLAY_TOKENS = arg('--play-tokens', 500);
 const ONLY_PLAYGROUND = args.includes('--only-playground');
+const ONLY_BIG = args.includes('--only-big');
 
 if (!args.includes('--no-build')) {
   const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
@@ -106,6 +107,10 @@ try {
   await page.addInitScript(() => {
     (window as unknown as { __MW_PERF__: boolean }).__MW_PERF__ = true;
   });
+  if (ONLY_BIG) {
+    await bigSet(page);
+    process.exit(0);
+  }
   await playground(page);
   if (ONLY_PLAYGROUND) process.exit(0);
   const runs: { parse: number; staircase: number; tree: number }[] = [];
@@ -253,11 +258,8 @@ async function bigSet(page: Page) {
   const dir = mkdtempSync(join(tmpdir(), 'mw-bench-'));
   const file = join(dir, 'big.jsonl');
   writeFileSync(file, buffer);
-  try {
-    await input.setInputFiles(file);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  // The file stays until the page has read it: the page reads a picked file as it goes, after the upload.
+  await input.setInputFiles(file);
   const loadedAt = Date.now();
   const probes: number[] = [];
   const progress = new Set<string>();
@@ -266,15 +268,18 @@ async function bigSet(page: Page) {
     const state = (await page.evaluate(`(() => {
       const bar = document.querySelector('[data-testid=load-progress]');
       const id = document.querySelector('[data-testid=rollout-id]')?.textContent ?? '';
-      return { bar: bar ? bar.textContent : null, id };
-    })()`)) as { bar: string | null; id: string };
+      const error = document.querySelector('[data-testid=load-error]')?.textContent ?? null;
+      return { bar: bar ? bar.textContent : null, id, error };
+    })()`)) as { bar: string | null; id: string; error: string | null };
     probes.push(performance.now() - t0);
+    if (state.error) throw new Error(`the big set was refused: ${state.error}`);
     if (state.bar) progress.add(state.bar);
     if (state.id.startsWith('big-')) break;
     if (Date.now() - started > 300_000) throw new Error('the big set did not load in 5 minutes');
     await new Promise((r) => setTimeout(r, 50));
   }
   const total = Date.now() - started;
+  rmSync(dir, { recursive: true, force: true });
   const long = (await page.evaluate('window.__long')) as number[];
   const p = stats(probes);
   const l = stats(long);
