@@ -418,18 +418,29 @@ describe('refusals: one clear message, no rollout', () => {
     expect(refusal(`${head}{"uuid":"u3"}\n`)).toBe('s.jsonl:3: not a session record (an object with a string "type"), got {"uuid":"u3"}');
   });
 
-  it('refuses a parent link into nothing after the first message, naming the line and the uuid', async () => {
-    const broken = jsonl([user(1, null, 'old'), assistant(2, 1, [txt('old answer')]), user(3, 99, 'new')]);
-    const message = 's.jsonl:3: parentUuid "u99" names no record in the file (only its first message may continue a session kept elsewhere)';
-    expect(refusal(broken)).toBe(message);
-    expect(await refusalStreamed(broken)).toBe(message);
-    // Off the main chain too (an abandoned branch hanging from nothing), and a compaction's logical parent.
-    expect(refusal(jsonl([user(1, null, 'q'), assistant(2, 1, [txt('a')]), user(3, 77, 'lost'), user(4, 2, 'on')]))).toBe(
-      's.jsonl:3: parentUuid "u77" names no record in the file (only its first message may continue a session kept elsewhere)',
-    );
-    expect(refusal(jsonl([user(1, null, 'q'), assistant(2, 1, [txt('a')]), boundary(3, 55), summary(4, 3, 's')]))).toBe(
-      's.jsonl:3: logicalParentUuid "u55" names no record in the file (only its first message may continue a session kept elsewhere)',
-    );
+  it('joins a parent link into nothing after the first message to the record before it, reporting the repair by line', async () => {
+    // Claude Code 2.1 writes links into records it never wrote (anthropics/claude-code #58554): read as a break,
+    // everything before it would drop out of the context the model saw.
+    const broken = [user(1, null, 'old'), assistant(2, 1, [txt('old answer')]), user(3, 99, 'new'), assistant(4, 3, [txt('new answer')])];
+    const { rollout, report } = load(broken);
+    const whole = load([user(1, null, 'old'), assistant(2, 1, [txt('old answer')]), user(3, 2, 'new'), assistant(4, 3, [txt('new answer')])]);
+    expect(shape(rollout.events)).toEqual(shape(whole.rollout.events));
+    expect(shape(rollout.events).slice(0, 2)).toEqual(['prompt:old', 'act:old answer']);
+    expect(report.problems).toEqual([
+      {
+        line: 3,
+        reason: 'parentUuid "u99" names no record in the file (Claude Code wrote a link to a record it never wrote): joined to the record before it, line 2',
+      },
+    ]);
+    const streamed: EventJson[] = [];
+    await streamAgentSession(chunkedSource(jsonl(broken), 5), (e) => streamed.push(e));
+    expect(streamed).toEqual(rollout.events);
+    // A compaction's logical parent likewise; the file's first message may still name one kept elsewhere.
+    const compacted = load([user(1, null, 'q'), assistant(2, 1, [txt('a')]), boundary(3, 55), summary(4, 3, 's'), user(5, 4, 'next')]);
+    expect(compacted.report.problems.map((p) => p.reason)).toEqual([
+      'logicalParentUuid "u55" names no record in the file (Claude Code wrote a link to a record it never wrote): joined to the record before it, line 2',
+    ]);
+    expect(shape(compacted.rollout.events).slice(0, 2)).toEqual(['prompt:q', 'act:a']);
   });
 
   it('refuses a file with no session records', () => {

@@ -269,18 +269,25 @@ function chooseMainChain(entries: Entry[], report: ReportBuilder, file: string):
   });
   const up = (e: Entry) => e.parent ?? e.logicalParent;
   // A file may begin mid-session (continued from another file: a resume, a compaction), its first
-  // message naming a parent kept elsewhere. A link into nothing after that would silently cut what
-  // came before it out of the context the model saw: refused, naming the line and the uuid.
+  // message naming a parent kept elsewhere. After that, Claude Code 2.1 writes links into records it
+  // never wrote (a message held in memory only: anthropics/claude-code #22526, #58554, #46603), and
+  // everywhere else each record's parent is the record written just before it. Reading on from such a
+  // break would silently cut what came before it out of the context the model saw (Claude Code's own
+  // resume does): the record is joined to the record written before it, and the repair is reported by line.
   const firstMessage = linked.find(isConversational)?.line ?? Infinity;
+  let previous: Entry | undefined;
   for (const e of linked) {
     const p = up(e);
-    if (p !== undefined && e.line > firstMessage && !byUuid.has(p)) {
+    if (p !== undefined && e.line > firstMessage && !byUuid.has(p) && previous?.uuid) {
       const name = e.parent === undefined ? 'logicalParentUuid' : 'parentUuid';
-      throw new ValidationError(
-        { file, line: e.line },
-        `${name} ${quote(p)} names no record in the file (only its first message may continue a session kept elsewhere)`,
+      report.problem(
+        e.line,
+        `${name} ${quote(p)} names no record in the file (Claude Code wrote a link to a record it never wrote): joined to the record before it, line ${previous.line}`,
       );
+      if (e.parent === undefined) e.logicalParent = previous.uuid;
+      else e.parent = previous.uuid;
     }
+    previous = e;
   }
   for (const e of linked) {
     const p = up(e);
