@@ -1,7 +1,8 @@
 // A model from the Hub by id (issue 29), against a stand-in Hub on 127.0.0.1 (src/testing/hubServer.ts) serving a
 // tiny Qwen3-family folder in the Hub's URL layout: the page downloads it with progress in bytes and opens it
 // as the scoring model; after a reload it comes back from the page's cache with no request at all; a download cut
-// mid-file ends in one line, and the next load fetches only the rest (a Range request).
+// mid-file ends in one line, and the next load fetches only the rest (a Range request); bytes that do not hash to
+// the Hub's sha256 are one line and deleted.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,7 @@ function dropExpectedConsoleErrors(errors: string[]) {
   errors.splice(0, errors.length, ...kept);
 }
 
-test('load a model by id with progress; a reload loads it from the cache with no request; a cut download resumes', async ({ page, guards }) => {
+test('load a model by id with progress; bytes with a wrong hash are refused; a reload loads it from the cache with no request; a cut download resumes', async ({ page, guards }) => {
   const whole = statSync(join(FOLDER, 'model.safetensors')).size;
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
@@ -42,7 +43,15 @@ test('load a model by id with progress; a reload loads it from the cache with no
   await page.getByTestId('hub-endpoint').fill(hub.endpoint);
   await page.getByTestId('hub-endpoint').blur();
 
-  // The first load is cut 1,000 bytes into the weights: one line, the part kept.
+  // The first load's weights arrive with one byte changed: they do not hash to the Hub's sha256, one line, deleted.
+  hub.corruptNext('model.safetensors');
+  await loadById(page, 'tiny/qwen3');
+  await expect(page.getByTestId('hub-error')).toHaveText(
+    /^hf:tiny\/qwen3: model\.safetensors: the bytes that arrived hash to sha256 [0-9a-f]{64}, the Hub gives [0-9a-f]{64}; deleted, load again$/,
+  );
+  await expect(page.getByTestId('model-info').filter({ hasText: 'qwen3' })).toHaveCount(0);
+
+  // The next load is cut 1,000 bytes into the weights: one line, the part kept.
   hub.cutNext('model.safetensors', 1000);
   await loadById(page, 'tiny/qwen3');
   await expect(page.getByTestId('hub-error')).toHaveText(

@@ -1,8 +1,9 @@
 // A stand-in for the Hugging Face Hub on 127.0.0.1, for tests: `/ORG/NAME/resolve/REVISION/FILE` serves a
 // folder on disk as the Hub does (small files directly with an ETag and X-Repo-Commit; safetensors by a 302 to
 // a storage URL, the redirect carrying X-Linked-Etag = the file's sha256 and X-Linked-Size), byte ranges,
-// 404s and 401s with the Hub's X-Error-Code, a gated repository (401 without the right Bearer token), CORS for the
-// page, a mode that cuts a file's body after N bytes, and a log of every request with the bytes it was sent.
+// the listing of a revision (`/api/models/ORG/NAME/tree/REV`, a large file's sha256 as lfs.oid), 404s and 401s
+// with the Hub's X-Error-Code, a gated repository (401 without the right Bearer token), CORS for the
+// page, a mode that cuts a file's body after N bytes, one that changes a byte of it, and a log of every request with the bytes it was sent.
 
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -34,6 +35,8 @@ export interface HubServer {
   commit(repo: string): string;
   /** The next GET of `file`'s bytes sends `bytes` of the body, then drops the connection (once). */
   cutNext(file: string, bytes: number): void;
+  /** The next GET of `file`'s bytes sends them with one byte changed (once): what arrives no longer hashes to its sha256. */
+  corruptNext(file: string): void;
   close(): Promise<void>;
 }
 
@@ -67,6 +70,7 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
   }
   const log: HubRequestLog[] = [];
   const cuts = new Map<string, number>();
+  const corrupt = new Set<string>();
   let endpoint = '';
 
   const send = (req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: Uint8Array = new Uint8Array()) => {
@@ -107,6 +111,11 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
     headers['content-length'] = String(end - begin);
     headers['accept-ranges'] = 'bytes';
     const cut = req.method === 'GET' ? cuts.get(name) : undefined;
+    if (cut === undefined && req.method === 'GET' && corrupt.delete(name)) {
+      const changed = file.data.slice(begin, end);
+      changed[changed.length >> 1] ^= 0xff;
+      return send(req, res, status, headers, changed);
+    }
     if (cut === undefined) return send(req, res, status, headers, file.data.subarray(begin, end));
     cuts.delete(name);
     const part = file.data.subarray(begin, Math.min(end, begin + cut));
@@ -136,6 +145,24 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
       const file = repo?.files.get(decodeURIComponent(storage[3]));
       if (!file || file.sha256 !== storage[2]) return send(req, res, 404, cors);
       return body(req, res, decodeURIComponent(storage[3]), file, { ...cors, etag: `"${file.sha256}"` });
+    }
+    const tree = /^\/api\/models\/(.+)\/tree\/([^/]+)$/.exec(url.pathname);
+    if (tree) {
+      // The Hub's listing of a revision: each file's git oid and size, and a large file's sha256 as lfs.oid.
+      const [, repoName, revision] = tree.map(decodeURIComponent);
+      const repo = served.get(repoName);
+      if (!repo) return send(req, res, req.headers.authorization ? 404 : 401, { ...cors, 'x-error-code': 'RepoNotFound' });
+      if (repo.token && req.headers.authorization !== `Bearer ${repo.token}`) return send(req, res, 401, { ...cors, 'x-error-code': 'GatedRepo' });
+      const commit = commits.get(repoName)!;
+      if (revision !== 'main' && revision !== commit) return send(req, res, 404, { ...cors, 'x-error-code': 'RevisionNotFound' });
+      const entries = [...repo.files].map(([path, f]) => ({
+        type: 'file',
+        oid: f.gitSha1,
+        size: f.data.length,
+        ...(LFS.test(path) ? { lfs: { oid: f.sha256, size: f.data.length, pointerSize: 134 } } : {}),
+        path,
+      }));
+      return send(req, res, 200, { ...cors, 'content-type': 'application/json' }, new TextEncoder().encode(JSON.stringify(entries)));
     }
     const resolve = /^\/(.+)\/resolve\/([^/]+)\/(.+)$/.exec(url.pathname);
     if (!resolve) return send(req, res, 404, cors);
@@ -168,6 +195,9 @@ export async function startHubServer(repos: Record<string, HubServerRepo>): Prom
     commit: (repo) => commits.get(repo)!,
     cutNext(file, bytes) {
       cuts.set(file, bytes);
+    },
+    corruptNext(file) {
+      corrupt.add(file);
     },
     close: () =>
       new Promise<void>((done) => {

@@ -3,6 +3,8 @@
 // links). A download in progress is BLOB.incomplete, committed every PARTIAL_COMMIT_BYTES so a closed tab
 // keeps most of it; loading a cached model reads OPFS only. The model's files come back as Files (read by
 // byte range, never whole), the map the scoring worker loads a folder from.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { HubCacheError, type HubModelRef, type HubOptions, type HubStore, type PartialWriter, fetchHubModel } from '../../model/hub/hub';
 
 /** A partial download is committed to OPFS after this many bytes (a writable's data is only kept on close). */
@@ -128,10 +130,8 @@ export async function opfsHubStore(repo: string): Promise<HubStore> {
       const folder = await blobs();
       const partial = await fileIn(folder, `${etag}.incomplete`);
       if (!partial || partial.size !== check.size) throw new Error(`${partial?.size ?? 0} bytes arrived, the Hub gives ${check.size}`);
-      if (check.sha256 && partial.size <= 256 * 2 ** 20) {
-        // Hashed whole where that is cheap enough for the page; larger files are checked by size.
-        const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await partial.arrayBuffer()));
-        const got = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+      if (check.sha256) {
+        const got = await blobSha256(partial);
         if (got !== check.sha256) {
           await folder.removeEntry(safe(`${etag}.incomplete`));
           throw new Error(`the bytes that arrived hash to sha256 ${got}, the Hub gives ${check.sha256}; deleted, load again`);
@@ -150,6 +150,22 @@ export async function opfsHubStore(repo: string): Promise<HubStore> {
       await writeFile((await sub(['snapshots', commit], true))!, file, etag);
     },
   };
+}
+
+/**
+ * The SHA-256 of a blob of any size, read as a stream: memory stays at one chunk (WebCrypto's digest takes the
+ * whole buffer, which a 1.2 GB safetensors file would be), and each chunk is a short task, so the page keeps
+ * answering while a large file is checked.
+ */
+export async function blobSha256(blob: Blob): Promise<string> {
+  const hash = sha256.create();
+  const reader = blob.stream().getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    hash.update(value);
+  }
+  return bytesToHex(hash.digest());
 }
 
 async function writeBlob(parent: FileSystemDirectoryHandle, name: string, blob: Blob): Promise<void> {

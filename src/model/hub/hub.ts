@@ -194,6 +194,31 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
     return new HubError(name, `${file}: HTTP ${status} from ${endpoint}`);
   };
 
+  // A browser follows the redirect to a large file's storage and never shows its X-Linked-Etag: there the sha256s
+  // come from the Hub's listing of the revision (`/api/models/ORG/NAME/tree/REV`, `lfs.oid` of each large file),
+  // asked once per load. Without an answer the files are checked by size only.
+  const listed = new Map<string, Promise<Map<string, string>>>();
+  const listedSha256 = (revision: string, file: string): Promise<string | null> => {
+    if (!listed.has(revision)) {
+      const url = `${endpoint}/api/models/${ref.repo}/tree/${encodeURIComponent(revision)}?recursive=true`;
+      listed.set(
+        revision,
+        request(url, { headers: headersFor(url) })
+          .then(async (response) => {
+            const shas = new Map<string, string>();
+            if (!response.ok) return shas;
+            const entries = (await response.json()) as { path?: unknown; lfs?: { oid?: unknown } }[];
+            for (const entry of Array.isArray(entries) ? entries : [])
+              if (typeof entry?.path === 'string' && typeof entry.lfs?.oid === 'string' && /^[0-9a-f]{64}$/.test(entry.lfs.oid))
+                shas.set(entry.path, entry.lfs.oid);
+            return shas;
+          })
+          .catch(() => new Map<string, string>()),
+      );
+    }
+    return listed.get(revision)!.then((shas) => shas.get(file) ?? null);
+  };
+
   /** The file's metadata, or null when it does not exist at that revision (404 EntryNotFound) and `optional`. */
   const head = async (file: string, revision: string, optional: boolean): Promise<FileMeta | null> => {
     const url = fileUrl(endpoint, ref, revision, file);
@@ -201,9 +226,11 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
     // X-Linked-Etag / X-Linked-Size); a browser hides a manual redirect, so there the redirect is followed.
     let response = await request(url, { method: 'HEAD', redirect: 'manual', headers: headersFor(url) });
     let location = url;
+    let followed = false;
     if (response.type === 'opaqueredirect') {
       response = await request(url, { method: 'HEAD', headers: headersFor(url) });
       location = response.url || url;
+      followed = location !== url;
     } else if (response.status >= 300 && response.status < 400 && response.headers.get('location')) {
       location = new URL(response.headers.get('location')!, url).toString();
       if (new URL(location).origin === origin && !response.headers.get('x-linked-size')) {
@@ -222,7 +249,8 @@ async function fetchInto(ref: HubModelRef, store: HubStore, options: HubOptions)
     if (!commit) throw new HubError(name, `${file}: the answer from ${endpoint} names no commit (X-Repo-Commit): not the Hub's resolve endpoint?`);
     if (!Number.isSafeInteger(size) || size < 0) throw new HubError(name, `${file}: the answer from ${endpoint} gives no size`);
     const etag = linked ?? stripEtag(h.get('etag')) ?? `${commit}-${file.replace(/\//g, '--')}`;
-    return { commit, etag, size, sha256: linked && /^[0-9a-f]{64}$/.test(linked) ? linked : null, url: location };
+    const sha256 = linked && /^[0-9a-f]{64}$/.test(linked) ? linked : followed ? await listedSha256(commit, file) : null;
+    return { commit, etag, size, sha256, url: location };
   };
 
   // config.json first: its answer names the commit every other file is read at.
