@@ -54,7 +54,7 @@ describe('mw drift: a model trained under Naive-Compressed on expert demonstrati
     expect(lines).toContain(live.conclusion);
   }, 300_000);
 
-  it('the shipped demo model on the expert\'s stack rollouts: Naive-Compressed μ +0.979, above zero with the same reading', async () => {
+  it("the shipped demo model on the expert's stack rollouts: Naive-Compressed μ +0.979, above zero with the same reading", async () => {
     const file = join(TMP, 'expert-stack.jsonl');
     const gen = await mw(['generate', '--policy', 'expert', '--env', 'lookup', '--editor', 'stack', '--n', '4', '--seed', '1', '--out', file]);
     expect(gen.code, gen.stderr).toBe(0);
