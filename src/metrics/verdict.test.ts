@@ -61,6 +61,8 @@ describe('driftVerdict', () => {
     expect(m['naive-compressed'].state).toBe('above');
     expect(m['naive-compressed'].meaning).toMatch(/can only lower its score where the final walk lacks evidence/);
     expect(m['naive-compressed'].meaning).toMatch(/expert/);
+    // The cause measured on the expert example (docs/metrics.md, "A positive Naive-Compressed on expert data").
+    expect(m['naive-compressed'].meaning).toMatch(/a model trained on final walks \(under Naive-Compressed, or as SDCC’s student\)/);
     expect(m['naive-compressed'].meaning).not.toMatch(/^stale context/);
     expect(m['naive-full'].state).toBe('at-floor');
     expect(m['logit-tree'].state).toBe('at-floor');

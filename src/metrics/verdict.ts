@@ -57,9 +57,11 @@ export interface VerdictOptions {
 }
 
 const LEAKAGE_POSITIVE =
-  'time-travel leakage can only lower its score where the final walk lacks evidence the live prefix held; it is above zero where summaries ' +
-  'written later state what the token says (the answer, the fact being sought), which a trained model or an expert’s demonstrations ' +
-  '(tokens chosen knowing the outcome, not sampled from this model) read as a hint; it is not stale context, which Naive-Compressed has none of';
+  'time-travel leakage can only lower its score where the final walk lacks evidence the live prefix held, so above zero means this model reads the ' +
+  'final walk better than the live prefix: a model trained on final walks (under Naive-Compressed, or as SDCC’s student) learned these tokens in ' +
+  'that context and never under their live prefix, or summaries written later state what the token says (the answer, the fact being sought), ' +
+  'which a trained model or an expert’s demonstrations (tokens chosen knowing the outcome, not sampled from this model) read as a hint; ' +
+  'it is not stale context, which Naive-Compressed has none of';
 
 /** What a state means for a method (the sign's reading depends on the method). */
 export function signMeaning(method: Method, state: VerdictState, foreign = false): string {

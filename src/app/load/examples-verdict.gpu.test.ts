@@ -1,7 +1,9 @@
 // The verdict (docs/metrics.md, "The verdict") on every built-in example as the drift panel reads it: each rollout
 // scored by the demo model the app ships (as the scoring worker scores it), its drift (core/drift.ts) and the
 // verdict against the live prefix. The exact methods, and any method whose |μ| lies within the floor, read "at the
-// floor"; on the expert example Naive-Compressed reads below zero with leakage as its meaning.
+// floor"; on the expert example Naive-Compressed reads below zero with leakage as its meaning. A model trained under
+// Naive-Compressed on expert demonstrations (fixtures/models/expert-fold-nc.safetensors, docs/metrics.md "The verdict")
+// turns it positive on the same example, and the verdict explains that sign (not stale context, not leakage).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,21 +24,25 @@ import { EXAMPLES } from './examples';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let gpu: Gpu;
 let model: GpuModel;
+/** SFT under Naive-Compressed on the expert's lookup/fold demonstrations of other prompts (docs/metrics.md, "The verdict"). */
+let trained: GpuModel;
 beforeAll(async () => {
   gpu = await createGpu();
   model = createGpuModel(gpu, loadCheckpoint(readFileSync(`${ROOT}public/models/demo.safetensors`)));
+  trained = createGpuModel(gpu, loadCheckpoint(readFileSync(`${ROOT}fixtures/models/expert-fold-nc.safetensors`)));
 });
 afterAll(() => {
   model?.destroy();
+  trained?.destroy();
   gpu?.destroy();
 });
 
 /** Every target under every method, as the scoring worker returns it (without rows: the verdict needs none). */
-async function score(rollout: Rollout): Promise<MethodScores[]> {
+async function score(rollout: Rollout, scorer: GpuModel): Promise<MethodScores[]> {
   const tree = buildViewData(rollout).tree;
   const out: MethodScores[] = [];
   for (const method of SEQUENCE_METHODS) {
-    const scored = await scoreSequences(model, buildPlan(tree, method).sequences);
+    const scored = await scoreSequences(scorer, buildPlan(tree, method).sequences);
     out.push({ method, ids: Int32Array.from(scored, (t) => t.id), logprobs: Float64Array.from(scored, (t) => t.logprob), rows: new Float32Array(0) });
   }
   return out;
@@ -52,10 +58,10 @@ async function exampleRollouts(name: string): Promise<Rollout[]> {
 }
 
 /** The panel's verdict of each rollout of an example, with its μ per method. */
-async function verdicts(name: string) {
+async function verdicts(name: string, scorer = model) {
   const out = [];
   for (const rollout of await exampleRollouts(name)) {
-    const drift = driftOf(buildViewData(rollout), await score(rollout));
+    const drift = driftOf(buildViewData(rollout), await score(rollout, scorer));
     const v = liveVerdict(drift);
     const mu = Object.fromEntries(drift.methods.map((m) => [m.method, m.vsLive.mu]));
     out.push({ id: rollout.id, v, mu });
@@ -97,5 +103,26 @@ describe('the verdict on the built-in examples (demo model)', () => {
     // `mw drift` on the same four rollouts pools μ(Naive-Compressed) = −0.160 and μ(Naive-Full) = +0.692 (88 and 544 targets).
     const compressed = rollouts.map((r) => r.mu['naive-compressed']);
     expect(compressed.reduce((a, b) => a + b, 0) / 4).toBeCloseTo(-0.16, 1);
+  }, 300_000);
+});
+
+describe('the expert example under a model trained on expert demonstrations with Naive-Compressed', () => {
+  it('Naive-Compressed above zero on every rollout, read as the final walk the model was trained on: not stale context, not leakage', async () => {
+    const rollouts = await verdicts('lookup-fold', trained);
+    expect(rollouts).toHaveLength(4);
+    for (const { id, v, mu } of rollouts) {
+      const byMethod = Object.fromEntries(v.methods.map((m) => [m.method, m]));
+      expect(mu['naive-compressed'], id).toBeGreaterThan(2);
+      expect(byMethod['naive-compressed'].state, id).toBe('above');
+      expect(byMethod['naive-compressed'].meaning).toMatch(/trained on final walks/);
+      expect(byMethod['naive-compressed'].meaning).toMatch(/not stale context/);
+      expect(byMethod['naive-compressed'].meaning).not.toMatch(/^(stale context|time-travel leakage)/);
+      expect(byMethod['logit-tree'].state, id).toBe('at-floor');
+      expect(byMethod['packed-4d'].state, id).toBe('at-floor');
+      expect(v.conclusion).toContain('Naive-Compressed (μ +');
+    }
+    // `mw drift` on the same four rollouts: μ(Naive-Compressed) = +2.78 against the live prefix (88 targets, 43 of the 44 that diverge above zero).
+    const compressed = rollouts.map((r) => r.mu['naive-compressed']);
+    expect(compressed.reduce((a, b) => a + b, 0) / 4).toBeCloseTo(2.78, 1);
   }, 300_000);
 });

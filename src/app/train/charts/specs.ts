@@ -43,8 +43,9 @@ const signedSci = (v: number) => formatEffect(v);
  * context, so its positive μ is not one.
  */
 const SIGN_NOTE =
-  'Naive-Compressed < 0: time-travel leakage (evidence the final walk lacks); it can only lower the score there, so > 0 means later summaries ' +
-  'point at the token (a trained model, expert data); Naive-Full > 0: stale context; the exact methods sit at the round-off floor';
+  'Naive-Compressed < 0: time-travel leakage (evidence the final walk lacks); it can only lower the score there, so > 0 means the model reads the ' +
+  'final walk better: it is being trained on final walks (Naive-Compressed, SDCC), or later summaries point at the token; Naive-Full > 0: stale ' +
+  'context; the exact methods sit at the round-off floor';
 
 /** The drift the charts and the readouts use for this objective (see the file comment). */
 export function driftOf(r: MetricRecord, objective: Objective): number | null {

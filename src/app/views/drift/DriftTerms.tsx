@@ -25,9 +25,10 @@ export function DriftTerms() {
         <dd>
           The mean of ℓ_m − ℓ_ref. <strong>Below zero</strong>: the method makes the policy&apos;s tokens look less likely than they were;{' '}
           <strong>above zero</strong>: more likely. What the sign means depends on the method: Naive-Compressed&apos;s time-travel leakage (early targets lose
-          content they saw) can only lower the score where the final walk lacks evidence, so its μ is above zero when summaries written later point at the
-          token, as on a trained model or an expert&apos;s demonstrations; Naive-Full&apos;s stale context (evicted content left in) mostly raises it. Within a
-          few noise floors (the exact methods&apos; round-off) a μ has no sign at all: the verdict says &quot;at the floor&quot;.
+          content they saw) can only lower the score where the final walk lacks evidence, so its μ is above zero when the model reads the final walk better than
+          the live prefix: a model trained on final walks (under Naive-Compressed) learned the tokens there, or summaries written later point at the token, as
+          an expert&apos;s demonstrations do; Naive-Full&apos;s stale context (evicted content left in) mostly raises it. Within a few noise floors (the exact
+          methods&apos; round-off) a μ has no sign at all: the verdict says &quot;at the floor&quot;.
         </dd>
         <dt>
           <Term name="expected μ" />
