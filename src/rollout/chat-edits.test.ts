@@ -153,33 +153,46 @@ describe('template edits: the stretches between edits cut by windows are the def
     });
   }
 
-  it('200 messages, three user queries and long tool work between them: renders of O(n) messages in all (every prefix: n²/2)', () => {
+  it('200 and 400 messages, three user queries and long tool work between them: renders of O(n) messages in all', () => {
     const tk = tokenizerOf(THINK_TEMPLATE);
-    const messages: ChatMessage[] = [{ role: 'system', content: 'Be brief.' }];
-    for (let q = 0; q < 3; q++) {
-      messages.push({ role: 'user', content: `query ${q}` });
-      for (let s = 0; s < 32; s++) {
-        messages.push({ role: 'assistant', reasoning_content: `step ${s}`, content: '', tool_calls: [call('read', { path: `f${s}.txt` })] });
-        messages.push({ role: 'tool', tool_call_id: 'read', content: `file ${s}` });
+    /** n messages: three user queries, each answered after (n − 5) / 6 tool calls, an answer closing the chat. */
+    const chat = (n: number) => {
+      const messages: ChatMessage[] = [{ role: 'system', content: 'Be brief.' }];
+      const steps = Math.floor((n - 8) / 6);
+      for (let q = 0; q < 3; q++) {
+        messages.push({ role: 'user', content: `query ${q}` });
+        for (let s = 0; s < steps; s++) {
+          messages.push({ role: 'assistant', reasoning_content: `step ${s}`, content: '', tool_calls: [call('read', { path: `f${s}.txt` })] });
+          messages.push({ role: 'tool', tool_call_id: 'read', content: `file ${s}` });
+        }
+        messages.push({ role: 'assistant', reasoning_content: 'done', content: `answer ${q}` });
       }
-      messages.push({ role: 'assistant', reasoning_content: 'done', content: `answer ${q}` });
-    }
-    messages.push({ role: 'assistant', content: 'Anything else?' });
-    expect(messages.length).toBe(200);
-    let rendered = 0;
-    let renders = 0;
-    const render = (m: readonly ChatMessage[], gen: boolean) => {
-      rendered += m.length;
-      renders++;
-      return tk.renderChat(m, { addGenerationPrompt: gen });
+      while (messages.length < n) messages.push({ role: 'assistant', reasoning_content: 'wait', content: 'Anything else?' });
+      return messages;
     };
-    const full = tk.renderChat(messages);
-    const events = chatTapeEvents(messages, full, render, tk);
-    const edits = events.filter((e) => e.op === 'edit').length;
-    expect(edits).toBe(2);
-    expect(events).toEqual(chatTapeEvents(messages, full, (m, gen) => tk.renderChat(m, { addGenerationPrompt: gen }), tk, { exact: true }));
-    expect(rendered).toBeLessThan(40 * messages.length);
-    console.log(`200 messages, ${edits} edits: ${renders} renders of ${rendered.toLocaleString('en')} messages in all (every prefix: about 20,000)`);
+    const cost = (messages: ChatMessage[], exact: boolean) => {
+      let rendered = 0;
+      const render = (m: readonly ChatMessage[], gen: boolean) => {
+        rendered += m.length;
+        return tk.renderChat(m, { addGenerationPrompt: gen });
+      };
+      const events = chatTapeEvents(messages, tk.renderChat(messages), render, tk, { exact });
+      return { events, rendered };
+    };
+    const small = cost(chat(200), false);
+    const large = cost(chat(400), false);
+    const definition = cost(chat(200), true);
+    expect(chat(200).length).toBe(200);
+    expect(small.events).toEqual(definition.events);
+    expect(small.events.filter((e) => e.op === 'edit').length).toBe(2);
+    expect(large.events.filter((e) => e.op === 'edit').length).toBe(2);
+    // Linear: twice the messages, about twice the rendering (every prefix: four times); a few dozen messages rendered per message.
+    expect(large.rendered / small.rendered).toBeLessThan(2.3);
+    expect(small.rendered).toBeLessThan(60 * 200);
+    expect(definition.rendered).toBeGreaterThan(20_000);
+    console.log(
+      `messages rendered: 200 messages ${small.rendered.toLocaleString('en')}, 400 messages ${large.rendered.toLocaleString('en')}; every prefix (200): ${definition.rendered.toLocaleString('en')}`,
+    );
   });
 });
 
