@@ -6,33 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { ROLLOUT_FORMAT, type EventJson } from './format';
 import { validateRollout } from './validate';
 import { deriveTree } from '../tree';
-import { LAST_QUERY_TEMPLATE, conversation } from '../testing/chatShares';
+import { LAST_QUERY_TEMPLATE, THINK_TEMPLATE, conversation } from '../testing/chatShares';
 import { CHATML_TEMPLATE, tinyTokenizerJson } from '../testing/familyFolders';
 import { type ChatMessage, chatTapeEvents, createHfTokenizer } from './tokenizer-hf';
-
-/**
- * Reasoning (`reasoning_content`) inside `<think>` only for assistant turns after the last user query
- * (a user message that is not a tool result), and there only when the turn has reasoning or is the
- * last message; tool calls as `<tool_call>` blocks; consecutive tool results in one user turn.
- */
-const THINK_TEMPLATE = [
-  '{% set ns = namespace(query=-1) %}',
-  "{% for m in messages %}{% if m.role == 'user' %}{% set ns.query = loop.index0 %}{% endif %}{% endfor %}",
-  '{% for m in messages %}',
-  "{% if m.role == 'system' or m.role == 'user' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n",
-  "{% elif m.role == 'assistant' %}<|im_start|>assistant\n",
-  "{% if loop.index0 > ns.query and (loop.last or m.reasoning_content) %}<think>\n{{ m.reasoning_content or '' }}\n</think>\n\n{% endif %}",
-  '{{ m.content or "" }}',
-  '{% for c in m.tool_calls or [] %}{{ "\\n" }}<tool_call>\n{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}\n</tool_call>{% endfor %}',
-  '<|im_end|>\n',
-  "{% elif m.role == 'tool' %}",
-  "{% if loop.first or messages[loop.index0 - 1].role != 'tool' %}<|im_start|>user{% endif %}",
-  '{{ "\\n" }}<tool_response>\n{{ m.content }}\n</tool_response>',
-  "{% if loop.last or messages[loop.index0 + 1].role != 'tool' %}<|im_end|>\n{% endif %}",
-  '{% endif %}',
-  '{% endfor %}',
-  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
-].join('');
 
 const ADDED = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'].map((content) => ({ content, special: true }));
 const tokenizerOf = (template: string) =>
@@ -65,7 +41,9 @@ describe('chat import under a template that edits earlier turns (reasoning after
   const render = (m: ChatMessage[], gen: boolean) => tk.renderChat(m, { addGenerationPrompt: gen });
 
   it('every assistant turn, its reasoning included, is a target (act), as the template writes it as the last turn', () => {
-    const acts = decodeAll(tk, events).filter((e) => e.op === 'append' && e.role === 'act').map((e) => (e as { text: string }).text);
+    const acts = decodeAll(tk, events)
+      .filter((e) => e.op === 'append' && e.role === 'act')
+      .map((e) => (e as { text: string }).text);
     expect(acts).toEqual([
       '<think>\nI cannot see it yet.\n</think>\n\nShall I read it?<|im_end|>\n',
       '<think>\nTwo reads.\n</think>\n\n\n<tool_call>\n{"name": "read", "arguments": {"path": "a.txt"}}\n</tool_call>\n<tool_call>\n{"name": "read", "arguments": {"path": "b.txt"}}\n</tool_call><|im_end|>\n',
@@ -111,30 +89,68 @@ describe('chat import under a template that edits earlier turns (reasoning after
   });
 
   it("each target's live prefix decodes to the rendering of the messages before its turn with the generation prompt, then the turn's earlier tokens", () => {
-    const targets = Array.from(tree.targets);
-    expect(targets.length).toBeGreaterThan(40);
-    // The turn each target belongs to: the acts in order, one per assistant message.
-    const turns = CHAT.flatMap((m, k) => (m.role === 'assistant' ? [k] : []));
-    let act = -1;
-    let turnStart = -1;
-    let previous = -2;
-    let checked = 0;
-    for (const id of targets) {
-      if (id !== previous + 1) {
-        act++;
-        turnStart = id;
-      }
-      previous = id;
-      const k = turns[act];
-      const context = render(CHAT.slice(0, k), true);
-      const ownSoFar = tk.decode(Array.from(rollout.tokens.slice(turnStart, id)));
-      expect(tk.decode(Array.from(tree.livePrefix(id), (i) => rollout.tokens[i]))).toBe(context + ownSoFar);
-      checked++;
-    }
-    expect(act).toBe(turns.length - 1);
-    expect(checked).toBe(targets.length);
+    expect(livePrefixesChecked(tk, CHAT)).toBe(Array.from(tree.targets).length);
+    expect(tree.targets.length).toBeGreaterThan(40);
+  });
+
+  it("a turn without reasoning: its empty <think> block is shown while it is last, then edited out by the next message, a tool result too (Qwen3's rule)", () => {
+    const chat: ChatMessage[] = [
+      { role: 'user', content: 'Read a.txt.' },
+      { role: 'assistant', content: 'Reading.', tool_calls: [call('read', { path: 'a.txt' })] },
+      { role: 'tool', tool_call_id: 'read', content: 'alpha' },
+      { role: 'assistant', content: 'It says alpha.' },
+      { role: 'user', content: 'Thanks.' },
+      { role: 'assistant', content: 'Welcome.' },
+    ];
+    const plain = tk.renderChatEvents(chat);
+    const acts = decodeAll(tk, plain).filter((e) => e.op === 'append' && e.role === 'act');
+    expect(acts.map((e) => (e as { text: string }).text.slice(0, 19))).toEqual(Array(3).fill('<think>\n\n</think>\n\n'));
+    // An edit where each empty block goes: at the tool result after the first answer, at the user query after the second.
+    expect(plain.map((e) => (e.op === 'edit' ? 'edit' : e.role))).toEqual([
+      'prompt',
+      'prompt',
+      'act',
+      'edit',
+      'obs',
+      'prompt',
+      'act',
+      'edit',
+      'prompt',
+      'prompt',
+      'act',
+    ]);
+    expect(livePrefixesChecked(tk, chat)).toBeGreaterThan(20);
   });
 });
+
+/**
+ * Checks, for every target of the conversation's import, that its live prefix (the conditioning tree's)
+ * decodes to the template's rendering of the messages before its turn with the generation prompt, then
+ * the turn's earlier tokens: what the model saw when it wrote the token. Returns the number of targets checked.
+ */
+function livePrefixesChecked(tk: ReturnType<typeof tokenizerOf>, chat: ChatMessage[]): number {
+  const events = tk.renderChatEvents(chat);
+  const rollout = validateRollout({ format: ROLLOUT_FORMAT, id: 'c', vocab: tk.vocab, tokenizer: tk.name, events }, { file: 'c.jsonl' });
+  const tree = deriveTree(rollout);
+  const turns = chat.flatMap((m, k) => (m.role === 'assistant' ? [k] : []));
+  let act = -1;
+  let turnStart = -1;
+  let previous = -2;
+  let checked = 0;
+  for (const id of tree.targets) {
+    if (id !== previous + 1) {
+      act++;
+      turnStart = id;
+    }
+    previous = id;
+    const context = tk.renderChat(chat.slice(0, turns[act]), { addGenerationPrompt: true });
+    const ownSoFar = tk.decode(Array.from(rollout.tokens.slice(turnStart, id)));
+    expect(tk.decode(Array.from(tree.livePrefix(id), (i) => rollout.tokens[i]))).toBe(context + ownSoFar);
+    checked++;
+  }
+  expect(act).toBe(turns.length - 1);
+  return checked;
+}
 
 describe('template edits: the stretches between edits cut by windows are the definition (every prefix rendered)', () => {
   for (const [name, template] of [
