@@ -169,6 +169,18 @@ describe('template edits: the stretches between edits cut by windows are the def
     });
   }
 
+  it('an edit no window sees (reasoning shown while the chat is under 12 messages): the stretch checks find it, the same events as the definition', () => {
+    // Reasoning of every turn until the twelfth message arrives, then of none: a rule on the whole length that windows of a few messages never meet.
+    const template = THINK_TEMPLATE.replace('loop.index0 > ns.query and (loop.last or m.reasoning_content)', 'messages | length < 12');
+    expect(template).not.toBe(THINK_TEMPLATE);
+    const tk = tokenizerOf(template);
+    const messages = conversation(40, 5).map((m) => (m.reasoning ? { ...m, reasoning_content: m.reasoning } : m));
+    const render = (m: readonly ChatMessage[], gen: boolean) => tk.renderChat(m, { addGenerationPrompt: gen });
+    const exact = chatTapeEvents(messages, tk.renderChat(messages), render, tk, { exact: true });
+    expect(exact.filter((e) => e.op === 'edit').length).toBe(1);
+    expect(tk.renderChatEvents(messages)).toEqual(exact);
+  });
+
   it('200 and 400 messages, three user queries and long tool work between them: renders of O(n) messages in all', () => {
     const tk = tokenizerOf(THINK_TEMPLATE);
     /** n messages: three user queries, each answered after (n − 5) / 6 tool calls, an answer closing the chat. */

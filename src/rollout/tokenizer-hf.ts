@@ -395,7 +395,15 @@ export function chatTapeEvents(
           // A template that cannot render what comes before (an assistant first): no header to split off.
         }
       }
-      if (context !== null && !context.startsWith(text)) edit(context, Math.max(commonPrefix(text, context), commonPrefix(context, prefix(k))));
+      if (context !== null && !context.startsWith(text)) {
+        let before = 0;
+        try {
+          before = commonPrefix(context, prefix(k));
+        } catch {
+          // The messages before it alone are refused: the insert runs to the generation prompt's start as the tape shows it.
+        }
+        edit(context, Math.max(commonPrefix(text, context), before));
+      }
       if (!own.startsWith(text)) edit(own, commonPrefix(text, own));
       const header = Math.min(own.length, Math.max(text.length, context === null ? 0 : commonPrefix(context, own)));
       append('prompt', own.slice(text.length, header));
@@ -449,31 +457,43 @@ export function chatTapeEvents(
   };
   let k = 0;
   while (k < n) {
+    if (k > 0 && !options.exact && editAt(k)) {
+      // Where a window sees an edit the message is read by the definition (its edit, its share).
+      run(k);
+      k++;
+      continue;
+    }
     let end = k + 1;
     if (!options.exact) while (end < n && !editAt(end)) end++;
     // Messages k..end−2 by the prefix rule against the rendering through end−1, when no edit hides in them.
     if (end - k >= 3) {
       const whole = prefix(end);
-      if (whole.startsWith(text)) {
-        const stretch = messages.slice(0, end);
-        const shares = chatShares(stretch, whole, render, { index: k, at: text.length });
-        const kept = stretch.every((m, i) => {
-          if (i < k || i >= end - 1 || APPEND_ROLE[m.role] !== 'act') return true;
-          const share = shares[i - k];
-          return turnAsLast(messages, i, render) === whole.slice(share.header, share.end);
-        });
-        if (kept) {
-          for (let i = k; i < end - 1; i++) {
-            const { start, header, end: to } = shares[i - k];
-            const role = APPEND_ROLE[messages[i].role];
-            if (role === 'act') {
-              append('prompt', whole.slice(start, header));
-              append('act', whole.slice(header, to));
-            } else append(role, whole.slice(start, to));
-          }
-          k = end - 1;
-        }
+      if (!whole.startsWith(text)) {
+        // An edit the windows did not see lies in the stretch: halve it and look again.
+        seen.set(k + ((end - k) >> 1), true);
+        continue;
       }
+      const shares = chatShares(messages.slice(0, end), whole, render, { index: k, at: text.length });
+      let cut = -1;
+      for (let i = k; i < end - 1 && cut < 0; i++) {
+        if (APPEND_ROLE[messages[i].role] !== 'act') continue;
+        const turn = turnAsLast(messages, i, render);
+        if (turn !== null && turn !== whole.slice(shares[i - k].header, shares[i - k].end)) cut = i;
+      }
+      if (cut >= 0) {
+        // An assistant turn the stretch's rendering writes differently: an edit follows it; the stretch ends after it.
+        seen.set(cut + 1, true);
+        continue;
+      }
+      for (let i = k; i < end - 1; i++) {
+        const { start, header, end: to } = shares[i - k];
+        const role = APPEND_ROLE[messages[i].role];
+        if (role === 'act') {
+          append('prompt', whole.slice(start, header));
+          append('act', whole.slice(header, to));
+        } else append(role, whole.slice(start, to));
+      }
+      k = end - 1;
     }
     run(k);
     k++;
