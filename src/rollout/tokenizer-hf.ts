@@ -264,17 +264,17 @@ interface TapePiece {
 /**
  * A conversation as the context each message was written in, with the template's edits of it
  * (docs/tokenizers.md, "Template edits"). The tape is rendered message by message: before message k it
- * must be the rendering of messages 0..k (with the generation prompt before an assistant's turn, then
- * the turn as the template writes it as the last message: the targets); where that rendering does not
- * extend the tape (Qwen3 stops showing an earlier turn's reasoning once a new user query follows) an
- * edit keeps the tape's longest common prefix, in whole tokens, and inserts the rest of the new
- * rendering of the earlier messages as `prompt` context; the message's share is then appended as the
- * prefix rule writes it (a share that the next message's rendering closes differently, two tool
+ * is the rendering of messages 0..k−1 (with the generation prompt before an assistant's turn, whose
+ * text is then the turn as the template writes it as the last message: the targets); where the
+ * rendering of messages 0..k does not extend the tape (Qwen3 stops showing an earlier turn's reasoning
+ * once a new user query follows) an edit keeps the tape's longest common prefix, in whole tokens, and
+ * inserts the rest of the new rendering of the earlier messages as `prompt` context; the message's
+ * share is then appended (a share that the next message's rendering closes differently, two tool
  * results in one turn, ends where they part). `exact`: every prefix rendered (the definition). Else
  * the stretches between the places where a window of a few messages sees an edit are cut by the prefix
- * rule (chatShares) against the stretch's last rendering, and rendered in full only at their ends and
- * where a check fails: O(n) renders of a few messages plus O(n) whole renders per edit.
- * Throws when the template cannot render what the tape needs.
+ * rule (chatShares) against the stretch's last rendering; a stretch whose rendering cuts an assistant
+ * turn or does not extend the tape (an edit no window saw) is shortened. O(n) renders of a few
+ * messages, and a few whole renders per edit. Throws when the template cannot render what the tape needs.
  */
 export function chatTapeEvents(
   messages: readonly ChatMessage[],
