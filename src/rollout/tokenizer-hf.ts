@@ -246,7 +246,7 @@ function turnAsLast(messages: readonly ChatMessage[], i: number, render: Render)
  * differently once more messages follow (ChatML, Llama 3), false where a later message changed it
  * (Qwen3's reasoning, shown only after the last user query). Two renders of a few messages per turn.
  */
-export function assistantTurnsKept(messages: readonly ChatMessage[], full: string, shares: readonly ChatShare[], render: Render): boolean {
+function assistantTurnsKept(messages: readonly ChatMessage[], full: string, shares: readonly ChatShare[], render: Render): boolean {
   return messages.every((m, i) => {
     if (APPEND_ROLE[m.role] !== 'act') return true;
     const turn = turnAsLast(messages, i, render);
