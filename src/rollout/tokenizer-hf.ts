@@ -1,6 +1,7 @@
 // The `hf:<name>` tokenizers (docs/tokenizers.md): a model folder's own tokenizer.json through
 // @huggingface/tokenizers and its chat template through @huggingface/jinja. A chat transcript is rendered
-// whole by the template and cut at the messages' boundaries (renderChatEvents); a `text` piece (agent
+// whole by the template and cut at the messages' boundaries (renderChatEvents), or, where the template
+// writes earlier turns differently once later messages follow, read with those edits (chatTapeEvents); a `text` piece (agent
 // sessions, edits' inserts) is wrapped as the template wraps one message of its role. Rollouts are written
 // with token ids (materializeEvent), so reading or scoring them never needs the tokenizer.json again.
 
