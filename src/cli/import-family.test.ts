@@ -4,7 +4,7 @@
 // @huggingface/tokenizers; checked here against the template and the tokenizer libraries directly. A turns
 // dump (TRL, slime, SkyRL, verl ids) carries token ids already: refused in one line.
 
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as LibraryTokenizer } from '@huggingface/tokenizers';
@@ -13,10 +13,12 @@ import type { EventJson, Role } from '../rollout/format';
 import { formats } from '../rollout/importers/detect';
 import { fixturePath } from '../rollout/importers/testing';
 import { parseRolloutFile } from '../rollout/parse';
+import { THINK_TEMPLATE } from '../testing/chatShares';
 import { writeFamilyFolder } from '../testing/familyFolders';
 import { UsageError } from './command';
 import { importCommand } from './import';
 import { parseCommandArgs } from './shared';
+import { treeCommand } from './tree';
 import { tmpDir } from './subprocess.testing';
 
 const dir = tmpDir('import-family');
@@ -127,5 +129,37 @@ describe('mw import --tokenizer MODEL-FOLDER: Codex, Gemini, OpenHands, verl', (
         `--tokenizer MODEL-FOLDER renders text with the model's chat template; ${file} is a turns file, which carries token ids already (kept as the trainer wrote them): import it without --tokenizer`,
       ),
     );
+  });
+});
+
+describe('mw import --tokenizer MODEL-FOLDER: a chat under a template that hides earlier reasoning', () => {
+  it("the template's edits recorded: mw tree shows K = 2 for three user queries, every answer's reasoning a target", async () => {
+    // The Qwen3-shaped folder with a template that shows reasoning only after the last user query.
+    const folder = join(dir, 'think');
+    const think = writeFamilyFolder(folder, 'qwen3', 3);
+    const configFile = join(think.dir, 'tokenizer_config.json');
+    writeFileSync(configFile, JSON.stringify({ ...JSON.parse(readFileSync(configFile, 'utf8')), chat_template: THINK_TEMPLATE }));
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      ...['one', 'two', 'three'].flatMap((word, q) => [
+        { role: 'user', content: `Say ${word}.` },
+        { role: 'assistant', reasoning_content: `Query ${q + 1}.`, content: word },
+      ]),
+    ];
+    const chat = join(dir, 'think-chat.jsonl');
+    writeFileSync(chat, `${JSON.stringify({ messages })}\n`);
+    const out = join(dir, 'think.out.jsonl');
+    expect((await mwImport([chat, '--tokenizer', think.dir, '--out', out])).code).toBe(0);
+    const [rollout] = parseRolloutFile(readFileSync(out, 'utf8'), out);
+    let printed = '';
+    expect(await treeCommand.run(parseCommandArgs(treeCommand, [out, '--json']), { out: (t) => (printed += t), err: () => {} })).toBe(0);
+    expect(JSON.parse(printed)).toMatchObject([{ K: 2, branches: 3 }]);
+    // Every answer's tokens are targets, reasoning included: the targets spell the three turns as each was written last.
+    const targets = library.decode(
+      Array.from(rollout.targets, (i) => rollout.tokens[i]),
+      { skip_special_tokens: false },
+    );
+    const turn = (q: number, word: string) => `<think>\nQuery ${q}.\n</think>\n\n${word}<|im_end|>\n`;
+    expect(targets).toBe(turn(1, 'one') + turn(2, 'two') + turn(3, 'three'));
   });
 });

@@ -1,12 +1,13 @@
 // The `hf:<name>` tokenizers (docs/tokenizers.md): a model folder's own tokenizer.json through
 // @huggingface/tokenizers and its chat template through @huggingface/jinja. A chat transcript is rendered
-// whole by the template and cut at the messages' boundaries (renderChatEvents); a `text` piece (agent
+// whole by the template and cut at the messages' boundaries (renderChatEvents), or, where the template
+// writes earlier turns differently once later messages follow, read with those edits (chatTapeEvents); a `text` piece (agent
 // sessions, edits' inserts) is wrapped as the template wraps one message of its role. Rollouts are written
 // with token ids (materializeEvent), so reading or scoring them never needs the tokenizer.json again.
 
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizerModel } from '@huggingface/tokenizers';
-import type { AppendRole, EventJson, InsertRole, Role } from './format';
+import type { AppendRole, EventJson, InsertRole, Role, ViewPieceJson } from './format';
 import { isObject, type Json } from './records';
 import type { Tokenizer } from './tokenizer-types';
 import { visibleText } from './token-text';
@@ -140,6 +141,8 @@ export function chatShares(
   messages: readonly ChatMessage[],
   full: string,
   render: (messages: readonly ChatMessage[], addGenerationPrompt: boolean) => string,
+  /** Where to begin: message `index`, whose share starts at `at` of `full` (the shares returned are those from it on). */
+  first: { index: number; at: number } = { index: 0, at: 0 },
 ): ChatShare[] {
   const shares: ChatShare[] = [];
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
@@ -200,13 +203,303 @@ export function chatShares(
       return null;
     }
   };
-  let at = 0;
-  for (let i = 0; i < messages.length; i++) {
+  let at = first.at;
+  for (let i = first.index; i < messages.length; i++) {
     const share = windowed(i, at) ?? exact(i, at);
     shares.push(share);
     at = share.end;
   }
   return shares;
+}
+
+/** Messages of the windows that look for template edits: the first two and up to four before the message. */
+const EDIT_WINDOW_BEFORE = 4;
+/** Private-use text no message holds: where a probe message's content stands in a rendering. */
+const PROBE = '\u{F0000}probe\u{F0001}';
+
+type Render = (messages: readonly ChatMessage[], addGenerationPrompt: boolean) => string;
+
+/** The messages of a window ending at message `last`: the conversation's first two and those from `from` on (all of them when `from` is near). */
+function windowThrough(messages: readonly ChatMessage[], from: number, last: number): ChatMessage[] {
+  return from <= WINDOW_HEAD ? messages.slice(0, last + 1) : [...messages.slice(0, WINDOW_HEAD), ...messages.slice(from, last + 1)];
+}
+
+/**
+ * Assistant message i's turn as the template writes it when it is the last message (what the model
+ * generated after the generation prompt), rendered in a window of the messages before it; null when
+ * the template does not render the window.
+ */
+function turnAsLast(messages: readonly ChatMessage[], i: number, render: Render): string | null {
+  const window = windowThrough(messages, i - EDIT_WINDOW_BEFORE, i);
+  try {
+    const whole = render(window, false);
+    let header = 0;
+    if (window.length > 1) header = commonPrefix(render(window.slice(0, -1), true), whole);
+    return whole.slice(header);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether every assistant message's share of `full` (the prefix rule's `shares`) is its whole turn as
+ * the template writes it as the last message: true for templates that never write an earlier turn
+ * differently once more messages follow (ChatML, Llama 3), false where a later message changed it
+ * (Qwen3's reasoning, shown only after the last user query). Two renders of a few messages per turn.
+ */
+function assistantTurnsKept(messages: readonly ChatMessage[], full: string, shares: readonly ChatShare[], render: Render): boolean {
+  return messages.every((m, i) => {
+    if (APPEND_ROLE[m.role] !== 'act') return true;
+    const turn = turnAsLast(messages, i, render);
+    return turn === null || turn === full.slice(shares[i].header, shares[i].end);
+  });
+}
+
+/** One piece of the live tape: its text and tokens, from physical id `first`. */
+interface TapePiece {
+  first: number;
+  tokens: number[];
+  text: string;
+}
+
+/**
+ * A conversation as the context each message was written in, with the template's edits of it
+ * (docs/tokenizers.md, "Template edits"). The tape is rendered message by message: before message k it
+ * is the rendering of messages 0..k−1 (with the generation prompt before an assistant's turn, whose
+ * text is then the turn as the template writes it as the last message: the targets); where the
+ * rendering of messages 0..k does not extend the tape (Qwen3 stops showing an earlier turn's reasoning
+ * once a new user query follows) an edit keeps the tape's longest common prefix, in whole tokens, and
+ * inserts the rest of the new rendering of the earlier messages as `prompt` context; the message's
+ * share is then appended (a share that the next message's rendering closes differently, two tool
+ * results in one turn, ends where they part). `exact`: every prefix rendered (the definition). Else
+ * the stretches between the places where a window of a few messages sees an edit are cut by the prefix
+ * rule (chatShares) against the stretch's last rendering; a stretch whose rendering cuts an assistant
+ * turn or does not extend the tape (an edit no window saw) is shortened. O(n) renders of a few
+ * messages, and a few whole renders per edit. Throws when the template cannot render what the tape needs.
+ */
+export function chatTapeEvents(
+  messages: readonly ChatMessage[],
+  full: string,
+  render: Render,
+  codec: { encode(text: string): number[]; decode(tokens: number[]): string },
+  options: { exact?: boolean } = {},
+): EventJson[] {
+  const n = messages.length;
+  const events: EventJson[] = [];
+  let tape: TapePiece[] = [];
+  let text = '';
+  let nextId = 0;
+  const renders = new Map<number, string>([[n, full]]);
+  /** The rendering of the first `count` messages. */
+  const prefix = (count: number): string => {
+    let r = renders.get(count);
+    if (r === undefined) {
+      r = render(messages.slice(0, count), false);
+      renders.set(count, r);
+    }
+    return r;
+  };
+  const append = (role: AppendRole, piece: string) => {
+    const tokens = codec.encode(piece);
+    if (!tokens.length) return;
+    events.push({ op: 'append', role, tokens });
+    tape.push({ first: nextId, tokens, text: piece });
+    nextId += tokens.length;
+    text += piece;
+  };
+  /** The edit that makes the tape `to.slice(0, end)`: the common prefix kept in whole tokens, the rest inserted. */
+  const edit = (to: string, end: number) => {
+    const common = commonPrefix(text, to);
+    const kept: TapePiece[] = [];
+    let keptText = '';
+    for (const piece of tape) {
+      if (keptText.length + piece.text.length <= common) {
+        kept.push(piece);
+        keptText += piece.text;
+        continue;
+      }
+      // The piece where they part: its longest run of first tokens that spells a prefix of both.
+      const room = common - keptText.length;
+      let count = 0;
+      let spelled = '';
+      for (let m = 1; m <= piece.tokens.length; m++) {
+        const d = codec.decode(piece.tokens.slice(0, m));
+        if (d.length > room) break;
+        if (piece.text.startsWith(d)) [count, spelled] = [m, d];
+      }
+      if (count) {
+        kept.push({ first: piece.first, tokens: piece.tokens.slice(0, count), text: spelled });
+        keptText += spelled;
+      }
+      break;
+    }
+    const view: ViewPieceJson[] = [];
+    for (const piece of kept) {
+      const last = view.at(-1);
+      if (last && 'keep' in last && last.keep[1] === piece.first) last.keep[1] = piece.first + piece.tokens.length;
+      else view.push({ keep: [piece.first, piece.first + piece.tokens.length] });
+    }
+    const inserted = to.slice(keptText.length, Math.max(end, keptText.length));
+    const tokens = codec.encode(inserted);
+    if (tokens.length) {
+      view.push({ insert: { role: 'prompt', tokens } });
+      kept.push({ first: nextId, tokens, text: inserted });
+      nextId += tokens.length;
+    }
+    if (view.length === 0) throw new Error('a template edit that keeps nothing and inserts nothing');
+    events.push({ op: 'edit', view });
+    tape = kept;
+    text = keptText + inserted;
+  };
+  /** What a message of this role opens with (its header), measured after a first user message. */
+  const opens = new Map<string, string>();
+  const openOf = (role: string): string => {
+    let open = opens.get(role);
+    if (open !== undefined) return open;
+    open = '';
+    try {
+      const first: ChatMessage = { role: 'user', content: 'x' };
+      const before = render([first], false);
+      const after = render([first, { role, content: PROBE, ...(APPEND_ROLE[role] === 'obs' ? { tool_call_id: '0', name: 'tool' } : {}) }], false);
+      const at = after.indexOf(PROBE);
+      if (at >= 0) open = after.slice(Math.min(commonPrefix(before, after), at), at);
+    } catch {
+      // No header to tell apart: the edit's insert then runs to the message's content.
+    }
+    opens.set(role, open);
+    return open;
+  };
+  /** Where message k's own share starts in `rendered` (the first k+1 messages): where a probe in place of its content parts from it, less its header. */
+  const startOf = (k: number, rendered: string, common: number): number => {
+    let start = common;
+    try {
+      const probe = render([...messages.slice(0, k), { ...messages[k], content: PROBE }], false);
+      const at = commonPrefix(probe, rendered);
+      const open = openOf(messages[k].role);
+      start = open && rendered.slice(at - open.length, at) === open ? at - open.length : at;
+    } catch {
+      // The template refuses the probe: the message's share starts where the tape and the rendering part.
+    }
+    return Math.min(rendered.length, Math.max(common, start));
+  };
+  /** Message k by the definition: its context the rendering of the messages before it, its share appended. */
+  const step = (k: number) => {
+    const message = messages[k];
+    const role = APPEND_ROLE[message.role];
+    const own = prefix(k + 1);
+    if (role === 'act') {
+      let context: string | null = null;
+      if (k > 0) {
+        try {
+          context = render(messages.slice(0, k), true);
+        } catch {
+          // A template that cannot render what comes before (an assistant first): no header to split off.
+        }
+      }
+      if (context !== null && !context.startsWith(text)) {
+        let before = 0;
+        try {
+          before = commonPrefix(context, prefix(k));
+        } catch {
+          // The messages before it alone are refused: the insert runs to the generation prompt's start as the tape shows it.
+        }
+        edit(context, Math.max(commonPrefix(text, context), before));
+      }
+      if (!own.startsWith(text)) edit(own, commonPrefix(text, own));
+      const header = Math.min(own.length, Math.max(text.length, context === null ? 0 : commonPrefix(context, own)));
+      append('prompt', own.slice(text.length, header));
+      append('act', own.slice(header));
+      return;
+    }
+    if (!own.startsWith(text)) edit(own, startOf(k, own, commonPrefix(text, own)));
+    let end = own.length;
+    if (k + 1 < n) {
+      const parted = commonPrefix(own, prefix(k + 2));
+      if (parted >= text.length) end = parted;
+    }
+    append(role, own.slice(text.length, end));
+  };
+  /** A message whose rendering alone the template refuses ("no user query found"): its share runs to its content's end in the next rendering. */
+  const stepUnrendered = (k: number) => {
+    const next = prefix(k + 2);
+    if (!next.startsWith(text)) edit(next, commonPrefix(text, next));
+    const content = messages[k].content;
+    const found = typeof content === 'string' && content ? next.indexOf(content, text.length) : -1;
+    append(APPEND_ROLE[messages[k].role], next.slice(text.length, found < 0 ? text.length : found + (content as string).length));
+  };
+  const run = (k: number) => {
+    if (k + 1 < n && APPEND_ROLE[messages[k].role] !== 'act') {
+      try {
+        prefix(k + 1);
+      } catch {
+        stepUnrendered(k);
+        return;
+      }
+    }
+    step(k);
+  };
+  /** Whether a window of the messages before message k sees the template write them differently once k follows. */
+  const seen = new Map<number, boolean>();
+  const editAt = (k: number): boolean => {
+    let found = seen.get(k);
+    if (found !== undefined) return found;
+    const from = k - EDIT_WINDOW_BEFORE;
+    try {
+      const before = render(windowThrough(messages, from, k - 1), false);
+      const parted = commonPrefix(before, render(windowThrough(messages, from, k), false));
+      if (parted === before.length) found = false;
+      else if (APPEND_ROLE[messages[k - 1].role] === 'act') found = true;
+      else found = k < 2 || parted < commonPrefix(render(windowThrough(messages, from, k - 2), false), before);
+    } catch {
+      found = true;
+    }
+    seen.set(k, found);
+    return found;
+  };
+  let k = 0;
+  while (k < n) {
+    if (k > 0 && !options.exact && editAt(k)) {
+      // Where a window sees an edit the message is read by the definition (its edit, its share).
+      run(k);
+      k++;
+      continue;
+    }
+    let end = k + 1;
+    if (!options.exact) while (end < n && !editAt(end)) end++;
+    // Messages k..end−2 by the prefix rule against the rendering through end−1, when no edit hides in them.
+    if (end - k >= 3) {
+      const whole = prefix(end);
+      if (!whole.startsWith(text)) {
+        // An edit the windows did not see lies in the stretch: halve it and look again.
+        seen.set(k + ((end - k) >> 1), true);
+        continue;
+      }
+      const shares = chatShares(messages.slice(0, end), whole, render, { index: k, at: text.length });
+      let cut = -1;
+      for (let i = k; i < end - 1 && cut < 0; i++) {
+        if (APPEND_ROLE[messages[i].role] !== 'act') continue;
+        const turn = turnAsLast(messages, i, render);
+        if (turn !== null && turn !== whole.slice(shares[i - k].header, shares[i - k].end)) cut = i;
+      }
+      if (cut >= 0) {
+        // An assistant turn the stretch's rendering writes differently: an edit follows it; the stretch ends after it.
+        seen.set(cut + 1, true);
+        continue;
+      }
+      for (let i = k; i < end - 1; i++) {
+        const { start, header, end: to } = shares[i - k];
+        const role = APPEND_ROLE[messages[i].role];
+        if (role === 'act') {
+          append('prompt', whole.slice(start, header));
+          append('act', whole.slice(header, to));
+        } else append(role, whole.slice(start, to));
+      }
+      k = end - 1;
+    }
+    run(k);
+    k++;
+  }
+  return events;
 }
 
 export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
@@ -317,7 +610,16 @@ export function createHfTokenizer(files: HfTokenizerFiles): HfTokenizer {
         const tokens = encode(text);
         if (tokens.length) events.push({ op: 'append', role, tokens });
       };
-      const shares = chatShares(messages, full, (m, gen) => render(m, { tools, addGenerationPrompt: gen }));
+      const renderIn = (m: readonly ChatMessage[], gen: boolean) => render(m, { tools, addGenerationPrompt: gen });
+      const shares = chatShares(messages, full, renderIn);
+      if (messages.every((m) => APPEND_ROLE[m.role]) && !assistantTurnsKept(messages, full, shares, renderIn)) {
+        // A template that writes earlier turns differently once later messages follow: its edits.
+        try {
+          return chatTapeEvents(messages, full, renderIn, tk);
+        } catch {
+          // A template that refuses a prefix the tape needs: the prefix rule's shares of the whole.
+        }
+      }
       messages.forEach((message, i) => {
         const role = APPEND_ROLE[message.role];
         if (!role) throw new Error(`messages[${i}]: role ${JSON.stringify(message.role)} is not one of ${Object.keys(APPEND_ROLE).join(', ')}`);

@@ -19,6 +19,32 @@ export const LAST_QUERY_TEMPLATE = [
   '{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}',
 ].join('');
 
+/**
+ * Reasoning (`reasoning_content`) inside `<think>` only for assistant turns after the last user query
+ * (a user message that is not a tool result), and there only when the turn has reasoning or is the
+ * last message; tool calls as `<tool_call>` blocks; consecutive tool results in one user turn; a
+ * conversation without a user query refused. Written for the tests after the rule of Qwen3's template.
+ */
+export const THINK_TEMPLATE = [
+  '{% set ns = namespace(query=-1) %}',
+  "{% for m in messages %}{% if m.role == 'user' %}{% set ns.query = loop.index0 %}{% endif %}{% endfor %}",
+  "{% if ns.query < 0 %}{{ raise_exception('No user query found in messages.') }}{% endif %}",
+  '{% for m in messages %}',
+  "{% if m.role == 'system' or m.role == 'user' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n",
+  "{% elif m.role == 'assistant' %}<|im_start|>assistant\n",
+  "{% if loop.index0 > ns.query and (loop.last or m.reasoning_content) %}<think>\n{{ m.reasoning_content or '' }}\n</think>\n\n{% endif %}",
+  '{{ m.content or "" }}',
+  '{% for c in m.tool_calls or [] %}{{ "\\n" }}<tool_call>\n{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}\n</tool_call>{% endfor %}',
+  '<|im_end|>\n',
+  "{% elif m.role == 'tool' %}",
+  "{% if loop.first or messages[loop.index0 - 1].role != 'tool' %}<|im_start|>user{% endif %}",
+  '{{ "\\n" }}<tool_response>\n{{ m.content }}\n</tool_response>',
+  "{% if loop.last or messages[loop.index0 + 1].role != 'tool' %}<|im_end|>\n{% endif %}",
+  '{% endif %}',
+  '{% endfor %}',
+  '{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}',
+].join('');
+
 /** A system turn, then user turns each answered by assistant turns, some calling tools (results in runs of one to three). */
 export function conversation(n: number, seed: number): ChatMessage[] {
   const rng = createRng(seed);

@@ -1,5 +1,7 @@
 // Chat-format JSONL (one conversation per line: {"messages": [{role, content, tool_calls?}, ...]})
-// into v1 rollouts, one per line, append-only (a chat transcript records no edits). Assistant
+// into v1 rollouts, one per line, append-only (a chat transcript records no edits; with a model
+// folder whose chat template writes earlier turns differently once later messages follow, as Qwen3's
+// hides reasoning, the template's edits: renderChatEvents, docs/tokenizers.md). Assistant
 // text, reasoning and tool calls are the targets (`act`); system / developer / user are `prompt`,
 // tool results `obs`. One line at a time, so a file of any length streams.
 
