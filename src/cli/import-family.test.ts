@@ -122,13 +122,28 @@ describe('mw import --tokenizer MODEL-FOLDER: Codex, Gemini, OpenHands, verl', (
     });
   }
 
-  it('a turns dump (SkyRL generator output) carries token ids already: refused in one line (usage, exit 1)', async () => {
+  it('a turns dump (SkyRL generator output) keeps its ids and is named after the folder: hf:qwen3, the model\'s vocabulary', async () => {
     const file = fixturePath('skyrl-generator-output.json');
-    await expect(mwImport([file, '--tokenizer', qwen3.dir, '--out', join(dir, 'skyrl.jsonl')])).rejects.toThrow(
-      new UsageError(
-        `--tokenizer MODEL-FOLDER renders text with the model's chat template; ${file} is a turns file, which carries token ids already (kept as the trainer wrote them): import it without --tokenizer`,
-      ),
+    // The fixture holds Qwen ids (up to 151,645): the tiny folder's vocabulary of 320 cannot read them, one line.
+    await expect(mwImport([file, '--tokenizer', qwen3.dir, '--out', join(dir, 'skyrl-tiny.jsonl')])).rejects.toThrow(
+      /skyrl-generator-output\.json:1: row 0: token id 151645 is outside the vocabulary of 320$/,
     );
+    // A folder with Qwen3's vocabulary (config.json vocab_size 151,936) names them: the ids exactly as the trainer wrote them.
+    const wide = writeFamilyFolder(join(dir, 'qwen3-wide'), 'qwen3', 2);
+    const configFile = join(wide.dir, 'config.json');
+    writeFileSync(configFile, JSON.stringify({ ...JSON.parse(readFileSync(configFile, 'utf8')), vocab_size: 151936 }));
+    const out = join(dir, 'skyrl.jsonl');
+    expect((await mwImport([file, '--tokenizer', wide.dir, '--out', out])).code).toBe(0);
+    const named = parseRolloutFile(readFileSync(out, 'utf8'), 'skyrl.jsonl').map((r) => [r.tokenizer, r.vocab]);
+    const plain = join(dir, 'skyrl-plain.jsonl');
+    expect((await mwImport([file, '--out', plain])).code).toBe(0);
+    const byIds = parseRolloutFile(readFileSync(plain, 'utf8'), 'skyrl-plain.jsonl');
+    expect(named).toEqual(byIds.map(() => ['hf:qwen3-wide', 151936]));
+    const strip = (text: string) => text.split('\n').filter(Boolean).map((line) => {
+      const { tokenizer, vocab, ...rest } = JSON.parse(line);
+      return rest;
+    });
+    expect(strip(readFileSync(out, 'utf8'))).toEqual(strip(readFileSync(plain, 'utf8')));
   });
 });
 

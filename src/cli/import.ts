@@ -11,7 +11,7 @@ import { streamAgentSession } from '../rollout/importers/agentSession';
 import { CALLS_FORMAT, importCalls } from '../rollout/importers/calls';
 import { detectFormat, formats, sampleText, wrongFormat, type FormatRow } from '../rollout/importers/detect';
 import type { OpenSource } from '../rollout/importers/lines';
-import { turnsRollouts } from '../rollout/importers/turns';
+import { type IdsTokenizer, turnsRollouts } from '../rollout/importers/turns';
 import { detectFileKind, importerRollouts, sampleFile } from '../rollout/stream';
 import { formatFileReport, type FileReport, type ImportReport } from '../rollout/importers/report';
 import { type JsonRecord, readJsonRecords } from '../rollout/records';
@@ -177,7 +177,7 @@ function importRows(
  * A trainer's turn records: read twice line by line (an index of trajectories, then each aligned as its
  * turns arrive), validated and written one rollout at a time; `tokenizer` names the tokenizer of the ids.
  */
-async function importTurnsFile(file: string, out: string, tokenizer: TokenizerName | undefined): Promise<FileReport> {
+async function importTurnsFile(file: string, out: string, tokenizer: IdsTokenizer | undefined): Promise<FileReport> {
   return writeAtomically(file, out, async (w) => {
     const rollouts = turnsRollouts(() => createReadStream(file), file, { tokenizer });
     for (let next = await rollouts.next(); ; next = await rollouts.next()) {
@@ -253,7 +253,8 @@ export const importCommand: Command = {
     '  tokenizes every format of text (agent sessions, chats, Codex, Gemini,',
     "  OpenHands, verl) with the model's own tokenizer: a chat rendered whole by its chat template, every other",
     '  piece as the template writes one message of its role. The rollouts record "tokenizer": "hf:<name>" and hold',
-    '  token ids. Turn dumps carry token ids already: refused with a model folder.',
+    '  token ids. Turn dumps carry token ids already, kept as written: a model folder names them "hf:<name>"',
+    "  (every id must lie in the model's vocabulary), so that model scores them and the views show its word pieces.",
     'What was imported, skipped (with line numbers and why) or not understood is printed on stderr and',
     "kept in each rollout's meta.import. OUT is written only when the whole import succeeds.",
   ].join('\n'),
@@ -297,12 +298,8 @@ export const importCommand: Command = {
       if (refusal) throw refusal;
     }
     // A model folder renders text through its chat template: every format of text (agent sessions, chats, Codex,
-    // Gemini, OpenHands, verl). Turn dumps carry the trainer's token ids, kept as written: nothing to render.
-    if (hf && row.name === 'turns') {
-      throw new UsageError(
-        `--tokenizer MODEL-FOLDER renders text with the model's chat template; ${file} is a turns file, which carries token ids already (kept as the trainer wrote them): import it without --tokenizer`,
-      );
-    }
+    // Gemini, OpenHands, verl). Turn dumps carry the trainer's token ids, kept as written: the folder names them
+    // (`hf:<name>`, checked against its vocabulary), so the folder's model scores them and the views label them.
     if (hf && row.kind !== 'file') throw new UsageError(`--tokenizer MODEL-FOLDER applies to imports of text; ${file} is read by the core as it is`);
     let calls: JsonRecord[] | undefined; // read once: to tell a calls log by its records, and to import them
     if (row.name === 'rollout' && tokenizerFlag !== undefined) {
@@ -318,7 +315,10 @@ export const importCommand: Command = {
       const report = await importAgentSessionFile(file, out, tokenizer ?? DEFAULT_TOKENIZER, hf);
       io.err(`${formatFileReport({ kind: 'records', report }, file)}\nwrote ${out}\n`);
     } else if (row.kind === 'file') {
-      const report = row.name === 'turns' ? await importTurnsFile(file, out, tokenizerFlag) : await importRows(file, out, row, tokenizer, hf);
+      const report =
+        row.name === 'turns'
+          ? await importTurnsFile(file, out, hf ? { name: hf.name, vocab: hf.vocab } : tokenizerFlag)
+          : await importRows(file, out, row, tokenizer, hf);
       io.err(`${formatFileReport(report, file)}\nwrote ${out}\n`);
     } else {
       const isCalls = row.name === 'calls';

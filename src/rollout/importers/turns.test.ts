@@ -8,7 +8,7 @@ import { parseRolloutFile } from '../parse';
 import { rolloutToJson } from '../serialize';
 import { validateRollout } from '../validate';
 import { importCalls } from './calls';
-import { importTurnsText } from './turns';
+import { importTurnsText, turnsImporter } from './turns';
 
 const jsonl = (records: unknown[]) => records.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
@@ -217,5 +217,22 @@ describe('turns importer: bad records', () => {
     ['not an object', ['[1, 2]'], 'dump.jsonl:1: expected a turn record'],
   ])('%s', (_, records, message) => {
     expect(error(records as unknown[])).toContain(message);
+  });
+});
+
+describe("a turns dump read with a model folder's tokenizer (the page's text-as after a folder is loaded)", () => {
+  it('is named hf:<name> with the model vocabulary, ids as written; the byte default and ids beyond the vocabulary are not applied or refused', async () => {
+    const { createHfTokenizer } = await import('../tokenizer-hf');
+    const { registerTokenizer } = await import('../tokenizer');
+    const { tinyTokenizerJson } = await import('../../testing/familyFolders');
+    registerTokenizer(createHfTokenizer({ name: 'turns-wide', tokenizer: tinyTokenizerJson([]).json, vocab: 151936 }));
+    const text = jsonl([{ prompt_ids: [151644, 5, 6], output_ids: [7, 151645] }]);
+    const named = turnsImporter.readText(text, 'dump.jsonl', { tokenizer: 'hf:turns-wide' as never }).rollouts[0].value;
+    expect([named.tokenizer, named.vocab]).toEqual(['hf:turns-wide', 151936]);
+    const plain = turnsImporter.readText(text, 'dump.jsonl', { tokenizer: 'byte' }).rollouts[0].value;
+    expect([plain.tokenizer, plain.vocab]).toEqual([undefined, 151646]);
+    expect({ ...named, tokenizer: undefined, vocab: undefined }).toEqual({ ...plain, tokenizer: undefined, vocab: undefined });
+    registerTokenizer(createHfTokenizer({ name: 'turns-small', tokenizer: tinyTokenizerJson([]).json }));
+    expect(() => turnsImporter.readText(text, 'dump.jsonl', { tokenizer: 'hf:turns-small' as never })).toThrow(/token id 151645 is outside the vocabulary of \d+/);
   });
 });

@@ -9,11 +9,12 @@
 import { ValidationError, quote, type SourceLocation } from '../errors';
 import { ROLLOUT_FORMAT, type RolloutJson } from '../format';
 import { isObject, type Json, parseJsonAt } from '../records';
+import { getTokenizer } from '../tokenizer';
 import { TOKENIZER_VOCAB, type TokenizerName } from '../tokenizer-types';
 import { MAX_VOCAB } from '../validate';
 import { createCallsAligner, type Call } from './calls';
 import { readLines, type OpenSource } from './lines';
-import type { FileImporter, ImportedRollout } from './types';
+import type { FileImporter, ImportedRollout, ImportOptions } from './types';
 
 export const TURNS = 'turns';
 
@@ -313,9 +314,14 @@ function showIdentity(identity: string): string {
   return JSON.stringify(repetition === null ? { instance_id: instance } : { instance_id: instance, repetition_id: repetition });
 }
 
+/** The tokenizer a dump's ids come from: a built-in one, or a model folder's (`hf:<name>`, with the model's vocabulary). */
+export type IdsTokenizer = TokenizerName | { name: string; vocab: number };
+const idsName = (t: IdsTokenizer): string => (typeof t === 'string' ? t : t.name);
+const idsVocab = (t: IdsTokenizer): number => (typeof t === 'string' ? TOKENIZER_VOCAB[t] : t.vocab);
+
 const push = (list: number | number[], value: number): number[] => (typeof list === 'number' ? [list, value] : (list.push(value), list));
 
-function createIndex(file: string, tokenizer: TokenizerName | undefined) {
+function createIndex(file: string, tokenizer: IdsTokenizer | undefined) {
   // Per trajectory: its index entry, and its rollout name (to refuse two identities that name one rollout).
   const byIdentity = new Map<string, TrajectoryIndex>();
   const byName = new Map<string, string>();
@@ -415,8 +421,8 @@ function createIndex(file: string, tokenizer: TokenizerName | undefined) {
       }
       // One vocabulary for the file: a given one (the largest), else the largest token id + 1.
       if (tokenizer !== undefined) {
-        const own = TOKENIZER_VOCAB[tokenizer];
-        if (given > own) throw new ValidationError({ file }, `the dump's vocabulary of ${given} is larger than ${tokenizer}'s ${own}`);
+        const own = idsVocab(tokenizer);
+        if (given > own) throw new ValidationError({ file }, `the dump's vocabulary of ${given} is larger than ${idsName(tokenizer)}'s ${own}`);
         given = own;
       }
       if (given > 0 && maxToken >= given) fail(file, maxAt, `token id ${maxToken} is outside the vocabulary of ${given}`);
@@ -444,7 +450,7 @@ interface OpenTrajectory {
 
 const CHANGED = 'the file changed while it was being imported';
 
-function createBuilder(index: Index, file: string, tokenizer: TokenizerName | undefined) {
+function createBuilder(index: Index, file: string, tokenizer: IdsTokenizer | undefined) {
   const openOf = (t: { name: string; order: OpenTrajectory['order'] }): OpenTrajectory => ({
     name: t.name,
     order: t.order,
@@ -463,7 +469,7 @@ function createBuilder(index: Index, file: string, tokenizer: TokenizerName | un
 
   const rollout = (o: OpenTrajectory): ImportedRollout => {
     const value: Json = { format: ROLLOUT_FORMAT, id: o.name, vocab: index.vocab };
-    if (tokenizer !== undefined) value.tokenizer = tokenizer;
+    if (tokenizer !== undefined) value.tokenizer = idsName(tokenizer);
     if (o.reward !== undefined) value.reward = o.reward;
     if (o.group !== undefined) value.group = o.group;
     value.meta = {
@@ -598,7 +604,7 @@ function isTurnRecordText(line: string): boolean {
  * `tokenizer` names the tokenizer the trainer's ids come from (recorded on every rollout, so a model
  * of that vocabulary scores them); the ids are kept as they are, never re-tokenized.
  */
-export function readTurnsText(text: string, file: string, options: { tokenizer?: TokenizerName } = {}): TurnsDump {
+export function readTurnsText(text: string, file: string, options: { tokenizer?: IdsTokenizer } = {}): TurnsDump {
   const index = createIndex(file, options.tokenizer);
   for (const raw of textRecords(text, file, (names) => index.documentFields(names))) index.add(raw);
   const done = index.finish();
@@ -617,7 +623,7 @@ export function readTurnsText(text: string, file: string, options: { tokenizer?:
 }
 
 /** Every trajectory of a turns dump as a v1 rollout (not yet validated). */
-export function importTurnsText(text: string, file: string, options: { tokenizer?: TokenizerName } = {}): TurnsImport {
+export function importTurnsText(text: string, file: string, options: { tokenizer?: IdsTokenizer } = {}): TurnsImport {
   const dump = readTurnsText(text, file, options);
   return { rollouts: Array.from(dump.rollouts()), records: dump.records, convention: dump.convention, unused: dump.unused };
 }
@@ -631,7 +637,7 @@ export function importTurnsText(text: string, file: string, options: { tokenizer
 export async function* turnsRollouts(
   open: OpenSource,
   file: string,
-  options: { tokenizer?: TokenizerName } = {},
+  options: { tokenizer?: IdsTokenizer } = {},
 ): AsyncGenerator<ImportedRollout, TurnsSummary> {
   const index = createIndex(file, options.tokenizer);
   let columns = false;
@@ -667,17 +673,26 @@ export async function* turnsRollouts(
   return { trajectories, records, convention, unused };
 }
 
+/**
+ * The ids' tokenizer when an import names a model folder's (`hf:<name>`, registered with its vocabulary): the dump
+ * is named after it, as `mw import --tokenizer MODEL-FOLDER` names it. A built-in text tokenizer (byte, the page's
+ * default) does not apply to a trainer's ids.
+ */
+function folderIds(options: ImportOptions): IdsTokenizer | undefined {
+  const name = options.tokenizer as string | undefined;
+  const tokenizer = name?.startsWith('hf:') ? getTokenizer(name) : undefined;
+  return tokenizer ? { name: tokenizer.name, vocab: tokenizer.vocab } : undefined;
+}
+
 export const turnsImporter: FileImporter = {
   name: TURNS,
   detect: (sample) => looksLikeTurns(sample),
   readText(text, file, options = {}) {
-    void options; // the ids are the trainer's: a text tokenizer does not apply (mw import --tokenizer names theirs)
-    const { rollouts, records, convention, unused } = importTurnsText(text, file);
+    const { rollouts, records, convention, unused } = importTurnsText(text, file, { tokenizer: folderIds(options) });
     return { rollouts, report: { kind: 'turns', convention, records, rollouts: rollouts.length, unused } };
   },
-  async *rollouts(open, file) {
-    // As readText, a text tokenizer does not apply; mw import calls turnsRollouts with the ids' own.
-    const { trajectories, records, convention, unused } = yield* turnsRollouts(open, file);
+  async *rollouts(open, file, options = {}) {
+    const { trajectories, records, convention, unused } = yield* turnsRollouts(open, file, { tokenizer: folderIds(options) });
     return { kind: 'turns', convention, records, rollouts: trajectories, unused };
   },
 };
