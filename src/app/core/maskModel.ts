@@ -233,11 +233,13 @@ export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: 
     while (i < n && pixelOf(i) < p) i++;
     return i;
   };
-  const firstQuery = (r: number) => firstAt(rowOf, y0, r);
+  // The first query of each pixel row (and one past the last row's), looked up per key below.
+  const rowStart = new Int32Array(H + 1);
+  for (let r = 0; r <= H; r++) rowStart[r] = firstAt(rowOf, y0, r);
   const kLo = firstAt(colOf, x0, 0);
   const kHi = firstAt(colOf, x0, W);
-  const qLo = firstQuery(0);
-  const qHi = firstQuery(H);
+  const qLo = rowStart[0];
+  const qHi = rowStart[H];
   for (let k = kLo; k < kHi; k++) {
     const c = colOf(k);
     // Visible queries [k, end[k]) clipped to the rows in view.
@@ -250,8 +252,8 @@ export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: 
       count[ra * W + c] += b - a;
       continue;
     }
-    count[ra * W + c] += firstQuery(ra + 1) - a;
-    count[rb * W + c] += b - firstQuery(rb);
+    count[ra * W + c] += rowStart[ra + 1] - a;
+    count[rb * W + c] += b - rowStart[rb];
     // Whole rows ra + 1 .. rb - 1: each adds its own number of queries, so the difference counts keys.
     if (rb - ra > 1) {
       diff[(ra + 1) * W + c] += 1;
@@ -260,7 +262,7 @@ export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: 
   }
   const running = new Float64Array(W);
   for (let r = 0; r < H; r++) {
-    const rows = firstQuery(r + 1) - firstQuery(r);
+    const rows = rowStart[r + 1] - rowStart[r];
     for (let c = 0; c < W; c++) {
       running[c] += diff[r * W + c];
       if (running[c]) count[r * W + c] += running[c] * rows;
