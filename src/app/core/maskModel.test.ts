@@ -6,7 +6,7 @@ import { visibleKeys } from '../../plan';
 import { parseRolloutFile } from '../../rollout';
 import { generateRandomRollout } from '../../rollout/generate-random';
 import { validateRollout } from '../../rollout';
-import { buildMask, MASK_CELL, MASK_METHODS, maskCell, parentsOf, rowRuns, type MaskModel } from './maskModel';
+import { buildMask, MASK_CELL, MASK_METHODS, maskCell, maskCoverage, parentsOf, rowRuns, type MaskModel } from './maskModel';
 import { methodViews } from './methodViews';
 import { buildViewData, type ViewData } from './viewData';
 
@@ -114,5 +114,50 @@ describe('mask model against the plans and the method views', () => {
   it('parentsOf reads a causal end[] as a chain and a tree end[] as its parents', () => {
     expect(Array.from(parentsOf([3, 3, 3]))).toEqual([-1, 0, 1]);
     expect(Array.from(parentsOf(worked.tree.end))).toEqual(Array.from(worked.tree.parent));
+  });
+});
+
+describe('the mask aggregated to pixels (maskCoverage)', () => {
+  /** Visible pairs per pixel by brute force: every (query, key) pair's own pixel. */
+  function direct(m: MaskModel, x0: number, y0: number, size: number, W: number, H: number): number[] {
+    const out = new Array<number>(W * H).fill(0);
+    for (let i = 0; i < m.n; i++) {
+      for (let k = 0; k < m.n; k++) {
+        if (maskCell(m, i, k) === MASK_CELL.hidden) continue;
+        const c = Math.floor(x0 + k * size);
+        const r = Math.floor(y0 + i * size);
+        if (c >= 0 && c < W && r >= 0 && r < H) out[r * W + c]++;
+      }
+    }
+    return out;
+  }
+
+  it('equals the direct count per pixel for each mask of the worked example, whole and zoomed', () => {
+    for (const method of MASK_METHODS) {
+      const m = buildMask(worked, method);
+      // Whole (a 21-cell mask in 6 pixels), panned and zoomed (pixels partly outside), one cell per pixel.
+      for (const [x0, y0, size, W, H] of [
+        [0, 0, 6 / m.n, 6, 6],
+        [-1.3, 0.7, 0.37, 5, 7],
+        [0, 0, 1, m.n, m.n],
+      ]) {
+        const got = Array.from(maskCoverage(m.end, m.n, x0, y0, size, W, H));
+        expect(got, `${method} at ${[x0, y0, size, W, H]}`).toEqual(direct(m, x0, y0, size, W, H));
+      }
+      // Whole, every visible pair lands in some pixel.
+      const whole = maskCoverage(m.end, m.n, 0, 0, 6 / m.n - 1e-9, 6, 6).reduce((a, b) => a + b, 0);
+      expect(whole).toBe(m.visiblePairs);
+    }
+    // The packed mask in 6 × 6: the first pixel holds indices 0..3, all on b0's chain: 4 + 3 + 2 + 1 pairs.
+    const packed = maskCoverage(buildMask(worked, 'packed-4d').end, 21, 0, 0, 6 / 21, 6, 6);
+    expect(packed[0]).toBe(10);
+  });
+
+  it('equals the direct count on generated rollouts', () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const m = buildMask(generated(seed), 'packed-4d');
+      const size = 9 / m.n;
+      expect(Array.from(maskCoverage(m.end, m.n, 0.4, 0.2, size, 9, 9))).toEqual(direct(m, 0.4, 0.2, size, 9, 9));
+    }
   });
 });

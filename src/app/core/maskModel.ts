@@ -210,3 +210,63 @@ export function rowRuns(model: MaskModel, i: number): Int32Array {
   }
   return Int32Array.from(runs);
 }
+
+/**
+ * The mask aggregated to a raster, for a matrix with more cells than pixels: pixel column c holds
+ * keys k with floor(x0 + k·size) = c, pixel row r queries i with floor(y0 + i·size) = r (size in pixels
+ * per cell, under 1), and count[r·W + c] is the number of visible (query, key) pairs in that block.
+ * A key's visible queries are one run [k, end[k]) (a subtree in preorder, or the rest of a causal
+ * sequence), so each key costs O(1) (its two partial rows and a difference for the rows between):
+ * O(keys in view + W·H), where drawing cell by cell would cost the number of cells.
+ */
+export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: number, size: number, W: number, H: number): Float64Array {
+  const count = new Float64Array(W * H);
+  // Per column, a difference array over pixel rows of whole-row spans, plus the partial ends directly.
+  const diff = new Float64Array(W * (H + 1));
+  const rowOf = (i: number) => Math.floor(y0 + i * size);
+  const colOf = (k: number) => Math.floor(x0 + k * size);
+  // The first index whose pixel is at or past p (on one axis), in [0, n]: a guess, then corrected by
+  // the same floor the pixel of an index uses, so the two never disagree by a rounding.
+  const firstAt = (pixelOf: (i: number) => number, origin: number, p: number) => {
+    let i = Math.min(n, Math.max(0, Math.ceil((p - origin) / size)));
+    while (i > 0 && pixelOf(i - 1) >= p) i--;
+    while (i < n && pixelOf(i) < p) i++;
+    return i;
+  };
+  // The first query of each pixel row (and one past the last row's), looked up per key below.
+  const rowStart = new Int32Array(H + 1);
+  for (let r = 0; r <= H; r++) rowStart[r] = firstAt(rowOf, y0, r);
+  const kLo = firstAt(colOf, x0, 0);
+  const kHi = firstAt(colOf, x0, W);
+  const qLo = rowStart[0];
+  const qHi = rowStart[H];
+  for (let k = kLo; k < kHi; k++) {
+    const c = colOf(k);
+    // Visible queries [k, end[k]) clipped to the rows in view.
+    const a = Math.max(k, qLo);
+    const b = Math.min(end[k], qHi);
+    if (a >= b) continue;
+    const ra = rowOf(a);
+    const rb = rowOf(b - 1);
+    if (ra === rb) {
+      count[ra * W + c] += b - a;
+      continue;
+    }
+    count[ra * W + c] += rowStart[ra + 1] - a;
+    count[rb * W + c] += b - rowStart[rb];
+    // Whole rows ra + 1 .. rb - 1: each adds its own number of queries, so the difference counts keys.
+    if (rb - ra > 1) {
+      diff[(ra + 1) * W + c] += 1;
+      diff[rb * W + c] -= 1;
+    }
+  }
+  const running = new Float64Array(W);
+  for (let r = 0; r < H; r++) {
+    const rows = rowStart[r + 1] - rowStart[r];
+    for (let c = 0; c < W; c++) {
+      running[c] += diff[r * W + c];
+      if (running[c]) count[r * W + c] += running[c] * rows;
+    }
+  }
+  return count;
+}

@@ -46,7 +46,11 @@ export interface StaircaseModel {
 
 /** Sorted disjoint [start, end) runs of a set of ids, flattened. */
 export function idRuns(ids: ArrayLike<number>): Int32Array {
-  const sorted = Int32Array.from(ids as ArrayLike<number>).sort();
+  // A branch's live view is most often ascending already: sorted only when it is not (the branches
+  // of a million-node tree sorted on the page took 0.35 s).
+  let ascending = true;
+  for (let i = 1; i < ids.length && ascending; i++) ascending = ids[i - 1] <= ids[i];
+  const sorted = ascending ? ids : Int32Array.from(ids as ArrayLike<number>).sort();
   const runs: number[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const id = sorted[i];

@@ -62,6 +62,27 @@ export interface TreeModel {
   /** Number of layout rows (leaves). */
   rows: number;
   trie: TrieView;
+  /** Children per node as CSR arrays (built with the model, in the worker): see csrOf. */
+  children: Csr;
+  /** Trie nodes per physical id as CSR arrays: id x's nodes are nodes[start[x] .. start[x + 1]). */
+  nodesById: Csr;
+}
+
+/** Lists of indices packed in one array: list j is nodes[start[j] .. start[j + 1]), each ascending. */
+export interface Csr {
+  start: Int32Array;
+  nodes: Int32Array;
+}
+
+/** Index n into list key(n) for every n < N, lists 0 .. lists − 1 (typed arrays: a million in milliseconds). */
+function csrOf(N: number, lists: number, key: (n: number) => number): Csr {
+  const start = new Int32Array(lists + 1);
+  for (let n = 0; n < N; n++) start[key(n) + 1]++;
+  for (let j = 0; j < lists; j++) start[j + 1] += start[j];
+  const fill = start.slice(0, lists);
+  const nodes = new Int32Array(N);
+  for (let n = 0; n < N; n++) nodes[fill[key(n)]++] = n;
+  return { start, nodes };
 }
 
 /** Compact label of physical ids: consecutive runs as a–b, replicated copies primed. */
@@ -172,7 +193,10 @@ export function buildTreeModel(trie: TrieView): TreeModel {
     }
   }
   const rows = layoutTree(edges);
-  return { nodeCount: N, edges, edgeOf, kind, firstNode, branchPath, maxDepth, rows, trie };
+  // List 0: the first-level nodes; list n + 1: node n's children.
+  const children = csrOf(N, N + 1, (n) => trie.parent[n] + 1);
+  const nodesById = csrOf(N, L, (n) => trie.id[n]);
+  return { nodeCount: N, edges, edgeOf, kind, firstNode, branchPath, maxDepth, rows, trie, children, nodesById };
 }
 
 interface LayoutDatum {
@@ -216,36 +240,19 @@ function layoutTree(edges: TreeEdge[]): number {
  */
 export function nodesOfSequence(model: TreeModel, ids: ArrayLike<number>): Int32Array {
   const { trie } = model;
-  // Children lists, built lazily once per model.
-  const children = childrenOf(model);
+  const { start, nodes } = model.children;
   const out = new Int32Array(ids.length);
   let at = -1;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     let next = -1;
-    const list = at >= 0 ? children.get(at) : children.get(-1);
-    if (list) for (const c of list) if (trie.id[c] === id) next = c;
+    // Children of `at` (list 0: the first-level nodes, list n + 1: node n's).
+    for (let c = start[at + 1]; c < start[at + 2]; c++) if (trie.id[nodes[c]] === id) next = nodes[c];
     if (next < 0) next = model.firstNode[id];
     out[i] = next;
     at = next;
   }
   return out;
-}
-
-const childCache = new WeakMap<TreeModel, Map<number, number[]>>();
-function childrenOf(model: TreeModel): Map<number, number[]> {
-  let map = childCache.get(model);
-  if (!map) {
-    map = new Map();
-    const { parent } = model.trie;
-    for (let n = 0; n < parent.length; n++) {
-      const list = map.get(parent[n]);
-      if (list) list.push(n);
-      else map.set(parent[n], [n]);
-    }
-    childCache.set(model, map);
-  }
-  return map;
 }
 
 /** Runs of equal strip class along an edge: [from, to, class] with class a CELL class or 'copy'. */

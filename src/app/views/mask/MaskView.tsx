@@ -11,7 +11,7 @@ import { Term, TermText } from '../../glossary/Term';
 import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { ExportButtons } from '../ExportButtons';
-import { sizedContext, useFrameDraw, useSize } from '../common/useSize';
+import { sizedContext, useSize } from '../common/useSize';
 import { drawMask, MASK_COLORS, maskGeometry, maskHit, type MaskFrame, type MaskZoom } from './draw';
 import './mask.css';
 
@@ -100,6 +100,46 @@ export function MaskView() {
   );
 }
 
+/**
+ * The three figures draw one per task, in turn: on a tree of a million nodes each draw is tens of
+ * milliseconds (its mask aggregated to the canvas's pixels), and three in one animation frame would
+ * hold the main thread for their sum. A figure asked again before its turn draws once, with the latest.
+ */
+const drawQueue: (() => void)[] = [];
+function runDraws(): void {
+  drawQueue.shift()?.();
+  if (drawQueue.length) setTimeout(runDraws, 0);
+}
+
+function useTaskDraw(
+  canvasRef: React.RefObject<HTMLCanvasElement | null>,
+  size: { width: number; height: number },
+  draw: (canvas: HTMLCanvasElement, width: number, height: number) => void,
+): () => void {
+  const latest = useRef({ draw, size });
+  latest.current = { draw, size };
+  const pending = useRef(false);
+  const job = useRef(() => {
+    pending.current = false;
+    const { draw, size } = latest.current;
+    if (canvasRef.current) draw(canvasRef.current, size.width, size.height);
+  });
+  useEffect(
+    () => () => {
+      const at = drawQueue.indexOf(job.current);
+      if (at >= 0) drawQueue.splice(at, 1);
+      pending.current = false;
+    },
+    [],
+  );
+  return useCallback(() => {
+    if (pending.current) return;
+    pending.current = true;
+    drawQueue.push(job.current);
+    if (drawQueue.length === 1) setTimeout(runDraws, 0);
+  }, []);
+}
+
 /** Draws a frame at (dx, dy) of a larger surface (the export places three figures side by side). */
 function drawShifted(p: Painter, frame: MaskFrame, dx: number, dy: number): void {
   const moved: Painter = {
@@ -144,7 +184,7 @@ function MaskFigure({
     register.set(model.method, () => frameOf(width, height));
   }, [register, model.method, frameOf, width, height]);
 
-  const schedule = useFrameDraw(canvasRef, { width, height }, (canvas, w, h) => {
+  const schedule = useTaskDraw(canvasRef, { width, height }, (canvas, w, h) => {
     const frame = frameOf(w, h);
     if (!frame) return;
     drawMask(canvasPainter(sizedContext(canvas, w, h)), frame);

@@ -7,7 +7,7 @@ import { rgb } from 'd3';
 import { rgbaWord, type Painter } from '../../export/painter';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { CELL, CELL_COLORS, type CellClass } from '../../core/cells';
-import { MASK_CELL, maskCell, type MaskModel } from '../../core/maskModel';
+import { MASK_CELL, maskCell, maskCoverage, rowRuns, type MaskModel } from '../../core/maskModel';
 
 export const MASK_MARGIN = { top: 30, left: 44, right: 8, bottom: 8 };
 /** Room on the right of the final walk's mask for its rows' missing keys. */
@@ -128,16 +128,22 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
     const plotBg = rgbaWord(PLOT_BG);
     p.pixels(ox, oy, g.plotW, g.plotH, (buf, W, H, scale) => {
       buf.fill(bg);
+      // Visible pairs per device pixel, aggregated over all the cells under it: a pixel whose centre
+      // cell is hidden but which holds visible pairs is drawn in its column's colour, dimmed, so a
+      // mask of a million rows (a thousand-token branch under a pixel) is not a scatter of samples.
+      const coverage = maskCoverage(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H);
       // Per pixel column, its key and the word of its visible colour (they depend on the key only),
       // so the loop below asks only the mask; a pixel row on the same cell row as the one above copies it.
       const keyOf = new Int32Array(W);
       const baseOf = new Uint32Array(W);
+      const coveredOf = new Uint32Array(W);
       for (let px = 0; px < W; px++) {
         const k = Math.floor(((px + 0.5) / scale - zoom.x) / size);
         keyOf[px] = k >= 0 && k < model.n ? k : -1;
         if (keyOf[px] >= 0) {
           const base = CELL_COLORS[frame.cls[model.ids[k]] as CellClass] ?? CELL_COLORS[CELL.obs];
           baseOf[px] = word(model.copy[k] ? dim(base, 0.5) : base);
+          coveredOf[px] = word(dim(base, model.copy[k] ? 0.35 : 0.6));
         }
       }
       const stale = word(MASK_COLORS.stale);
@@ -149,7 +155,7 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
         const i = Math.floor(((py + 0.5) / scale - zoom.y) / size);
         if (i < 0 || i >= model.n) continue;
         const line = py * W;
-        if (i === previous) {
+        if (i === previous && coverage.subarray(line, line + W).every((c, px) => (c > 0) === (coverage[line - W + px] > 0))) {
           buf.copyWithin(line, line - W, line);
           continue;
         }
@@ -161,7 +167,9 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
           const c = maskCell(model, i, k);
           buf[line + px] =
             c === MASK_CELL.hidden
-              ? plotBg
+              ? coverage[line + px] > 0
+                ? coveredOf[px]
+                : plotBg
               : c === MASK_CELL.stale
                 ? stale
                 : c === MASK_CELL.future
@@ -175,8 +183,7 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
       }
     });
     // The selected row stays visible however thin: redraw it two pixels high.
-    if (selectedRow >= 0)
-      drawRow(p, frame, selectedRow, selectedRow, lo, hi, x0, y0 + selectedRow * size - Math.max(0, 2 - size) / 2, size, Math.max(size, 2), 0);
+    if (selectedRow >= 0) drawChainRow(p, frame, selectedRow, lo, hi, x0, y0 + selectedRow * size - Math.max(0, 2 - size) / 2, size, Math.max(size, 2));
   } else {
     for (let i = r0; i < r1; i++) drawRow(p, frame, selectedRow, i, lo, hi, x0, y0 + i * size, size, size - gap, gap);
   }
@@ -185,8 +192,13 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
   // Band starts: where a branch's chain (packed) or a segment (causal) begins.
   const right = ox + Math.min(g.plotW, zoom.x + model.n * size);
   const bottom = oy + Math.min(g.plotH, zoom.y + model.n * size);
+  // Level of detail: a rule is drawn only after a band at least 8 pixels wide (a thousand branches in
+  // a few hundred pixels would be a mesh of dashes over the cells); the band strips still show them all.
+  let previous = 0;
   for (const band of model.bands) {
-    if (band.start === 0) continue;
+    const wide = (band.start - previous) * size >= 8;
+    previous = band.start;
+    if (band.start === 0 || !wide) continue;
     const at = band.start * size;
     p.line(INK.edit, 1, ox + zoom.x + at - 0.5, oy, ox + zoom.x + at - 0.5, bottom, [4, 3]);
     p.line(INK.edit, 1, ox, oy + zoom.y + at - 0.5, right, oy + zoom.y + at - 0.5, [4, 3]);
@@ -234,6 +246,54 @@ function drawRow(
   flushRun(stop);
 }
 
+/**
+ * The selected row of a dense mask (cells under 2 pixels): only its visible keys, walked up its key
+ * chain (O(depth), not O(n)), runs of one colour merged where they fall on one pixel.
+ */
+function drawChainRow(p: Painter, frame: MaskFrame, i: number, lo: number, hi: number, x0: number, y: number, size: number, h: number): void {
+  const runs = rowRuns(frame.model, i);
+  let from = -1;
+  let to = -1;
+  let color: string | null = null;
+  const flush = () => {
+    if (color && from >= 0) p.fillRect(color, from, y, Math.max(to - from, 0.6), h);
+  };
+  for (let r = 0; r < runs.length; r += 2) {
+    for (let k = Math.max(lo, runs[r]); k < Math.min(hi, runs[r + 1]); k++) {
+      const c = colorOf(frame, i, i, k);
+      const a = x0 + k * size;
+      if (c === color && a <= to + 1) to = a + size;
+      else {
+        flush();
+        [from, to, color] = [a, a + size, c];
+      }
+    }
+  }
+  flush();
+}
+
+/**
+ * Marks for the indices lo..hi with flags[k] set, along one axis: runs of flagged cells, merged
+ * across gaps under a pixel when cells are under 2 pixels (a million copies are a few hundred rects).
+ */
+function tickRuns(flags: Uint8Array, lo: number, hi: number, origin: number, size: number, mark: (at: number, length: number) => void): void {
+  const len = Math.max(size - (size >= 7 ? 1 : 0), 0.8);
+  const bridge = size < 2 ? 1 : 0;
+  let from = -1;
+  let to = -1;
+  for (let k = lo; k < hi; k++) {
+    if (!flags[k]) continue;
+    const a = origin + k * size;
+    if (from >= 0 && a <= to + bridge && size < 7) to = Math.max(to, a + len);
+    else {
+      if (from >= 0) mark(from, to - from);
+      from = a;
+      to = a + len;
+    }
+  }
+  if (from >= 0) mark(from, to - from);
+}
+
 function drawAxes(p: Painter, frame: MaskFrame, g: MaskGeometry, size: number, lo: number, hi: number, r0: number, r1: number, selectedRow: number): void {
   const { model, zoom } = frame;
   const ox = g.left;
@@ -255,10 +315,10 @@ function drawAxes(p: Painter, frame: MaskFrame, g: MaskGeometry, size: number, l
     p.fillRect(MASK_COLORS.bands[b % 2], ox - AXIS - 2, y, AXIS - 2, h);
   });
   // Replicated copies: a grey tick beside the query strip.
-  for (let i = r0; i < r1; i++) if (model.copy[i]) p.fillRect(MASK_COLORS.copy, ox - 5, oy + zoom.y + i * size, 3, Math.max(size - (size >= 7 ? 1 : 0), 0.8));
+  tickRuns(model.copy, r0, r1, oy + zoom.y, size, (at, length) => p.fillRect(MASK_COLORS.copy, ox - 5, at, 3, length));
   p.popClip();
   p.pushClip(ox, oy - 4, g.plotW, 3);
-  for (let k = lo; k < hi; k++) if (model.copy[k]) p.fillRect(MASK_COLORS.copy, ox + zoom.x + k * size, oy - 4, Math.max(size - (size >= 7 ? 1 : 0), 0.8), 3);
+  tickRuns(model.copy, lo, hi, ox + zoom.x, size, (at, length) => p.fillRect(MASK_COLORS.copy, at, oy - 4, length, 3));
   p.popClip();
 
   // Ids on the axes when cells are wide enough to name.

@@ -1,7 +1,6 @@
 // What the context panes point at, drawn over the conditioning tree: every trie node of the ids
 // under the pointer (in any view), and of find's current match. An id has one node per branch
 // path that holds it (its replicated copies included), so a hovered summary lights up in each.
-import { useMemo } from 'react';
 import type { TreeEdge, TreeModel } from '../../core/treeModel';
 import type { ViewData } from '../../core/viewData';
 import { useTextMarks } from '../common/useTextMarks';
@@ -18,20 +17,10 @@ interface Props {
   stripH: number;
 }
 
-/** Trie nodes per physical id, as CSR arrays (start[id] .. start[id + 1] into nodes). */
-function nodesById(ids: Int32Array, L: number): { start: Int32Array; nodes: Int32Array } {
-  const start = new Int32Array(L + 1);
-  for (const id of ids) start[id + 1]++;
-  for (let i = 0; i < L; i++) start[i + 1] += start[i];
-  const fill = start.slice(0, L);
-  const nodes = new Int32Array(ids.length);
-  ids.forEach((id, n) => (nodes[fill[id]++] = n));
-  return { start, nodes };
-}
-
 export function TreeTextMarks({ view, model, step, xMin, xMax, rowY, stripH }: Props) {
   const { marks } = useTextMarks();
-  const index = useMemo(() => nodesById(view.trie.id, view.rollout.length), [view]);
+  // Built with the model in the rollout worker (a million nodes would be 100 ms here).
+  const index = model.nodesById;
   const rects = (span: { first: number; end: number } | null, color: string, key: string) => {
     if (!span) return [];
     const out = [];
