@@ -10,7 +10,7 @@
 // summary, fold, append, undo, redo) from its click until every view has redrawn and the next frame
 // is painted; the budget is 100 ms.
 // Run: node --import ./scripts/register.mjs bench/views.ts [--no-build] [--tokens N] [--edits K] [--big-mb MB] [--scroll-wheels N] [--scroll-step PX]
-//      [--play-tokens N] [--only-playground]
+//      [--play-tokens N] [--only-playground] [--profile: a CPU profile of the playground's edits, top functions by self and total time]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { validateRollout } from '../src/rollout';
 import { deriveTree } from '../src/tree';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { serve } from './_serve';
+import { sourceMapLocator, summarizeProfile, type CpuProfile } from './_cpuProfile';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
@@ -32,6 +33,7 @@ const SCROLL_STEP = arg('--scroll-step', 60);
 const PLAY_TOKENS = arg('--play-tokens', 500);
 const ONLY_PLAYGROUND = args.includes('--only-playground');
 const ONLY_BIG = args.includes('--only-big');
+const PROFILE = args.includes('--profile');
 
 if (!args.includes('--no-build')) {
   const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
@@ -359,6 +361,11 @@ async function playground(page: Page) {
   const rows: { edit: string; sync: number; painted: number; thread: number; process: number; figures: string }[] = [];
   const all: number[] = [];
   const threads: number[] = [];
+  if (PROFILE) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   for (let round = 0; round < 3; round++) {
     const steps: [string, string, (() => Promise<void>) | undefined][] = [
       ['slide window (keep 120)', 'play-slide', undefined],
@@ -387,6 +394,23 @@ async function playground(page: Page) {
     }
     // Back to the start for the next round: undo everything.
     while (await page.getByTestId('play-undo').isEnabled()) await page.getByTestId('play-undo').click();
+  }
+  if (PROFILE) {
+    const { profile } = (await cdp.send('Profiler.stop')) as { profile: CpuProfile };
+    const summary = summarizeProfile(profile, sourceMapLocator('dist'));
+    console.log(`  CPU profile (3 rounds and their undos): busy ${ms(summary.busyMs)} of ${ms(summary.spanMs)}`);
+    const views: [string, (f: { key: string }) => boolean, 'selfMs' | 'totalMs'][] = [
+      ['self time', () => true, 'selfMs'],
+      ["total time, the app's own functions", (f) => f.key.includes('(src/'), 'totalMs'],
+    ];
+    for (const [title, keep, by] of views) {
+      console.log(`  top by ${title}:`);
+      for (const f of summary.functions
+        .filter(keep)
+        .sort((a, b) => b[by] - a[by])
+        .slice(0, 30))
+        console.log(`    ${ms(f.selfMs).padStart(10)} self ${ms(f.totalMs).padStart(10)} total  ${f.key}`);
+    }
   }
   for (const r of rows)
     console.log(
