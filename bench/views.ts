@@ -408,7 +408,7 @@ async function playground(page: Page) {
       for (const f of summary.functions
         .filter(keep)
         .sort((a, b) => b[by] - a[by])
-        .slice(0, 30))
+        .slice(0, 50))
         console.log(`    ${ms(f.selfMs).padStart(10)} self ${ms(f.totalMs).padStart(10)} total  ${f.key}`);
     }
   }

@@ -157,10 +157,12 @@ export function PlaygroundPanel() {
     [tokenizer],
   );
   const lines = useMemo(() => (rollout ? describeEvents(rollout, decode) : []), [rollout, decode]);
+  // Each token's text, decoded once per rollout (not once per chip and render).
+  const texts = useMemo(() => tokens.map((t) => decode([t])), [tokens, decode]);
 
   if (!play || !rollout) return null;
   const selection: LiveSpan | null = span ? { from: Math.min(span.anchor, span.focus), to: Math.max(span.anchor, span.focus) } : null;
-  const textOf = (id: number) => (id < tokens.length ? decode([tokens[id]]) : '?');
+  const textOf = (id: number) => texts[id] ?? '?';
 
   const add = () => {
     if (change((r) => appendPiece(r, role, text))) {
