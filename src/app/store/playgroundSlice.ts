@@ -17,9 +17,17 @@ const START_EXAMPLE = 'examples/worked-words.json';
 /** Counts link codes asked for: an older one arriving late is dropped. */
 let links = 0;
 
-/** How long the link code waits for the edits to pause: compressing is not free, and the frames after an edit are the views'. */
-const LINK_AFTER_MS = 300;
-let linkTimer: ReturnType<typeof setTimeout> | null = null;
+/** Runs `task` once, after the next frame is painted (a task queued from a frame callback), or within 200 ms where no frame comes (a hidden page, Node). */
+function afterPaint(task: () => void): void {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    task();
+  };
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, 200);
+}
 
 export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
   /** Shows `rollout` in every view (an empty one leaves the views as they are) and starts its link code. */
@@ -28,19 +36,19 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
       const selected = get().selectedTarget;
       if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected })) return false;
     }
-    // The code follows once the edits pause (LINK_AFTER_MS); meanwhile the old one stays (one URL
-    // write per change, not two).
+    // The code follows once the views have drawn the change (compressing is not free, and the frame
+    // after an edit is the views'); meanwhile the old one stays (one URL write per change, not two).
+    // A change made before then is encoded instead.
     const ask = ++links;
-    if (linkTimer !== null) clearTimeout(linkTimer);
-    linkTimer = setTimeout(() => {
-      linkTimer = null;
+    afterPaint(() => {
+      if (ask !== links) return;
       void encodePlay(rollout).then(
         (code) => {
           if (ask === links) set({ playLink: { code: code.length <= PLAY_LINK_LIMIT ? code : null, length: code.length } });
         },
         () => undefined,
       );
-    }, LINK_AFTER_MS);
+    });
     return true;
   };
 
