@@ -68,7 +68,7 @@ interface ChipHandlers {
   key(e: KeyboardEvent<HTMLButtonElement>, position: number): void;
 }
 
-/** One token of the live context: its id, its text, the colour of its role; a button that selects it. */
+/** One token of the live context: its id (drawn from data-id by the style sheet: one element a chip), its text, the colour of its role; a button that selects it. */
 const Chip = memo(function Chip(props: {
   id: number;
   position: number;
@@ -91,8 +91,7 @@ const Chip = memo(function Chip(props: {
       onClick={(e) => handlers.current.pick(position, e.shiftKey)}
       onKeyDown={(e) => handlers.current.key(e, position)}
     >
-      <span className="play-chip-id">{id}</span>
-      <span className="play-chip-text">{text.trim() || '␣'}</span>
+      {text.trim() || '␣'}
     </button>
   );
 });
