@@ -156,12 +156,18 @@ export function PlaygroundPanel() {
     [tokenizer],
   );
   const lines = useMemo(() => (rollout ? describeEvents(rollout, decode) : []), [rollout, decode]);
-  // Each token's text, decoded once per rollout (not once per chip and render).
-  const texts = useMemo(() => tokens.map((t) => decode([t])), [tokens, decode]);
+  // Each token's text, decoded once per tokenizer (not once per chip and render: a context repeats its tokens).
+  const decoded = useMemo(() => new Map<number, string>(), [decode]);
 
   if (!play || !rollout) return null;
   const selection: LiveSpan | null = span ? { from: Math.min(span.anchor, span.focus), to: Math.max(span.anchor, span.focus) } : null;
-  const textOf = (id: number) => texts[id] ?? '?';
+  const textOf = (id: number) => {
+    if (id >= tokens.length) return '?';
+    const token = tokens[id];
+    let text = decoded.get(token);
+    if (text === undefined) decoded.set(token, (text = decode([token])));
+    return text;
+  };
 
   const add = () => {
     if (change((r) => appendPiece(r, role, text))) {
