@@ -17,16 +17,10 @@ const START_EXAMPLE = 'examples/worked-words.json';
 /** Counts link codes asked for: an older one arriving late is dropped. */
 let links = 0;
 
-/** Runs `task` once, after the next frame is painted (a task queued from a frame callback), or within 200 ms where no frame comes (a hidden page, Node). */
-function afterPaint(task: () => void): void {
-  let done = false;
-  const run = () => {
-    if (done) return;
-    done = true;
-    task();
-  };
-  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(run, 0));
-  setTimeout(run, 200);
+/** Runs `task` when the page is next idle (after the frames that show a change), within 300 ms; soon where there is no idle callback (Node). */
+function whenIdle(task: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(task, { timeout: 300 });
+  else setTimeout(task, 0);
 }
 
 export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
@@ -36,11 +30,11 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
       const selected = get().selectedTarget;
       if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected })) return false;
     }
-    // The code follows once the views have drawn the change (compressing is not free, and the frame
-    // after an edit is the views'); meanwhile the old one stays (one URL write per change, not two).
-    // A change made before then is encoded instead.
+    // The code follows once the views have drawn the change and the page is idle (compressing is not
+    // free, and the frames after an edit are the views'); meanwhile the old one stays (one URL write
+    // per change, not two). A change made before then is encoded instead.
     const ask = ++links;
-    afterPaint(() => {
+    whenIdle(() => {
       if (ask !== links) return;
       void encodePlay(rollout).then(
         (code) => {
