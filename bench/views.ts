@@ -10,7 +10,7 @@
 // summary, fold, append, undo, redo) from its click until every view has redrawn and the next frame
 // is painted; the budget is 100 ms.
 // Run: node --import ./scripts/register.mjs bench/views.ts [--no-build] [--tokens N] [--edits K] [--big-mb MB] [--scroll-wheels N] [--scroll-step PX]
-//      [--play-tokens N] [--only-playground]
+//      [--play-tokens N] [--only-playground] [--dist DIR: serve another build, e.g. one of an earlier commit to compare] [--profile: a CPU profile of the playground's edits, top functions by self and total time]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { validateRollout } from '../src/rollout';
 import { deriveTree } from '../src/tree';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
 import { serve } from './_serve';
+import { sourceMapLocator, summarizeProfile, type CpuProfile } from './_cpuProfile';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
@@ -32,6 +33,7 @@ const SCROLL_STEP = arg('--scroll-step', 60);
 const PLAY_TOKENS = arg('--play-tokens', 500);
 const ONLY_PLAYGROUND = args.includes('--only-playground');
 const ONLY_BIG = args.includes('--only-big');
+const PROFILE = args.includes('--profile');
 
 if (!args.includes('--no-build')) {
   const built = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
@@ -99,7 +101,8 @@ console.log(
   `rollout: L ${figures.physicalLength}, K ${figures.K}, targets ${figures.targets}, N_packed ${figures.packedLength}, final walk ${figures.finalWalkLength}, D ${figures.divergingLeaves}; ${(text.length / 1e6).toFixed(2)} MB`,
 );
 
-const { server, url } = await serve('dist');
+const DIST = args.includes('--dist') ? args[args.indexOf('--dist') + 1] : 'dist';
+const { server, url } = await serve(DIST);
 const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
@@ -359,6 +362,11 @@ async function playground(page: Page) {
   const rows: { edit: string; sync: number; painted: number; thread: number; process: number; figures: string }[] = [];
   const all: number[] = [];
   const threads: number[] = [];
+  if (PROFILE) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   for (let round = 0; round < 3; round++) {
     const steps: [string, string, (() => Promise<void>) | undefined][] = [
       ['slide window (keep 120)', 'play-slide', undefined],
@@ -388,6 +396,23 @@ async function playground(page: Page) {
     // Back to the start for the next round: undo everything.
     while (await page.getByTestId('play-undo').isEnabled()) await page.getByTestId('play-undo').click();
   }
+  if (PROFILE) {
+    const { profile } = (await cdp.send('Profiler.stop')) as { profile: CpuProfile };
+    const summary = summarizeProfile(profile, sourceMapLocator(DIST));
+    console.log(`  CPU profile (3 rounds and their undos): busy ${ms(summary.busyMs)} of ${ms(summary.spanMs)}`);
+    const views: [string, (f: { key: string }) => boolean, 'selfMs' | 'totalMs'][] = [
+      ['self time', () => true, 'selfMs'],
+      ["total time, the app's own functions", (f) => f.key.includes('(src/'), 'totalMs'],
+    ];
+    for (const [title, keep, by] of views) {
+      console.log(`  top by ${title}:`);
+      for (const f of summary.functions
+        .filter(keep)
+        .sort((a, b) => b[by] - a[by])
+        .slice(0, 50))
+        console.log(`    ${ms(f.selfMs).padStart(10)} self ${ms(f.totalMs).padStart(10)} total  ${f.key}`);
+    }
+  }
   for (const r of rows)
     console.log(
       `  ${r.edit.padEnd(30)} click to painted frame ${ms(r.painted)} (handler ${ms(r.sync)}) · main-thread CPU ${ms(r.thread)} · renderer CPU ${ms(r.process)} · then ${r.figures}`,
@@ -399,6 +424,13 @@ async function playground(page: Page) {
     `  all ${s.n} edits (3 rounds): click to painted frame median ${ms(s.median)}, p95 ${ms(s.p95)}, max ${ms(s.max)} — ${s.max < 100 ? 'every one under' : 'OVER'} the 100 ms budget`,
   );
   console.log(
-    `  main-thread CPU per edit median ${ms(t.median)}, p95 ${ms(t.p95)}, max ${ms(t.max)} — ${t.max < 100 ? 'every one under' : 'OVER'} 100 ms (load average ${load.toFixed(1)} on ${cpus().length} cores while measured)\n`,
+    `  main-thread CPU per edit median ${ms(t.median)}, p95 ${ms(t.p95)}, max ${ms(t.max)} — ${t.max < 100 ? 'every one under' : 'OVER'} 100 ms (load average ${load.toFixed(1)} on ${cpus().length} cores while measured)`,
+  );
+  // The first round runs each edit's code for the first time (compiled as it goes); the later ones as a class runs it all day.
+  const perRound = all.length / 3;
+  const warm = stats(all.slice(perRound));
+  const warmCpu = stats(threads.slice(perRound));
+  console.log(
+    `  rounds 2 and 3 (${warm.n} edits, the code warm): click to painted frame median ${ms(warm.median)}, p95 ${ms(warm.p95)}, max ${ms(warm.max)}; main-thread CPU median ${ms(warmCpu.median)}, p95 ${ms(warmCpu.p95)}, max ${ms(warmCpu.max)}\n`,
   );
 }

@@ -22,7 +22,8 @@ export interface Painter {
   flush(): void;
   /**
    * Raster fast path (canvas only): `paint` fills a device-pixel buffer (0xAABBGGRR words) covering
-   * the CSS-pixel rectangle (x, y, w, h); `scale` is device pixels per CSS pixel.
+   * the CSS-pixel rectangle (x, y, w, h); `scale` is device pixels per CSS pixel. The buffer may
+   * still hold an earlier frame: `paint` writes every word.
    */
   pixels?(x: number, y: number, w: number, h: number, paint: (buffer: Uint32Array, width: number, height: number, scale: number) => void): void;
 }
@@ -32,6 +33,9 @@ export function rgbaWord(hex: string): number {
   const v = parseInt(hex.slice(1), 16);
   return ((0xff << 24) | ((v & 0xff) << 16) | (v & 0xff00) | ((v >> 16) & 0xff)) >>> 0;
 }
+
+/** Per canvas, the ImageData its last `pixels` call painted into. */
+const lastImage = new WeakMap<CanvasRenderingContext2D, ImageData>();
 
 export function canvasPainter(ctx: CanvasRenderingContext2D): Painter {
   let batch = new Map<string, Path2D>();
@@ -91,7 +95,10 @@ export function canvasPainter(ctx: CanvasRenderingContext2D): Painter {
       const py = Math.round(m.f + y * scale);
       const width = Math.max(1, Math.round(w * scale));
       const height = Math.max(1, Math.round(h * scale));
-      const image = ctx.createImageData(width, height);
+      // The last buffer of this canvas is reused when the size matches: a fresh one of a few
+      // megabytes costs more (allocation, zeroing, page faults) than the painting.
+      let image = lastImage.get(ctx);
+      if (!image || image.width !== width || image.height !== height) lastImage.set(ctx, (image = ctx.createImageData(width, height)));
       paint(new Uint32Array(image.data.buffer), width, height, scale);
       ctx.putImageData(image, px, py);
     },

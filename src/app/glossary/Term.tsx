@@ -1,7 +1,7 @@
 // Links into the glossary: <Term id="eviction-mass">eviction mass</Term> names one entry of
 // docs/glossary.md (its definition as the tooltip, a click opens the glossary panel there);
 // <TermText text="N_packed / N_final" /> links every term a label's text uses (terms.ts's forms).
-import type { MouseEvent, ReactNode } from 'react';
+import { memo, type MouseEvent, type ReactNode } from 'react';
 import { useWorkbench } from '../store';
 import { glossaryEntry, splitTerms } from './terms';
 
@@ -21,7 +21,8 @@ export function Term({ id, children }: { id: string; children: ReactNode }) {
   );
 }
 
-export function TermText({ text }: { text: string }) {
+/** Renders again only when its text changes (the views redraw their labels on every edit). */
+export const TermText = memo(function TermText({ text }: { text: string }) {
   // One element, so that a flex container (a legend item) does not space its pieces apart.
   return (
     <span className="term-text">
@@ -36,4 +37,4 @@ export function TermText({ text }: { text: string }) {
       )}
     </span>
   );
-}
+});

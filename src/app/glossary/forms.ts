@@ -63,8 +63,13 @@ function idOfMatch(match: string): string {
 
 export type TermPiece = string | { id: string; text: string };
 
-/** `text` cut into plain strings and the glossary terms it names, in order. */
-export function splitTerms(text: string): TermPiece[] {
+/** Labels already cut (the views render the same labels on every redraw); a few hundred at most. */
+const cut = new Map<string, readonly TermPiece[]>();
+
+/** `text` cut into plain strings and the glossary terms it names, in order (the same array for the same text: not to be changed). */
+export function splitTerms(text: string): readonly TermPiece[] {
+  const known = cut.get(text);
+  if (known) return known;
   const out: TermPiece[] = [];
   let at = 0;
   for (const m of text.matchAll(PATTERN)) {
@@ -73,5 +78,7 @@ export function splitTerms(text: string): TermPiece[] {
     at = m.index + m[0].length;
   }
   if (at < text.length) out.push(text.slice(at));
+  if (cut.size >= 1000) cut.clear();
+  cut.set(text, out);
   return out;
 }

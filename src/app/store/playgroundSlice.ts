@@ -17,6 +17,12 @@ const START_EXAMPLE = 'examples/worked-words.json';
 /** Counts link codes asked for: an older one arriving late is dropped. */
 let links = 0;
 
+/** Runs `task` when the page is next idle (after the frames that show a change), within 300 ms; soon where there is no idle callback (Node). */
+function whenIdle(task: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(task, { timeout: 300 });
+  else setTimeout(task, 0);
+}
+
 export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
   /** Shows `rollout` in every view (an empty one leaves the views as they are) and starts its link code. */
   const show = (rollout: RolloutJson): boolean => {
@@ -24,14 +30,19 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
       const selected = get().selectedTarget;
       if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected })) return false;
     }
-    // The code follows in a moment; meanwhile the old one stays (one URL write per change, not two).
+    // The code follows once the views have drawn the change and the page is idle (compressing is not
+    // free, and the frames after an edit are the views'); meanwhile the old one stays (one URL write
+    // per change, not two). A change made before then is encoded instead.
     const ask = ++links;
-    void encodePlay(rollout).then(
-      (code) => {
-        if (ask === links) set({ playLink: { code: code.length <= PLAY_LINK_LIMIT ? code : null, length: code.length } });
-      },
-      () => undefined,
-    );
+    whenIdle(() => {
+      if (ask !== links) return;
+      void encodePlay(rollout).then(
+        (code) => {
+          if (ask === links) set({ playLink: { code: code.length <= PLAY_LINK_LIMIT ? code : null, length: code.length } });
+        },
+        () => undefined,
+      );
+    });
     return true;
   };
 

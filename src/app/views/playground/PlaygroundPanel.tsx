@@ -4,7 +4,7 @@
 // a summary, fold the latest observation or slide the window; undo and redo (Ctrl+Z, Ctrl+Shift+Z);
 // download the rollout (the format mw reads) or copy a link that holds it. A change the format cannot
 // express is refused here, with the reason.
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { stringifyRollout, type AppendRole } from '../../../rollout';
 import { CELL, CELL_COLORS } from '../../core/cells';
 import {
@@ -63,6 +63,39 @@ export function PlaygroundButton() {
   );
 }
 
+interface ChipHandlers {
+  pick(position: number, extend: boolean): void;
+  key(e: KeyboardEvent<HTMLButtonElement>, position: number): void;
+}
+
+/** One token of the live context: its id (drawn from data-id by the style sheet: one element a chip), its text, the colour of its role; a button that selects it. */
+const Chip = memo(function Chip(props: {
+  id: number;
+  position: number;
+  selected: boolean;
+  color: string;
+  role: string;
+  text: string;
+  handlers: { current: ChipHandlers };
+}) {
+  const { id, position, selected, color, role, text, handlers } = props;
+  return (
+    <button
+      type="button"
+      className={`play-chip${selected ? ' selected' : ''}`}
+      style={{ borderColor: color }}
+      data-id={id}
+      data-position={position}
+      aria-pressed={selected}
+      title={`id ${id} · ${role}`}
+      onClick={(e) => handlers.current.pick(position, e.shiftKey)}
+      onKeyDown={(e) => handlers.current.key(e, position)}
+    >
+      {text.trim() || '␣'}
+    </button>
+  );
+});
+
 export function PlaygroundPanel() {
   const play = useWorkbench((s) => s.play);
   const link = useWorkbench((s) => s.playLink);
@@ -80,6 +113,7 @@ export function PlaygroundPanel() {
   const [span, setSpan] = useState<{ anchor: number; focus: number } | null>(null);
   const [shared, setShared] = useState<string | null>(null);
   const chips = useRef<HTMLDivElement>(null);
+  const chipHandlers = useRef<ChipHandlers>({ pick: () => undefined, key: () => undefined });
   const rollout = play?.rollout ?? null;
 
   // Undo and redo from anywhere but a text field (where Ctrl+Z undoes the typing).
@@ -122,10 +156,18 @@ export function PlaygroundPanel() {
     [tokenizer],
   );
   const lines = useMemo(() => (rollout ? describeEvents(rollout, decode) : []), [rollout, decode]);
+  // Each token's text, decoded once per tokenizer (not once per chip and render: a context repeats its tokens).
+  const decoded = useMemo(() => new Map<number, string>(), [decode]);
 
   if (!play || !rollout) return null;
   const selection: LiveSpan | null = span ? { from: Math.min(span.anchor, span.focus), to: Math.max(span.anchor, span.focus) } : null;
-  const textOf = (id: number) => (id < tokens.length ? decode([tokens[id]]) : '?');
+  const textOf = (id: number) => {
+    if (id >= tokens.length) return '?';
+    const token = tokens[id];
+    let text = decoded.get(token);
+    if (text === undefined) decoded.set(token, (text = decode([token])));
+    return text;
+  };
 
   const add = () => {
     if (change((r) => appendPiece(r, role, text))) {
@@ -150,6 +192,9 @@ export function PlaygroundPanel() {
     pick(next, e.shiftKey);
     chips.current?.querySelector<HTMLButtonElement>(`[data-position="${next}"]`)?.focus();
   };
+  // The chips' handlers through a ref: a chip renders again only when what it shows changes (an
+  // edit keeps most of the context as it was; a selection changes a few chips).
+  chipHandlers.current = { pick, key: onChipKey };
   const selectedIds = selection ? live.slice(selection.from, selection.to + 1) : [];
   const shareLink = () => {
     if (!link?.code) return;
@@ -248,25 +293,19 @@ export function PlaygroundPanel() {
           ) : (
             <div className="play-chips" ref={chips} data-testid="play-live">
               {live.map((id, position) => {
-                const selected = selection !== null && position >= selection.from && position <= selection.to;
                 const cls =
                   origin[id]?.event !== undefined && rollout.events[origin[id].event].op === 'edit' ? CELL.inserted : ROLE_CELL[origin[id]?.role ?? 'prompt'];
                 return (
-                  <button
+                  <Chip
                     key={id}
-                    type="button"
-                    className={`play-chip${selected ? ' selected' : ''}`}
-                    style={{ borderColor: CELL_COLORS[cls as keyof typeof CELL_COLORS] }}
-                    data-id={id}
-                    data-position={position}
-                    aria-pressed={selected}
-                    title={`id ${id} · ${origin[id]?.role ?? ''}`}
-                    onClick={(e) => pick(position, e.shiftKey)}
-                    onKeyDown={(e) => onChipKey(e, position)}
-                  >
-                    <span className="play-chip-id">{id}</span>
-                    <span className="play-chip-text">{textOf(id).trim() || '␣'}</span>
-                  </button>
+                    id={id}
+                    position={position}
+                    selected={selection !== null && position >= selection.from && position <= selection.to}
+                    color={CELL_COLORS[cls as keyof typeof CELL_COLORS]}
+                    role={origin[id]?.role ?? ''}
+                    text={textOf(id)}
+                    handlers={chipHandlers}
+                  />
                 );
               })}
             </div>

@@ -165,10 +165,20 @@ export function drawStaircase(p: Painter, frame: StaircaseFrame): void {
     // into an ImageData (cost: pixels + spans per line, not one path per cell).
     p.pixels(ox, oy, g.plotW, g.plotH, (buf, W, H, scale) => {
       buf.fill(BG_WORD);
+      // A pixel line on the same row as the line above copies it (rows are often several lines high).
+      let previous = -1;
       for (let py = 0; py < H; py++) {
         const r = rows.at((py + 0.5) / scale);
-        if (r < 0 || r >= model.rowCount || r === rows.selected) continue;
+        if (r < 0 || r >= model.rowCount || r === rows.selected) {
+          previous = -1;
+          continue;
+        }
         const line = py * W;
+        if (r === previous) {
+          buf.copyWithin(line, line - W, line);
+          continue;
+        }
+        previous = r;
         rowSpans(model, r, lo, hi, (s, e, c) => {
           const a = Math.max(0, Math.ceil((zoom.x + s * colPx) * scale - 0.5));
           const b = Math.min(W, Math.ceil((zoom.x + e * colPx) * scale - 0.5));
