@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import { csvParseRows } from 'd3';
@@ -18,7 +18,8 @@ import { test, expect } from './fixtures';
 const FIXTURES = fileURLToPath(new URL('../src/rollout/importers/fixtures/', import.meta.url));
 const CHAT = join(FIXTURES, 'chat.jsonl');
 const SESSION = join(FIXTURES, 'agent-session-two-compactions.jsonl');
-const MW = fileURLToPath(new URL('../bin/mw.js', import.meta.url));
+/** The test run's mw: the bundle `npm test` builds (MW_CLI, the same main), else bin/mw.js. */
+const MW = process.env.MW_CLI ? resolve(process.env.MW_CLI) : fileURLToPath(new URL('../bin/mw.js', import.meta.url));
 /** src/testing/publishedGpt2Reference.ts's float64 scores of the published-layout test (scripts/gpt2-e2e-reference.mjs). */
 const REFERENCE = fileURLToPath(new URL('gpt2-published.reference.json', import.meta.url));
 
