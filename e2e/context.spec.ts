@@ -4,12 +4,14 @@
 // staircase and the tree, and copying a pane as text.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import { test, expect } from './fixtures';
 
 const SESSION = fileURLToPath(new URL('../src/rollout/importers/fixtures/agent-session-two-compactions.jsonl', import.meta.url));
-const MW = fileURLToPath(new URL('../bin/mw.js', import.meta.url));
+/** The test run's mw: the bundle `npm test` builds (MW_CLI, the same main), else bin/mw.js. */
+const MW = process.env.MW_CLI ? resolve(process.env.MW_CLI) : fileURLToPath(new URL('../bin/mw.js', import.meta.url));
 /** A sentence of the session's tool output that the microcompaction (edit 3) evicts. */
 const EVICTED = 'Tests: 2 passed, 2 total';
 

@@ -2,21 +2,26 @@
 // the staircase and the context panes, with mw tree's counts, and gpt2's ranks are fetched only then;
 // a published-layout GPT-2 checkpoint (vocabulary 50257, no metadata, tied head; random weights)
 // dropped on the page scores every method of an imported agent session with a progress bar and a
-// cancel, each target within 2e-4 of the float64 reference computed here; a byte rollout under it is
-// refused with the reason.
+// cancel, each target within 2e-4 of the float64 reference (e2e/gpt2-published.reference.json, computed once by
+// scripts/gpt2-e2e-reference.mjs and checked here against the checkpoint and session it was computed from); a byte
+// rollout under it is refused with the reason.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import { csvParseRows } from 'd3';
+import type { PublishedGpt2Reference } from '../src/testing/publishedGpt2Reference';
 import { test, expect } from './fixtures';
 
 const FIXTURES = fileURLToPath(new URL('../src/rollout/importers/fixtures/', import.meta.url));
 const CHAT = join(FIXTURES, 'chat.jsonl');
 const SESSION = join(FIXTURES, 'agent-session-two-compactions.jsonl');
-const MW = fileURLToPath(new URL('../bin/mw.js', import.meta.url));
+/** The test run's mw: the bundle `npm test` builds (MW_CLI, the same main), else bin/mw.js. */
+const MW = process.env.MW_CLI ? resolve(process.env.MW_CLI) : fileURLToPath(new URL('../bin/mw.js', import.meta.url));
+/** src/testing/publishedGpt2Reference.ts's float64 scores of the published-layout test (scripts/gpt2-e2e-reference.mjs). */
+const REFERENCE = fileURLToPath(new URL('gpt2-published.reference.json', import.meta.url));
 
 /** `mw import --tokenizer gpt2` then `mw tree --json --per-target`, run here. */
 function mwTree(file: string): { physicalLength: number; targets: number; perTarget: { id: number; livePrefix: number }[] }[] {
@@ -87,38 +92,16 @@ test('a published-layout GPT-2 checkpoint dropped on the page scores every metho
   page,
 }) => {
   test.setTimeout(300_000);
-  const { loadCheckpoint } = await import('../src/model/checkpoint');
-  const { randomWeights } = await import('../src/model/random-weights');
-  const { referenceForward } = await import('../src/model/reference/model');
-  const { forwardKlRow } = await import('../src/gpu/kernels/kl-sdcc/kl-sdcc.reference');
-  const { publishedGpt2Checkpoint } = await import('../src/testing/publishedGpt2');
-  const { loadRolloutFile } = await import('../src/rollout');
-  const { deriveTree } = await import('../src/tree');
+  const { publishedGpt2Scene, SCORED_METHODS: methods } = await import('../src/testing/publishedGpt2Reference');
   const { buildPlan } = await import('../src/plan');
-  // GPT-2's head size 64, vocabulary 50257, positions for the whole session: the file holds no config.
-  const bytes = publishedGpt2Checkpoint(randomWeights({ vocabSize: 50257, nEmbd: 64, nLayer: 2, nHead: 1, nPositions: 1024 }, 17));
-  const weights = loadCheckpoint(bytes);
-  const [rollout] = (await loadRolloutFile(readFileSync(SESSION, 'utf8'), 'session.jsonl', { tokenizer: 'gpt2' })).rollouts;
-  const tree = deriveTree(rollout);
-  const methods = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
-  const reference = new Map(methods.map((m) => [m, new Map<number, number>()]));
-  const V = weights.config.vocabSize;
-  /** The logits rows of the diverging leaves, under their live prefix (LogitTree) and their final prefix (the student). */
-  const rows = new Map(['logit-tree', 'naive-compressed'].map((m) => [m, new Map<number, Float64Array>()]));
-  for (const method of methods) {
-    for (const seq of buildPlan(tree, method).sequences) {
-      if (!seq.targets.length) continue;
-      const { logits } = referenceForward(weights, seq);
-      for (const t of seq.targets) {
-        const row = logits.subarray(t.predictor * V, (t.predictor + 1) * V);
-        reference.get(method)!.set(t.id, logSoftmax(row)[t.token]);
-        if (tree.diverging[t.id]) rows.get(method)?.set(t.id, Float64Array.from(row));
-      }
-    }
-  }
+  const { bytes, rollout, tree, fingerprint } = await publishedGpt2Scene(readFileSync(SESSION, 'utf8'));
+  // The float64 reference forward of every method's sequences (50257-wide rows), computed once and committed.
+  const committed = JSON.parse(readFileSync(REFERENCE, 'utf8')) as PublishedGpt2Reference;
+  expect(committed.fingerprint, `the checkpoint or the session changed: regenerate the reference (${committed.regenerate})`).toEqual(fingerprint);
+  const reference = new Map(methods.map((m) => [m, new Map(committed.logprobs[m])]));
   const leaves = Array.from(tree.divergingLeaves);
-  const klReference =
-    leaves.reduce((s, id) => s + forwardKlRow(rows.get('logit-tree')!.get(id)!, 0, rows.get('naive-compressed')!.get(id)!, 0, V), 0) / leaves.length;
+  expect(leaves.length).toBe(committed.divergingLeaves);
+  const klReference = committed.klSdcc;
 
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();
@@ -175,12 +158,3 @@ test('a published-layout GPT-2 checkpoint dropped on the page scores every metho
     'rollout "worked-example" is tokenized with byte (vocabulary 272), but the model\'s vocabulary of 50257 is the gpt2 tokenizer\'s: import a chat or agent log with "text as: GPT-2 word pieces" for this model, or score this rollout with a byte model (the demo model)',
   );
 });
-
-function logSoftmax(logits: ArrayLike<number>): Float64Array {
-  let max = -Infinity;
-  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]);
-  let sum = 0;
-  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i] - max);
-  const lse = max + Math.log(sum);
-  return Float64Array.from(logits, (v) => v - lse);
-}

@@ -8,13 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import { test, expect } from './fixtures';
 
 const SESSION = fileURLToPath(new URL('../src/rollout/importers/fixtures/agent-session-two-compactions.jsonl', import.meta.url));
-const MW = fileURLToPath(new URL('../bin/mw.js', import.meta.url));
+/** The test run's mw: the bundle `npm test` builds (MW_CLI, the same main), else bin/mw.js. */
+const MW = process.env.MW_CLI ? resolve(process.env.MW_CLI) : fileURLToPath(new URL('../bin/mw.js', import.meta.url));
 const METHODS = ['naive-compressed', 'naive-full', 'logit-tree', 'packed-4d'] as const;
 
 interface CliDrift {

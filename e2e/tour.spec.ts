@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium';
@@ -14,13 +14,15 @@ import { TOUR_STEPS, firstGpuStep } from '../src/app/core/tourSteps';
 import { test, expect } from './fixtures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The test run's mw: the bundle `npm test` builds (MW_CLI, the same main), else bin/mw.js. */
+const MW = process.env.MW_CLI ? resolve(ROOT, process.env.MW_CLI) : join(ROOT, 'bin/mw.js');
 
 /** `mw drift --json` of the demo model on the first rollout of the drift step's example, as a user runs it. */
 function cliJunctions(): DriftOutput['junctions'] {
   const first = readFileSync(join(ROOT, 'public/examples/demo-window.jsonl'), 'utf8').split('\n')[0];
   const file = join(mkdtempSync(join(tmpdir(), 'mw-tour-')), 'first.jsonl');
   writeFileSync(file, `${first}\n`);
-  const args = [join(ROOT, 'bin/mw.js'), 'drift', '--ckpt', join(ROOT, 'public/models/demo.safetensors'), '--rollouts', file, '--json'];
+  const args = [MW, 'drift', '--ckpt', join(ROOT, 'public/models/demo.safetensors'), '--rollouts', file, '--json'];
   return (JSON.parse(execFileSync(process.execPath, args, { cwd: ROOT, maxBuffer: 1 << 26 }).toString()) as DriftOutput).junctions;
 }
 

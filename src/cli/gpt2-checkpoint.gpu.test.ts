@@ -1,21 +1,25 @@
 // A GPT-2 checkpoint as Hugging Face publishes it, vocabulary 50257 (random weights, nothing
 // downloaded): no __metadata__ config, names without `transformer.`, the attn.bias buffers, the head
 // tied (left out, or stored as lm_head) and an F16 variant. `mw score` loads each and scores every
-// method on a gpt2-tokenized rollout with a compaction, matching the float64 CPU reference.
+// method on a gpt2-tokenized rollout with a compaction, matching the float64 CPU reference (committed:
+// fixtures/gpt2-checkpoint.reference.json, src/testing/gpt2CheckpointReference.ts).
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../model/checkpoint';
-import { referenceLogprobs } from '../model/reference/model';
 import { buildPlan } from '../plan/build';
-import type { EventJson, RolloutJson } from '../rollout/format';
-import { GPT2_VOCAB, gpt2Tokenizer } from '../rollout/gpt2';
-import { createTextRolloutBuilder } from '../rollout/importers/textRollout';
 import { loadTokenizer } from '../rollout/tokenizer';
 import { validateRollout } from '../rollout/validate';
-import { publishedGpt2Checkpoint, type PublishedLayout } from '../testing/publishedGpt2';
-import { randomWeights } from '../model/random-weights';
+import {
+  GPT2_CHECKPOINT_CONFIG as config,
+  GPT2_LAYOUTS as LAYOUTS,
+  type Gpt2CheckpointReference,
+  gpt2CheckpointWeights,
+  gpt2Transcript as transcript,
+  sha256,
+} from '../testing/gpt2CheckpointReference';
+import { publishedGpt2Checkpoint } from '../testing/publishedGpt2';
 import { deriveTree } from '../tree/derive';
 import { SEQUENCE_METHODS } from '../plan/types';
 import { mw, tmpDir } from './subprocess.testing';
@@ -24,33 +28,14 @@ import { mw, tmpDir } from './subprocess.testing';
 await loadTokenizer('gpt2');
 
 const TMP = tmpDir('gpt2-checkpoint');
-/** C = 64: one head of GPT-2's size 64, which is what a file without config metadata implies. */
-const config = { vocabSize: GPT2_VOCAB, nEmbd: 64, nLayer: 2, nHead: 1, nPositions: 128 };
-const weights = randomWeights(config, 17);
-
-/** A short agent transcript in GPT-2 tokens: a search, a compaction that keeps the answer, one more turn. */
-function transcript(): RolloutJson {
-  const events: EventJson[] = [];
-  const b = createTextRolloutBuilder<null>((e) => events.push(e), gpt2Tokenizer);
-  const prompt = b.append('prompt', 'What is the capital of France?', null);
-  b.append('act', 'Let me search for it.', null);
-  b.append('obs', 'Paris is the capital and largest city of France.', null);
-  const answer = b.append('act', 'The capital of France is Paris.', null);
-  b.edit([{ keep: prompt }, { insert: { role: 'summary', text: 'The assistant searched the web.' }, tag: null }, { keep: answer }]);
-  b.append('prompt', 'And of Italy?', null);
-  b.append('act', 'Rome.', null);
-  return { format: 'memorywalker.rollout/v1', id: 'gpt2-transcript', vocab: GPT2_VOCAB, tokenizer: 'gpt2', events };
-}
+const weights = gpt2CheckpointWeights();
 
 const ROLLOUT = join(TMP, 'transcript.json');
 writeFileSync(ROLLOUT, JSON.stringify(transcript()));
 const rollout = validateRollout(transcript(), { file: ROLLOUT });
 const tree = deriveTree(rollout);
-
-const LAYOUTS: Record<string, PublishedLayout> = {
-  'gpt2 (F32, no prefix, head left out)': {},
-  'F16, transformer. prefix, tied lm_head, masked_bias': { dtype: 'F16', prefix: true, lmHead: true, maskedBias: true },
-};
+/** The float64 reference of each layout and method, computed once (scripts/gpt2-checkpoint-reference.mjs) from the same bytes. */
+const REFERENCE = JSON.parse(readFileSync(new URL('./fixtures/gpt2-checkpoint.reference.json', import.meta.url), 'utf8')) as Gpt2CheckpointReference;
 
 describe('a published-layout GPT-2 checkpoint (vocabulary 50257)', () => {
   it('the rollout has what the methods tell apart: a compaction, dropped and diverging targets', () => {
@@ -77,19 +62,24 @@ describe('a published-layout GPT-2 checkpoint (vocabulary 50257)', () => {
       const bytes = publishedGpt2Checkpoint(weights, layout);
       const path = join(TMP, `${layout.dtype ?? 'F32'}.safetensors`);
       writeFileSync(path, bytes);
-      // The reference runs on the weights as the file holds them (F16: rounded to half precision).
+      // The reference ran on the weights as the file holds them (F16: rounded to half precision): these bytes, this transcript.
       const loaded = loadCheckpoint(bytes);
       expect(loaded.config).toEqual(config);
+      const committed = REFERENCE.layouts[name];
+      const regenerate = `the checkpoint or the transcript changed: regenerate the reference (${REFERENCE.regenerate})`;
+      expect([sha256(bytes), sha256(JSON.stringify(transcript()))], regenerate).toEqual([committed.checkpoint, REFERENCE.rollout]);
       for (const method of SEQUENCE_METHODS) {
         const run = await mw(['score', '--ckpt', path, ROLLOUT, '--method', method, '--json']);
         expect(run.stderr).toBe('');
         expect(run.code).toBe(0);
         const scored = new Map((JSON.parse(run.stdout) as { targets: { id: number; logprob: number }[] }).targets.map((t) => [t.id, t.logprob]));
-        const want = new Map<number, number>();
-        for (const seq of buildPlan(tree, method).sequences) {
-          const lp = referenceLogprobs(loaded, seq, seq.targets);
-          seq.targets.forEach((t, j) => want.set(t.id, lp[j]));
-        }
+        const want = new Map(committed.logprobs[method]);
+        // The committed reference names the targets the plan scores.
+        expect([...want.keys()], method).toEqual(
+          buildPlan(tree, method)
+            .sequences.flatMap((q) => q.targets.map((t) => t.id))
+            .sort((a, b) => a - b),
+        );
         expect(
           [...scored.keys()].sort((a, b) => a - b),
           method,

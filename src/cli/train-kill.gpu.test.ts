@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCheckpointPair } from '../model/checkpoint-file';
 import { createRng } from '../util/prng';
-import { mw, ROOT, TEST_CACHE_DIR, tmpDir, writeSmallDataset } from './subprocess.testing';
+import { mw, MW_ENTRY, ROOT, TEST_CACHE_DIR, tmpDir, writeSmallDataset } from './subprocess.testing';
 
 const TMP = tmpDir('train-kill');
 const DATA = writeSmallDataset(join(TMP, 'data.jsonl'));
@@ -80,7 +80,7 @@ interface Ended {
  */
 function trainAndKill(dir: string, args: string[], metrics: string, plan: { armAt: number; inSave: boolean; delayMs: number }): Promise<Ended> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/mw.js', 'train', ...args, '--ckpt-out', join(dir, 'run.safetensors'), '--metrics', metrics], {
+    const child = spawn(process.execPath, [MW_ENTRY, 'train', ...args, '--ckpt-out', join(dir, 'run.safetensors'), '--metrics', metrics], {
       cwd: ROOT,
       env: { ...process.env, MW_CACHE_DIR: TEST_CACHE_DIR },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mw, ROOT, tmpDir } from '../cli/subprocess.testing';
+import { mw, MW_ENTRY, ROOT, tmpDir } from '../cli/subprocess.testing';
 import { createGpu, type Gpu } from '../gpu/runtime/device';
 import { DEFAULT_MATMUL_VARIANT } from '../gpu/kernels/matmul/matmul';
 import { adapterKey } from '../gpu/kernels/matmul/matmul-autotune';
@@ -158,7 +158,7 @@ describe('mw train --env and the browser engine', () => {
   it('mw train killed mid-run resumes from its last periodic checkpoint as if it had never stopped', async () => {
     const ckpt = join(TMP, 'killed.safetensors');
     const metrics = join(TMP, 'killed.jsonl');
-    const args = ['bin/mw.js', 'train', ...cliFlags(SFT), '--steps', '40', '--checkpoint-every', '2', '--ckpt-out', ckpt, '--metrics', metrics];
+    const args = [MW_ENTRY, 'train', ...cliFlags(SFT), '--steps', '40', '--checkpoint-every', '2', '--ckpt-out', ckpt, '--metrics', metrics];
     const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, MW_CACHE_DIR: CACHE }, stdio: 'ignore' });
     const exited = new Promise((resolve) => child.on('exit', resolve));
     // A crash after update 3: the checkpoint of update 2 is on disk, update 4's not yet.
