@@ -6,7 +6,7 @@ import { visibleKeys } from '../../plan';
 import { parseRolloutFile } from '../../rollout';
 import { generateRandomRollout } from '../../rollout/generate-random';
 import { validateRollout } from '../../rollout';
-import { buildMask, MASK_CELL, MASK_METHODS, maskCell, maskCoverage, parentsOf, rowRuns, type MaskModel } from './maskModel';
+import { buildMask, MASK_CELL, MASK_METHODS, maskCell, maskCoverage, maskCoverageProbe, parentsOf, rowRuns, type MaskModel } from './maskModel';
 import { methodViews } from './methodViews';
 import { buildViewData, type ViewData } from './viewData';
 
@@ -151,6 +151,29 @@ describe('the mask aggregated to pixels (maskCoverage)', () => {
     // The packed mask in 6 × 6: the first pixel holds indices 0..3, all on b0's chain: 4 + 3 + 2 + 1 pairs.
     const packed = maskCoverage(buildMask(worked, 'packed-4d').end, 21, 0, 0, 6 / 21, 6, 6);
     expect(packed[0]).toBe(10);
+  });
+
+  it('asked pixel by pixel (maskCoverageProbe), a pixel is covered exactly where the count is above zero', () => {
+    const cases: [MaskModel, number, number, number, number, number][] = [];
+    for (const method of MASK_METHODS) {
+      const m = buildMask(worked, method);
+      cases.push([m, 0, 0, 6 / m.n, 6, 6], [m, -1.3, 0.7, 0.37, 5, 7], [m, 0, 0, 1, m.n, m.n], [m, 0.5, -0.25, 1.6, 30, 30]);
+    }
+    for (let seed = 1; seed <= 4; seed++) {
+      const m = buildMask(generated(seed), 'packed-4d');
+      cases.push([m, 0.4, 0.2, 9 / m.n, 9, 9], [m, 0, 0, 40 / m.n, 40, 40]);
+    }
+    let covered = 0;
+    for (const [m, x0, y0, size, W, H] of cases) {
+      const count = maskCoverage(m.end, m.n, x0, y0, size, W, H);
+      const probe = maskCoverageProbe(m.end, m.n, x0, y0, size, W, H);
+      for (let r = 0; r < H; r++)
+        for (let c = 0; c < W; c++) {
+          expect(probe(r, c), `pixel ${r},${c} at ${[x0, y0, size, W, H]}`).toBe(count[r * W + c] > 0);
+          if (probe(r, c)) covered++;
+        }
+    }
+    expect(covered).toBeGreaterThan(100);
   });
 
   it('equals the direct count on generated rollouts', () => {

@@ -219,6 +219,42 @@ export function rowRuns(model: MaskModel, i: number): Int32Array {
  * sequence), so each key costs O(1) (its two partial rows and a difference for the rows between):
  * O(keys in view + W·H), where drawing cell by cell would cost the number of cells.
  */
+/**
+ * Whether pixel (r, c) of that raster holds a visible pair (maskCoverage's count > 0), asked pixel by pixel:
+ * O(W + H) to set up, then O(keys under the pixel's column) per question. For a mask a few cells per pixel
+ * wide (a playground rollout) this answers the few hidden pixels the drawing asks about, where the whole
+ * count would touch every pixel; a mask of many keys per pixel is counted whole (maskCoverage).
+ */
+export function maskCoverageProbe(
+  end: ArrayLike<number>,
+  n: number,
+  x0: number,
+  y0: number,
+  size: number,
+  W: number,
+  H: number,
+): (r: number, c: number) => boolean {
+  const starts = (origin: number, pixels: number) => {
+    const pixelOf = (i: number) => Math.floor(origin + i * size);
+    const start = new Int32Array(pixels + 1);
+    for (let p = 0; p <= pixels; p++) {
+      let i = Math.min(n, Math.max(0, Math.ceil((p - origin) / size)));
+      while (i > 0 && pixelOf(i - 1) >= p) i--;
+      while (i < n && pixelOf(i) < p) i++;
+      start[p] = i;
+    }
+    return start;
+  };
+  const rowStart = starts(y0, H);
+  const colStart = starts(x0, W);
+  return (r, c) => {
+    const a = rowStart[r];
+    const b = rowStart[r + 1];
+    for (let k = colStart[c]; k < colStart[c + 1]; k++) if (Math.max(k, a) < Math.min(end[k], b)) return true;
+    return false;
+  };
+}
+
 export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: number, size: number, W: number, H: number): Float64Array {
   const count = new Float64Array(W * H);
   // Per column, a difference array over pixel rows of whole-row spans, plus the partial ends directly.

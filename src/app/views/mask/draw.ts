@@ -7,7 +7,10 @@ import { rgb } from 'd3';
 import { rgbaWord, type Painter } from '../../export/painter';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { CELL, CELL_COLORS, type CellClass } from '../../core/cells';
-import { MASK_CELL, maskCell, maskCoverage, rowRuns, type MaskModel } from '../../core/maskModel';
+import { MASK_CELL, maskCell, maskCoverage, maskCoverageProbe, rowRuns, type MaskModel } from '../../core/maskModel';
+
+/** Up to this many keys per pixel column, a hidden pixel's coverage is asked pixel by pixel (maskCoverageProbe). */
+const PROBE_KEYS_PER_PIXEL = 16;
 
 export const MASK_MARGIN = { top: 30, left: 44, right: 8, bottom: 8 };
 /** Room on the right of the final walk's mask for its rows' missing keys. */
@@ -131,7 +134,12 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
       // Visible pairs per device pixel, aggregated over all the cells under it: a pixel whose centre
       // cell is hidden but which holds visible pairs is drawn in its column's colour, dimmed, so a
       // mask of a million rows (a thousand-token branch under a pixel) is not a scatter of samples.
-      const coverage = maskCoverage(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H);
+      // Counted whole where many keys share a pixel column; asked pixel by pixel where a few do (the hidden
+      // pixels only: a playground edit redraws three masks, and the whole count touched every pixel of each).
+      const whole = 1 / (size * scale) > PROBE_KEYS_PER_PIXEL;
+      const coverage = whole ? maskCoverage(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H) : null;
+      const probe = whole ? null : maskCoverageProbe(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H);
+      const covered = coverage ? (py: number, px: number) => coverage[py * W + px] > 0 : probe!;
       // Per pixel column, its key and the word of its visible colour (they depend on the key only),
       // so the loop below asks only the mask; a pixel row on the same cell row as the one above copies it.
       const keyOf = new Int32Array(W);
@@ -155,7 +163,8 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
         const i = Math.floor(((py + 0.5) / scale - zoom.y) / size);
         if (i < 0 || i >= model.n) continue;
         const line = py * W;
-        if (i === previous && coverage.subarray(line, line + W).every((c, px) => (c > 0) === (coverage[line - W + px] > 0))) {
+        // A pixel row on the cell row of the one above: the same cells, and (cells at least a pixel high) the same coverage.
+        if (i === previous && (!coverage || coverage.subarray(line, line + W).every((c, px) => (c > 0) === (coverage[line - W + px] > 0)))) {
           buf.copyWithin(line, line - W, line);
           continue;
         }
@@ -167,7 +176,7 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
           const c = maskCell(model, i, k);
           buf[line + px] =
             c === MASK_CELL.hidden
-              ? coverage[line + px] > 0
+              ? covered(py, px)
                 ? coveredOf[px]
                 : plotBg
               : c === MASK_CELL.stale
