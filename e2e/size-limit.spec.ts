@@ -25,7 +25,13 @@ declare global {
 const ROUNDS = 5;
 /** Loads of the million-node rollout (each takes tens of seconds on a loaded 2-core machine). */
 const BIG_ROUNDS = 3;
-const MID_BOUND = 250;
+/** N_packed 22,500: no task of 100 ms in the best load (on a quiet machine every load after the first: 0 ms). */
+const MID_BOUND = 100;
+/**
+ * N_packed 1,000,000: not yet within 100 ms. On a quiet machine the best load's longest task is 78–121 ms (the
+ * worker's answer taken in, React's one commit of every panel with ~7,000 context-pane elements, then the packed
+ * mask's pixel count of a million keys, ~50 ms); this bound keeps the 68 s freeze and the 3–7 s tasks from coming back.
+ */
 const BIG_BOUND = 1000;
 
 /** The longest main-thread task (ms) since watchLongTasks, once any task still running has reported. */
