@@ -35,7 +35,10 @@ function dropExpectedConsoleErrors(errors: string[]) {
   errors.splice(0, errors.length, ...kept);
 }
 
-test('load a model by id with progress; bytes with a wrong hash are refused; a reload loads it from the cache with no request; a cut download resumes', async ({ page, guards }) => {
+test('load a model by id with progress; bytes with a wrong hash are refused; a reload loads it from the cache with no request; a cut download resumes', async ({
+  page,
+  guards,
+}) => {
   const whole = statSync(join(FOLDER, 'model.safetensors')).size;
   await page.goto('/');
   await expect(page.getByTestId('rollout-id')).toBeVisible();

@@ -15,7 +15,6 @@ import { fixturePath } from '../rollout/importers/testing';
 import { parseRolloutFile } from '../rollout/parse';
 import { THINK_TEMPLATE } from '../testing/chatShares';
 import { writeFamilyFolder } from '../testing/familyFolders';
-import { UsageError } from './command';
 import { importCommand } from './import';
 import { parseCommandArgs } from './shared';
 import { treeCommand } from './tree';
@@ -122,7 +121,7 @@ describe('mw import --tokenizer MODEL-FOLDER: Codex, Gemini, OpenHands, verl', (
     });
   }
 
-  it('a turns dump (SkyRL generator output) keeps its ids and is named after the folder: hf:qwen3, the model\'s vocabulary', async () => {
+  it("a turns dump (SkyRL generator output) keeps its ids and is named after the folder: hf:qwen3, the model's vocabulary", async () => {
     const file = fixturePath('skyrl-generator-output.json');
     // The fixture holds Qwen ids (up to 151,645): the tiny folder's vocabulary of 320 cannot read them, one line.
     await expect(mwImport([file, '--tokenizer', qwen3.dir, '--out', join(dir, 'skyrl-tiny.jsonl')])).rejects.toThrow(
@@ -139,10 +138,14 @@ describe('mw import --tokenizer MODEL-FOLDER: Codex, Gemini, OpenHands, verl', (
     expect((await mwImport([file, '--out', plain])).code).toBe(0);
     const byIds = parseRolloutFile(readFileSync(plain, 'utf8'), 'skyrl-plain.jsonl');
     expect(named).toEqual(byIds.map(() => ['hf:qwen3-wide', 151936]));
-    const strip = (text: string) => text.split('\n').filter(Boolean).map((line) => {
-      const { tokenizer, vocab, ...rest } = JSON.parse(line);
-      return rest;
-    });
+    const strip = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const { tokenizer, vocab, ...rest } = JSON.parse(line);
+          return rest;
+        });
     expect(strip(readFileSync(out, 'utf8'))).toEqual(strip(readFileSync(plain, 'utf8')));
   });
 });

@@ -233,6 +233,8 @@ describe("a turns dump read with a model folder's tokenizer (the page's text-as 
     expect([plain.tokenizer, plain.vocab]).toEqual([undefined, 151646]);
     expect({ ...named, tokenizer: undefined, vocab: undefined }).toEqual({ ...plain, tokenizer: undefined, vocab: undefined });
     registerTokenizer(createHfTokenizer({ name: 'turns-small', tokenizer: tinyTokenizerJson([]).json }));
-    expect(() => turnsImporter.readText(text, 'dump.jsonl', { tokenizer: 'hf:turns-small' as never })).toThrow(/token id 151645 is outside the vocabulary of \d+/);
+    expect(() => turnsImporter.readText(text, 'dump.jsonl', { tokenizer: 'hf:turns-small' as never })).toThrow(
+      /token id 151645 is outside the vocabulary of \d+/,
+    );
   });
 });

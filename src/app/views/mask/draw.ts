@@ -164,7 +164,7 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
         if (i < 0 || i >= model.n) continue;
         const line = py * W;
         // A pixel row on the cell row of the one above: the same cells, and (cells at least a pixel high) the same coverage.
-        if (i === previous && (!coverage || coverage.subarray(line, line + W).every((c, px) => (c > 0) === (coverage[line - W + px] > 0)))) {
+        if (i === previous && (!coverage || coverage.subarray(line, line + W).every((c, px) => c > 0 === coverage[line - W + px] > 0))) {
           buf.copyWithin(line, line - W, line);
           continue;
         }
