@@ -355,7 +355,7 @@ async function playground(page: Page) {
     })()`)) as { sync: number; painted: number; K: string; L: string; N: string; refusal: string | null };
   };
   const selectSpan = (from: number, to: number) => async () => {
-    const chips = page.locator('[data-testid=play-live] [data-position]');
+    const chips = page.locator('[data-testid=play-live] [data-id]');
     await chips.nth(from).click();
     await chips.nth(to).click({ modifiers: ['Shift'] });
   };

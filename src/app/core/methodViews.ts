@@ -111,10 +111,16 @@ export function methodViews(view: ViewData, id: number): MethodView[] {
   });
 }
 
-/** Method views of the selected target, memo-friendly (null when nothing is selected). */
+const selectedCache = new WeakMap<ViewData, { target: number; views: MethodView[] }>();
+
+/** Method views of the selected target, memo-friendly (null when nothing is selected); the staircase, the tree and the inspector share one. */
 export function selectedViews(view: ViewData | null, target: number | null): MethodView[] | null {
   if (!view || target === null || !view.rollout.isTarget[target]) return null;
-  return methodViews(view, target);
+  const cached = selectedCache.get(view);
+  if (cached?.target === target) return cached.views;
+  const views = methodViews(view, target);
+  selectedCache.set(view, { target, views });
+  return views;
 }
 
 /** The selected target's prefix under one method, on the physical axis of the staircase's lens. */

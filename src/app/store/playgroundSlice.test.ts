@@ -42,12 +42,22 @@ describe('the playground slice', () => {
     expect(s.getState().view?.tree.K).toBe(1);
     expect(s.getState().selectedTarget).toBe(4);
 
+    // Undo and redo show the states seen before: their very views, not derived again.
+    const edited = s.getState().view;
     s.getState().playUndo();
     expect(s.getState().view?.tree.K).toBe(0);
+    expect(s.getState().view).toBe(before);
+    expect(s.getState().selectedTarget).toBe(4);
     expect(s.getState().play?.future).toHaveLength(1);
     s.getState().playRedo();
     expect(s.getState().view?.tree.K).toBe(1);
+    expect(s.getState().view).toBe(edited);
     expect(s.getState().play?.past).toHaveLength(3);
+    // A change made anew (the same edit, a new rollout) is derived anew.
+    s.getState().playUndo();
+    expect(s.getState().playChange((r) => evictSpan(r, { from: 0, to: 1 }))).toBe(true);
+    expect(s.getState().view).not.toBe(edited);
+    expect(s.getState().view?.tree.K).toBe(1);
 
     // The link code arrives a moment later and holds the rollout itself.
     await vi.waitFor(() => expect(s.getState().playLink?.code).toBeTruthy());

@@ -4,6 +4,7 @@
 // redraws from it); the link code follows asynchronously and the URL sync writes it.
 import { loadTokenizers, rolloutToJson, type RolloutJson } from '../../rollout';
 import { emptyRollout, PLAYGROUND_ID, type PlayOutcome } from '../core/playground';
+import type { ViewData } from '../core/viewData';
 import { fetchShipped } from '../load/shipped';
 import { encodePlay, PLAY_LINK_LIMIT } from '../url/playLink';
 import type { SourceRef } from '../url/schema';
@@ -13,6 +14,14 @@ export const PLAYGROUND_SOURCE: SourceRef = { kind: 'playground', name: PLAYGROU
 
 /** The built-in example the playground starts from: the worked example in words. */
 const START_EXAMPLE = 'examples/worked-words.json';
+
+/**
+ * The views of the last rollouts shown, by their JSON object (a change makes a new one; none is
+ * changed in place): undo and redo show a state seen before, so they show its view again (with the
+ * plans, masks and find text cached on it) instead of validating and deriving it anew.
+ */
+const RECENT_VIEWS = 16;
+const recentViews = new Map<RolloutJson, ViewData>();
 
 /** Counts link codes asked for: an older one arriving late is dropped. */
 let links = 0;
@@ -28,7 +37,12 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
   const show = (rollout: RolloutJson): boolean => {
     if (rollout.events.length > 0) {
       const selected = get().selectedTarget;
-      if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected })) return false;
+      const view = recentViews.get(rollout);
+      if (!get().showRollout(rollout, PLAYGROUND_SOURCE, { persist: false, target: selected, view })) return false;
+      // Most recent last; the oldest goes past RECENT_VIEWS.
+      recentViews.delete(rollout);
+      recentViews.set(rollout, view ?? get().view!);
+      if (recentViews.size > RECENT_VIEWS) recentViews.delete(recentViews.keys().next().value!);
     }
     // The code follows once the views have drawn the change and the page is idle (compressing is not
     // free, and the frames after an edit are the views'); meanwhile the old one stays (one URL write
@@ -119,6 +133,7 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
     },
 
     closePlayground() {
+      recentViews.clear();
       set({ play: null });
     },
   };

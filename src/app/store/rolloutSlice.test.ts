@@ -61,6 +61,16 @@ describe('showRollout: a rollout the page holds as JSON', () => {
     expect(JSON.parse(await blob.text())).toEqual(WORKED);
   });
 
+  it('refuses a tree above the limit with its exact N_packed (counted only when (K + 1) · L is over the limit)', () => {
+    const s = store();
+    s.getState().setMaxPacked(20); // the worked example: L 17, K 2, N_packed 21; the bound 51
+    expect(s.getState().showRollout(WORKED, { kind: 'file', name: 'w.json' }, { persist: false })).toBe(false);
+    expect(s.getState().loadError).toMatch(/^rollout "worked-example": N_packed 21 is above the limit of 20 rows/);
+    s.getState().setMaxPacked(21);
+    expect(s.getState().showRollout(WORKED, { kind: 'file', name: 'w.json' }, { persist: false })).toBe(true);
+    expect(s.getState().view?.tree.figures.packedLength).toBe(21);
+  });
+
   it("refuses a rollout that does not validate with the validator's message, keeping the view", () => {
     const s = store();
     s.getState().showRollout(WORKED, { kind: 'file', name: 'w.json' }, { persist: false });

@@ -133,13 +133,19 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     let validateMs: number;
     let derived;
     try {
-      rollout = validateRollout(json, { file: source.name });
+      const reused = options.view;
+      rollout = reused ? reused.rollout : validateRollout(json, { file: source.name });
       validateMs = performance.now() - started;
       // Rollouts shown from memory come from the page's own harness (byte) or a set already loaded.
       const viewStarted = performance.now();
-      const refused = packedProblem(rollout.id, packedLength(rollout), get().maxPacked, RAISE);
+      // N_packed is at most (K + 1) · L (each branch adds at most its own length): counted only when that bound is over the limit.
+      const limit = get().maxPacked;
+      const refused =
+        (rollout.K + 1) * rollout.length <= limit
+          ? null
+          : packedProblem(rollout.id, reused ? reused.tree.figures.packedLength : packedLength(rollout), limit, RAISE);
       if (refused) throw new Error(refused);
-      derived = { view: buildViewData(rollout), ms: 0 };
+      derived = { view: reused ?? buildViewData(rollout), ms: 0 };
       derived.ms = performance.now() - viewStarted;
     } catch (error) {
       set({ loadError: error instanceof Error ? error.message : String(error) });

@@ -58,7 +58,10 @@ export interface OpenOptions {
   tokenizer?: ImportTokenizerName;
 }
 
-export type ShowOptions = Pick<OpenOptions, 'target' | 'persist'>;
+export type ShowOptions = Pick<OpenOptions, 'target' | 'persist'> & {
+  /** The view built before from this very JSON object (the playground's undo and redo): shown as it is, not validated and derived again. */
+  view?: ViewData;
+};
 
 export interface RolloutSlice {
   source: SourceRef | null;

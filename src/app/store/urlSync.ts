@@ -83,30 +83,42 @@ export async function bootstrap(store: Store, search: string): Promise<void> {
 
 /** How long the playground's URL waits for the edits to pause: replaceState of a long link is not free, and an edit redraws every view. */
 const PLAYGROUND_WRITE_MS = 250;
+/** After the pause, the write waits for an idle period (not the frames of an edit made meanwhile), at most this long. */
+const PLAYGROUND_IDLE_MS = 1000;
 
-/** Writes the URL on every change of a schema field (in the playground, once its edits pause); returns the unsubscribe function. */
+/** Writes the URL on every change of a schema field (in the playground, once its edits pause and the page is idle); returns the unsubscribe function. */
 export function startUrlSync(store: Store): () => void {
   let last = '';
   let timer: ReturnType<typeof setTimeout> | null = null;
+  let idle: number | null = null;
+  const cancel = () => {
+    if (timer !== null) clearTimeout(timer);
+    if (idle !== null) cancelIdleCallback(idle);
+    timer = idle = null;
+  };
   const replace = (search: string) => {
     if (search !== window.location.search) {
       window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
     }
+  };
+  const whenIdle = (search: string) => {
+    timer = null;
+    if (typeof requestIdleCallback !== 'function') return replace(search);
+    idle = requestIdleCallback(() => ((idle = null), replace(search)), { timeout: PLAYGROUND_IDLE_MS });
   };
   const write = (state: WorkbenchState) => {
     if (!state.view) return;
     const search = serializeUrlState(urlStateOf(state));
     if (search === last) return;
     last = search;
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-    if (state.source?.kind === 'playground') timer = setTimeout(() => ((timer = null), replace(search)), PLAYGROUND_WRITE_MS);
+    cancel();
+    if (state.source?.kind === 'playground') timer = setTimeout(() => whenIdle(search), PLAYGROUND_WRITE_MS);
     else replace(search);
   };
   write(store.getState());
   const stop = store.subscribe(write);
   return () => {
     stop();
-    if (timer !== null) clearTimeout(timer);
+    cancel();
   };
 }

@@ -63,33 +63,25 @@ export function PlaygroundButton() {
   );
 }
 
+/** A chip's handlers take its id, not its position: an edit that moves the context keeps the chips it keeps as they are. */
 interface ChipHandlers {
-  pick(position: number, extend: boolean): void;
-  key(e: KeyboardEvent<HTMLButtonElement>, position: number): void;
+  pick(id: number, extend: boolean): void;
+  key(e: KeyboardEvent<HTMLButtonElement>, id: number): void;
 }
 
 /** One token of the live context: its id (drawn from data-id by the style sheet: one element a chip), its text, the colour of its role; a button that selects it. */
-const Chip = memo(function Chip(props: {
-  id: number;
-  position: number;
-  selected: boolean;
-  color: string;
-  role: string;
-  text: string;
-  handlers: { current: ChipHandlers };
-}) {
-  const { id, position, selected, color, role, text, handlers } = props;
+const Chip = memo(function Chip(props: { id: number; selected: boolean; color: string; role: string; text: string; handlers: { current: ChipHandlers } }) {
+  const { id, selected, color, role, text, handlers } = props;
   return (
     <button
       type="button"
       className={`play-chip${selected ? ' selected' : ''}`}
       style={{ borderColor: color }}
       data-id={id}
-      data-position={position}
       aria-pressed={selected}
       title={`id ${id} · ${role}`}
-      onClick={(e) => handlers.current.pick(position, e.shiftKey)}
-      onKeyDown={(e) => handlers.current.key(e, position)}
+      onClick={(e) => handlers.current.pick(id, e.shiftKey)}
+      onKeyDown={(e) => handlers.current.key(e, id)}
     >
       {text.trim() || '␣'}
     </button>
@@ -140,6 +132,7 @@ export function PlaygroundPanel() {
   }
 
   const live = useMemo(() => (rollout ? liveIds(rollout) : []), [rollout]);
+  const positionOf = useMemo(() => new Map(live.map((id, position) => [id, position])), [live]);
   const origin = useMemo(() => (rollout ? appendEventOf(rollout) : []), [rollout]);
   const tokenizer = useMemo(() => (rollout ? playTokenizer(rollout) : null), [rollout]);
   const tokens = useMemo(() => {
@@ -178,7 +171,8 @@ export function PlaygroundPanel() {
   };
   const pick = (position: number, extend: boolean) =>
     setSpan(extend && span ? { anchor: span.anchor, focus: position } : { anchor: position, focus: position });
-  const onChipKey = (e: KeyboardEvent<HTMLButtonElement>, position: number) => {
+  const onChipKey = (e: KeyboardEvent<HTMLButtonElement>, id: number) => {
+    const position = positionOf.get(id) ?? 0;
     let next = position;
     if (e.key === 'ArrowRight') next = Math.min(live.length - 1, position + 1);
     else if (e.key === 'ArrowLeft') next = Math.max(0, position - 1);
@@ -190,11 +184,11 @@ export function PlaygroundPanel() {
     e.preventDefault();
     e.stopPropagation();
     pick(next, e.shiftKey);
-    chips.current?.querySelector<HTMLButtonElement>(`[data-position="${next}"]`)?.focus();
+    chips.current?.querySelector<HTMLButtonElement>(`[data-id="${live[next]}"]`)?.focus();
   };
   // The chips' handlers through a ref: a chip renders again only when what it shows changes (an
-  // edit keeps most of the context as it was; a selection changes a few chips).
-  chipHandlers.current = { pick, key: onChipKey };
+  // edit keeps most of the context as it was, at other positions; a selection changes a few chips).
+  chipHandlers.current = { pick: (id, extend) => pick(positionOf.get(id) ?? 0, extend), key: onChipKey };
   const selectedIds = selection ? live.slice(selection.from, selection.to + 1) : [];
   const shareLink = () => {
     if (!link?.code) return;
@@ -299,7 +293,6 @@ export function PlaygroundPanel() {
                   <Chip
                     key={id}
                     id={id}
-                    position={position}
                     selected={selection !== null && position >= selection.from && position <= selection.to}
                     color={CELL_COLORS[cls as keyof typeof CELL_COLORS]}
                     role={origin[id]?.role ?? ''}

@@ -70,7 +70,9 @@ export function TreeView() {
   const zoomTarget = useRef<SVGGElement>(null);
   const { width, height } = useSize(wrapRef);
   const layout = useMemo(() => (model && width > 20 && height > 20 ? layoutOf(model, width, height) : null), [model, width, height]);
-  const [pan, setPan] = useState<Pan>({ k: 1, x: 0, y: 0 });
+  const [pan, setPanState] = useState<Pan>({ k: 1, x: 0, y: 0 });
+  // A new model resets the zoom: the tree renders again only when the pan really changes.
+  const setPan = (p: Pan) => setPanState((old) => (old.k === p.k && old.x === p.x && old.y === p.y ? old : p));
   const [hover, setHover] = useState<{ node: number; x: number; y: number } | null>(null);
   const setIdHover = useWorkbench((s) => s.setHover);
 
