@@ -122,9 +122,17 @@ function rankTokens(logits: ArrayLike<number>): number[] {
  */
 function candidates(logits: ArrayLike<number>, options: SamplingOptions): { kept: number[]; weights: number[] } {
   const { temperature, topK, topP } = checkSampling(options);
+  if (temperature === 0 || topK === 1) {
+    // The argmax, the lower id among equal maxima (the first ranked token), without ranking the vocabulary.
+    let best = 0;
+    for (let i = 0; i < logits.length; i++) {
+      if (Number.isNaN(logits[i])) throw new Error('sampleToken: NaN in the logits');
+      if (logits[i] > logits[best]) best = i;
+    }
+    return { kept: [best], weights: [1] };
+  }
   const ranked = rankTokens(logits);
   if (ranked.some((t) => Number.isNaN(logits[t]))) throw new Error('sampleToken: NaN in the logits');
-  if (temperature === 0 || topK === 1) return { kept: [ranked[0]], weights: [1] };
   let kept = topK > 0 ? ranked.slice(0, topK) : ranked;
   const max = logits[kept[0]];
   let weights = kept.map((t) => Math.exp((logits[t] - max) / temperature));
