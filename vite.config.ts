@@ -1,5 +1,6 @@
 // One config for the app build and the two Vitest tiers: `unit` (pure logic, *.test.ts) and
 // `gpu` (WGSL kernels on Dawn + SwiftShader in Node, *.gpu.test.ts, one process, no parallel GPU work).
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
 
@@ -18,6 +19,9 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'bench/**/*.test.ts'],
           exclude: ['src/**/*.gpu.test.ts', 'node_modules/**'],
           environment: 'node',
+          // Two files at a time at least: Vitest's default (cores − 1) is one on a 2-core machine, where many of these
+          // files wait on an `mw` subprocess and half the machine sits idle.
+          maxWorkers: Math.max(2, availableParallelism() - 1),
           testTimeout: 60_000,
         },
       },

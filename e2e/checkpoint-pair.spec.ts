@@ -32,7 +32,7 @@ test('a lane downloads a bound pair that mw train reads; a mixed pair in Indexed
   test.setTimeout(240_000);
   await page.goto('/#preset=tiny&methods=packed-4d&batch=2&lr=0.01&steps=0&seed=3&ckptEvery=2');
   await page.getByTestId('train-start').click();
-  await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBeGreaterThanOrEqual(3);
+  await expect.poll(() => stepCount(page), { timeout: 120_000, intervals: [100, 250] }).toBeGreaterThanOrEqual(3);
   await page.getByTestId('train-pause').click();
   await expect(phase(page)).toHaveAttribute('data-phase', 'paused');
   const step = await stepCount(page);
@@ -85,6 +85,6 @@ test('a lane downloads a bound pair that mw train reads; a mixed pair in Indexed
 
   // A new run replaces it.
   await page.getByTestId('train-start').click();
-  await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBeGreaterThanOrEqual(1);
+  await expect.poll(() => stepCount(page), { timeout: 120_000, intervals: [100, 250] }).toBeGreaterThanOrEqual(1);
   await expect(page.getByTestId('train-reason')).toHaveCount(0);
 });

@@ -44,7 +44,7 @@ test("The paper's claim: four lanes from the weak start, each with a held-out EM
         const values = await Promise.all(PAPER_CLAIM.methods.map((m) => page.getByTestId(`metric-heldout-${m}`).getAttribute('data-value')));
         return values.filter((v) => v !== null && v !== '').length;
       },
-      { timeout: 840_000, intervals: [5000], message: 'every lane has a held-out EM point' },
+      { timeout: 840_000, intervals: [1000], message: 'every lane has a held-out EM point' },
     )
     .toBe(4);
   for (const m of PAPER_CLAIM.methods) {

@@ -17,7 +17,8 @@ const number = async (page: Page, testId: string) => Number(await page.getByTest
 const phase = (page: Page) => page.getByTestId('train-status');
 
 async function waitForStep(page: Page, atLeast: number, timeout = 90_000) {
-  await expect.poll(() => stepCount(page), { timeout, message: `step counter reaches ${atLeast}` }).toBeGreaterThanOrEqual(atLeast);
+  // Read every 250 ms (Playwright's default backs off to 1 s: half a second lost on average per wait).
+  await expect.poll(() => stepCount(page), { timeout, intervals: [100, 250], message: `step counter reaches ${atLeast}` }).toBeGreaterThanOrEqual(atLeast);
 }
 
 async function pause(page: Page) {
@@ -283,10 +284,14 @@ test.describe('live training', () => {
     // The page's writes of the last opened set (IndexedDB store "sets"), and the live episode messages from the training worker.
     await page.addInitScript(`
       window.__setWrites = 0;
+      window.__setWriteTimes = [];
       window.__liveMessages = 0;
       const put = IDBObjectStore.prototype.put;
       IDBObjectStore.prototype.put = function (...a) {
-        if (this.name === 'sets') window.__setWrites++;
+        if (this.name === 'sets') {
+          window.__setWrites++;
+          window.__setWriteTimes.push(performance.now());
+        }
         return put.apply(this, a);
       };
       const PageWorker = window.Worker;
@@ -337,8 +342,19 @@ test.describe('live training', () => {
     );
     expect(run.writes).toBeLessThan(run.shown.length);
 
-    // Within 10 s of the last update the newest one is kept: a reload shows the same rollout.
-    await page.waitForTimeout(11_000);
+    // Within 10 s of the last update the newest one is kept: a reload shows the same rollout. Paused, the last update
+    // is at most one interval (1 s) after the last live message; the write that follows it comes at most 10 s after it.
+    const kept = await page.waitForFunction(
+      `(() => {
+        const last = window.__views.shown.at(-1).at;
+        const write = window.__setWriteTimes.find((t) => t >= last);
+        return performance.now() - last > 1500 && write !== undefined && { gap: write - last };
+      })()`,
+      undefined,
+      { timeout: 15_000 },
+    );
+    const { gap } = (await kept.jsonValue()) as { gap: number };
+    expect(gap, 'ms from the last update to the write that keeps it').toBeLessThanOrEqual(10_000 + 1000);
     const shown = { id: await page.getByTestId('rollout-id').textContent(), length: await page.getByTestId('stat-physicalLength').textContent() };
     expect(shown.id).toMatch(/^s\d+-/);
     await page.reload();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScoredTarget } from './drift-report';
 import { createRng } from '../util/prng';
-import { expectedDrift, expectedTargetDrift } from './expected-drift';
+import { expectedDrift, expectedTargetDrift, expectedTargetDrifts } from './expected-drift';
 
 const softmax = (row: ArrayLike<number>) => {
   const max = Math.max(...Array.from(row));
@@ -60,5 +60,28 @@ describe('expected signed drift', () => {
     const full = expectedDrift(scores, { temperature: 1, topK: 0, topP: 1 });
     expect(full.methods['naive-full']).toMatchObject({ n: 2, sign: { diverging: 1, negativeShare: 1 } });
     expect(() => expectedDrift({ 'naive-full': scores['naive-full' as never] } as never, full.sampling)).toThrow('logit-tree');
+  });
+
+  it('gives each method its targets in its own rollout and target order, each as expectedTargetDrift gives it', () => {
+    const rng = createRng(9);
+    const row = () => Float32Array.from(live, () => 4 * rng.next() - 2);
+    const target = (id: number, logits: Float32Array): [number, ScoredTarget] => [id, { id, logprob: 0, row: logits }];
+    const liveRows = [new Map([5, 2, 9].map((id) => target(id, row()))), new Map([1, 3].map((id) => target(id, row())))];
+    // Naive-compressed scores fewer targets, and in another order.
+    const compressed = [new Map([9, 5].map((id) => target(id, row()))), new Map([target(3, row())])];
+    const scores = { 'logit-tree': liveRows, 'naive-compressed': compressed } as never;
+    for (const sampling of [
+      { temperature: 1, topK: 0, topP: 1 },
+      { temperature: 0.5, topK: 2, topP: 0.9 },
+    ]) {
+      const got = expectedTargetDrifts(scores, sampling);
+      const want = (rows: typeof compressed) =>
+        rows.flatMap((m, r) => [...m].map(([id, t]) => expectedTargetDrift(liveRows[r].get(id)!.row!, t.row!, sampling)));
+      expect(got['logit-tree']).toEqual(want(liveRows));
+      expect(got['naive-compressed']).toEqual(want(compressed));
+      expect(got['naive-compressed']!.every((e) => e < 0 || sampling.temperature < 1)).toBe(true);
+    }
+    const rowless = { 'logit-tree': liveRows, 'naive-full': [new Map([[2, { id: 2, logprob: 0 }]]), new Map()] } as never;
+    expect(() => expectedTargetDrifts(rowless, { temperature: 1, topK: 0, topP: 1 })).toThrow('target 2 of rollout 0 has no row under naive-full');
   });
 });

@@ -32,18 +32,31 @@ export interface ExpectedDriftReport {
   methods: Partial<Record<SequenceMethod, MethodExpectedDrift>>;
 }
 
+/** The live side of E for one target: the sampler's distribution s and the live log-probabilities lp. */
+interface LiveSide {
+  s: Float64Array;
+  lp: Float64Array;
+}
+
+function liveSide(live: ArrayLike<number>, sampling: SamplingOptions): LiveSide {
+  return { s: samplingDistribution(live, sampling), lp: logSoftmax(live) };
+}
+
+function driftAgainst({ s, lp }: LiveSide, replay: ArrayLike<number>): number {
+  if (lp.length !== replay.length) throw new Error(`expectedTargetDrift: rows of ${lp.length} and ${replay.length} entries`);
+  const lq = logSoftmax(replay);
+  let e = 0;
+  for (let a = 0; a < s.length; a++) if (s[a] > 0) e += s[a] * (lq[a] - lp[a]);
+  return e;
+}
+
 /**
  * E = Σ_a s(a)(lq(a) − lp(a)) for one target, in float64, from its live row and its method row:
  * logits or log-probabilities (any shift of a row gives the same distribution).
  */
 export function expectedTargetDrift(live: ArrayLike<number>, replay: ArrayLike<number>, sampling: SamplingOptions): number {
   if (live.length !== replay.length) throw new Error(`expectedTargetDrift: rows of ${live.length} and ${replay.length} entries`);
-  const s = samplingDistribution(live, sampling);
-  const lp = logSoftmax(live);
-  const lq = logSoftmax(replay);
-  let e = 0;
-  for (let a = 0; a < s.length; a++) if (s[a] > 0) e += s[a] * (lq[a] - lp[a]);
-  return e;
+  return driftAgainst(liveSide(live, sampling), replay);
 }
 
 /** Pools targets' expected drifts: their mean and the sign split beyond SIGN_EPSILON. */
@@ -61,15 +74,29 @@ export function poolExpected(drifts: Iterable<number>): MethodExpectedDrift {
 export function expectedTargetDrifts(scores: RolloutScores, sampling: Required<SamplingOptions>): Partial<Record<SequenceMethod, number[]>> {
   const live = scores[LIVE];
   if (!live) throw new Error(`expectedDrift: the scores lack ${LIVE} (the live rows)`);
-  const out: Partial<Record<SequenceMethod, number[]>> = {};
-  for (const [method, perRollout] of Object.entries(scores) as [SequenceMethod, RolloutScores[SequenceMethod]][]) {
-    out[method] = perRollout.flatMap((targets, r) =>
-      [...targets].map(([id, target]) => {
-        const liveRow = live[r].get(id)?.row;
-        if (!liveRow || !target.row) throw new Error(`expectedDrift: target ${id} of rollout ${r} has no row under ${liveRow ? method : LIVE}`);
-        return expectedTargetDrift(liveRow, target.row, sampling);
-      }),
-    );
+  const methods = Object.entries(scores) as [SequenceMethod, RolloutScores[SequenceMethod]][];
+  const out: Partial<Record<SequenceMethod, number[]>> = Object.fromEntries(methods.map(([method]) => [method, []]));
+  // Target by target, so each live row's side (a vocabulary-wide distribution and log-softmax) is computed once for
+  // every method, and one at a time; each method's list keeps its own rollout then target order.
+  for (let r = 0; r < live.length; r++) {
+    const slots = methods.map(([method, perRollout]) => {
+      const list = out[method]!;
+      const at = new Map<number, number>();
+      for (const id of (perRollout[r] ?? new Map()).keys()) at.set(id, list.push(Number.NaN) - 1);
+      return { method, targets: perRollout[r] ?? new Map(), list, at };
+    });
+    const ids = new Set(slots.flatMap(({ targets }) => [...targets.keys()]));
+    for (const id of ids) {
+      const liveRow = live[r].get(id)?.row;
+      let side: LiveSide | undefined;
+      for (const { method, targets, list, at } of slots) {
+        if (!targets.has(id)) continue;
+        const row = targets.get(id)!.row;
+        if (!liveRow || !row) throw new Error(`expectedDrift: target ${id} of rollout ${r} has no row under ${liveRow ? method : LIVE}`);
+        side ??= liveSide(liveRow, sampling);
+        list[at.get(id)!] = driftAgainst(side, row);
+      }
+    }
   }
   return out;
 }

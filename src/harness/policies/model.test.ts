@@ -127,6 +127,15 @@ describe('sampleToken', () => {
     expect(sampleToken(logits, { temperature: 0 }, rng)).toBe(3);
     expect(sampleToken(logits, { topK: 1, temperature: 5 }, rng)).toBe(3);
     expect(Array.from(samplingDistribution(logits, { temperature: 0 }))).toEqual([0, 0, 0, 1, 0, 0, 0]);
+    // Greedy and nothing cut rank nothing: a top-k of the whole vocabulary is no cut, and a NaN is refused on both paths.
+    const all = samplingDistribution(logits, { temperature: 2, topK: logits.length });
+    const ranked = samplingDistribution(logits, { temperature: 2, topK: logits.length - 1 });
+    expect(Array.from(samplingDistribution(logits, { temperature: 2 }))).toEqual(Array.from(all));
+    for (let t = 0; t < logits.length; t++) if (t !== 5) expect(ranked[t]).toBeGreaterThan(all[t]);
+    expect(ranked[5]).toBe(0);
+    expect(() => samplingDistribution([0, Number.NaN, 1], {})).toThrow('NaN in the logits');
+    expect(() => samplingDistribution([0, Number.NaN, 1], { topK: 2 })).toThrow('NaN in the logits');
+    expect(() => sampleToken([0, Number.NaN, 1], { temperature: 0 }, rng)).toThrow('NaN in the logits');
     expect(() => sampleToken(logits, { temperature: -1 }, rng)).toThrow('temperature');
     expect(() => sampleToken(logits, { topK: 1.5 }, rng)).toThrow('top-k');
   });
