@@ -158,6 +158,15 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
       const future = word(MASK_COLORS.future);
       const selected = word(MASK_COLORS.selected);
       const target = word(MASK_COLORS.target);
+      // The columns in the matrix, [pxA, pxB) (keyOf rises with px), and how far past a row's query a column's
+      // key must be for its whole pixel to hold keys after every query of the row: a pixel block spans at most
+      // `reach` cells on each axis, so past i + 2·reach the pixel is hidden and counts no visible pair.
+      let pxA = 0;
+      while (pxA < W && keyOf[pxA] < 0) pxA++;
+      let pxB = pxA;
+      while (pxB < W && keyOf[pxB] >= 0) pxB++;
+      const reach = Math.ceil(1 / (size * scale)) + 1;
+      let pxStop = pxA;
       let previous = -1;
       for (let py = 0; py < H; py++) {
         const i = Math.floor(((py + 0.5) / scale - zoom.y) / size);
@@ -170,9 +179,11 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
         }
         previous = i;
         const targetRow = model.rowTarget[i] >= 0;
-        for (let px = 0; px < W; px++) {
+        // Above the diagonal (keys after the row's queries) nothing is visible: one fill, not a pixel loop.
+        while (pxStop < pxB && keyOf[pxStop] <= i + 2 * reach) pxStop++;
+        buf.fill(plotBg, line + pxStop, line + pxB);
+        for (let px = pxA; px < pxStop; px++) {
           const k = keyOf[px];
-          if (k < 0) continue;
           const c = maskCell(model, i, k);
           buf[line + px] =
             c === MASK_CELL.hidden
