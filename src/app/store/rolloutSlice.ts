@@ -24,6 +24,15 @@ import type { RolloutSlice, Slice } from './types';
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
 let opens = 0;
 
+/**
+ * Resolves in a later task. The worker's answer is taken in (deserialized) in one task, the view put
+ * together from it in the next, and the store updated (React's commit) in a third: on a tree of a
+ * million nodes each is tens of milliseconds, and one task holding all three would block the page for their sum.
+ */
+export function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** How the refusal of a tree above the page's limit says to allow more. */
 const RAISE = 'raise "largest tree" in the load bar to show it';
 
@@ -40,6 +49,7 @@ async function derive(rollout: Rollout, nPacked: number, derived: DerivedView | 
   if (!derived) throw new Error(`rollout "${rollout.id}" came without its view data`);
   // The views label tokens with their text: the rollout's tokenizer must be at hand.
   await loadTokenizers([rollout.tokenizer]);
+  await nextTask();
   return viewDataOf(derived);
 }
 
@@ -94,6 +104,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       if (open === opens) set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
     }
+    await nextTask();
     if (open !== opens) return false;
     set({
       importTokenizer: tokenizer,
@@ -188,6 +199,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     try {
       const { rollout, nPacked, derived } = await rolloutWorker().sizedRollout(setJob, index, get().maxPacked);
       const view = await derive(rollout, nPacked, derived, get().maxPacked, setJob, index);
+      await nextTask();
       if (get().setJob !== setJob) return; // another set was opened meanwhile
       set({ rolloutIndex: index, view, loadError: null });
       get().selectTarget(pickTarget(view, target));
