@@ -201,7 +201,7 @@ describe('the mask aggregated to pixels (maskCoverage)', () => {
 });
 
 describe('the pixel count in slices (maskCoverageSteps), as the page counts a million keys across tasks', () => {
-  it('N_packed 90,000 (300 edits, each evicting one token): two slices of keys and the rows, the same count as maskCoverage', () => {
+  it('N_packed 90,000 (300 edits, each evicting one token): six slices of keys and the rows, the same count as maskCoverage', () => {
     const view = buildViewData(validateRollout(JSON.parse(evictingRollout(300, 'slices')), { file: 'slices.json' }));
     const m = buildMask(view, 'packed-4d');
     expect(m.n).toBe(90_000);
@@ -211,9 +211,9 @@ describe('the pixel count in slices (maskCoverageSteps), as the page counts a mi
     let yields = 0;
     let step = steps.next();
     for (; !step.done; step = steps.next()) yields++;
-    // One yield between the slices of 65,536 and 24,464 keys, one before the pass over the rows.
-    expect(COVERAGE_SLICE).toBe(65_536);
-    expect(yields).toBe(2);
+    // A yield between each two of the six slices (five of 16,384 keys, one of 8,080), one before the pass over the rows.
+    expect(COVERAGE_SLICE).toBe(16_384);
+    expect(yields).toBe(6);
     const whole = maskCoverage(m.end, m.n, 0, 0, size, 300, 300);
     expect(step.value.filter((c, p) => c !== whole[p]).length).toBe(0);
     expect(step.value.reduce((a, b) => a + b, 0)).toBe(m.visiblePairs);

@@ -278,7 +278,7 @@ export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: 
 }
 
 /** Keys counted between two yields of maskCoverageSteps (a few milliseconds of work). */
-export const COVERAGE_SLICE = 1 << 16;
+export const COVERAGE_SLICE = 1 << 14;
 
 /**
  * maskCoverage in slices: yields after every COVERAGE_SLICE keys and returns the count, so a page can
