@@ -21,6 +21,7 @@ import { Tour } from './tour/Tour';
 import { TourOffer } from './tour/TourOffer';
 import { GlossaryPanel } from './glossary/GlossaryPanel';
 import { PlaygroundPanel } from './views/playground/PlaygroundPanel';
+import { Staged } from './views/common/Staged';
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -97,10 +98,19 @@ export function App() {
               <ImportReport />
               <DatasetTable />
               <DriftPanel />
-              <StaircaseView />
-              <ContextPanel />
-              <TreeView />
-              <MaskView />
+              {/* The heavy panels take a large view one per task (store: viewStage). */}
+              <Staged rank={0}>
+                <StaircaseView />
+              </Staged>
+              <Staged rank={1}>
+                <ContextPanel />
+              </Staged>
+              <Staged rank={2}>
+                <TreeView />
+              </Staged>
+              <Staged rank={3}>
+                <MaskView />
+              </Staged>
             </div>
             <aside className="side">
               <Inspector />

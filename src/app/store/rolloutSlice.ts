@@ -19,7 +19,7 @@ import { StaleParseError } from '../protocol/parseClient';
 import { summaryOf } from '../protocol/parse';
 import { rolloutWorker } from './clients';
 import type { SourceRef } from '../url/schema';
-import type { RolloutSlice, Slice } from './types';
+import type { RolloutSlice, Slice, WorkbenchState } from './types';
 
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
 let opens = 0;
@@ -31,6 +31,24 @@ let opens = 0;
  */
 export function nextTask(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** The heavy panels, in page order, that take a large view one per task (viewStage). */
+export const STAGED_PANELS = ['staircase', 'context', 'tree', 'mask'] as const;
+/** From this many trie nodes (N_packed) on, the heavy panels take a new view one per task. */
+export const STAGED_NODES = 100_000;
+
+/** The viewStage a view starts at: every panel at once for a small tree, none yet for a large one. */
+function firstStage(view: ViewData): number {
+  return view.trie.id.length >= STAGED_NODES ? 0 : STAGED_PANELS.length;
+}
+
+/** Shows `view` in one more heavy panel per task, until all do or another view is shown. */
+async function stageViews(set: (state: Partial<WorkbenchState>) => void, get: () => WorkbenchState, view: ViewData): Promise<void> {
+  while (get().view === view && get().viewStage < STAGED_PANELS.length) {
+    await nextTask();
+    if (get().view === view) set({ viewStage: get().viewStage + 1 });
+  }
 }
 
 /** How the refusal of a tree above the page's limit says to allow more. */
@@ -59,6 +77,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
   setJob: null,
   rolloutIndex: 0,
   view: null,
+  viewStage: STAGED_PANELS.length,
   loading: null,
   loadError: null,
   loadTimings: null,
@@ -113,14 +132,20 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       setJob: outcome.set,
       rolloutIndex: outcome.index,
       view,
+      viewStage: firstStage(view),
       selectedTarget: pickTarget(view, options.target),
       loading: null,
       loadError: null,
       loadTimings: { read: outcome.readMs, validate: outcome.validateMs, derive: outcome.deriveMs },
       importReport: outcome.report,
     });
-    void get().loadTable?.(); // the data-set table's figures, derived in the worker
-    if (options.persist !== false) void saveLastSet(source.kind, source.name, blob, tokenizer).catch(() => undefined);
+    void stageViews(set, get, view);
+    // After the views' commit, in a task of its own: the data-set table's figures (derived in the
+    // worker) and the set kept for the next visit (IndexedDB).
+    void nextTask().then(() => {
+      void get().loadTable?.();
+      if (options.persist !== false) void saveLastSet(source.kind, source.name, blob, tokenizer).catch(() => undefined);
+    });
     return true;
   },
 
@@ -163,6 +188,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       setJob: null,
       rolloutIndex: 0,
       view: derived.view,
+      viewStage: firstStage(derived.view),
       selectedTarget: pickTarget(derived.view, options.target),
       loading: null,
       loadError: null,
@@ -170,6 +196,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       importReport: null,
     });
     void get().loadTable?.();
+    void stageViews(set, get, derived.view);
     if (options.persist !== false) void saveRolloutJson(source, json);
     return true;
   },
@@ -201,8 +228,9 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       const view = await derive(rollout, nPacked, derived, get().maxPacked, setJob, index);
       await nextTask();
       if (get().setJob !== setJob) return; // another set was opened meanwhile
-      set({ rolloutIndex: index, view, loadError: null });
+      set({ rolloutIndex: index, view, viewStage: firstStage(view), loadError: null });
       get().selectTarget(pickTarget(view, target));
+      void stageViews(set, get, view);
     } catch (error) {
       set({ loadError: `${rollouts[index].id}: ${error instanceof Error ? error.message : String(error)}` });
     }
