@@ -98,19 +98,15 @@ export function App() {
               <ImportReport />
               <DatasetTable />
               <DriftPanel />
-              {/* The heavy panels take a large view one per task (store: viewStage). */}
+              <StaircaseView />
+              {/* The panels whose DOM grows with the tree take a large view one per task (store: viewStage). */}
               <Staged rank={0}>
-                <StaircaseView />
-              </Staged>
-              <Staged rank={1}>
                 <ContextPanel />
               </Staged>
-              <Staged rank={2}>
+              <Staged rank={1}>
                 <TreeView />
               </Staged>
-              <Staged rank={3}>
-                <MaskView />
-              </Staged>
+              <MaskView />
             </div>
             <aside className="side">
               <Inspector />

@@ -33,8 +33,11 @@ export function nextTask(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/** The heavy panels, in page order, that take a large view one per task (viewStage). */
-export const STAGED_PANELS = ['staircase', 'context', 'tree', 'mask'] as const;
+/**
+ * The panels, in page order, that take a large view one per task (viewStage): those whose DOM grows
+ * with the tree. The canvases (staircase, masks) stay mounted and draw in tasks of their own anyway.
+ */
+export const STAGED_PANELS = ['context', 'tree'] as const;
 /** From this many trie nodes (N_packed) on, the heavy panels take a new view one per task. */
 export const STAGED_NODES = 100_000;
 

@@ -69,9 +69,9 @@ export interface RolloutSlice {
   rolloutIndex: number;
   view: ViewData | null;
   /**
-   * How many of the heavy panels (STAGED_PANELS, in page order) show `view`: all of them at once for a
-   * small tree; for a large one (STAGED_NODES) one more per task after the store update, so that no
-   * task carries every panel's commit (the others wait as an empty frame of their last height).
+   * How many of the panels whose DOM grows with the tree (STAGED_PANELS, in page order) show `view`: all
+   * at once for a small tree; for a large one (STAGED_NODES) one more per task after the store update, so
+   * that no task carries every panel's commit (the others wait as an empty frame of their last height).
    */
   viewStage: number;
   loading: { fileName: string; phase: ParsePhase | 'derive'; done: number; total: number } | null;

@@ -1,4 +1,4 @@
-// A heavy panel that takes a large view in a task of its own (the store's viewStage): until its turn
+// A panel whose DOM grows with the tree, taking a large view in a task of its own (the store's viewStage): until its turn
 // it is an empty frame of the height it last had, so the page below it does not jump and the panels
 // before it are committed without it. A small view reaches every panel in the one store update.
 import { useEffect, useRef, type ReactNode } from 'react';
