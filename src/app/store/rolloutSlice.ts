@@ -1,7 +1,8 @@
 // Rollout slice: which set is open (and where it came from), the selected rollout of the set and
 // its derived view data, the load in progress, and the last load error. Files are parsed, and the
 // rollout shown derived (tree, view inputs, plans, masks), in the worker: the page only puts the
-// posted data together (core/derived.ts), in one update, so no view is ever shown half loaded. A
+// posted data together (core/derived.ts) in a task of its own, then updates the store in the next, so no
+// view is ever shown half loaded (a large tree reaches the context and tree panels one per task after it: viewStage). A
 // rollout the page already holds as JSON (the episode being played, a rollout of the last training
 // batch: small, from the page's own harness) is validated and derived here, without the worker or
 // the loading phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest

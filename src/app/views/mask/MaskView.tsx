@@ -109,7 +109,7 @@ export function MaskView() {
 const drawQueue: (() => boolean)[] = [];
 function runDraws(): void {
   const job = drawQueue[0];
-  if (job && job()) drawQueue.shift();
+  if (job?.()) drawQueue.shift();
   if (drawQueue.length) setTimeout(runDraws, 0);
 }
 
