@@ -18,9 +18,10 @@ declare global {
 }
 
 /**
- * Each bound is on the best of ROUNDS loads: a task's duration is wall time, and on a 2-core machine
- * shared with other work a 20 ms task is sometimes descheduled past 100 ms; a page that does block
- * (the 80 s freeze, a derivation on its thread) blocks in every round.
+ * The refusal's, the worked example's and N_packed 22,500's bounds are on the best of ROUNDS loads: a
+ * task's duration is wall time, and on a 2-core machine shared with other work a 20 ms task is sometimes
+ * descheduled past 100 ms; a page that does block (the 80 s freeze, a derivation on its thread) blocks in
+ * every round. N_packed 1,000,000's bound holds in every load (BIG_BOUND).
  */
 const ROUNDS = 5;
 /** Loads of the million-node rollout (each takes tens of seconds on a loaded 2-core machine). */
@@ -28,9 +29,11 @@ const BIG_ROUNDS = 3;
 /** N_packed 22,500: no task of 100 ms in the best load (on a quiet machine every load after the first: 0 ms). */
 const MID_BOUND = 100;
 /**
- * N_packed 1,000,000: not yet within 100 ms. On a quiet machine the best load's longest task is 78–121 ms (the
- * worker's answer taken in, React's one commit of every panel with ~7,000 context-pane elements, then the packed
- * mask's pixel count of a million keys, ~50 ms); this bound keeps the 68 s freeze and the 3–7 s tasks from coming back.
+ * N_packed 1,000,000, in every load, the first included (it was the best of 3). The page takes the worker's
+ * answer in parts (a task each), puts the view together in another, then updates the store; the context and
+ * tree panels take the view one per task (viewStage) and the packed mask counts its pixels in slices. The
+ * issue's 100 ms is not met yet: the longest task left is the context panes' commit (9,150 glyph elements
+ * laid out inside it) and the page's paint of them: 164–359 ms per load at load average 2, 252–459 ms at 3–9.
  */
 const BIG_BOUND = 1000;
 
@@ -198,5 +201,6 @@ test('large trees under the limit are drawn without freezing the page: N_packed 
     return { diagonal, samples: Math.floor((side - 2) / 4) };
   });
   expect(lit.diagonal, JSON.stringify(lit)).toBeGreaterThan(lit.samples * 0.9);
-  expect(Math.min(...big), `longest main-thread task (ms) of each round: ${JSON.stringify(big)}`).toBeLessThan(BIG_BOUND);
+  // Every load, not the best of several: the first million-node load after the smaller ones included.
+  expect(Math.max(...big), `longest main-thread task (ms) of each round: ${JSON.stringify(big)}`).toBeLessThan(BIG_BOUND);
 });

@@ -21,6 +21,7 @@ import { Tour } from './tour/Tour';
 import { TourOffer } from './tour/TourOffer';
 import { GlossaryPanel } from './glossary/GlossaryPanel';
 import { PlaygroundPanel } from './views/playground/PlaygroundPanel';
+import { Staged } from './views/common/Staged';
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -98,8 +99,13 @@ export function App() {
               <DatasetTable />
               <DriftPanel />
               <StaircaseView />
-              <ContextPanel />
-              <TreeView />
+              {/* The panels whose DOM grows with the tree take a large view one per task (store: viewStage). */}
+              <Staged rank={0}>
+                <ContextPanel />
+              </Staged>
+              <Staged rank={1}>
+                <TreeView />
+              </Staged>
               <MaskView />
             </div>
             <aside className="side">

@@ -30,6 +30,28 @@ export function deriveView(rollout: Rollout): DerivedView {
   return { view: { ...parts, tree: treeData }, plans, masks, treeModel: treeModelOf(full.trie) };
 }
 
+/**
+ * A rollout and its derived view as named parts, in the order the worker posts them (protocol/split.ts):
+ * the page takes each in its own task. The masks share the plans' arrays, the view and the tree model
+ * the trie, the view the rollout: each is sent once, in the first part that holds it.
+ */
+export function derivedParts(rollout: Rollout, derived: DerivedView): [string, unknown][] {
+  return [
+    ['rollout', rollout],
+    ['view', derived.view],
+    ['treeModel', derived.treeModel],
+    ['masks', derived.masks],
+    ...METHODS.map((m): [string, unknown] => [`plan:${m}`, derived.plans[m]]),
+  ];
+}
+
+/** The rollout and its derived view from the parts of derivedParts, joined. */
+export function fromParts(values: Record<string, unknown>): { rollout: Rollout; derived: DerivedView } {
+  const plans = Object.fromEntries(METHODS.map((m) => [m, values[`plan:${m}`]])) as Record<Method, Plan>;
+  const derived = { view: values.view, treeModel: values.treeModel, masks: values.masks, plans } as DerivedView;
+  return { rollout: values.rollout as Rollout, derived };
+}
+
 /** The page's ViewData from what the worker derived (the rollout's tokenizer must be loaded). */
 export function viewDataOf(derived: DerivedView): ViewData {
   const { view: parts, plans, masks, treeModel } = derived;

@@ -6,7 +6,21 @@ import { visibleKeys } from '../../plan';
 import { parseRolloutFile } from '../../rollout';
 import { generateRandomRollout } from '../../rollout/generate-random';
 import { validateRollout } from '../../rollout';
-import { buildMask, MASK_CELL, MASK_METHODS, maskCell, maskCoverage, maskCoverageProbe, parentsOf, rowRuns, type MaskModel } from './maskModel';
+import { evictingRollout } from '../../testing/evicting';
+import {
+  buildMask,
+  COVERAGE_SLICE,
+  MASK_CELL,
+  MASK_METHODS,
+  maskCell,
+  maskCoverage,
+  maskCoverageProbe,
+  maskCoverageSteps,
+  parentsOf,
+  rowRuns,
+  runsOf,
+  type MaskModel,
+} from './maskModel';
 import { methodViews } from './methodViews';
 import { buildViewData, type ViewData } from './viewData';
 
@@ -35,6 +49,7 @@ describe('mask model of the worked example', () => {
     expect(census(m)).toEqual({ visible: 123, stale: 0, future: 0 });
     expect(m.totals).toEqual({ targetRows: 8, missing: 0, stale: 0, future: 0 });
     expect(Array.from(m.copy).flatMap((c, i) => (c ? [i] : []))).toEqual([11, 12, 17, 18]);
+    expect(Array.from(m.copyRuns)).toEqual([11, 13, 17, 19]);
     expect(m.bands).toEqual([
       { label: 'b0', start: 0, end: 9 },
       { label: 'b1', start: 9, end: 17 },
@@ -181,6 +196,41 @@ describe('the mask aggregated to pixels (maskCoverage)', () => {
       const m = buildMask(generated(seed), 'packed-4d');
       const size = 9 / m.n;
       expect(Array.from(maskCoverage(m.end, m.n, 0.4, 0.2, size, 9, 9))).toEqual(direct(m, 0.4, 0.2, size, 9, 9));
+    }
+  });
+});
+
+describe('the pixel count in slices (maskCoverageSteps), as the page counts a million keys across tasks', () => {
+  it('N_packed 90,000 (300 edits, each evicting one token): six slices of keys and the rows, the same count as maskCoverage', () => {
+    const view = buildViewData(validateRollout(JSON.parse(evictingRollout(300, 'slices')), { file: 'slices.json' }));
+    const m = buildMask(view, 'packed-4d');
+    expect(m.n).toBe(90_000);
+    // The whole mask in 300 × 300 pixels: 300 keys per pixel column.
+    const size = 300 / m.n - 1e-9;
+    const steps = maskCoverageSteps(m.end, m.n, 0, 0, size, 300, 300);
+    let yields = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) yields++;
+    // A yield between each two of the six slices (five of 16,384 keys, one of 8,080), one before the pass over the rows.
+    expect(COVERAGE_SLICE).toBe(16_384);
+    expect(yields).toBe(6);
+    const whole = maskCoverage(m.end, m.n, 0, 0, size, 300, 300);
+    expect(step.value.filter((c, p) => c !== whole[p]).length).toBe(0);
+    expect(step.value.reduce((a, b) => a + b, 0)).toBe(m.visiblePairs);
+    // A thousand-node branch per diagonal block: the 300 diagonal pixels are covered, the far corner is not.
+    for (let p = 0; p < 300; p++) expect(step.value[p * 300 + p]).toBeGreaterThan(0);
+    expect(step.value[299 * 300 + 0]).toBeGreaterThan(0); // every query sees key 0 (the shared first token)
+    expect(step.value[0 * 300 + 299]).toBe(0); // no key after a query is visible to it
+  });
+
+  it('the runs of replicated copies (what the axes tick) match the flags', () => {
+    expect(Array.from(runsOf(Uint8Array.from([0, 1, 1, 0, 1, 0, 0, 1])))).toEqual([1, 3, 4, 5, 7, 8]);
+    expect(Array.from(runsOf(new Uint8Array(4)))).toEqual([]);
+    for (let seed = 1; seed <= 4; seed++) {
+      const m = buildMask(generated(seed), 'packed-4d');
+      const flags = new Uint8Array(m.n);
+      for (let r = 0; r < m.copyRuns.length; r += 2) flags.fill(1, m.copyRuns[r], m.copyRuns[r + 1]);
+      expect(Array.from(flags)).toEqual(Array.from(m.copy));
     }
   });
 });

@@ -38,6 +38,8 @@ export interface MaskModel {
   visiblePairs: number;
   /** Per index: 1 for a replicated copy (a trie node repeating an id of an earlier branch). */
   copy: Uint8Array;
+  /** The runs of `copy`, flattened: [start, end) of each run of consecutive copies, ascending (a few per branch, not n flags). */
+  copyRuns: Int32Array;
   /** The bands along the axes (a dashed rule at each band start after the first). */
   bands: MaskBand[];
   /** Per index: the target this row scores (its physical id), -1 for a context row. */
@@ -72,6 +74,17 @@ export function parentsOf(end: ArrayLike<number>): Int32Array {
     stack.push(i);
   }
   return parent;
+}
+
+/** The runs of set flags, flattened: [start, end) per run of consecutive ones. */
+export function runsOf(flags: Uint8Array): Int32Array {
+  const runs: number[] = [];
+  for (let i = 0; i < flags.length; i++) {
+    if (!flags[i]) continue;
+    if (runs.length && runs[runs.length - 1] === i) runs[runs.length - 1] = i + 1;
+    else runs.push(i, i + 1);
+  }
+  return Int32Array.from(runs);
 }
 
 /** Whether id x was live in branch s: created in segment s or before, and not evicted by edits 1..s. */
@@ -156,6 +169,7 @@ export function buildMask(view: ViewData, method: MaskMethod): MaskModel {
     parent,
     visiblePairs,
     copy,
+    copyRuns: runsOf(copy),
     bands: bandsOf(method, seq, tree),
     rowTarget,
     rowOf,
@@ -212,15 +226,7 @@ export function rowRuns(model: MaskModel, i: number): Int32Array {
 }
 
 /**
- * The mask aggregated to a raster, for a matrix with more cells than pixels: pixel column c holds
- * keys k with floor(x0 + k·size) = c, pixel row r queries i with floor(y0 + i·size) = r (size in pixels
- * per cell, under 1), and count[r·W + c] is the number of visible (query, key) pairs in that block.
- * A key's visible queries are one run [k, end[k]) (a subtree in preorder, or the rest of a causal
- * sequence), so each key costs O(1) (its two partial rows and a difference for the rows between):
- * O(keys in view + W·H), where drawing cell by cell would cost the number of cells.
- */
-/**
- * Whether pixel (r, c) of that raster holds a visible pair (maskCoverage's count > 0), asked pixel by pixel:
+ * Whether pixel (r, c) of maskCoverage's raster holds a visible pair (maskCoverage's count > 0), asked pixel by pixel:
  * O(W + H) to set up, then O(keys under the pixel's column) per question. For a mask a few cells per pixel
  * wide (a playground rollout) this answers the few hidden pixels the drawing asks about, where the whole
  * count would touch every pixel; a mask of many keys per pixel is counted whole (maskCoverage).
@@ -255,7 +261,38 @@ export function maskCoverageProbe(
   };
 }
 
+/**
+ * The mask aggregated to a raster, for a matrix with more cells than pixels: pixel column c holds
+ * keys k with floor(x0 + k·size) = c, pixel row r queries i with floor(y0 + i·size) = r (size in pixels
+ * per cell, under 1), and count[r·W + c] is the number of visible (query, key) pairs in that block.
+ * A key's visible queries are one run [k, end[k]) (a subtree in preorder, or the rest of a causal
+ * sequence), so each key costs O(1) (its two partial rows and a difference for the rows between):
+ * O(keys in view + W·H), where drawing cell by cell would cost the number of cells.
+ */
 export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: number, size: number, W: number, H: number): Float64Array {
+  const steps = maskCoverageSteps(end, n, x0, y0, size, W, H);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Keys counted between two yields of maskCoverageSteps (a few milliseconds of work). */
+export const COVERAGE_SLICE = 1 << 14;
+
+/**
+ * maskCoverage in slices: yields after every COVERAGE_SLICE keys and returns the count, so a page can
+ * count a million keys across several tasks (each a few milliseconds) instead of in one.
+ */
+export function* maskCoverageSteps(
+  end: ArrayLike<number>,
+  n: number,
+  x0: number,
+  y0: number,
+  size: number,
+  W: number,
+  H: number,
+): Generator<void, Float64Array, void> {
   const count = new Float64Array(W * H);
   // Per column, a difference array over pixel rows of whole-row spans, plus the partial ends directly.
   const diff = new Float64Array(W * (H + 1));
@@ -276,26 +313,31 @@ export function maskCoverage(end: ArrayLike<number>, n: number, x0: number, y0: 
   const kHi = firstAt(colOf, x0, W);
   const qLo = rowStart[0];
   const qHi = rowStart[H];
-  for (let k = kLo; k < kHi; k++) {
-    const c = colOf(k);
-    // Visible queries [k, end[k]) clipped to the rows in view.
-    const a = Math.max(k, qLo);
-    const b = Math.min(end[k], qHi);
-    if (a >= b) continue;
-    const ra = rowOf(a);
-    const rb = rowOf(b - 1);
-    if (ra === rb) {
-      count[ra * W + c] += b - a;
-      continue;
-    }
-    count[ra * W + c] += rowStart[ra + 1] - a;
-    count[rb * W + c] += b - rowStart[rb];
-    // Whole rows ra + 1 .. rb - 1: each adds its own number of queries, so the difference counts keys.
-    if (rb - ra > 1) {
-      diff[(ra + 1) * W + c] += 1;
-      diff[rb * W + c] -= 1;
+  for (let from = kLo; from < kHi; from += COVERAGE_SLICE) {
+    if (from > kLo) yield;
+    const to = Math.min(kHi, from + COVERAGE_SLICE);
+    for (let k = from; k < to; k++) {
+      const c = colOf(k);
+      // Visible queries [k, end[k]) clipped to the rows in view.
+      const a = Math.max(k, qLo);
+      const b = Math.min(end[k], qHi);
+      if (a >= b) continue;
+      const ra = rowOf(a);
+      const rb = rowOf(b - 1);
+      if (ra === rb) {
+        count[ra * W + c] += b - a;
+        continue;
+      }
+      count[ra * W + c] += rowStart[ra + 1] - a;
+      count[rb * W + c] += b - rowStart[rb];
+      // Whole rows ra + 1 .. rb - 1: each adds its own number of queries, so the difference counts keys.
+      if (rb - ra > 1) {
+        diff[(ra + 1) * W + c] += 1;
+        diff[rb * W + c] -= 1;
+      }
     }
   }
+  yield;
   const running = new Float64Array(W);
   for (let r = 0; r < H; r++) {
     const rows = rowStart[r + 1] - rowStart[r];

@@ -241,13 +241,20 @@ function layoutTree(edges: TreeEdge[]): number {
 export function nodesOfSequence(model: TreeModel, ids: ArrayLike<number>): Int32Array {
   const { trie } = model;
   const { start, nodes } = model.children;
+  const byId = model.nodesById;
   const out = new Int32Array(ids.length);
   let at = -1;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     let next = -1;
-    // Children of `at` (list 0: the first-level nodes, list n + 1: node n's).
-    for (let c = start[at + 1]; c < start[at + 2]; c++) if (trie.id[nodes[c]] === id) next = nodes[c];
+    // The child of `at` holding `id` (a trie's children hold distinct ids), found in the shorter of two
+    // lists: the children of `at` (list 0: the first-level nodes, list n + 1: node n's) or the nodes of
+    // `id`. A junction of a thousand branches is passed in as many steps as the id has nodes.
+    if (start[at + 2] - start[at + 1] <= byId.start[id + 1] - byId.start[id]) {
+      for (let c = start[at + 1]; c < start[at + 2]; c++) if (trie.id[nodes[c]] === id) next = nodes[c];
+    } else {
+      for (let c = byId.start[id]; c < byId.start[id + 1]; c++) if (trie.parent[byId.nodes[c]] === at) next = byId.nodes[c];
+    }
     if (next < 0) next = model.firstNode[id];
     out[i] = next;
     at = next;

@@ -4,7 +4,7 @@
 import { getTokenizer, ROLE_CODE, type Rollout, type Tokenizer } from '../../rollout';
 import { deriveTree, type ConditioningTree } from '../../tree';
 import { CELL, type CellClass } from './cells';
-import type { TapeView } from './staircaseModel';
+import { idRuns, type TapeView } from './staircaseModel';
 import type { TrieView } from './treeModel';
 
 export interface ViewData {
@@ -50,7 +50,7 @@ export function buildViewData(rollout: Rollout, tree: ConditioningTree = deriveT
     tree,
     tokenizer: getTokenizer(rollout.tokenizer),
     insertedBy,
-    tape: { length: L, cls, segment: rollout.segments, branches, targets: rollout.targets },
+    tape: { length: L, cls, segment: rollout.segments, branches, branchRuns: branches.map(idRuns), targets: rollout.targets },
     trie: {
       id: tree.packedOrder,
       parent: tree.parent,

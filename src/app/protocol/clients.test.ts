@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Rollout } from '../../rollout';
 import { createParser, StaleParseError } from './parseClient';
+import { splitParts } from './split';
 import { createScorer, ScoreCancelledError, StaleScoreError } from './scoreClient';
 import { createTrainClient } from './trainClient';
 
@@ -85,6 +86,26 @@ describe('the rollout worker client', () => {
       ['read', 2, 2],
       ['validate', 0, 0],
     ]);
+  });
+
+  it('joins a derived rollout posted in parts ahead of the answer, each part taken in as it comes', async () => {
+    const parser = createParser();
+    const parsed = parser.parse(new Blob(['{}']), 'a.json', { select: null, keep: null, maxPacked: 100 }, () => undefined);
+    const worker = lastWorker();
+    const job = worker.received[0].job!;
+    const tokens = Int32Array.from([5, 6, 7]);
+    const whole = { id: 'r1', length: 3, tokens } as unknown as Rollout;
+    const parts = splitParts([
+      ['rollout', whole],
+      ['view', { rollout: whole, trie: { id: Int32Array.from([0, 1, 2]) } }],
+    ]);
+    for (const { part, transfer } of parts) worker.reply({ type: 'part', job, part: structuredClone(part, { transfer }) });
+    worker.reply({ type: 'done', job, summaries: [], index: 0, rollout: null, derived: null, split: true, nPacked: 3, readMs: 1, validateMs: 2 });
+    const outcome = await parsed;
+    expect(Array.from(outcome.rollout.tokens)).toEqual([5, 6, 7]);
+    expect(outcome.derived!.view.rollout).toBe(outcome.rollout);
+    expect(Array.from(outcome.derived!.view.trie.id)).toEqual([0, 1, 2]);
+    expect(worker.received[0]).toMatchObject({ maxPacked: 100 });
   });
 
   it("makes an older parse stale when a newer one starts, and ignores the older one's late replies", async () => {

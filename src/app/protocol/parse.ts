@@ -9,12 +9,15 @@
 // `hf:<name>`, so imports can name it as mw import --tokenizer MODEL-FOLDER does.
 // The rollout a `parse` or `rollout` answer carries comes derived (`derived`: tree, view inputs,
 // plans, masks, its arrays transferred) when its N_packed is within the page's `maxPacked`, so the
-// page's main thread derives nothing.
+// page's main thread derives nothing. A derived rollout comes ahead of its answer in `part` messages
+// (./split.ts: the rollout, the view, the tree model, the masks and each plan, taken in one task each);
+// the answer then carries `split: true` and the page's client puts `rollout` and `derived` together.
 import type { FileReport, Rollout, TokenizerName } from '../../rollout';
 import type { HfTokenizerFiles } from '../../rollout/tokenizer-hf';
 import type { DerivedView } from '../core/derived';
 import type { EditorKind, EnvId } from '../../harness';
 import type { RolloutRow } from '../../tree';
+import type { SplitPart } from './split';
 
 /** How the page imports text: a built-in tokenizer, or a loaded model folder's own (`hf:<name>`). */
 export type ImportTokenizerName = TokenizerName | `hf:${string}`;
@@ -106,6 +109,8 @@ export interface ParseDone {
   nPacked: number;
   /** Its view data, derived in the worker; null when N_packed is above the request's maxPacked. */
   derived: DerivedView | null;
+  /** True when `rollout` and `derived` came ahead in `part` messages (the worker posts them null). */
+  split?: boolean;
   /** Milliseconds spent reading, validating and deriving, for the status line and the benchmark. */
   readMs: number;
   validateMs: number;
@@ -127,6 +132,7 @@ export interface RolloutReply {
   nPacked: number;
   /** As in ParseDone. */
   derived: DerivedView | null;
+  split?: boolean;
   deriveMs: number;
 }
 
@@ -139,6 +145,8 @@ export interface Generated {
 
 export type WorkerReply =
   | { type: 'tokenizer'; job: number; name: string }
+  /** A part of the derived rollout of the job's answer (splitParts), before the answer. */
+  | { type: 'part'; job: number; part: SplitPart }
   | ParseProgress
   | ParseDone
   | RolloutReply

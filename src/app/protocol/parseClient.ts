@@ -2,7 +2,9 @@
 // callback. A newer parse makes an older one stale (its promise rejects with StaleParseError).
 import type { Rollout } from '../../rollout';
 import type { HfTokenizerFiles } from '../../rollout/tokenizer-hf';
+import { fromParts } from '../core/derived';
 import { createJobs } from './jobs';
+import { createJoiner, type PartsJoiner } from './split';
 import type { RolloutRow } from '../../tree';
 import type { DemoConfig, Generated, ParseDone, ParsePhase, ParseRequest, RolloutReply, TableDone, WorkerReply, WorkerRequest } from './parse';
 
@@ -45,7 +47,10 @@ export function createParser(): Parser {
   const ensure = (): Worker => {
     if (worker) return worker;
     worker = new Worker(new URL('../workers/parse.worker.ts', import.meta.url), { type: 'module', name: 'rollout-worker' });
-    worker.onmessage = (event: MessageEvent<WorkerReply>) => jobs.settle(event.data);
+    worker.onmessage = (event: MessageEvent<WorkerReply>) => {
+      const reply = joined(event.data);
+      if (reply) jobs.settle(reply);
+    };
     if (tokenizer) worker.postMessage({ type: 'tokenizer', job: 0, files: tokenizer } satisfies WorkerRequest);
     worker.onerror = (event) => {
       jobs.failAll(new Error(`the rollout worker failed: ${event.message || 'unknown error'}`));
@@ -53,6 +58,21 @@ export function createParser(): Parser {
       worker = null;
     };
     return worker;
+  };
+  /** Parts of a derived rollout by job, joined as they come (one message, one task each): see ./split.ts. */
+  const joiners = new Map<number, PartsJoiner>();
+  /** A `part` is taken in and goes no further (null settles nothing); an answer gets its split rollout back. */
+  const joined = (reply: WorkerReply): WorkerReply | null => {
+    if (reply.type === 'part') {
+      let joiner = joiners.get(reply.job);
+      if (!joiner) joiners.set(reply.job, (joiner = createJoiner()));
+      joiner.add(reply.part);
+      return null;
+    }
+    const joiner = joiners.get(reply.job);
+    joiners.delete(reply.job);
+    if (joiner && (reply.type === 'done' || reply.type === 'rollout') && reply.split) return { ...reply, ...fromParts(joiner.values()) };
+    return reply;
   };
   const send = <T extends WorkerReply>(request: (job: number) => WorkerRequest, onProgress?: (reply: WorkerReply) => void) =>
     jobs.start<T>((job) => ensure().postMessage(request(job)), onProgress);

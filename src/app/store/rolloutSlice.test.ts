@@ -6,7 +6,8 @@ import { validateRollout } from '../../rollout';
 import type { RolloutJson } from '../../rollout/format';
 import { deriveView } from '../core/derived';
 import { planIndex } from '../core/methodViews';
-import { createRolloutSlice } from './rolloutSlice';
+import { evictingRollout } from '../../testing/evicting';
+import { createRolloutSlice, nextTask, STAGED_NODES, STAGED_PANELS } from './rolloutSlice';
 import { createViewSlice } from './viewSlice';
 import type { WorkbenchState } from './types';
 
@@ -160,5 +161,29 @@ describe('openBlob: a file parsed and derived in the worker', () => {
     expect(sizedRollout).toHaveBeenCalledWith(4, 0, 30);
     expect(s.getState().view?.tree.figures.packedLength).toBe(21);
     expect(s.getState().loadError).toBeNull();
+  });
+
+  it('a large tree (N_packed 100,489, over STAGED_NODES): the context and tree panels take it one per task, a small one all at once', async () => {
+    const s = store();
+    const big = validateRollout(JSON.parse(evictingRollout(317, 'big')), { file: 'big.json' });
+    const opening = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'big.json' }, { persist: false });
+    const stages: number[] = [];
+    s.subscribe((state, before) => state.viewStage !== before.viewStage && stages.push(state.viewStage));
+    parse.finish!({ set: 5, index: 0, summaries: [], rollout: big, nPacked: 100_489, derived: deriveView(big), ...done });
+    expect(await opening).toBe(true);
+    expect(STAGED_NODES).toBe(100_000);
+    expect(s.getState().view?.tree.figures.packedLength).toBe(100_489);
+    expect(s.getState().viewStage).toBe(0);
+    // Each await of a task lets one more panel (context, then tree) take the view.
+    for (let stage = 1; stage <= STAGED_PANELS.length; stage++) {
+      await nextTask();
+      expect(s.getState().viewStage).toBe(stage);
+    }
+    expect(stages).toEqual([0, 1, 2]);
+    // The worked example (21 nodes): every panel in the one update.
+    const small = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'w.json' }, { persist: false });
+    parse.finish!({ ...outcome(true), ...done });
+    expect(await small).toBe(true);
+    expect(s.getState().viewStage).toBe(STAGED_PANELS.length);
   });
 });

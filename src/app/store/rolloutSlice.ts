@@ -1,7 +1,8 @@
 // Rollout slice: which set is open (and where it came from), the selected rollout of the set and
 // its derived view data, the load in progress, and the last load error. Files are parsed, and the
 // rollout shown derived (tree, view inputs, plans, masks), in the worker: the page only puts the
-// posted data together (core/derived.ts), in one update, so no view is ever shown half loaded. A
+// posted data together (core/derived.ts) in a task of its own, then updates the store in the next, so no
+// view is ever shown half loaded (a large tree reaches the context and tree panels one per task after it: viewStage). A
 // rollout the page already holds as JSON (the episode being played, a rollout of the last training
 // batch: small, from the page's own harness) is validated and derived here, without the worker or
 // the loading phases. A failed load only sets `loadError`, everything shown before stays as it was; the newest
@@ -19,10 +20,40 @@ import { StaleParseError } from '../protocol/parseClient';
 import { summaryOf } from '../protocol/parse';
 import { rolloutWorker } from './clients';
 import type { SourceRef } from '../url/schema';
-import type { RolloutSlice, Slice } from './types';
+import type { RolloutSlice, Slice, WorkbenchState } from './types';
 
 /** Counts opens (files, examples, shown rollouts): an open still in flight when a newer one starts is dropped. */
 let opens = 0;
+
+/**
+ * Resolves in a later task. The worker's answer is taken in (deserialized) in one task, the view put
+ * together from it in the next, and the store updated (React's commit) in a third: on a tree of a
+ * million nodes each is tens of milliseconds, and one task holding all three would block the page for their sum.
+ */
+export function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * The panels, in page order, that take a large view one per task (viewStage): those whose DOM grows
+ * with the tree. The canvases (staircase, masks) stay mounted and draw in tasks of their own anyway.
+ */
+export const STAGED_PANELS = ['context', 'tree'] as const;
+/** From this many trie nodes (N_packed) on, the heavy panels take a new view one per task. */
+export const STAGED_NODES = 100_000;
+
+/** The viewStage a view starts at: every panel at once for a small tree, none yet for a large one. */
+function firstStage(view: ViewData): number {
+  return view.trie.id.length >= STAGED_NODES ? 0 : STAGED_PANELS.length;
+}
+
+/** Shows `view` in one more heavy panel per task, until all do or another view is shown. */
+async function stageViews(set: (state: Partial<WorkbenchState>) => void, get: () => WorkbenchState, view: ViewData): Promise<void> {
+  while (get().view === view && get().viewStage < STAGED_PANELS.length) {
+    await nextTask();
+    if (get().view === view) set({ viewStage: get().viewStage + 1 });
+  }
+}
 
 /** How the refusal of a tree above the page's limit says to allow more. */
 const RAISE = 'raise "largest tree" in the load bar to show it';
@@ -40,6 +71,7 @@ async function derive(rollout: Rollout, nPacked: number, derived: DerivedView | 
   if (!derived) throw new Error(`rollout "${rollout.id}" came without its view data`);
   // The views label tokens with their text: the rollout's tokenizer must be at hand.
   await loadTokenizers([rollout.tokenizer]);
+  await nextTask();
   return viewDataOf(derived);
 }
 
@@ -49,6 +81,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
   setJob: null,
   rolloutIndex: 0,
   view: null,
+  viewStage: STAGED_PANELS.length,
   loading: null,
   loadError: null,
   loadTimings: null,
@@ -94,6 +127,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       if (open === opens) set({ loading: null, loadError: `${fileName}: ${error instanceof Error ? error.message : String(error)}` });
       return false;
     }
+    await nextTask();
     if (open !== opens) return false;
     set({
       importTokenizer: tokenizer,
@@ -102,14 +136,20 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       setJob: outcome.set,
       rolloutIndex: outcome.index,
       view,
+      viewStage: firstStage(view),
       selectedTarget: pickTarget(view, options.target),
       loading: null,
       loadError: null,
       loadTimings: { read: outcome.readMs, validate: outcome.validateMs, derive: outcome.deriveMs },
       importReport: outcome.report,
     });
-    void get().loadTable?.(); // the data-set table's figures, derived in the worker
-    if (options.persist !== false) void saveLastSet(source.kind, source.name, blob, tokenizer).catch(() => undefined);
+    void stageViews(set, get, view);
+    // After the views' commit, in a task of its own: the data-set table's figures (derived in the
+    // worker) and the set kept for the next visit (IndexedDB).
+    void nextTask().then(() => {
+      void get().loadTable?.();
+      if (options.persist !== false) void saveLastSet(source.kind, source.name, blob, tokenizer).catch(() => undefined);
+    });
     return true;
   },
 
@@ -158,6 +198,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       setJob: null,
       rolloutIndex: 0,
       view: derived.view,
+      viewStage: firstStage(derived.view),
       selectedTarget: pickTarget(derived.view, options.target),
       loading: null,
       loadError: null,
@@ -165,6 +206,7 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
       importReport: null,
     });
     void get().loadTable?.();
+    void stageViews(set, get, derived.view);
     if (options.persist !== false) void saveRolloutJson(source, json);
     return true;
   },
@@ -194,9 +236,11 @@ export const createRolloutSlice: Slice<RolloutSlice> = (set, get) => ({
     try {
       const { rollout, nPacked, derived } = await rolloutWorker().sizedRollout(setJob, index, get().maxPacked);
       const view = await derive(rollout, nPacked, derived, get().maxPacked, setJob, index);
+      await nextTask();
       if (get().setJob !== setJob) return; // another set was opened meanwhile
-      set({ rolloutIndex: index, view, loadError: null });
+      set({ rolloutIndex: index, view, viewStage: firstStage(view), loadError: null });
       get().selectTarget(pickTarget(view, target));
+      void stageViews(set, get, view);
     } catch (error) {
       set({ loadError: `${rollouts[index].id}: ${error instanceof Error ? error.message : String(error)}` });
     }

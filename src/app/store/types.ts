@@ -71,6 +71,12 @@ export interface RolloutSlice {
   setJob: number | null;
   rolloutIndex: number;
   view: ViewData | null;
+  /**
+   * How many of the panels whose DOM grows with the tree (STAGED_PANELS, in page order) show `view`: all
+   * at once for a small tree; for a large one (STAGED_NODES) one more per task after the store update, so
+   * that no task carries every panel's commit (the others wait as an empty frame of their last height).
+   */
+  viewStage: number;
   loading: { fileName: string; phase: ParsePhase | 'derive'; done: number; total: number } | null;
   loadError: string | null;
   /** Timings of the last successful load, milliseconds. */

@@ -11,7 +11,8 @@ import { formatFileReport, loadRolloutFile, type Rollout, type TokenizerName } f
 import { registerTokenizer } from '../../rollout/tokenizer';
 import { createHfTokenizer } from '../../rollout/tokenizer-hf';
 import { packedLength, rolloutRow, type RolloutRow } from '../../tree';
-import { buffersOf, deriveView, type DerivedView } from '../core/derived';
+import { deriveView, derivedParts } from '../core/derived';
+import { splitParts } from '../protocol/split';
 import { loadReportOf, summaryOf, type DemoConfig, type WorkerReply, type WorkerRequest } from '../protocol/parse';
 import { readBlobText } from './readBlob';
 
@@ -26,7 +27,8 @@ const sets = new Map<number, Rollout[]>();
 
 /**
  * A copy of a rollout for the page, its typed arrays moved rather than cloned (the set keeps its
- * own), derived when its N_packed is within `maxPacked` (the derived arrays moved too).
+ * own), derived when its N_packed is within `maxPacked`. A derived rollout is posted ahead in parts
+ * (derivedParts: the page takes each in a task of its own, its arrays moved); what is left goes in the answer.
  */
 function forPage(job: number, rollout: Rollout, nPacked: number, maxPacked: number) {
   const copy = {
@@ -38,16 +40,16 @@ function forPage(job: number, rollout: Rollout, nPacked: number, maxPacked: numb
     logprobs: rollout.logprobs.slice(),
     targets: rollout.targets.slice(),
   };
-  const transfer = new Set([copy.tokens, copy.roles, copy.segments, copy.isTarget, copy.logprobs, copy.targets].map((a) => a.buffer as ArrayBuffer));
-  let derived: DerivedView | null = null;
   const started = performance.now();
-  if (nPacked <= maxPacked) {
-    post({ type: 'progress', job, phase: 'derive', done: 0, total: 0 });
-    derived = deriveView(copy);
-    // The copy's events are the set's own objects: not searched, nothing of theirs moved.
-    for (const buffer of buffersOf(derived, [copy])) transfer.add(buffer);
+  if (nPacked > maxPacked) {
+    const transfer = [copy.tokens, copy.roles, copy.segments, copy.isTarget, copy.logprobs, copy.targets].map((a) => a.buffer as ArrayBuffer);
+    return { rollout: copy, nPacked, derived: null, deriveMs: 0, transfer };
   }
-  return { rollout: copy, nPacked, derived, deriveMs: performance.now() - started, transfer: [...transfer] };
+  post({ type: 'progress', job, phase: 'derive', done: 0, total: 0 });
+  const derived = deriveView(copy);
+  const deriveMs = performance.now() - started;
+  for (const { part, transfer } of splitParts(derivedParts(copy, derived))) post({ type: 'part', job, part }, transfer);
+  return { rollout: null as unknown as Rollout, nPacked, derived: null, split: true, deriveMs, transfer: [] };
 }
 
 /** Rows of figures, derived in slices of ~50 ms so that a `rollout` request (a click on a row) is answered in between. */

@@ -3,7 +3,7 @@
 // pair under the pointer, a click on a target's row selects that target. Exports as SVG or PNG.
 import { select, zoom as d3zoom, zoomIdentity } from 'd3';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { MASK_CELL, maskOf, maskCell, type MaskMethod, type MaskModel } from '../../core/maskModel';
+import { MASK_CELL, maskCoverageSteps, maskOf, maskCell, type MaskMethod, type MaskModel } from '../../core/maskModel';
 import type { ViewData } from '../../core/viewData';
 import { canvasToPng, downloadBlob, downloadText, fileStem } from '../../export/download';
 import { canvasPainter, svgPainter, type Painter } from '../../export/painter';
@@ -12,7 +12,7 @@ import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { ExportButtons } from '../ExportButtons';
 import { sizedContext, useSize } from '../common/useSize';
-import { drawMask, MASK_COLORS, maskGeometry, maskHit, type MaskFrame, type MaskZoom } from './draw';
+import { drawMask, MASK_COLORS, maskGeometry, maskHit, maskRaster, type MaskCount, type MaskFrame, type MaskZoom } from './draw';
 import './mask.css';
 
 const TITLES: Record<MaskMethod, string> = {
@@ -103,26 +103,32 @@ export function MaskView() {
 /**
  * The three figures draw one per task, in turn: on a tree of a million nodes each draw is tens of
  * milliseconds (its mask aggregated to the canvas's pixels), and three in one animation frame would
- * hold the main thread for their sum. A figure asked again before its turn draws once, with the latest.
+ * hold the main thread for their sum. A job returns false to be called again in a later task (a dense
+ * mask counts its pixels in slices first: maskCoverageSteps); a figure asked again before its turn draws once, with the latest.
  */
-const drawQueue: (() => void)[] = [];
+const drawQueue: (() => boolean)[] = [];
 function runDraws(): void {
-  drawQueue.shift()?.();
+  const job = drawQueue[0];
+  if (job?.()) drawQueue.shift();
   if (drawQueue.length) setTimeout(runDraws, 0);
 }
+
+/** Milliseconds of counting a dense mask's pixels in one task before the rest waits for the next. */
+const COUNT_BUDGET_MS = 12;
 
 function useTaskDraw(
   canvasRef: React.RefObject<HTMLCanvasElement | null>,
   size: { width: number; height: number },
-  draw: (canvas: HTMLCanvasElement, width: number, height: number) => void,
+  draw: (canvas: HTMLCanvasElement, width: number, height: number) => boolean,
 ): () => void {
   const latest = useRef({ draw, size });
   latest.current = { draw, size };
   const pending = useRef(false);
   const job = useRef(() => {
-    pending.current = false;
     const { draw, size } = latest.current;
-    if (canvasRef.current) draw(canvasRef.current, size.width, size.height);
+    const done = !canvasRef.current || draw(canvasRef.current, size.width, size.height);
+    if (done) pending.current = false;
+    return done;
   });
   useEffect(
     () => () => {
@@ -138,6 +144,35 @@ function useTaskDraw(
     drawQueue.push(job.current);
     if (drawQueue.length === 1) setTimeout(runDraws, 0);
   }, []);
+}
+
+/**
+ * A dense figure's pixel count (maskCoverage) for the raster it is drawn at, counted COUNT_BUDGET_MS at a
+ * time: `step` returns the count once whole, or null while counting (call it again in a later task).
+ * A frame of another raster (zoomed, resized) starts a count of its own; the last whole count is kept.
+ */
+function createCounter() {
+  let counted: MaskCount | null = null;
+  let counting: { raster: Omit<MaskCount, 'count'>; steps: Generator<void, Float64Array, void> } | null = null;
+  const same = (a: Omit<MaskCount, 'count'>, b: Omit<MaskCount, 'count'>) =>
+    a.model === b.model && a.x0 === b.x0 && a.y0 === b.y0 && a.size === b.size && a.W === b.W && a.H === b.H;
+  return (raster: Omit<MaskCount, 'count'>): MaskCount | null => {
+    if (counted && same(counted, raster)) return counted;
+    if (!counting || !same(counting.raster, raster)) {
+      const { model, x0, y0, size, W, H } = raster;
+      counting = { raster, steps: maskCoverageSteps(model.end, model.n, x0, y0, size, W, H) };
+    }
+    const started = performance.now();
+    do {
+      const step = counting.steps.next();
+      if (step.done) {
+        counted = { ...counting.raster, count: step.value };
+        counting = null;
+        return counted;
+      }
+    } while (performance.now() - started < COUNT_BUDGET_MS);
+    return null;
+  };
 }
 
 /** Draws a frame at (dx, dy) of a larger surface (the export places three figures side by side). */
@@ -184,10 +219,14 @@ function MaskFigure({
     register.set(model.method, () => frameOf(width, height));
   }, [register, model.method, frameOf, width, height]);
 
+  const counter = useRef(createCounter());
   const schedule = useTaskDraw(canvasRef, { width, height }, (canvas, w, h) => {
     const frame = frameOf(w, h);
-    if (!frame) return;
-    drawMask(canvasPainter(sizedContext(canvas, w, h)), frame);
+    if (!frame) return true;
+    const raster = maskRaster(frame, window.devicePixelRatio || 1);
+    const counted = raster ? counter.current(raster) : undefined;
+    if (counted === null) return false;
+    drawMask(canvasPainter(sizedContext(canvas, w, h)), { ...frame, counted });
     const g = maskGeometry(model, w, h);
     Object.assign(canvas.dataset, {
       plotLeft: String(g.left + frame.zoom.x),
@@ -199,6 +238,7 @@ function MaskFigure({
       drawnModel.current = model;
       performance.mark(`mw:mask-${model.method}-drawn`); // like ../perf.ts's marks, for tests and screenshots
     }
+    return true;
   });
   useEffect(() => schedule(), [schedule, frameOf, width, height]);
 

@@ -45,6 +45,30 @@ export interface MaskFrame {
   cls: Uint8Array;
   /** The selected target's physical id, or null. */
   selected: number | null;
+  /** The mask's pixel count, counted ahead (across tasks: maskCoverageSteps); used when its raster is this frame's. */
+  counted?: MaskCount;
+}
+
+/** A maskCoverage count and the raster it was counted for (maskCoverage's arguments). */
+export interface MaskCount {
+  model: MaskModel;
+  x0: number;
+  y0: number;
+  size: number;
+  W: number;
+  H: number;
+  count: Float64Array;
+}
+
+/** The raster of a dense frame drawn at `scale` device pixels per CSS pixel: maskCoverage's arguments, or null where the frame is not counted whole. */
+export function maskRaster(frame: Omit<MaskFrame, 'counted'>, scale: number): Omit<MaskCount, 'count'> | null {
+  const { model, zoom } = frame;
+  const g = maskGeometry(model, frame.width, frame.height);
+  const size = zoom.k * g.cell;
+  if (size >= 2 || 1 / (size * scale) <= PROBE_KEYS_PER_PIXEL) return null;
+  const W = Math.max(1, Math.round(g.plotW * scale));
+  const H = Math.max(1, Math.round(g.plotH * scale));
+  return { model, x0: zoom.x * scale, y0: zoom.y * scale, size: size * scale, W, H };
 }
 
 export interface MaskGeometry {
@@ -137,7 +161,9 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
       // Counted whole where many keys share a pixel column; asked pixel by pixel where a few do (the hidden
       // pixels only: a playground edit redraws three masks, and the whole count touched every pixel of each).
       const whole = 1 / (size * scale) > PROBE_KEYS_PER_PIXEL;
-      const coverage = whole ? maskCoverage(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H) : null;
+      const c = frame.counted;
+      const ahead = c && c.model === model && c.W === W && c.H === H && c.x0 === zoom.x * scale && c.y0 === zoom.y * scale && c.size === size * scale;
+      const coverage = whole ? (ahead ? c.count : maskCoverage(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H)) : null;
       const probe = whole ? null : maskCoverageProbe(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H);
       const covered = coverage ? (py: number, px: number) => coverage[py * W + px] > 0 : probe!;
       // Per pixel column, its key and the word of its visible colour (they depend on the key only),
@@ -293,22 +319,30 @@ function drawChainRow(p: Painter, frame: MaskFrame, i: number, lo: number, hi: n
 }
 
 /**
- * Marks for the indices lo..hi with flags[k] set, along one axis: runs of flagged cells, merged
- * across gaps under a pixel when cells are under 2 pixels (a million copies are a few hundred rects).
+ * Marks for the indices lo..hi inside `runs` (flattened [start, end) pairs, ascending), along one axis:
+ * a mark per cell where cells are 7 pixels or wider, else runs merged, and across gaps under a pixel
+ * when cells are under 2 pixels (a million copies are a few hundred rects). O(runs + cells marked one by one).
  */
-function tickRuns(flags: Uint8Array, lo: number, hi: number, origin: number, size: number, mark: (at: number, length: number) => void): void {
+function tickRuns(runs: Int32Array, lo: number, hi: number, origin: number, size: number, mark: (at: number, length: number) => void): void {
   const len = Math.max(size - (size >= 7 ? 1 : 0), 0.8);
   const bridge = size < 2 ? 1 : 0;
   let from = -1;
   let to = -1;
-  for (let k = lo; k < hi; k++) {
-    if (!flags[k]) continue;
-    const a = origin + k * size;
-    if (from >= 0 && a <= to + bridge && size < 7) to = Math.max(to, a + len);
+  for (let r = 0; r < runs.length; r += 2) {
+    const start = Math.max(lo, runs[r]);
+    const stop = Math.min(hi, runs[r + 1]);
+    if (start >= stop) continue;
+    if (size >= 7) {
+      for (let k = start; k < stop; k++) mark(origin + k * size, len);
+      continue;
+    }
+    const a = origin + start * size;
+    const b = origin + (stop - 1) * size + len;
+    if (from >= 0 && a <= to + bridge) to = Math.max(to, b);
     else {
       if (from >= 0) mark(from, to - from);
       from = a;
-      to = a + len;
+      to = b;
     }
   }
   if (from >= 0) mark(from, to - from);
@@ -335,10 +369,10 @@ function drawAxes(p: Painter, frame: MaskFrame, g: MaskGeometry, size: number, l
     p.fillRect(MASK_COLORS.bands[b % 2], ox - AXIS - 2, y, AXIS - 2, h);
   });
   // Replicated copies: a grey tick beside the query strip.
-  tickRuns(model.copy, r0, r1, oy + zoom.y, size, (at, length) => p.fillRect(MASK_COLORS.copy, ox - 5, at, 3, length));
+  tickRuns(model.copyRuns, r0, r1, oy + zoom.y, size, (at, length) => p.fillRect(MASK_COLORS.copy, ox - 5, at, 3, length));
   p.popClip();
   p.pushClip(ox, oy - 4, g.plotW, 3);
-  tickRuns(model.copy, lo, hi, ox + zoom.x, size, (at, length) => p.fillRect(MASK_COLORS.copy, at, oy - 4, length, 3));
+  tickRuns(model.copyRuns, lo, hi, ox + zoom.x, size, (at, length) => p.fillRect(MASK_COLORS.copy, at, oy - 4, length, 3));
   p.popClip();
 
   // Ids on the axes when cells are wide enough to name.
