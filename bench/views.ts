@@ -362,6 +362,7 @@ async function playground(page: Page) {
   const rows: { edit: string; sync: number; painted: number; thread: number; process: number; figures: string }[] = [];
   const all: number[] = [];
   const threads: number[] = [];
+  const cold: string[] = [];
   if (PROFILE) {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
@@ -390,6 +391,7 @@ async function playground(page: Page) {
       if (r.refusal) throw new Error(`${edit}: refused: ${r.refusal}`);
       all.push(r.painted);
       threads.push(r.thread);
+      if (round === 0) cold.push(`${edit} ${ms(r.painted)} (CPU ${ms(r.thread)})`);
       if (round === 2)
         rows.push({ edit, sync: r.sync, painted: r.painted, thread: r.thread, process: r.process, figures: `K ${r.K}, L ${r.L}, N_packed ${r.N}` });
     }
@@ -413,6 +415,8 @@ async function playground(page: Page) {
         console.log(`    ${ms(f.selfMs).padStart(10)} self ${ms(f.totalMs).padStart(10)} total  ${f.key}`);
     }
   }
+  console.log(`  first round, the code cold, click to painted frame: ${cold.join(' · ')}`);
+  console.log('  third round:');
   for (const r of rows)
     console.log(
       `  ${r.edit.padEnd(30)} click to painted frame ${ms(r.painted)} (handler ${ms(r.sync)}) · main-thread CPU ${ms(r.thread)} · renderer CPU ${ms(r.process)} · then ${r.figures}`,
