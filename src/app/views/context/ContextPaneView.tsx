@@ -57,6 +57,8 @@ const CHIP_MIN = 22;
 const CHIP_FRAME = 6;
 const ID_DIGIT_W = 6;
 
+let paneSerial = 0;
+
 /** Width of one character in the pane's monospace font (canvas text metrics: no layout). */
 function monoCharWidth(el: HTMLElement): number {
   const ctx = document.createElement('canvas').getContext('2d');
@@ -180,8 +182,9 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     return headIds.get(line.block) ?? null;
   };
 
-  // Keys follow a line's place in the text, so a measured size stays with its line when the cuts move.
-  const getItemKey = useCallback((i: number) => `${showIds ? 'i' : 't'}${lines[i].row}.${lines[i].g0}`, [lines, showIds]);
+  // Keys follow a line's place in the text (of this pane), so a measured size stays with its line when the cuts move.
+  const serial = useMemo(() => ++paneSerial, [pane]);
+  const getItemKey = useCallback((i: number) => `${serial}.${lines[i].row}.${lines[i].g0}`, [lines, serial]);
   const estimateSize = useCallback(
     (i: number) => {
       const kind = lines[i].kind;
