@@ -63,7 +63,8 @@ let paneSerial = 0;
 function monoCharWidth(el: HTMLElement): number {
   const ctx = document.createElement('canvas').getContext('2d');
   if (!ctx) return 7.3;
-  ctx.font = getComputedStyle(el).font;
+  const style = getComputedStyle(el);
+  ctx.font = `${style.fontSize} ${style.fontFamily}`;
   const w = ctx.measureText('0'.repeat(64)).width / 64;
   return w > 0 ? w : 7.3;
 }
