@@ -176,7 +176,10 @@ describe('panes', () => {
     const kept = paneLines(pane, 40, cols, joined);
     const at = lineOfId(pane, kept, matches.ranges[0]);
     const line = kept.lines[at];
-    const shown = pane.glyphs.slice(line.g0, line.g1).map((x) => x.shown).join('');
+    const shown = pane.glyphs
+      .slice(line.g0, line.g1)
+      .map((x) => x.shown)
+      .join('');
     expect(shown).toContain('Tests: 2 passed, 2 total');
     // Wide characters and special-token chips take more columns than their length.
     const glyph = (shown: string, kind: GlyphKind = GLYPH.text) => ({ shown, raw: shown, kind, first: 0, end: 1, breaks: false });
