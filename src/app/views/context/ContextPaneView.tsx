@@ -57,8 +57,6 @@ const CHIP_MIN = 22;
 const CHIP_FRAME = 6;
 const ID_DIGIT_W = 6;
 
-let paneSerial = 0;
-
 /** Width of one character in the pane's monospace font (canvas text metrics: no layout). */
 function monoCharWidth(el: HTMLElement): number {
   const ctx = document.createElement('canvas').getContext('2d');
@@ -183,9 +181,8 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     return headIds.get(line.block) ?? null;
   };
 
-  // Keys follow a line's place in the text (of this pane), so a measured size stays with its line when the cuts move.
-  const serial = useMemo(() => ++paneSerial, [pane]);
-  const getItemKey = useCallback((i: number) => `${serial}.${lines[i].row}.${lines[i].g0}`, [lines, serial]);
+  // Items keep the virtualiser's keys by index: a new view's panes reuse the elements and sizes of the
+  // last (keys per line remounted every line on each load: 100–300 ms tasks at N_packed 22,500).
   const estimateSize = useCallback(
     (i: number) => {
       const kind = lines[i].kind;
@@ -197,7 +194,6 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
   const virtualizer = useVirtualizer({
     count: lines.length,
     getScrollElement: () => scrollRef.current,
-    getItemKey,
     estimateSize,
     overscan: 4,
     // Scrolling moves rows by writing their transforms directly; React renders only when the range
