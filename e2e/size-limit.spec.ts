@@ -33,7 +33,8 @@ const MID_BOUND = 100;
  * answer in parts (a task each), puts the view together in another, then updates the store; the context and
  * tree panels take the view one per task (viewStage) and the packed mask counts its pixels in slices. The
  * issue's 100 ms is not met yet: 164–359 ms per load at load average 2 while the context panes laid out rows
- * of up to 400 glyphs (9,150 elements); with the panes virtualised by line, 54–147 ms at load average 2.5–4.
+ * of up to 400 glyphs (9,150 elements); with the panes virtualised by line, 58–66 ms at load average 0.5–1.2
+ * and 111–150 ms at about 2.
  */
 const BIG_BOUND = 1000;
 
