@@ -8,15 +8,21 @@ import { perTargetReport } from '../../tree';
 import {
   alignPrefix,
   buildPane,
+  glyphColumns,
+  glyphIds,
   idRunsText,
+  lineOfId,
   messagesOf,
   nextDifferenceRow,
+  paneLines,
   paneText,
   rowOfId,
   targetLabel,
   tokenDescription,
   type ContextPane,
 } from './contextModel';
+import { findMatches, matchAt } from './contextFind';
+import { GLYPH, type GlyphKind } from './contextText';
 import { PREFIX_STATE } from './prefixStates';
 import { buildViewData } from './viewData';
 
@@ -139,6 +145,45 @@ describe('panes', () => {
     const r = nextDifferenceRow(nc, 0);
     expect(nc.rows[r].kind).toBe('head');
     expect(nc.blocks[nc.rows[r].block].state).toBe(M);
+  });
+
+  it('cut rows into lines of the pane width: every glyph once, in order, none past the width, a find match kept whole', () => {
+    const pane = buildPane(session, 'live', 1587);
+    const cols = (g: number) => glyphColumns(pane.glyphs[g]);
+    const { lines, firstLine } = paneLines(pane, 40, cols);
+    let g = 0;
+    lines.forEach((l, i) => {
+      const r = pane.rows[l.row];
+      if (l.kind === 'line') {
+        expect(l.g0).toBe(g);
+        let used = 0;
+        for (let k = l.g0; k < l.g1; k++) used += cols(k);
+        if (l.g1 - l.g0 > 1) expect(used).toBeLessThanOrEqual(40);
+        g = l.g1;
+      } else expect([l.g0, l.g1, l.kind]).toEqual([r.g0, r.g1, r.kind]);
+      if (i === firstLine[l.row]) expect(l.g0).toBe(r.g0);
+    });
+    expect(g).toBe(pane.glyphs.length);
+    // Long rows become several lines; short ones stay one.
+    expect(lines.length).toBeGreaterThan(pane.rows.length);
+    // The evicted sentence: 24 columns, found once; with the match joined its 24 glyphs share one line.
+    const matches = findMatches(session, 'Tests: 2 passed, 2 total');
+    expect(matches.count).toBe(1);
+    const joined = (k: number) => {
+      const m = matchAt(matches, glyphIds(pane, k).first);
+      return m >= 0 && m === matchAt(matches, glyphIds(pane, k - 1).first);
+    };
+    const kept = paneLines(pane, 40, cols, joined);
+    const at = lineOfId(pane, kept, matches.ranges[0]);
+    const line = kept.lines[at];
+    const shown = pane.glyphs
+      .slice(line.g0, line.g1)
+      .map((x) => x.shown)
+      .join('');
+    expect(shown).toContain('Tests: 2 passed, 2 total');
+    // Wide characters and special-token chips take more columns than their length.
+    const glyph = (shown: string, kind: GlyphKind = GLYPH.text) => ({ shown, raw: shown, kind, first: 0, end: 1, breaks: false });
+    expect([glyphColumns(glyph('a')), glyphColumns(glyph('漢')), glyphColumns(glyph('😀')), glyphColumns(glyph('<act>', GLYPH.special))]).toEqual([1, 2, 2, 7]);
   });
 
   it('copy as text: headings per block, the diff in wdiff marks', () => {

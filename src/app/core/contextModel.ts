@@ -413,3 +413,82 @@ function markName(raw: string): string {
 
 /** The glyph kinds, re-exported for the views. */
 export { GLYPH };
+
+/**
+ * A row cut to the pane's width: `row` is its index in pane.rows (heads and the target are one line each).
+ * The panes virtualise these, so what is rendered is the visible lines, not the rows' hundreds of glyphs.
+ */
+export interface PaneLine extends PaneRow {
+  row: number;
+}
+
+export interface PaneLines {
+  lines: PaneLine[];
+  /** Per row of pane.rows: its first line. */
+  firstLine: Int32Array;
+}
+
+/** Columns a glyph takes in a monospace line: 2 for wide (East Asian, emoji) characters, chips their frame. */
+export function glyphColumns(glyph: Glyph): number {
+  let n = 0;
+  for (const ch of glyph.shown) {
+    const cp = ch.codePointAt(0) ?? 0;
+    n +=
+      (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff)
+        ? 2
+        : (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || cp >= 0x1f000
+          ? 2
+          : 1;
+  }
+  return glyph.kind === GLYPH.special ? n + 2 : n;
+}
+
+/**
+ * Cuts each line row into lines of at most `capacity` (in the units of `width(g)`, at least one glyph),
+ * after a space in the line's second half when there is one, else where `joined(g)` is false (a cut
+ * before glyph g would split what belongs together, e.g. a find match), else at the capacity.
+ */
+export function paneLines(pane: ContextPane, capacity: number, width: (g: number) => number, joined: (g: number) => boolean = () => false): PaneLines {
+  const lines: PaneLine[] = [];
+  const firstLine = new Int32Array(pane.rows.length);
+  pane.rows.forEach((r, row) => {
+    firstLine[row] = lines.length;
+    if (r.kind !== 'line' || r.g1 - r.g0 <= 1) {
+      lines.push({ ...r, row });
+      return;
+    }
+    let g = r.g0;
+    do {
+      let end = g + 1;
+      let used = width(g);
+      while (end < r.g1 && used + width(end) <= capacity) used += width(end++);
+      if (end < r.g1) {
+        let cut = -1;
+        for (let k = end; k > g + (end - g) / 2; k--) {
+          if (pane.glyphs[k - 1].raw === ' ' && !joined(k)) {
+            cut = k;
+            break;
+          }
+        }
+        for (let k = end; cut < 0 && k > g; k--) if (!joined(k)) cut = k;
+        if (cut > 0) end = cut;
+      }
+      lines.push({ kind: 'line', block: r.block, g0: g, g1: end, row });
+      g = end;
+    } while (g < r.g1);
+  });
+  return { lines, firstLine };
+}
+
+/** The line to scroll to for an id: the line of its glyph in the row rowOfId gives, else that row's first line. */
+export function lineOfId(pane: ContextPane, split: PaneLines, id: number): number {
+  const row = rowOfId(pane, id);
+  const first = split.firstLine[row];
+  const e = entryOf(pane, id);
+  if (e < 0) return first;
+  for (let i = first; i < split.lines.length && split.lines[i].row === row; i++) {
+    const l = split.lines[i];
+    for (let g = l.g0; g < l.g1; g++) if (pane.glyphEntry[g] <= e && e < pane.glyphEnd[g]) return i;
+  }
+  return first;
+}

@@ -1,17 +1,21 @@
 // One context pane: a prefix of the selected target as whole messages of readable text, its diff
-// against the live prefix coloured per glyph, in a list virtualised by @tanstack/react-virtual
-// (rows are a block's heading or one line of its text, measured as they render). Hovering a glyph
-// or a heading puts its ids in the store's one hover; the pane scrolls to the store's reveal.
+// against the live prefix coloured per glyph, in a list virtualised by @tanstack/react-virtual.
+// Items are a block's heading or one line of its text cut to the pane's width (from the font's
+// measured glyph width), so only the visible lines' glyphs exist as elements; each is measured as it
+// renders (a line that still wraps, e.g. a wide character the width missed, keeps its true height).
+// Hovering a glyph or a heading puts its ids in the store's one hover; the pane scrolls to the store's reveal.
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactElement } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
   blockHeading,
   GLYPH,
+  glyphColumns,
   glyphIds,
+  lineOfId,
   messagesOf,
   nextDifferenceRow,
+  paneLines,
   paneText,
-  rowOfId,
   targetLabel,
   type ContextPane,
   type PaneRow,
@@ -45,8 +49,23 @@ interface Props {
 }
 
 const LINE_H = 18;
-const CHAR_W = 7.2;
 const ID_LINE_H = 34;
+/** A line's horizontal padding and border (.pane-row), plus a little slack for rounding. */
+const ROW_INSET = 25 + 3;
+/** A chip with ids (.with-ids .g): its least width, frame (padding and margin) and the px per digit of its id. */
+const CHIP_MIN = 22;
+const CHIP_FRAME = 6;
+const ID_DIGIT_W = 6;
+
+/** Width of one character in the pane's monospace font (canvas text metrics: no layout). */
+function monoCharWidth(el: HTMLElement): number {
+  const ctx = document.createElement('canvas').getContext('2d');
+  if (!ctx) return 7.3;
+  const style = getComputedStyle(el);
+  ctx.font = `${style.fontSize} ${style.fontFamily}`;
+  const w = ctx.measureText('0'.repeat(64)).width / 64;
+  return w > 0 ? w : 7.3;
+}
 
 /** Ids [first, end) of a row's glyphs, for hover tests (contiguous only within a run; min..max suffices to test overlap). */
 function rowSpanIds(pane: ContextPane, row: PaneRow): IdSpan | null {
@@ -117,19 +136,10 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
   const hover = useWorkbench((s) => s.hover);
   const reveal = useWorkbench((s) => s.reveal);
   const setHover = useWorkbench((s) => s.setHover);
-  const [width, setWidth] = useState(300);
+  // 0 until measured: lines are cut once the width is known (the first scroll to the end needs the final lines).
+  const [width, setWidth] = useState(0);
+  const [charW, setCharW] = useState(7.3);
   const [copied, setCopied] = useState(false);
-  const rowIds = useMemo(() => pane.rows.map((r) => rowSpanIds(pane, r)), [pane]);
-  // Characters shown per row (marks such as \x9f are four), for the height estimate.
-  const rowChars = useMemo(
-    () =>
-      pane.rows.map((r) => {
-        let n = 0;
-        for (let g = r.g0; g < r.g1; g++) n += pane.glyphs[g].shown.length;
-        return n;
-      }),
-    [pane],
-  );
 
   useLayoutEffect(() => {
     const el = scrollRef.current;
@@ -137,19 +147,55 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     const observer = new ResizeObserver(() => setWidth(el.clientWidth));
     observer.observe(el);
     setWidth(el.clientWidth);
+    setCharW(monoCharWidth(el));
     return () => observer.disconnect();
   }, []);
 
-  const perLine = Math.max(8, Math.floor((width - 28) / (showIds ? 26 : CHAR_W)));
-  const virtualizer = useVirtualizer({
-    count: pane.rows.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: (i) => {
-      const row = pane.rows[i];
-      if (row.kind !== 'line') return row.kind === 'head' ? 24 : 30;
-      return showIds ? Math.max(1, Math.ceil((row.g1 - row.g0) / perLine)) * ID_LINE_H : Math.max(1, Math.ceil(rowChars[i] / perLine)) * LINE_H;
+  // Lines cut to the width; a cut never splits a find match when another place will do.
+  const split = useMemo(() => {
+    if (width <= 0) return { lines: [], firstLine: new Int32Array(pane.rows.length) };
+    const capacity = Math.max(8 * charW, width - ROW_INSET);
+    const width1 = showIds
+      ? (g: number) => {
+          const cols = glyphColumns(pane.glyphs[g]) * charW;
+          const id = pane.ids[pane.glyphEntry[g]];
+          // A glyph of the previous glyph's token continues its chip; any other opens a chip.
+          const opens = g === 0 || pane.ids[pane.glyphEntry[g - 1]] !== id || pane.glyphEnd[g] - pane.glyphEntry[g] > 1;
+          return opens ? Math.max(CHIP_MIN, cols, String(id).length * ID_DIGIT_W) + CHIP_FRAME : cols;
+        }
+      : (g: number) => glyphColumns(pane.glyphs[g]) * charW;
+    const joined = matches.count
+      ? (g: number) => {
+          const m = matchAt(matches, glyphIds(pane, g).first);
+          return m >= 0 && m === matchAt(matches, glyphIds(pane, g - 1).first);
+        }
+      : undefined;
+    return paneLines(pane, capacity, width1, joined);
+  }, [pane, width, charW, showIds, matches]);
+  const lines = split.lines;
+  // A heading's ids span its whole block: computed once per block.
+  const headIds = useMemo(() => new Map<number, IdSpan | null>(), [pane]);
+  const idsOf = (line: PaneRow) => {
+    if (line.kind !== 'head') return rowSpanIds(pane, line);
+    if (!headIds.has(line.block)) headIds.set(line.block, rowSpanIds(pane, line));
+    return headIds.get(line.block) ?? null;
+  };
+
+  // Items keep the virtualiser's keys by index: a new view's panes reuse the elements and sizes of the
+  // last (keys per line remounted every line on each load: 100–300 ms tasks at N_packed 22,500).
+  const estimateSize = useCallback(
+    (i: number) => {
+      const kind = lines[i].kind;
+      if (kind !== 'line') return kind === 'head' ? 26 : 30;
+      return showIds ? ID_LINE_H : LINE_H;
     },
-    overscan: 6,
+    [lines, showIds],
+  );
+  const virtualizer = useVirtualizer({
+    count: lines.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize,
+    overscan: 4,
     // Scrolling moves rows by writing their transforms directly; React renders only when the range
     // of rows changes (and not synchronously inside the scroll event).
     directDomUpdates: true,
@@ -162,15 +208,16 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
   const handled = useRef<{ pane: ContextPane | null; nonce: number }>({ pane: null, nonce: -1 });
   useEffect(() => {
     const h = handled.current;
+    if (!lines.length) return;
     if (reveal && reveal.nonce !== h.nonce) {
       h.nonce = reveal.nonce;
       h.pane = pane;
-      virtualizer.scrollToIndex(rowOfId(pane, reveal.first), { align: 'center' });
+      virtualizer.scrollToIndex(lineOfId(pane, split, reveal.first), { align: 'center' });
     } else if (h.pane !== pane) {
       h.pane = pane;
-      virtualizer.scrollToIndex(pane.rows.length - 1, { align: 'end' });
+      virtualizer.scrollToIndex(lines.length - 1, { align: 'end' });
     }
-  }, [pane, reveal, virtualizer]);
+  }, [pane, split, lines, reveal, virtualizer]);
 
   // Benchmark hook: React's work per render of the pane.
   const renderStart = performance.now();
@@ -190,7 +237,8 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     const el = (e.target as HTMLElement).closest<HTMLElement>('[data-g],[data-row]');
     if (!el) return setHover(null);
     if (el.dataset.g !== undefined) return setHover(glyphIds(pane, glyphAtPoint(pane, el, e.clientX, e.clientY)));
-    setHover(rowIds[Number(el.dataset.row)]);
+    const line = lines[Number(el.dataset.row)];
+    setHover(line ? idsOf(line) : null);
   };
 
   const copy = async () => {
@@ -212,9 +260,9 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
 
   const nextDiff = () => {
     const items = virtualizer.getVirtualItems();
-    const from = items.length ? items[Math.floor(items.length / 2)].index : 0;
+    const from = items.length ? lines[items[Math.floor(items.length / 2)].index].row : 0;
     const r = nextDifferenceRow(pane, from);
-    if (r >= 0) virtualizer.scrollToIndex(r, { align: 'start' });
+    if (r >= 0) virtualizer.scrollToIndex(split.firstLine[r], { align: 'start' });
   };
 
   const diff = [pane.missing && `${pane.missing} missing`, pane.stale && `${pane.stale} stale`, pane.future && `${pane.future} written later`]
@@ -256,8 +304,8 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
       <div className={`pane-scroll${showIds ? ' with-ids' : ''}`} ref={scrollRef} onMouseMove={onMove} onMouseLeave={() => setHover(null)} onScroll={onScroll}>
         <div ref={virtualizer.containerRef} style={{ position: 'relative' }}>
           {items.map((item) => {
-            const row = pane.rows[item.index];
-            const ids = rowIds[item.index];
+            const row = lines[item.index];
+            const ids = idsOf(row);
             return (
               <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="pane-row-wrap">
                 <Row
