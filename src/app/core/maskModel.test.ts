@@ -132,6 +132,64 @@ describe('mask model against the plans and the method views', () => {
   });
 });
 
+/**
+ * The per-row counts as buildMask defined them before issue 31 (one pass down the key chains per segment
+ * holding target rows: O(n·K)), kept here as the reference the O(n log K) pass must equal.
+ */
+function countsBySegmentPass(view: ViewData, m: MaskModel) {
+  const live = (x: number, s: number) => m.segment[x] <= s && s < m.evictedBy[x];
+  const missing = new Int32Array(m.n);
+  const stale = new Int32Array(m.n);
+  const future = new Int32Array(m.n);
+  const depth = new Int32Array(m.n);
+  for (let i = 0; i < m.n; i++) depth[i] = m.parent[i] >= 0 ? depth[m.parent[i]] + 1 : 0;
+  const rows = Array.from(m.rowTarget.keys()).filter((i) => m.rowTarget[i] >= 0);
+  for (const s of new Set(rows.map((i) => m.segment[m.rowTarget[i]]))) {
+    const liveAbove = new Int32Array(m.n);
+    const laterAbove = new Int32Array(m.n);
+    for (let i = 0; i < m.n; i++) {
+      const p = m.parent[i];
+      liveAbove[i] = (p >= 0 ? liveAbove[p] : 0) + (live(m.ids[i], s) ? 1 : 0);
+      laterAbove[i] = (p >= 0 ? laterAbove[p] : 0) + (m.segment[m.ids[i]] > s ? 1 : 0);
+    }
+    for (const i of rows) {
+      const t = m.rowTarget[i];
+      if (m.segment[t] !== s) continue;
+      const p = m.parent[i];
+      const seen = p >= 0 ? liveAbove[p] : 0;
+      future[i] = p >= 0 ? laterAbove[p] : 0;
+      missing[i] = view.tree.ownPosition[t] - seen;
+      stale[i] = depth[i] - seen - future[i];
+    }
+  }
+  const sum = (a: Int32Array) => a.reduce((x, y) => x + y, 0);
+  return { missing, stale, future, totals: { targetRows: rows.length, missing: sum(missing), stale: sum(stale), future: sum(future) } };
+}
+
+describe('the per-row counts in one pass (issue 31: a pass per segment was N_packed^1.5)', () => {
+  const views: [string, ViewData][] = [
+    ['the worked example', worked],
+    ...[1, 2, 3, 4, 5, 6].map((seed): [string, ViewData] => [`seed ${seed}`, generated(seed)]),
+    ['40 edits each evicting one token', buildViewData(validateRollout(JSON.parse(evictingRollout(40)), { file: 'evict.json' }))],
+  ];
+  for (const [name, view] of views) {
+    it(`${name}: missing, stale and future per row and in total equal the pass per segment, for each mask`, () => {
+      let wrong = 0;
+      for (const method of MASK_METHODS) {
+        const m = buildMask(view, method);
+        const old = countsBySegmentPass(view, m);
+        expect(Array.from(m.missing)).toEqual(Array.from(old.missing));
+        expect(Array.from(m.stale)).toEqual(Array.from(old.stale));
+        expect(Array.from(m.future)).toEqual(Array.from(old.future));
+        expect(m.totals).toEqual(old.totals);
+        wrong += m.totals.stale + m.totals.future + m.totals.missing;
+      }
+      // The comparison is not of zeros only: the causal masks hold wrong cells wherever an edit evicted a live id.
+      expect(wrong).toBeGreaterThan(0);
+    });
+  }
+});
+
 describe('the mask aggregated to pixels (maskCoverage)', () => {
   /** Visible pairs per pixel by brute force: every (query, key) pair's own pixel. */
   function direct(m: MaskModel, x0: number, y0: number, size: number, W: number, H: number): number[] {

@@ -63,6 +63,26 @@ function evictions(tree: ConditioningTree): Int32Array {
   return out;
 }
 
+/** Counts over 0 .. size − 1 that ranges are added to and one value is read from (a Fenwick tree of differences): O(log size) each. */
+class SegmentCounts {
+  private readonly sums: Int32Array;
+  constructor(size: number) {
+    this.sums = new Int32Array(size + 2);
+  }
+  /** Adds v to every count in [lo, hi). */
+  add(lo: number, hi: number, v: number): void {
+    if (lo >= hi) return;
+    for (let i = lo + 1; i < this.sums.length; i += i & -i) this.sums[i] += v;
+    for (let i = hi + 1; i < this.sums.length; i += i & -i) this.sums[i] -= v;
+  }
+  /** The count at s. */
+  at(s: number): number {
+    let sum = 0;
+    for (let i = s + 1; i > 0; i -= i & -i) sum += this.sums[i];
+    return sum;
+  }
+}
+
 /** The parent chain of a tree-shaped `end[]` (causal sequences are a chain): nearest k < i with end[k] > i. */
 export function parentsOf(end: ArrayLike<number>): Int32Array {
   const n = end.length;
@@ -181,32 +201,41 @@ export function buildMask(view: ViewData, method: MaskMethod): MaskModel {
     evictedBy: evictions(tree),
   };
 
-  // Per segment holding target rows, one pass down the key chains: how many keys above each index
-  // are live in that segment's branch, and how many were created in a later segment.
-  const segments = new Set(seq.targets.map((t) => model.segment[t.id]));
-  const depth = new Int32Array(n);
-  for (let i = 0; i < n; i++) depth[i] = parent[i] >= 0 ? depth[parent[i]] + 1 : 0;
-  const live = new Int32Array(n);
-  const later = new Int32Array(n);
-  for (const s of segments) {
+  // One pass down the key chains (the stack of parentsOf holds a row's keys): every key on the stack adds
+  // itself to the segments its branch-liveness and lateness cover, so a target row reads its counts at its
+  // own segment. O(n log K), where a pass per segment holding targets was O(n·K) (N_packed^1.5 for the
+  // rollouts of one eviction per edit).
+  if (seq.targets.length) {
+    const K = tree.K;
+    // Segments s with liveIn(x, s): [segment[x], evictedBy[x]); with segment[x] > s: [0, segment[x]).
+    const live = new SegmentCounts(K + 2);
+    const later = new SegmentCounts(K + 2);
+    const { evictedBy } = model;
+    const segment = model.segment;
+    const stack = new Int32Array(n);
+    let top = 0;
     for (let i = 0; i < n; i++) {
-      const p = parent[i];
+      while (top && seq.end[stack[top - 1]] <= i) {
+        const x = seq.ids[stack[--top]];
+        live.add(segment[x], evictedBy[x], -1);
+        later.add(0, segment[x], -1);
+      }
+      const t = rowTarget[i];
+      if (t >= 0) {
+        const s = segment[t];
+        const seen = live.at(s);
+        const future = later.at(s);
+        model.missing[i] = tree.ownPosition[t] - seen;
+        model.future[i] = future;
+        model.stale[i] = top - seen - future;
+        model.totals.missing += model.missing[i];
+        model.totals.future += future;
+        model.totals.stale += model.stale[i];
+      }
       const x = seq.ids[i];
-      live[i] = (p >= 0 ? live[p] : 0) + (liveIn(model, x, s) ? 1 : 0);
-      later[i] = (p >= 0 ? later[p] : 0) + (model.segment[x] > s ? 1 : 0);
-    }
-    for (const t of seq.targets) {
-      if (model.segment[t.id] !== s) continue;
-      const i = t.index;
-      const p = parent[i];
-      const seen = p >= 0 ? live[p] : 0;
-      const future = p >= 0 ? later[p] : 0;
-      model.missing[i] = tree.ownPosition[t.id] - seen;
-      model.future[i] = future;
-      model.stale[i] = depth[i] - seen - future;
-      model.totals.missing += model.missing[i];
-      model.totals.future += future;
-      model.totals.stale += model.stale[i];
+      live.add(segment[x], evictedBy[x], 1);
+      later.add(0, segment[x], 1);
+      stack[top++] = i;
     }
   }
   return model;
