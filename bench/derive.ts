@@ -19,7 +19,11 @@ const args = process.argv.slice(2);
 const EDITS = (args.includes('--edits') ? args[args.indexOf('--edits') + 1] : '500,707,1000,1414').split(',').map(Number);
 
 const gc = (globalThis as { gc?: () => void }).gc;
-console.log(`bench/derive: load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min)`);
+console.log(
+  `bench/derive: load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} (1, 5, 15 min)`,
+);
 console.log('K edits · N_packed · tree · view · plans · masks · tree model · parts · total · µs per packed node');
 for (const K of EDITS) {
   gc?.();
