@@ -3,7 +3,7 @@
 // tokens it carries; y is one row per leaf. d3-zoom (one effect, one ref) scales x and pans both
 // axes; content renders for a window three viewports wide, so panning inside it only moves a <g>.
 import { select, zoom as d3zoom, zoomIdentity, type D3ZoomEvent, type ZoomTransform } from 'd3';
-import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { roleName, tokenDisplay, type ViewData } from '../../core/viewData';
 import { downloadText, fileStem, svgToPng, downloadBlob } from '../../export/download';
 import { svgPainter } from '../../export/painter';
@@ -72,7 +72,7 @@ export function TreeView() {
   const layout = useMemo(() => (model && width > 20 && height > 20 ? layoutOf(model, width, height) : null), [model, width, height]);
   const [pan, setPanState] = useState<Pan>({ k: 1, x: 0, y: 0 });
   // A new model resets the zoom: the tree renders again only when the pan really changes.
-  const setPan = (p: Pan) => setPanState((old) => (old.k === p.k && old.x === p.x && old.y === p.y ? old : p));
+  const setPan = useCallback((p: Pan) => setPanState((old) => (old.k === p.k && old.x === p.x && old.y === p.y ? old : p)), []);
   const [hover, setHover] = useState<{ node: number; x: number; y: number } | null>(null);
   const setIdHover = useWorkbench((s) => s.setHover);
 
@@ -112,7 +112,7 @@ export function TreeView() {
     return () => {
       selection.on('.zoom', null);
     };
-  }, [model, layout]);
+  }, [model, layout, setPan]);
 
   // Marks for the benchmark: React's work per render (render start to commit), and the first
   // paint of a new model.
