@@ -7,6 +7,7 @@ import { emptyRollout, PLAYGROUND_ID, type PlayOutcome } from '../core/playgroun
 import type { ViewData } from '../core/viewData';
 import { fetchShipped } from '../load/shipped';
 import { encodePlay, PLAY_LINK_LIMIT } from '../url/playLink';
+import { whenIdle } from './idle';
 import type { SourceRef } from '../url/schema';
 import type { PlaygroundSlice, PlayStart, Slice } from './types';
 
@@ -26,11 +27,8 @@ const recentViews = new Map<RolloutJson, ViewData>();
 /** Counts link codes asked for: an older one arriving late is dropped. */
 let links = 0;
 
-/** Runs `task` when the page is next idle (after the frames that show a change), within 300 ms; soon where there is no idle callback (Node). */
-function whenIdle(task: () => void): void {
-  if (typeof requestIdleCallback === 'function') requestIdleCallback(task, { timeout: 300 });
-  else setTimeout(task, 0);
-}
+/** How long the link code waits at most for the page to be idle after a change. */
+const LINK_IDLE_MS = 300;
 
 export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
   /** Shows `rollout` in every view (an empty one leaves the views as they are) and starts its link code. */
@@ -56,7 +54,7 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
         },
         () => undefined,
       );
-    });
+    }, LINK_IDLE_MS);
     return true;
   };
 

@@ -7,6 +7,7 @@ import { loadLastSet } from '../persist/lastSet';
 import { decodePlay } from '../url/playLink';
 import { formatSampler, parseSampler, parseSourceKey, parseUrlState, serializeUrlState, sourceKey, type UrlState } from '../url/schema';
 import type { WorkbenchState } from './types';
+import { whenIdle } from './idle';
 
 interface Store {
   getState(): WorkbenchState;
@@ -90,21 +91,20 @@ const PLAYGROUND_IDLE_MS = 1000;
 export function startUrlSync(store: Store): () => void {
   let last = '';
   let timer: ReturnType<typeof setTimeout> | null = null;
-  let idle: number | null = null;
+  let cancelIdle: (() => void) | null = null;
   const cancel = () => {
     if (timer !== null) clearTimeout(timer);
-    if (idle !== null) cancelIdleCallback(idle);
-    timer = idle = null;
+    cancelIdle?.();
+    timer = cancelIdle = null;
   };
   const replace = (search: string) => {
     if (search !== window.location.search) {
       window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}${window.location.hash}`);
     }
   };
-  const whenIdle = (search: string) => {
+  const replaceWhenIdle = (search: string) => {
     timer = null;
-    if (typeof requestIdleCallback !== 'function') return replace(search);
-    idle = requestIdleCallback(() => ((idle = null), replace(search)), { timeout: PLAYGROUND_IDLE_MS });
+    cancelIdle = whenIdle(() => ((cancelIdle = null), replace(search)), PLAYGROUND_IDLE_MS);
   };
   const write = (state: WorkbenchState) => {
     if (!state.view) return;
@@ -112,7 +112,7 @@ export function startUrlSync(store: Store): () => void {
     if (search === last) return;
     last = search;
     cancel();
-    if (state.source?.kind === 'playground') timer = setTimeout(() => whenIdle(search), PLAYGROUND_WRITE_MS);
+    if (state.source?.kind === 'playground') timer = setTimeout(() => replaceWhenIdle(search), PLAYGROUND_WRITE_MS);
     else replace(search);
   };
   write(store.getState());

@@ -12,7 +12,7 @@ import { useWorkbench } from '../../store';
 import { INK, METHOD_BY_ID } from '../../../present/palette';
 import { ExportButtons } from '../ExportButtons';
 import { sizedContext, useSize } from '../common/useSize';
-import { drawMask, MASK_COLORS, maskGeometry, maskHit, maskRaster, type MaskCount, type MaskFrame, type MaskZoom } from './draw';
+import { drawMask, MASK_COLORS, maskGeometry, maskHit, maskRaster, sameRaster, type MaskCount, type MaskFrame, type MaskRaster, type MaskZoom } from './draw';
 import './mask.css';
 
 const TITLES: Record<MaskMethod, string> = {
@@ -153,12 +153,10 @@ function useTaskDraw(
  */
 function createCounter() {
   let counted: MaskCount | null = null;
-  let counting: { raster: Omit<MaskCount, 'count'>; steps: Generator<void, Float64Array, void> } | null = null;
-  const same = (a: Omit<MaskCount, 'count'>, b: Omit<MaskCount, 'count'>) =>
-    a.model === b.model && a.x0 === b.x0 && a.y0 === b.y0 && a.size === b.size && a.W === b.W && a.H === b.H;
-  return (raster: Omit<MaskCount, 'count'>): MaskCount | null => {
-    if (counted && same(counted, raster)) return counted;
-    if (!counting || !same(counting.raster, raster)) {
+  let counting: { raster: MaskRaster; steps: Generator<void, Float64Array, void> } | null = null;
+  return (raster: MaskRaster): MaskCount | null => {
+    if (counted && sameRaster(counted, raster)) return counted;
+    if (!counting || !sameRaster(counting.raster, raster)) {
       const { model, x0, y0, size, W, H } = raster;
       counting = { raster, steps: maskCoverageSteps(model.end, model.n, x0, y0, size, W, H) };
     }

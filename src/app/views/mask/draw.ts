@@ -60,8 +60,16 @@ export interface MaskCount {
   count: Float64Array;
 }
 
+/** The raster of a dense frame: maskCoverage's arguments. */
+export type MaskRaster = Omit<MaskCount, 'count'>;
+
+/** Whether two rasters are the same count's (one model, one origin, cell size and pixel extent). */
+export function sameRaster(a: MaskRaster, b: MaskRaster): boolean {
+  return a.model === b.model && a.x0 === b.x0 && a.y0 === b.y0 && a.size === b.size && a.W === b.W && a.H === b.H;
+}
+
 /** The raster of a dense frame drawn at `scale` device pixels per CSS pixel: maskCoverage's arguments, or null where the frame is not counted whole. */
-export function maskRaster(frame: Omit<MaskFrame, 'counted'>, scale: number): Omit<MaskCount, 'count'> | null {
+export function maskRaster(frame: Omit<MaskFrame, 'counted'>, scale: number): MaskRaster | null {
   const { model, zoom } = frame;
   const g = maskGeometry(model, frame.width, frame.height);
   const size = zoom.k * g.cell;
@@ -161,9 +169,9 @@ export function drawMask(p: Painter, frame: MaskFrame): void {
       // Counted whole where many keys share a pixel column; asked pixel by pixel where a few do (the hidden
       // pixels only: a playground edit redraws three masks, and the whole count touched every pixel of each).
       const whole = 1 / (size * scale) > PROBE_KEYS_PER_PIXEL;
-      const c = frame.counted;
-      const ahead = c && c.model === model && c.W === W && c.H === H && c.x0 === zoom.x * scale && c.y0 === zoom.y * scale && c.size === size * scale;
-      const coverage = whole ? (ahead ? c.count : maskCoverage(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H)) : null;
+      const raster: MaskRaster = { model, x0: zoom.x * scale, y0: zoom.y * scale, size: size * scale, W, H };
+      const ahead = frame.counted && sameRaster(frame.counted, raster) ? frame.counted.count : null;
+      const coverage = whole ? (ahead ?? maskCoverage(model.end, model.n, raster.x0, raster.y0, raster.size, W, H)) : null;
       const probe = whole ? null : maskCoverageProbe(model.end, model.n, zoom.x * scale, zoom.y * scale, size * scale, W, H);
       const covered = coverage ? (py: number, px: number) => coverage[py * W + px] > 0 : probe!;
       // Per pixel column, its key and the word of its visible colour (they depend on the key only),
