@@ -23,7 +23,10 @@ async function mw(...argv: string[]) {
 /** A short-lived process that holds `lock` (its pid written in it, as mw train writes it) until killed. */
 async function holder(lock: string) {
   const child = spawn(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(lock)}, process.pid + '\\n'); setInterval(() => {}, 1000)`]);
-  for (let i = 0; i < 2000 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 5));
+  // Until its pid is written whole (the file exists, empty, a moment before: a lock read then is unreadable and taken over).
+  const written = () => existsSync(lock) && readFileSync(lock, 'utf8') === `${child.pid}\n`;
+  for (let i = 0; i < 2000 && !written(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(written()).toBe(true);
   return child;
 }
 
