@@ -3,7 +3,7 @@
 // live prefix by id, pane token counts equal to `mw tree --per-target`'s prefixes, rows, copy text.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseRolloutFile, validateRollout } from '../../rollout';
+import { loadTokenizers, parseRolloutFile, validateRollout } from '../../rollout';
 import { perTargetReport } from '../../tree';
 import {
   alignPrefix,
@@ -184,6 +184,35 @@ describe('panes', () => {
     // Wide characters and special-token chips take more columns than their length.
     const glyph = (shown: string, kind: GlyphKind = GLYPH.text) => ({ shown, raw: shown, kind, first: 0, end: 1, breaks: false });
     expect([glyphColumns(glyph('a')), glyphColumns(glyph('漢')), glyphColumns(glyph('😀')), glyphColumns(glyph('<act>', GLYPH.special))]).toEqual([1, 2, 2, 7]);
+  });
+
+  it('a line never starts inside a word piece: GPT-2 tokens of several glyphs (" in") stay on one line', async () => {
+    await loadTokenizers(['gpt2']);
+    const words = buildViewData(
+      validateRollout(JSON.parse(readFileSync(new URL('../../../public/examples/worked-words.json', import.meta.url), 'utf8')), { file: 'worked-words.json' }),
+    );
+    const targets = words.rollout.targets;
+    const pane = buildPane(words, 'live', targets[targets.length - 1]);
+    const cols = (g: number) => glyphColumns(pane.glyphs[g]);
+    const inToken = (g: number) => g > 0 && pane.glyphEntry[g] < pane.glyphEnd[g - 1];
+    let pieces = 0;
+    for (let g = 1; g < pane.glyphs.length; g++) if (inToken(g) && pane.glyphs[g - 1].raw === ' ') pieces++;
+    // The pane has word pieces that start with a space, the case a cut after a space would split.
+    expect(pieces).toBeGreaterThan(5);
+    // The widest token (its glyphs' columns): a line at least that wide always has a free cut.
+    let widest = 0;
+    for (let g = 0, run = 0; g < pane.glyphs.length; g++) {
+      run = inToken(g) ? run + cols(g) : cols(g);
+      widest = Math.max(widest, run);
+    }
+    let cuts = 0;
+    for (const width of [widest, widest + 2, widest + 5]) {
+      const { lines } = paneLines(pane, width, cols);
+      const cut = lines.filter((l, i) => l.kind === 'line' && i > 0 && lines[i - 1].row === l.row);
+      cuts += cut.length;
+      expect(cut.filter((l) => inToken(l.g0)).map((l) => `${width}: ${pane.glyphs[l.g0].raw}`)).toEqual([]);
+    }
+    expect(cuts).toBeGreaterThan(3);
   });
 
   it('copy as text: headings per block, the diff in wdiff marks', () => {

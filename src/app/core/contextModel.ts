@@ -445,12 +445,15 @@ export function glyphColumns(glyph: Glyph): number {
 
 /**
  * Cuts each line row into lines of at most `capacity` (in the units of `width(g)`, at least one glyph),
- * after a space in the line's second half when there is one, else where `joined(g)` is false (a cut
- * before glyph g would split what belongs together, e.g. a find match), else at the capacity.
+ * beside a space in the line's second half when there is one, else anywhere a cut is free, else at the
+ * capacity. A cut before glyph g is not free inside one token (g shares an entry with g − 1: a word
+ * piece such as " in" stays one element) or where `joined(g)` (e.g. inside a find match).
  */
 export function paneLines(pane: ContextPane, capacity: number, width: (g: number) => number, joined: (g: number) => boolean = () => false): PaneLines {
   const lines: PaneLine[] = [];
   const firstLine = new Int32Array(pane.rows.length);
+  const free = (k: number) => pane.glyphEntry[k] >= pane.glyphEnd[k - 1] && !joined(k);
+  const spaced = (k: number) => pane.glyphs[k - 1].raw === ' ' || pane.glyphs[k].raw === ' ';
   pane.rows.forEach((r, row) => {
     firstLine[row] = lines.length;
     if (r.kind !== 'line' || r.g1 - r.g0 <= 1) {
@@ -465,12 +468,12 @@ export function paneLines(pane: ContextPane, capacity: number, width: (g: number
       if (end < r.g1) {
         let cut = -1;
         for (let k = end; k > g + (end - g) / 2; k--) {
-          if (pane.glyphs[k - 1].raw === ' ' && !joined(k)) {
+          if (spaced(k) && free(k)) {
             cut = k;
             break;
           }
         }
-        for (let k = end; cut < 0 && k > g; k--) if (!joined(k)) cut = k;
+        for (let k = end; cut < 0 && k > g; k--) if (free(k)) cut = k;
         if (cut > 0) end = cut;
       }
       lines.push({ kind: 'line', block: r.block, g0: g, g1: end, row });
