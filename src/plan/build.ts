@@ -66,37 +66,46 @@ export function sdccUnion(tree: ConditioningTree): SdccUnion | null {
   };
   keep(tree.branchLeaf[tree.K], onFinal);
   for (const id of tree.divergingLeaves) keep(tree.scoringNode[id], null);
-  // Children of kept nodes in packed order; the final walk's child moved first.
-  const children: number[][] = Array.from({ length: N }, () => []);
-  const roots: number[] = [];
-  for (let i = 0; i < N; i++) {
-    if (!kept[i]) continue;
-    const list = tree.parent[i] < 0 ? roots : children[tree.parent[i]];
-    if (onFinal[i]) list.unshift(i);
-    else list.push(i);
+  // Children of kept nodes as linked lists (first child, next sibling) in packed order, the final walk's
+  // child moved first; the roots hang under a virtual node N. Typed arrays throughout: this runs on trees
+  // of millions of nodes (issue 31), where per-node JS arrays and objects cost seconds and gigabytes.
+  const first = new Int32Array(N + 1).fill(-1);
+  const next = new Int32Array(N).fill(-1);
+  const prepend = (node: number) => {
+    const p = tree.parent[node] < 0 ? N : tree.parent[node];
+    next[node] = first[p];
+    first[p] = node;
+  };
+  let M = 0;
+  for (let i = N - 1; i >= 0; i--) {
+    if (kept[i]) M++;
+    if (kept[i] && !onFinal[i]) prepend(i);
   }
-  const row = new Int32Array(N).fill(-1);
-  const order: number[] = [];
-  const endOf: number[] = [];
+  for (let i = N - 1; i >= 0; i--) if (onFinal[i]) prepend(i);
   // Iterative preorder; a node's end is known when its subtree is done.
-  const stack: { node: number; next: number }[] = [];
-  for (const root of roots) {
-    stack.push({ node: root, next: 0 });
-    row[root] = order.push(root) - 1;
-    while (stack.length) {
-      const top = stack[stack.length - 1];
-      const kids = children[top.node];
-      if (top.next < kids.length) {
-        const child = kids[top.next++];
-        row[child] = order.push(child) - 1;
-        stack.push({ node: child, next: 0 });
-      } else {
-        endOf[row[top.node]] = order.length;
-        stack.pop();
-      }
+  const row = new Int32Array(N).fill(-1);
+  const order = new Int32Array(M);
+  const endOf = new Uint32Array(M);
+  const stack = new Int32Array(M + 1);
+  const cursor = new Int32Array(M + 1);
+  let top = 0;
+  let count = 0;
+  stack[0] = N;
+  cursor[0] = first[N];
+  while (top >= 0) {
+    const child = cursor[top];
+    if (child >= 0) {
+      cursor[top] = next[child];
+      row[child] = count;
+      order[count++] = child;
+      stack[++top] = child;
+      cursor[top] = first[child];
+    } else {
+      const node = stack[top--];
+      if (node !== N) endOf[row[node]] = count;
     }
   }
-  const ids = Int32Array.from(order, (node) => tree.packedOrder[node]);
+  const ids = order.map((node) => tree.packedOrder[node]);
   const S = tree.finalWalk.length;
   for (let r = 0; r < S; r++) {
     if (ids[r] !== tree.finalWalk[r]) throw new Error(`sdccUnion: row ${r} is not the final walk's id ${tree.finalWalk[r]}`);
@@ -106,8 +115,8 @@ export function sdccUnion(tree: ConditioningTree): SdccUnion | null {
     tree: {
       ids,
       tokens: tokensOf(tree, ids),
-      positions: Int32Array.from(order, (node) => tree.depth[node]),
-      end: Uint32Array.from(endOf),
+      positions: order.map((node) => tree.depth[node]),
+      end: endOf,
       targets: leaves.map((node) => target(tree, row[node], tree.packedOrder[node], row[tree.parent[node]])),
     },
     studentLength: S,
