@@ -4,6 +4,7 @@
 import { useEffect } from 'react';
 import { TopBar } from './TopBar';
 import { useWorkbench } from './store';
+import { STAGED_PANELS } from './store/rolloutSlice';
 import { DropOverlay } from './views/load/DropOverlay';
 import { LoadBar } from './views/load/LoadBar';
 import { bootstrap, startUrlSync } from './store/urlSync';
@@ -100,10 +101,8 @@ export function App() {
               <DriftPanel />
               <StaircaseView />
               {/* The panels whose DOM grows with the tree take a large view one per task (store: viewStage). */}
-              <Staged rank={0}>
-                <ContextPanel />
-              </Staged>
-              <Staged rank={1}>
+              <ContextPanel />
+              <Staged rank={STAGED_PANELS.indexOf('tree')}>
                 <TreeView />
               </Staged>
               <MaskView />

@@ -163,7 +163,7 @@ describe('openBlob: a file parsed and derived in the worker', () => {
     expect(s.getState().loadError).toBeNull();
   });
 
-  it('a large tree (N_packed 100,489, over STAGED_NODES): the context and tree panels take it one per task, a small one all at once', async () => {
+  it('a large tree (N_packed 100,489, over STAGED_NODES): the three context panes and the tree panel take it one per task, a small one all at once', async () => {
     const s = store();
     const big = validateRollout(JSON.parse(evictingRollout(317, 'big')), { file: 'big.json' });
     const opening = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'big.json' }, { persist: false });
@@ -174,12 +174,13 @@ describe('openBlob: a file parsed and derived in the worker', () => {
     expect(STAGED_NODES).toBe(100_000);
     expect(s.getState().view?.tree.figures.packedLength).toBe(100_489);
     expect(s.getState().viewStage).toBe(0);
-    // Each await of a task lets one more panel (context, then tree) take the view.
+    // Each await of a task lets one more panel (the live pane, Naive-Compressed's, Naive-Full's, then the tree) take the view.
+    expect(STAGED_PANELS).toEqual(['context-live', 'context-naive-compressed', 'context-naive-full', 'tree']);
     for (let stage = 1; stage <= STAGED_PANELS.length; stage++) {
       await nextTask();
       expect(s.getState().viewStage).toBe(stage);
     }
-    expect(stages).toEqual([0, 1, 2]);
+    expect(stages).toEqual([0, 1, 2, 3, 4]);
     // The worked example (21 nodes): every panel in the one update.
     const small = s.getState().openBlob(new Blob(['{}']), { kind: 'file', name: 'w.json' }, { persist: false });
     parse.finish!({ ...outcome(true), ...done });

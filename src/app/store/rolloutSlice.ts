@@ -36,9 +36,10 @@ export function nextTask(): Promise<void> {
 
 /**
  * The panels, in page order, that take a large view one per task (viewStage): those whose DOM grows
- * with the tree. The canvases (staircase, masks) stay mounted and draw in tasks of their own anyway.
+ * with the tree: each context pane (its text built and laid out, scrolled to its end) and the tree. The
+ * canvases (staircase, masks) stay mounted and draw in tasks of their own anyway.
  */
-export const STAGED_PANELS = ['context', 'tree'] as const;
+export const STAGED_PANELS = ['context-live', 'context-naive-compressed', 'context-naive-full', 'tree'] as const;
 /** From this many trie nodes (N_packed) on, the heavy panels take a new view one per task. */
 export const STAGED_NODES = 100_000;
 

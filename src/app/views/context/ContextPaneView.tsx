@@ -195,6 +195,14 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
     count: lines.length,
     getScrollElement: () => scrollRef.current,
     estimateSize,
+    // A row's size is read only from the ResizeObserver's entry (after the browser's own layout), never
+    // from the element as it mounts: offsetHeight there forced the whole page's layout inside React's
+    // commit (30–60 ms of each load's longest task at N_packed 2M). Lines have their estimated height
+    // exactly; a heading that wraps is corrected when its observation arrives.
+    measureElement: (element, entry, instance) => {
+      const box = entry?.borderBoxSize?.[0];
+      return box ? Math.round(box.blockSize) : instance.options.estimateSize(instance.indexFromElement(element));
+    },
     overscan: 4,
     // Scrolling moves rows by writing their transforms directly; React renders only when the range
     // of rows changes (and not synchronously inside the scroll event).

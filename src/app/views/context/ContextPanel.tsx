@@ -3,10 +3,13 @@
 // diff against the live prefix, and the find bar with its keys.
 import { Term } from '../../glossary/Term';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { findMatches } from '../../core/contextFind';
+import { findMatches, type Matches } from '../../core/contextFind';
 import { buildPane, PANES, targetLabel, type PaneKind } from '../../core/contextModel';
 import { CELL, CELL_COLORS } from '../../core/cells';
+import type { ViewData } from '../../core/viewData';
 import { useWorkbench } from '../../store';
+import { STAGED_PANELS } from '../../store/rolloutSlice';
+import type { IdSpan } from '../../store/types';
 import { METHOD_BY_ID } from '../../../present/palette';
 import { ContextPaneView, type PaneInfo } from './ContextPaneView';
 import { FindBar, KEY_HELP } from './FindBar';
@@ -32,10 +35,7 @@ export function ContextPanel() {
   }, [reveal]);
   // Rollouts given as token lists (no text) read best as labelled tokens with their ids.
   const showIds = idsChoice ?? !view?.textual;
-  const panes = useMemo(
-    () => (view && selected !== null && view.rollout.isTarget[selected] ? PANES.map((k) => buildPane(view, k, selected, { breakLines: !showIds })) : null),
-    [view, selected, showIds],
-  );
+  const hasTarget = view !== null && selected !== null && view.rollout.isTarget[selected];
   const matches = useMemo(() => (view ? findMatches(view, query) : null), [view, query]);
   if (!view || !matches) return null;
   const current = findIndex >= 0 && findIndex < matches.count ? { first: matches.ranges[findIndex * 2], end: matches.ranges[findIndex * 2 + 1] } : null;
@@ -60,10 +60,10 @@ export function ContextPanel() {
       <p className="key-help muted" data-testid="key-help">
         {KEY_HELP}
       </p>
-      {panes ? (
+      {hasTarget ? (
         <div className="context-panes">
-          {panes.map((pane) => (
-            <ContextPaneView key={pane.kind} view={view} pane={pane} info={INFO[pane.kind]} matches={matches} current={current} showIds={showIds} />
+          {PANES.map((kind) => (
+            <StagedPane key={kind} view={view} kind={kind} target={selected} matches={matches} current={current} showIds={showIds} />
           ))}
         </div>
       ) : (
@@ -101,4 +101,37 @@ export function ContextPanel() {
       </ul>
     </section>
   );
+}
+
+interface StagedPaneProps {
+  view: ViewData;
+  kind: PaneKind;
+  target: number;
+  matches: Matches;
+  current: IdSpan | null;
+  showIds: boolean;
+}
+
+/**
+ * One pane, built when its turn comes (the store's viewStage): a large view reaches the three panes one
+ * per task, each with its text laid out and scrolled to its end. Until then an empty frame of the pane's
+ * height holds its place.
+ */
+function StagedPane({ view, kind, target, matches, current, showIds }: StagedPaneProps) {
+  const ready = useWorkbench((s) => s.viewStage > STAGED_PANELS.indexOf(`context-${kind}`));
+  const pane = useMemo(() => (ready ? buildPane(view, kind, target, { breakLines: !showIds }) : null), [ready, view, kind, target, showIds]);
+  if (!pane) {
+    return (
+      <section className={`context-pane pane-${kind}`} aria-label={INFO[kind].title} aria-busy>
+        <header>
+          <div className="pane-title">
+            <strong>{INFO[kind].title}</strong>
+            <span className="muted">{INFO[kind].subtitle}</span>
+          </div>
+        </header>
+        <div className="pane-scroll" />
+      </section>
+    );
+  }
+  return <ContextPaneView view={view} pane={pane} info={INFO[kind]} matches={matches} current={current} showIds={showIds} />;
 }
