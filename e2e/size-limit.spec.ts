@@ -24,19 +24,21 @@ declare global {
  * every round. N_packed 1,000,000's bound holds in every load (BIG_BOUND).
  */
 const ROUNDS = 5;
-/** Loads of the million-node rollout (each takes tens of seconds on a loaded 2-core machine). */
-const BIG_ROUNDS = 3;
+/** Loads of the million-node rollout, then of the one at the default limit (each takes seconds to tens of seconds on a loaded 2-core machine). */
+const BIG_ROUNDS = 2;
 /** N_packed 22,500: no task of 100 ms in the best load (on a quiet machine every load after the first: 0 ms). */
 const MID_BOUND = 100;
 /**
- * N_packed 1,000,000, in every load, the first included (it was the best of 3). The page takes the worker's
- * answer in parts (a task each), puts the view together in another, then updates the store; the context and
- * tree panels take the view one per task (viewStage) and the packed mask counts its pixels in slices. The
- * issue's 100 ms is not met yet: 164–359 ms per load at load average 2 while the context panes laid out rows
- * of up to 400 glyphs (9,150 elements); with the panes virtualised by line, 58–66 ms at load average 0.5–1.2
- * and 111–150 ms at about 2.
+ * N_packed 1,000,000 and 1,999,396 (the default limit), in every load, the first included. The page takes the
+ * worker's answer in parts (a task each), puts the view together in another, then updates the store; each
+ * context pane and then the tree panel take the view one per task (viewStage), the panes hold only their
+ * visible lines and never force a layout to measure them, and the packed mask counts its pixels in slices.
+ * On a quiet machine every load's longest task is about 100 ms or under (docs/reliability.md has the
+ * figures); a loaded 2-core machine deschedules tasks past it, so each load is bounded at 300 ms here,
+ * which a page that does block (the 80 s freeze, a derivation or a forced layout of the whole tree's
+ * text on its thread) exceeds in every load.
  */
-const BIG_BOUND = 1000;
+const BIG_BOUND = 300;
 
 /** The longest main-thread task (ms) since watchLongTasks, once any task still running has reported. */
 async function longestTask(page: import('@playwright/test').Page): Promise<number> {
@@ -159,7 +161,7 @@ async function loadRounds(page: import('@playwright/test').Page, dir: string, te
   return longest;
 }
 
-test('large trees under the limit are drawn without freezing the page: N_packed 22,500 and 1,000,000', async ({ page }, testInfo) => {
+test('large trees under the limit are drawn without freezing the page: N_packed 22,500, 1,000,000 and 1,999,396', async ({ page }, testInfo) => {
   test.setTimeout(600_000);
   const dir = mkdtempSync(join(tmpdir(), 'mw-e2e-size-'));
   await page.goto('/');
@@ -204,4 +206,12 @@ test('large trees under the limit are drawn without freezing the page: N_packed 
   expect(lit.diagonal, JSON.stringify(lit)).toBeGreaterThan(lit.samples * 0.9);
   // Every load, not the best of several: the first million-node load after the smaller ones included.
   expect(Math.max(...big), `longest main-thread task (ms) of each round: ${JSON.stringify(big)}`).toBeLessThan(BIG_BOUND);
+
+  // (c) 1,414 edits: N_packed 1,999,396, just under the default limit of 2,000,000, derived and shown.
+  const limit = await loadRounds(page, dir, evictingRollout(1414, 'limit'), 'limit', BIG_ROUNDS, 240_000);
+  console.log(`N_packed 1,999,396, longest main-thread task of each round (ms): ${JSON.stringify(limit)}`);
+  await expect(page.getByTestId('stat-packedLength')).toHaveText('1999396');
+  await expect(page.getByTestId('mask-canvas-packed-4d')).toHaveAttribute('data-n', '1999396');
+  await expect(page.getByTestId('load-error')).toHaveCount(0);
+  expect(Math.max(...limit), `longest main-thread task (ms) of each round: ${JSON.stringify(limit)}`).toBeLessThan(BIG_BOUND);
 });
