@@ -1,5 +1,5 @@
 // One config for the app build and the two Vitest tiers: `unit` (pure logic, *.test.ts) and
-// `gpu` (WGSL kernels on Dawn + SwiftShader in Node, *.gpu.test.ts, one process, no parallel GPU work).
+// `gpu` (WGSL kernels on Dawn + SwiftShader in Node, *.gpu.test.ts, a process per file, two files at a time).
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
@@ -32,7 +32,12 @@ export default defineConfig({
           include: ['src/**/*.gpu.test.ts'],
           environment: 'node',
           pool: 'forks',
-          fileParallelism: false,
+          // Two files at a time (a third of the cores on larger machines: each file's SwiftShader uses several): one at a
+          // time leaves a core idle while a file compiles its pipelines (one thread) or waits on an `mw` subprocess.
+          // Each file has its own process, device and temporary directories; the `mw` subprocesses share only
+          // the tests' cache directory, whose matmul choice the global setup settles first.
+          maxWorkers: Math.max(2, Math.floor(availableParallelism() / 3)),
+          globalSetup: ['src/testing/gpuGlobalSetup.ts'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
         },

@@ -428,7 +428,7 @@ export function writeAtomically(path: string, text: string): void {
 }
 
 /** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */
-function fileStorage(path: string): TuningStorage {
+export function fileStorage(path: string): TuningStorage {
   const read = (): Record<string, string> => {
     try {
       const all = JSON.parse(readFileSync(path, 'utf8'));

@@ -57,8 +57,18 @@ async function exampleRollouts(name: string): Promise<Rollout[]> {
   return rollouts.map((r, i) => validateRollout(JSON.parse(JSON.stringify(r)), { file: `${name}.jsonl`, line: i + 1 }));
 }
 
+/** Each example's verdicts per scorer, computed once: the two tests of the demo model both read lookup-fold's. */
+const computed = new Map<GpuModel, Map<string, ReturnType<typeof computeVerdicts>>>();
+
 /** The panel's verdict of each rollout of an example, with its μ per method. */
-async function verdicts(name: string, scorer = model) {
+function verdicts(name: string, scorer = model) {
+  if (!computed.has(scorer)) computed.set(scorer, new Map());
+  const byName = computed.get(scorer)!;
+  if (!byName.has(name)) byName.set(name, computeVerdicts(name, scorer));
+  return byName.get(name)!;
+}
+
+async function computeVerdicts(name: string, scorer: GpuModel) {
   const out = [];
   for (const rollout of await exampleRollouts(name)) {
     const drift = driftOf(buildViewData(rollout), await score(rollout, scorer));
