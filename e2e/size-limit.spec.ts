@@ -33,7 +33,7 @@ const MID_BOUND = 100;
  * worker's answer in parts (a task each), puts the view together in another, then updates the store; each
  * context pane and then the tree panel take the view one per task (viewStage), the panes hold only their
  * visible lines and never force a layout to measure them, and the packed mask counts its pixels in slices.
- * On a quiet machine every load's longest task is about 100 ms or under (docs/reliability.md has the
+ * On a quiet machine no load's longest task reaches 100 ms (0–81 ms; docs/reliability.md has the
  * figures); a loaded 2-core machine deschedules tasks past it, so each load is bounded at 300 ms here,
  * which a page that does block (the 80 s freeze, a derivation or a forced layout of the whole tree's
  * text on its thread) exceeds in every load.
