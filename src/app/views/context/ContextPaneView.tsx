@@ -286,7 +286,7 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
         </div>
         <div className="pane-facts">
           <span data-testid={`pane-tokens-${pane.kind}`}>{pane.scored ? pane.tokens : 0}</span>
-          <span className="muted"> tokens</span>
+          <span className="muted">{(pane.scored ? pane.tokens : 0) === 1 ? ' token' : ' tokens'}</span>
           {pane.kind !== 'live' && (
             <span className={diff ? 'pane-diff' : 'pane-diff exact'} data-testid={`pane-diff-${pane.kind}`}>
               {!pane.scored ? 'not scored: target dropped from the final walk' : diff || 'same as live'}
