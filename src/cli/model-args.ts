@@ -427,8 +427,19 @@ export function writeAtomically(path: string, text: string): void {
   writeOutputSync(path, text);
 }
 
+/**
+ * Settles the matmul variant this adapter prefers (shared-memory tiles on GPUs, registers on SwiftShader),
+ * measured once per adapter and kept in the CLI's cache directory (a few seconds on SwiftShader otherwise):
+ * $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker. `pick` is the engine's
+ * pickMatmulVariant (loaded lazily by the commands).
+ */
+export async function settleMatmulVariant(gpu: Gpu, pick: (gpu: Gpu, options: { storage: TuningStorage }) => Promise<unknown>): Promise<void> {
+  const cache = process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
+  await pick(gpu, { storage: fileStorage(join(cache, 'matmul-variants.json')) });
+}
+
 /** A Web-Storage-like map kept in one JSON file (written whole, atomically); unreadable reads as empty. */
-export function fileStorage(path: string): TuningStorage {
+function fileStorage(path: string): TuningStorage {
   const read = (): Record<string, string> => {
     try {
       const all = JSON.parse(readFileSync(path, 'utf8'));
@@ -476,11 +487,7 @@ export async function withGpu(io: CliIO, command: string, compute: (session: Gpu
     }
     throw error;
   }
-  // The matmul variant this adapter prefers (shared-memory tiles on GPUs, registers on SwiftShader).
-  // Measured once per adapter and kept in the CLI's cache directory (a few seconds on SwiftShader
-  // otherwise): $MW_CACHE_DIR, else $XDG_CACHE_HOME/memorywalker, else ~/.cache/memorywalker.
-  const cache = process.env.MW_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memorywalker');
-  await engine.pickMatmulVariant(gpu, { storage: fileStorage(join(cache, 'matmul-variants.json')) });
+  await settleMatmulVariant(gpu, engine.pickMatmulVariant);
   const errors: string[] = [];
   const unsubscribe = gpu.onEvent((event) => {
     if (event.type === 'uncaptured-error') errors.push(`${event.kind} error: ${event.message}`);

@@ -1,6 +1,6 @@
 // The GPU tier's global setup (vite.config.ts), run once before its files, which run two at a time: the
 // matmul variant every `mw` subprocess of the tier reads from the tests' cache directory is settled
-// here, as the CLI settles it (pickMatmulVariant over the same file), so no two files' first
+// here by the CLI's own settleMatmulVariant over the tests' cache directory ($MW_CACHE_DIR), so no two files' first
 // subprocesses measure at once and pick different variants: the blocked variants give the same bits
 // and the tiled one does not, and files compare losses across processes bit for bit.
 // It runs in a subprocess of its own: createGpu lowers the priority of the thread that calls it (see
@@ -8,9 +8,8 @@
 
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fileStorage } from '../cli/model-args';
+import { settleMatmulVariant } from '../cli/model-args';
 import { ROOT, TEST_CACHE_DIR } from '../cli/subprocess.testing';
 import { pickMatmulVariant } from '../gpu/kernels/matmul/matmul-autotune';
 import { createGpu } from '../gpu/runtime/device';
@@ -27,18 +26,20 @@ export default function setup(): void {
   }
 }
 
-async function settleMatmulVariant(): Promise<void> {
+/** The variant the tier's `mw` subprocesses will read: the CLI's choice in their cache directory. */
+async function settleTestVariant(): Promise<void> {
   process.env.XDG_RUNTIME_DIR ??= tmpdir();
+  process.env.MW_CACHE_DIR = TEST_CACHE_DIR;
   const gpu = await createGpu();
   try {
-    await pickMatmulVariant(gpu, { storage: fileStorage(join(TEST_CACHE_DIR, 'matmul-variants.json')) });
+    await settleMatmulVariant(gpu, pickMatmulVariant);
   } finally {
     gpu.destroy();
   }
 }
 
 if (process.argv[1] === SELF) {
-  await settleMatmulVariant().catch((error: unknown) => {
+  await settleTestVariant().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : String(error));
     process.exitCode = 1;
   });

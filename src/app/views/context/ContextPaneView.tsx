@@ -280,10 +280,7 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
   return (
     <section className={`context-pane pane-${pane.kind}`} data-testid={`pane-${pane.kind}`} data-tokens={pane.tokens} aria-label={info.title}>
       <header>
-        <div className="pane-title">
-          <strong>{info.title}</strong>
-          <span className="muted">{info.subtitle}</span>
-        </div>
+        <PaneTitle info={info} />
         <div className="pane-facts">
           <span data-testid={`pane-tokens-${pane.kind}`}>{pane.scored ? pane.tokens : 0}</span>
           <span className="muted">{(pane.scored ? pane.tokens : 0) === 1 ? ' token' : ' tokens'}</span>
@@ -332,6 +329,16 @@ export function ContextPaneView({ view, pane, info, matches, current, showIds }:
         </div>
       </div>
     </section>
+  );
+}
+
+/** A pane's title and what it shows (also the staged pane's empty frame, ContextPanel.tsx). */
+export function PaneTitle({ info }: { info: PaneInfo }) {
+  return (
+    <div className="pane-title">
+      <strong>{info.title}</strong>
+      <span className="muted">{info.subtitle}</span>
+    </div>
   );
 }
 

@@ -11,7 +11,7 @@ import { useWorkbench } from '../../store';
 import { STAGED_PANELS } from '../../store/rolloutSlice';
 import type { IdSpan } from '../../store/types';
 import { METHOD_BY_ID } from '../../../present/palette';
-import { ContextPaneView, type PaneInfo } from './ContextPaneView';
+import { ContextPaneView, PaneTitle, type PaneInfo } from './ContextPaneView';
 import { FindBar, KEY_HELP } from './FindBar';
 import './context.css';
 
@@ -124,10 +124,7 @@ function StagedPane({ view, kind, target, matches, current, showIds }: StagedPan
     return (
       <section className={`context-pane pane-${kind}`} aria-label={INFO[kind].title} aria-busy>
         <header>
-          <div className="pane-title">
-            <strong>{INFO[kind].title}</strong>
-            <span className="muted">{INFO[kind].subtitle}</span>
-          </div>
+          <PaneTitle info={INFO[kind]} />
         </header>
         <div className="pane-scroll" />
       </section>
