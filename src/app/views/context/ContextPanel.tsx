@@ -126,7 +126,9 @@ function StagedPane({ view, kind, target, matches, current, showIds }: StagedPan
         <header>
           <PaneTitle info={INFO[kind]} />
         </header>
-        <div className="pane-scroll" />
+        <div className="pane-scroll">
+          <p className="muted pad">Laying out the text…</p>
+        </div>
       </section>
     );
   }
