@@ -3,7 +3,9 @@
 // as they were and says why, undo and redo walk the changes, and the link code holds the rollout.
 import { describe, expect, it, vi } from 'vitest';
 import { create } from 'zustand';
+import { generateRandomRollout } from '../../rollout/generate-random';
 import { appendPiece, evictSpan, slideWindow } from '../core/playground';
+import { rehearsalSteps } from '../core/rehearsal';
 import { decodePlay } from '../url/playLink';
 import { createPlaygroundSlice } from './playgroundSlice';
 import { createRolloutSlice } from './rolloutSlice';
@@ -11,6 +13,10 @@ import type { WorkbenchState } from './types';
 import { createViewSlice } from './viewSlice';
 
 vi.mock('../persist/lastSet', () => ({ saveLastSet: vi.fn(async () => undefined), loadLastSet: vi.fn(async () => null) }));
+vi.mock('../core/rehearsal', async (original) => {
+  const real = await original<typeof import('../core/rehearsal')>();
+  return { rehearsalSteps: vi.fn(real.rehearsalSteps) };
+});
 vi.mock('../protocol/parseClient', () => ({ StaleParseError: class extends Error {}, createParser: () => ({}) }));
 
 function store() {
@@ -63,5 +69,38 @@ describe('the playground slice', () => {
     await vi.waitFor(() => expect(s.getState().playLink?.code).toBeTruthy());
     expect(await decodePlay(s.getState().playLink!.code!)).toEqual(s.getState().play!.rollout);
     await expect(decodePlay('not*a*code')).rejects.toThrow("the link's playground rollout does not read");
+  });
+
+  it('rehearses each kind of edit at idle once it opens, and stops when the student edits first', async () => {
+    const rehearsed = () => performance.getEntriesByName('mw:play-rehearsed').length;
+    performance.clearMarks('mw:play-rehearsed');
+    const rollout = generateRandomRollout({ seed: 500, tokens: 500, edits: 6, textRate: 0, id: 'play' });
+    const s = store();
+    await s.getState().openPlayground({ rollout });
+    const view = s.getState().view;
+    const started = performance.now();
+    await vi.waitFor(() => expect(rehearsed()).toBe(1), { timeout: 10_000 });
+    const took = performance.now() - started;
+    // Only the rollout opened is shown: the rehearsal's edits are dropped.
+    expect(s.getState().view).toBe(view);
+    expect(s.getState().play?.past).toEqual([]);
+
+    // An edit before the rehearsal ends stops it: its mark never comes.
+    performance.clearMarks('mw:play-rehearsed');
+    const t = store();
+    await t.getState().openPlayground({ rollout });
+    expect(t.getState().playChange((r) => slideWindow(r, 100))).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 3 * took + 100));
+    expect(rehearsed()).toBe(0);
+
+    // A tree over 5,000 nodes is not rehearsed (its derivations would hold the page for long).
+    const big = generateRandomRollout({ seed: 7, tokens: 3_000, edits: 20, textRate: 0, id: 'big' });
+    const u = store();
+    vi.mocked(rehearsalSteps).mockClear();
+    await u.getState().openPlayground({ rollout: big });
+    expect(u.getState().view?.tree.figures.packedLength).toBeGreaterThan(5_000);
+    expect(rehearsalSteps).not.toHaveBeenCalled();
+    await u.getState().openPlayground({ rollout });
+    expect(rehearsalSteps).toHaveBeenCalledTimes(1);
   });
 });

@@ -4,6 +4,7 @@
 // redraws from it); the link code follows asynchronously and the URL sync writes it.
 import { loadTokenizers, rolloutToJson, type RolloutJson } from '../../rollout';
 import { emptyRollout, PLAYGROUND_ID, type PlayOutcome } from '../core/playground';
+import { rehearsalSteps } from '../core/rehearsal';
 import type { ViewData } from '../core/viewData';
 import { fetchShipped } from '../load/shipped';
 import { encodePlay, PLAY_LINK_LIMIT } from '../url/playLink';
@@ -29,6 +30,12 @@ let links = 0;
 
 /** How long the link code waits at most for the page to be idle after a change. */
 const LINK_IDLE_MS = 300;
+
+/** The largest tree (N_packed) the playground rehearses its edits on: four times the 500-token rollout its budget is measured on. */
+const REHEARSAL_MAX_PACKED = 5_000;
+
+/** How long a rehearsal step waits at most for the page to be idle. */
+const REHEARSAL_IDLE_MS = 1000;
 
 export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
   /** Shows `rollout` in every view (an empty one leaves the views as they are) and starts its link code. */
@@ -60,7 +67,29 @@ export const createPlaygroundSlice: Slice<PlaygroundSlice> = (set, get) => {
 
   const start = (rollout: RolloutJson) => {
     set({ play: { rollout, past: [], future: [], refusal: null } });
-    show(rollout);
+    if (show(rollout)) rehearse(rollout);
+  };
+
+  /** Each kind of edit made once on a copy of the opened rollout, one per idle moment, until the student edits (core/rehearsal.ts). */
+  const rehearse = (rollout: RolloutJson) => {
+    // Only a rollout of the size a class edits by hand: a large one's derivations would hold the page for long.
+    if ((get().view?.tree.figures.packedLength ?? Infinity) > REHEARSAL_MAX_PACKED) return;
+    const steps = rehearsalSteps(rollout, get().rows);
+    const next = () => {
+      const step = steps.shift();
+      if (get().play?.rollout !== rollout) return;
+      if (!step) {
+        performance.mark('mw:play-rehearsed'); // for the benchmark: the first edit is timed after this
+        return;
+      }
+      try {
+        step();
+      } catch {
+        // A rehearsal only warms the code: what it finds wrong, a real edit says where it is made.
+      }
+      whenIdle(next, REHEARSAL_IDLE_MS);
+    };
+    whenIdle(next, REHEARSAL_IDLE_MS);
   };
 
   return {
