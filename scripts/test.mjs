@@ -8,11 +8,12 @@
 // linters; the Python tier beside the unit tier (pytest runs one test at a time, mostly waiting on an
 // `mw` subprocess or on torch's small products, so it takes about one core for its minute while the
 // unit tier's two files at a time leave a share of the other idle); the production build beside the
-// GPU tier. The GPU tier's files already run two at a time, and the end-to-end tier runs alone, as it
-// always did: it bounds main-thread tasks in the page (e2e/size-limit.spec.ts), which work beside it
-// would lengthen. A tier run beside others prints its output whole when it ends.
+// GPU tier. The GPU tier's files already run two at a time. The end-to-end tier runs after everything
+// else, two spec files at a time, then alone the specs whose figures are rates and durations in the page
+// (E2E_ALONE: main-thread task bounds, live messages a second), which work beside them would change.
+// A command run beside others prints its output whole when it ends.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { ensureChromium } from './ensure-chromium.mjs';
 import { buildCliBundle } from './cli-bundle.mjs';
 import { ensurePython } from './ensure-python.mjs';
@@ -140,18 +141,44 @@ if (wanted('gpu')) {
   else vitestTier('gpu');
 }
 
+// End-to-end: two spec files at a time, then, alone, the specs whose figures are rates and durations in the page
+// (main-thread task bounds, live messages a second, view updates a second apart), which work beside them would change.
+const E2E_ALONE = ['e2e/size-limit.spec.ts', 'e2e/training.spec.ts'];
+
+/** One Playwright run over `files`; its passed and failed counts. */
+function playwright(label, files, workers) {
+  const out = `${reports}/e2e-${workers}.json`;
+  const status = run(`e2e (${label})`, 'npx', ['playwright', 'test', `--workers=${workers}`, ...files, '--reporter=list,json'], {
+    PLAYWRIGHT_JSON_OUTPUT_NAME: out,
+  });
+  const json = existsSync(out) ? readJson(out) : undefined;
+  if (!json?.stats) return { passed: 0, failed: 1, note: `${label}: runner exited ${status} without a report` };
+  const s = json.stats;
+  const failed = s.unexpected + s.flaky + (json.errors?.length ?? 0);
+  return { passed: s.expected, failed: failed + (status !== 0 && failed === 0 ? 1 : 0) };
+}
+
 if (build) {
   if ((await build()) !== 0) record('e2e', 0, 1, 'build failed');
   else {
-    const out = `${reports}/e2e.json`;
-    const status = run('e2e', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_NAME: out });
-    const json = existsSync(out) ? readJson(out) : undefined;
-    if (!json?.stats) record('e2e', 0, 1, `runner exited ${status} without a report`);
-    else {
-      const s = json.stats;
-      const failed = s.unexpected + s.flaky + (json.errors?.length ?? 0);
-      record('e2e', s.expected, failed + (status !== 0 && failed === 0 ? 1 : 0));
-    }
+    const specs = readdirSync('e2e')
+      .filter((f) => f.endsWith('.spec.ts'))
+      .map((f) => `e2e/${f}`);
+    const runs = [
+      playwright(
+        'two files at a time',
+        specs.filter((f) => !E2E_ALONE.includes(f)),
+        2,
+      ),
+      playwright('alone', E2E_ALONE, 1),
+    ];
+    const notes = runs.flatMap((r) => (r.note ? [r.note] : []));
+    record(
+      'e2e',
+      runs.reduce((n, r) => n + r.passed, 0),
+      runs.reduce((n, r) => n + r.failed, 0),
+      notes.join('; ') || undefined,
+    );
   }
 }
 
