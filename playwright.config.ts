@@ -11,7 +11,7 @@ export default defineConfig({
   testDir: 'e2e',
   testMatch: '**/*.spec.ts',
   fullyParallel: false,
-  workers: 1,
+  workers: 1, // npm test runs two spec files at a time, then alone those whose figures are rates and durations (E2E_ALONE in scripts/test.mjs)
   retries: 0,
   timeout: 120_000,
   expect: { timeout: 30_000 },

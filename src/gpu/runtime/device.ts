@@ -172,9 +172,19 @@ async function nodeGpu(icd?: string): Promise<GPU> {
   for (const [name, value] of Object.entries(dawn.globals)) {
     if (!(name in globalThis)) (globalThis as Record<string, unknown>)[name] = value;
   }
-  nodeGpuInstance = dawn.create([]);
+  nodeGpuInstance = dawn.create([...DAWN_NODE_FLAGS]);
   return nodeGpuInstance;
 }
+
+/**
+ * Dawn's options for the Node instance. Workgroup memory is zeroed by Tint's own loop, not by the Vulkan
+ * extension VK_KHR_zero_initialize_workgroup_memory: the same zeros (WGSL requires them either way), but
+ * SwiftShader compiles the extension's initializer slowly, in proportion to the workgroup size:
+ * AdamW's two reductions (256 invocations, two arrays each) took 0.55–0.75 s of a tiny `mw train`'s
+ * 2.2 s of pipeline compilation, ~65 ms with the loop. Playwright's Chromium gets the same switch
+ * (scripts/chromium.ts).
+ */
+const DAWN_NODE_FLAGS = ['disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension'] as const;
 
 /**
  * Dawn busy-polls the main thread while a promise waits on the GPU, taking CPU from SwiftShader's

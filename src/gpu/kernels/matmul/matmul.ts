@@ -60,14 +60,21 @@ export function describeMatmulVariant(v: MatmulVariant): string {
   return v.kind === 'blocked' ? `blocked ${v.wgX}x${v.wgY}` : `tiled ${v.wgX}x${v.wgY} k${v.tileK}`;
 }
 
-/** Mirror of `struct Params` in matmul.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8, ldY: u32 @ 12. */
-export function matmulParams({ M, K, N, ldY = N }: MatmulShape): ArrayBuffer {
-  const bytes = new ArrayBuffer(16);
+/** The product's options as bits of `Params.flags`: mirror of the flag constants in matmul.wgsl. */
+const MATMUL_FLAGS = { transA: 1, transB: 2, bias: 4, gelu: 8, pre: 16, accumulate: 32 } as const;
+
+/**
+ * Mirror of `struct Params` in matmul.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8, ldY: u32 @ 12,
+ * flags: u32 @ 16 (MATMUL_FLAGS; 0: a plain x · W).
+ */
+export function matmulParams({ M, K, N, ldY = N }: MatmulShape, flags = 0): ArrayBuffer {
+  const bytes = new ArrayBuffer(20);
   const view = new DataView(bytes);
   view.setUint32(0, M, true);
   view.setUint32(4, K, true);
   view.setUint32(8, N, true);
   view.setUint32(12, ldY, true);
+  view.setUint32(16, flags, true);
   return bytes;
 }
 
@@ -77,19 +84,16 @@ export function matmulWorkgroups({ M, N }: MatmulShape, variant: MatmulVariant):
   return [Math.ceil(N / (block * variant.wgX)), Math.ceil(M / (block * variant.wgY)), 1];
 }
 
-function matmulPipeline(device: GPUDevice, variant: MatmulVariant, options: MatmulOptions, flags: { bias: boolean; pre: boolean }): GPUComputePipeline {
-  const constants: Record<string, number> = {
-    WG_X: variant.wgX,
-    WG_Y: variant.wgY,
-    TRANS_A: Number(!!options.transA),
-    TRANS_B: Number(!!options.transB),
-    HAS_BIAS: Number(flags.bias),
-    GELU: Number(!!options.gelu),
-    STORE_PRE: Number(flags.pre),
-    ACCUMULATE: Number(!!options.accumulate),
-  };
+/** One pipeline per variant: the product's options are uniforms (Params.flags), not overrides. */
+function matmulPipeline(device: GPUDevice, variant: MatmulVariant): GPUComputePipeline {
+  const constants: Record<string, number> = { WG_X: variant.wgX, WG_Y: variant.wgY };
   if (variant.kind === 'tiled') constants.TILE_K = variant.tileK;
   return computePipeline(device, `matmul.${variant.kind}`, geluMath + code, constants, variant.kind);
+}
+
+function matmulFlags(options: MatmulOptions, buffers: MatmulBuffers): number {
+  const on = { transA: options.transA, transB: options.transB, bias: !!buffers.bias, gelu: options.gelu, pre: !!buffers.pre, accumulate: options.accumulate };
+  return Object.entries(MATMUL_FLAGS).reduce((flags, [name, bit]) => (on[name as keyof typeof on] ? flags | bit : flags), 0);
 }
 
 /** Builds the launch (pipeline, uniforms, bind group); record it into a pass with encodeLaunches. */
@@ -105,9 +109,9 @@ export function createMatmul(device: GPUDevice, shape: MatmulShape, buffers: Mat
   if (buffers.bias) checkLength(buffers.bias, N, 'bias');
   if (buffers.pre) checkLength(buffers.pre, yLength, 'pre');
   const variant = options.variant ?? matmulVariantOf(device);
-  const pipeline = matmulPipeline(device, variant, options, { bias: !!buffers.bias, pre: !!buffers.pre });
+  const pipeline = matmulPipeline(device, variant);
   const label = `matmul.${variant.kind}`;
-  const params = uploadUniform(device, `${label}.params`, matmulParams(shape));
+  const params = uploadUniform(device, `${label}.params`, matmulParams(shape, matmulFlags(options, buffers)));
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, {
     0: buffers.x,
     1: buffers.w,
