@@ -60,8 +60,8 @@ export function describeMatmulVariant(v: MatmulVariant): string {
   return v.kind === 'blocked' ? `blocked ${v.wgX}x${v.wgY}` : `tiled ${v.wgX}x${v.wgY} k${v.tileK}`;
 }
 
-/** The epilogue's options as bits of `Params.flags`: mirror of the flag constants in matmul.wgsl. */
-const MATMUL_FLAGS = { bias: 1, gelu: 2, pre: 4, accumulate: 8 } as const;
+/** The product's options as bits of `Params.flags`: mirror of the flag constants in matmul.wgsl. */
+const MATMUL_FLAGS = { transA: 1, transB: 2, bias: 4, gelu: 8, pre: 16, accumulate: 32 } as const;
 
 /**
  * Mirror of `struct Params` in matmul.wgsl: M: u32 @ 0, K: u32 @ 4, N: u32 @ 8, ldY: u32 @ 12,
@@ -84,23 +84,15 @@ export function matmulWorkgroups({ M, N }: MatmulShape, variant: MatmulVariant):
   return [Math.ceil(N / (block * variant.wgX)), Math.ceil(M / (block * variant.wgY)), 1];
 }
 
-/**
- * One pipeline per variant and operand layout (the transposes are overrides: they set the loops' strides); the
- * epilogue's options are uniforms (Params.flags).
- */
-function matmulPipeline(device: GPUDevice, variant: MatmulVariant, options: MatmulOptions): GPUComputePipeline {
-  const constants: Record<string, number> = {
-    WG_X: variant.wgX,
-    WG_Y: variant.wgY,
-    TRANS_A: Number(!!options.transA),
-    TRANS_B: Number(!!options.transB),
-  };
+/** One pipeline per variant: the product's options are uniforms (Params.flags), not overrides. */
+function matmulPipeline(device: GPUDevice, variant: MatmulVariant): GPUComputePipeline {
+  const constants: Record<string, number> = { WG_X: variant.wgX, WG_Y: variant.wgY };
   if (variant.kind === 'tiled') constants.TILE_K = variant.tileK;
   return computePipeline(device, `matmul.${variant.kind}`, geluMath + code, constants, variant.kind);
 }
 
 function matmulFlags(options: MatmulOptions, buffers: MatmulBuffers): number {
-  const on = { bias: !!buffers.bias, gelu: options.gelu, pre: !!buffers.pre, accumulate: options.accumulate };
+  const on = { transA: options.transA, transB: options.transB, bias: !!buffers.bias, gelu: options.gelu, pre: !!buffers.pre, accumulate: options.accumulate };
   return Object.entries(MATMUL_FLAGS).reduce((flags, [name, bit]) => (on[name as keyof typeof on] ? flags | bit : flags), 0);
 }
 
@@ -117,7 +109,7 @@ export function createMatmul(device: GPUDevice, shape: MatmulShape, buffers: Mat
   if (buffers.bias) checkLength(buffers.bias, N, 'bias');
   if (buffers.pre) checkLength(buffers.pre, yLength, 'pre');
   const variant = options.variant ?? matmulVariantOf(device);
-  const pipeline = matmulPipeline(device, variant, options);
+  const pipeline = matmulPipeline(device, variant);
   const label = `matmul.${variant.kind}`;
   const params = uploadUniform(device, `${label}.params`, matmulParams(shape, matmulFlags(options, buffers)));
   const group = bindBuffers(device, `${label}.bindGroup`, pipeline, {

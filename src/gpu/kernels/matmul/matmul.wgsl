@@ -15,16 +15,15 @@
 override WG_X: u32 = 16; // invocations per workgroup along N
 override WG_Y: u32 = 4; // invocations per workgroup along M
 override TILE_K: u32 = 16; // tiled: depth of one staged tile
-// The operands' layouts stay overrides: they set the loops' strides, which the compiler folds into the
-// loads (as uniforms they cost SwiftShader 10–25% at 256³). The epilogue's options are bits of params.flags
-// (a uniform: one pipeline serves them all, where four more boolean overrides compiled up to five pipelines
-// per layout on SwiftShader, ~0.2 s each). Mirror: MATMUL_FLAGS in matmul.ts.
-override TRANS_A: bool = false; // x is stored (K, M)
-override TRANS_B: bool = false; // W is stored (N, K)
-const HAS_BIAS = 1u;
-const GELU = 2u; // tanh-form GELU on x·W + bias
-const STORE_PRE = 4u; // also write x·W + bias (the GELU's input, for its backward) to `pre`
-const ACCUMULATE = 8u; // y += result, for gradients summed over several products
+// The product's options, bits of params.flags (a uniform, not overrides: one pipeline serves every
+// product of a variant, where six boolean overrides compiled up to five pipelines on SwiftShader, ~0.2 s each).
+// Mirror: MATMUL_FLAGS in matmul.ts.
+const TRANS_A = 1u; // x is stored (K, M)
+const TRANS_B = 2u; // W is stored (N, K)
+const HAS_BIAS = 4u;
+const GELU = 8u; // tanh-form GELU on x·W + bias
+const STORE_PRE = 16u; // also write x·W + bias (the GELU's input, for its backward) to `pre`
+const ACCUMULATE = 32u; // y += result, for gradients summed over several products
 
 // Mirror: matmulParams() in matmul.ts.
 struct Params {
@@ -32,7 +31,7 @@ struct Params {
   K: u32,
   N: u32,
   ldY: u32, // row stride of y and pre (N, or wider: the tied head writes a column block of the logits)
-  flags: u32, // HAS_BIAS | GELU | STORE_PRE | ACCUMULATE
+  flags: u32, // TRANS_A | TRANS_B | HAS_BIAS | GELU | STORE_PRE | ACCUMULATE
 }
 
 fn has(flag: u32) -> bool {
@@ -92,10 +91,10 @@ fn blocked(@builtin(global_invocation_id) gid: vec3u) {
     return;
   }
   // Element (m, k) of x sits at m·rowA + k·stepA; element (k, n) of W at n·colB + k·stepB.
-  let rowA = select(K, 1u, TRANS_A);
-  let stepA = select(1u, M, TRANS_A);
-  let colB = select(1u, K, TRANS_B);
-  let stepB = select(N, 1u, TRANS_B);
+  let rowA = select(K, 1u, has(TRANS_A));
+  let stepA = select(1u, M, has(TRANS_A));
+  let colB = select(1u, K, has(TRANS_B));
+  let stepB = select(N, 1u, has(TRANS_B));
   // The block's rows of x and columns of W at k = 0. Past the edge they re-read the last row or
   // column; those results are never stored.
   let a0 = min(m0 + 0u, M - 1u) * rowA;
@@ -238,24 +237,24 @@ fn tiled(
     // Neighbouring invocations load neighbouring addresses: along k unless the operand is stored
     // with the tile's other axis contiguous. Out-of-range elements are staged as zeros.
     for (var e = li; e < BM * TILE_K; e += threads) {
-      let r = select(e / TILE_K, e % BM, TRANS_A);
-      let kk = select(e % TILE_K, e / BM, TRANS_A);
+      let r = select(e / TILE_K, e % BM, has(TRANS_A));
+      let kk = select(e % TILE_K, e / BM, has(TRANS_A));
       let m = mT + r;
       let k = kT + kk;
       var v = 0.0;
       if (m < M && k < K) {
-        v = x[select(m * K + k, k * M + m, TRANS_A)];
+        v = x[select(m * K + k, k * M + m, has(TRANS_A))];
       }
       tileX[kk * WG_Y + r / 4u][r % 4u] = v;
     }
     for (var e = li; e < BN * TILE_K; e += threads) {
-      let c = select(e % BN, e / TILE_K, TRANS_B);
-      let kk = select(e / BN, e % TILE_K, TRANS_B);
+      let c = select(e % BN, e / TILE_K, has(TRANS_B));
+      let kk = select(e / BN, e % TILE_K, has(TRANS_B));
       let n = nT + c;
       let k = kT + kk;
       var v = 0.0;
       if (n < N && k < K) {
-        v = w[select(k * N + n, n * K + k, TRANS_B)];
+        v = w[select(k * N + n, n * K + k, has(TRANS_B))];
       }
       tileW[kk * WG_X + c / 4u][c % 4u] = v;
     }
