@@ -130,7 +130,9 @@ export interface Jump {
   end: number;
 }
 
-export type JumpKind = 'edit' | 'obs' | 'diverging';
+/** The kinds of place the find bar jumps to. */
+export const JUMP_KINDS = ['edit', 'obs', 'diverging'] as const;
+export type JumpKind = (typeof JUMP_KINDS)[number];
 
 const jumpCache = new WeakMap<ViewData, Partial<Record<JumpKind, Jump[]>>>();
 

@@ -7,9 +7,9 @@
 // context panes and their jumps, inspector), one edit per idle moment, the results dropped. What
 // stays cold for a student's first edit is the views' own drawing code (it runs when they draw).
 import { validateRollout, type RolloutJson } from '../../rollout';
-import { jumpsOf } from './contextFind';
+import { JUMP_KINDS, jumpsOf } from './contextFind';
 import { buildPane, PANES } from './contextModel';
-import { maskOf } from './maskModel';
+import { MASK_METHODS, maskOf } from './maskModel';
 import { lanesOf, selectedViews } from './methodViews';
 import {
   appendEventOf,
@@ -56,9 +56,9 @@ function modelViews(json: RolloutJson, rows: RowMode): void {
   const view = buildViewData(validateRollout(json, { file: 'rehearsal' }));
   const target = defaultTarget(view);
   const tree = treeModelOf(view.trie);
-  for (const method of ['packed-4d', 'naive-compressed', 'naive-full'] as const) maskOf(view, method);
+  for (const method of MASK_METHODS) maskOf(view, method);
   buildStaircase(view.tape, rows);
-  for (const kind of ['edit', 'obs', 'diverging'] as const) jumpsOf(view, kind);
+  for (const kind of JUMP_KINDS) jumpsOf(view, kind);
   liveIds(json);
   appendEventOf(json);
   const tokenizer = playTokenizer(json);
